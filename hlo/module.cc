@@ -1,0 +1,187 @@
+#include "hlo/module.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace hloc {
+namespace {
+
+// Splits "add.12" into ("add", 12); names without a numeric suffix give -1.
+std::pair<absl::string_view, int64_t> SplitNumericSuffix(absl::string_view name) {
+  size_t dot = name.rfind('.');
+  if (dot == absl::string_view::npos || dot + 1 == name.size()) return {name, -1};
+  int64_t number;
+  absl::string_view digits = name.substr(dot + 1);
+  if (!std::all_of(digits.begin(), digits.end(), [](char c) { return std::isdigit(c); }) ||
+      digits.size() > 15 || !absl::SimpleAtoi(digits, &number)) {
+    return {name, -1};
+  }
+  return {name.substr(0, dot), number};
+}
+
+std::string Uniquify(absl::string_view base, absl::flat_hash_set<std::string>* taken,
+                     absl::flat_hash_map<std::string, int64_t>* next_suffix) {
+  if (base.empty()) base = "instruction";
+  if (taken->insert(std::string(base)).second) return std::string(base);
+  auto [stem, unused] = SplitNumericSuffix(base);
+  int64_t& next = (*next_suffix)[std::string(stem)];
+  std::string candidate;
+  do {
+    candidate = absl::StrCat(stem, ".", ++next);
+  } while (!taken->insert(candidate).second);
+  return candidate;
+}
+
+}  // namespace
+
+std::string HloModule::UniquifyName(absl::string_view base) {
+  return Uniquify(base, &names_, &next_suffix_);
+}
+
+std::string HloModule::UniquifyComputationName(absl::string_view base) {
+  return Uniquify(base, &computation_names_, &next_suffix_);
+}
+
+void HloModule::RegisterInstruction(HloInstruction* instruction) {
+  instruction->set_name(UniquifyName(instruction->name().empty()
+                                         ? std::string(HloOpcodeName(instruction->opcode()))
+                                         : instruction->name()));
+  instruction->set_unique_id(next_instruction_id_++);
+}
+
+void HloModule::UnregisterInstruction(HloInstruction* instruction) {
+  names_.erase(instruction->name());
+}
+
+HloComputation* HloModule::AddComputation(std::unique_ptr<HloComputation> computation) {
+  HloComputation* raw = computation.get();
+  raw->parent_ = this;
+  raw->set_name(UniquifyComputationName(raw->name()));
+  raw->set_unique_id(next_computation_id_++);
+  raw->ForEachInstruction([&](HloInstruction* i) { RegisterInstruction(i); });
+  computations_.push_back(std::move(computation));
+  return raw;
+}
+
+HloComputation* HloModule::AddEntryComputation(std::unique_ptr<HloComputation> computation) {
+  entry_ = AddComputation(std::move(computation));
+  return entry_;
+}
+
+absl::Status HloModule::RemoveComputation(HloComputation* computation) {
+  if (computation == entry_) {
+    return absl::FailedPreconditionError("cannot remove the entry computation");
+  }
+  if (!CallersOf(computation).empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot remove computation ", computation->name(), ": it is still called"));
+  }
+  for (auto it = computations_.begin(); it != computations_.end(); ++it) {
+    if (it->get() != computation) continue;
+    computation->ForEachInstruction([&](HloInstruction* i) { UnregisterInstruction(i); });
+    computation_names_.erase(computation->name());
+    computations_.erase(it);
+    return absl::OkStatus();
+  }
+  return absl::NotFoundError(
+      absl::StrCat("computation ", computation->name(), " is not in module ", name_));
+}
+
+std::vector<HloComputation*> HloModule::computations() const {
+  std::vector<HloComputation*> result;
+  result.reserve(computations_.size());
+  for (const auto& c : computations_) result.push_back(c.get());
+  return result;
+}
+
+HloComputation* HloModule::FindComputation(absl::string_view name) const {
+  for (const auto& c : computations_) {
+    if (c->name() == name) return c.get();
+  }
+  return nullptr;
+}
+
+std::vector<HloComputation*> HloModule::MakeComputationPostOrder() const {
+  std::vector<HloComputation*> order;
+  absl::flat_hash_map<const HloComputation*, uint8_t> state;
+  // Iterative DFS over the call graph, callees first.
+  std::vector<std::pair<HloComputation*, std::vector<HloComputation*>>> stack;
+  auto callees_of = [](HloComputation* c) {
+    std::vector<HloComputation*> callees;
+    c->ForEachInstruction([&](HloInstruction* i) {
+      for (HloComputation* callee : i->called_computations()) callees.push_back(callee);
+    });
+    std::reverse(callees.begin(), callees.end());
+    return callees;
+  };
+  for (const auto& root : computations_) {
+    if (state[root.get()] != 0) continue;
+    state[root.get()] = 1;
+    stack.push_back({root.get(), callees_of(root.get())});
+    while (!stack.empty()) {
+      auto& [node, pending] = stack.back();
+      if (!pending.empty()) {
+        HloComputation* next = pending.back();
+        pending.pop_back();
+        if (state[next] == 0) {
+          state[next] = 1;
+          stack.push_back({next, callees_of(next)});
+        }
+        continue;
+      }
+      state[node] = 2;
+      order.push_back(node);
+      stack.pop_back();
+    }
+  }
+  return order;
+}
+
+std::vector<HloInstruction*> HloModule::CallersOf(const HloComputation* computation) const {
+  std::vector<HloInstruction*> callers;
+  for (const auto& c : computations_) {
+    c->ForEachInstruction([&](HloInstruction* i) {
+      for (HloComputation* callee : i->called_computations()) {
+        if (callee == computation) {
+          callers.push_back(i);
+          break;
+        }
+      }
+    });
+  }
+  return callers;
+}
+
+int64_t HloModule::instruction_count() const {
+  int64_t count = 0;
+  for (const auto& c : computations_) count += c->instruction_count();
+  return count;
+}
+
+std::unique_ptr<HloModule> HloModule::Clone(const std::string& suffix) const {
+  auto clone = std::make_unique<HloModule>(suffix.empty() ? name_ : absl::StrCat(name_, "-", suffix));
+  clone->config_ = config_;
+  absl::flat_hash_map<const HloComputation*, HloComputation*> mapping;
+  for (HloComputation* computation : MakeComputationPostOrder()) {
+    std::unique_ptr<HloComputation> copy = computation->Clone(/*suffix=*/"");
+    copy->set_name(computation->name());
+    copy->ForEachInstruction([&](HloInstruction* i) {
+      for (size_t k = 0; k < i->called_computations().size(); ++k) {
+        i->set_called_computation(k, mapping[i->called_computations()[k]]);
+      }
+      if (i->opcode() == HloOpcode::kFusion && i->fused_computation()) {
+        i->fused_computation()->set_fusion_instruction(i);
+      }
+    });
+    HloComputation* added = clone->AddComputation(std::move(copy));
+    mapping[computation] = added;
+    if (computation == entry_) clone->entry_ = added;
+  }
+  return clone;
+}
+
+}  // namespace hloc

@@ -1,0 +1,26 @@
+// Canonical HLO text: what `hloc print` writes. Parsing the output gives back a
+// structurally equal module (print(parse(print(m))) == print(m)).
+#ifndef HLOC_HLO_TEXT_PRINTER_H_
+#define HLOC_HLO_TEXT_PRINTER_H_
+
+#include <string>
+
+#include "hlo/module.h"
+
+namespace hloc {
+
+struct PrintOptions {
+  bool print_layouts = true;
+  bool print_metadata = true;
+  // Operand shapes before operand names ("add(f32[2]{0} %a, ...)"), as XLA does.
+  bool print_operand_shapes = true;
+  // Large constants are always printed in full; XLA's "{...}" elision loses data.
+};
+
+std::string PrintModule(const HloModule& module, const PrintOptions& options = {});
+std::string PrintComputation(const HloComputation& computation, const PrintOptions& options = {});
+std::string PrintInstruction(const HloInstruction& instruction, const PrintOptions& options = {});
+
+}  // namespace hloc
+
+#endif  // HLOC_HLO_TEXT_PRINTER_H_
