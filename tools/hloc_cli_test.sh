@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# End-to-end checks of the hloc command line: every subcommand on a real JAX
+# dump, text <-> proto conversion, and clear failures on bad input.
+set -uo pipefail
+hloc="$TEST_SRCDIR/$TEST_WORKSPACE/tools/hloc"
+zoo="$TEST_SRCDIR/$TEST_WORKSPACE/tests/jax/zoo"
+tmp="${TEST_TMPDIR:-/tmp}"
+failures=0
+check() {  # check NAME EXPECTED_RC COMMAND...
+  local name=$1 want=$2; shift 2
+  "$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?
+  if [ "$rc" != "$want" ]; then
+    echo "FAIL $name: exit $rc, wanted $want"; cat "$tmp/out" "$tmp/err"; failures=$((failures+1))
+  else
+    echo "ok   $name"
+  fi
+}
+expect_in() {  # expect_in NAME FILE TEXT
+  if grep -q -- "$3" "$2"; then echo "ok   $1"; else echo "FAIL $1: '$3' not in $2"; cat "$2"; failures=$((failures+1)); fi
+}
+
+check help 0 "$hloc" --help
+expect_in help-lists-convert "$tmp/out" convert
+for cmd in convert verify print stats; do
+  check "$cmd-help" 0 "$hloc" "$cmd" --help
+  expect_in "$cmd-help-usage" "$tmp/out" "usage: hloc $cmd"
+done
+check unknown-command 2 "$hloc" frobnicate
+check missing-args 2 "$hloc" verify
+check unknown-option 2 "$hloc" print --colour "$zoo/softmax.before.txt"
+
+check verify-text 0 "$hloc" verify "$zoo/softmax.before.txt"
+check verify-proto 0 "$hloc" verify "$zoo/mlp_gelu.before.pb"
+check print-proto 0 "$hloc" print "$zoo/mlp_gelu.before.pb"
+expect_in print-has-entry "$tmp/out" "ENTRY"
+cp "$tmp/out" "$tmp/printed.hlo"
+check stats 0 "$hloc" stats "$zoo/attention.before.pb"
+expect_in stats-counts-dot "$tmp/out" "dot"
+
+# text -> proto -> text is a fixed point of the canonical printer.
+check to-proto 0 "$hloc" convert "$tmp/printed.hlo" "$tmp/m.pb"
+check from-proto 0 "$hloc" convert "$tmp/m.pb" "$tmp/m.hlo"
+check print-again 0 "$hloc" print "$tmp/m.hlo"
+if cmp -s "$tmp/out" "$tmp/printed.hlo"; then echo "ok   roundtrip-fixed-point"; else
+  echo "FAIL roundtrip-fixed-point"; diff "$tmp/out" "$tmp/printed.hlo" | head -20; failures=$((failures+1)); fi
+
+# Bad input: clear message, exit 1, no crash.
+printf 'HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT a = f32[2] add(p, q)\n}\n' >"$tmp/bad.hlo"
+check bad-text 1 "$hloc" verify "$tmp/bad.hlo"
+expect_in bad-text-location "$tmp/err" "bad.hlo:4:"
+head -c 100 "$zoo/mlp_gelu.before.pb" >"$tmp/trunc.pb"
+check truncated-proto 1 "$hloc" print "$tmp/trunc.pb"
+check missing-file 1 "$hloc" stats "$tmp/does-not-exist.hlo"
+printf 'HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT a = f32[3] negate(p)\n}\n' >"$tmp/shape.hlo"
+check bad-shape 1 "$hloc" verify "$tmp/shape.hlo"
+expect_in bad-shape-names-instruction "$tmp/err" "negate\|%a\| a"
+
+echo "cli checks: $failures failed"
+[ "$failures" -eq 0 ]
