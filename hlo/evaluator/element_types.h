@@ -1,0 +1,121 @@
+// Compile-time descriptions of the element types the evaluator computes, and
+// the one switch that turns a runtime PrimitiveType into a template argument.
+// Each type tag says how an element is stored in a Literal (Storage) and in
+// which C++ type arithmetic on it happens (Compute): f16 and bf16 are stored as
+// raw bits and computed in float, rounding every result back (XLA's rule).
+#ifndef HLOC_HLO_EVALUATOR_ELEMENT_TYPES_H_
+#define HLOC_HLO_EVALUATOR_ELEMENT_TYPES_H_
+
+#include <complex>
+#include <cstdint>
+#include <type_traits>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "hlo/float_formats.h"
+#include "hlo/primitive_type.h"
+
+namespace hloc {
+namespace eval {
+
+template <typename S, typename C, PrimitiveType kType>
+struct DirectType {
+  using Storage = S;
+  using Compute = C;
+  static constexpr PrimitiveType kPrimitiveType = kType;
+  static C Load(S v) { return static_cast<C>(v); }
+  static S Store(C v) { return static_cast<S>(v); }
+};
+
+struct PredType {
+  using Storage = uint8_t;
+  using Compute = bool;
+  static constexpr PrimitiveType kPrimitiveType = xla::PRED;
+  static bool Load(uint8_t v) { return v != 0; }
+  static uint8_t Store(bool v) { return v ? 1 : 0; }
+};
+
+struct F16Type {
+  using Storage = uint16_t;
+  using Compute = float;
+  static constexpr PrimitiveType kPrimitiveType = xla::F16;
+  static float Load(uint16_t v) { return HalfToFloat(v); }
+  static uint16_t Store(float v) { return FloatToHalf(v); }
+};
+
+struct BF16Type {
+  using Storage = uint16_t;
+  using Compute = float;
+  static constexpr PrimitiveType kPrimitiveType = xla::BF16;
+  static float Load(uint16_t v) { return BFloat16ToFloat(v); }
+  static uint16_t Store(float v) { return FloatToBFloat16(v); }
+};
+
+using S8Type = DirectType<int8_t, int8_t, xla::S8>;
+using S16Type = DirectType<int16_t, int16_t, xla::S16>;
+using S32Type = DirectType<int32_t, int32_t, xla::S32>;
+using S64Type = DirectType<int64_t, int64_t, xla::S64>;
+using U8Type = DirectType<uint8_t, uint8_t, xla::U8>;
+using U16Type = DirectType<uint16_t, uint16_t, xla::U16>;
+using U32Type = DirectType<uint32_t, uint32_t, xla::U32>;
+using U64Type = DirectType<uint64_t, uint64_t, xla::U64>;
+using F32Type = DirectType<float, float, xla::F32>;
+using F64Type = DirectType<double, double, xla::F64>;
+using C64Type = DirectType<std::complex<float>, std::complex<float>, xla::C64>;
+using C128Type = DirectType<std::complex<double>, std::complex<double>, xla::C128>;
+
+template <typename T>
+struct IsComplexT : std::false_type {};
+template <typename T>
+struct IsComplexT<std::complex<T>> : std::true_type {};
+
+template <typename Tag>
+constexpr bool kIsPred = std::is_same<Tag, PredType>::value;
+template <typename Tag>
+constexpr bool kIsComplex = IsComplexT<typename Tag::Compute>::value;
+template <typename Tag>
+constexpr bool kIsFloat = std::is_floating_point<typename Tag::Compute>::value;
+template <typename Tag>
+constexpr bool kIsInt = std::is_integral<typename Tag::Compute>::value && !kIsPred<Tag>;
+// Stored in a narrower format than it is computed in (f16, bf16).
+template <typename Tag>
+constexpr bool kIsRounded = !std::is_same<typename Tag::Storage, typename Tag::Compute>::value &&
+                            !kIsPred<Tag>;
+
+// Calls fn(Tag{}) with the tag of `type`. Types the evaluator does not compute
+// (sub-byte integers, f8/f4, tuples, tokens) give an Unimplemented error.
+// With kWithComplex=false complex types are also refused (for ops such as
+// comparisons of order that XLA defines only on real types).
+template <bool kWithComplex = true, typename Fn>
+auto DispatchType(PrimitiveType type, Fn&& fn) -> decltype(fn(F32Type{})) {
+  switch (type) {
+    case xla::PRED: return fn(PredType{});
+    case xla::S8: return fn(S8Type{});
+    case xla::S16: return fn(S16Type{});
+    case xla::S32: return fn(S32Type{});
+    case xla::S64: return fn(S64Type{});
+    case xla::U8: return fn(U8Type{});
+    case xla::U16: return fn(U16Type{});
+    case xla::U32: return fn(U32Type{});
+    case xla::U64: return fn(U64Type{});
+    case xla::F16: return fn(F16Type{});
+    case xla::BF16: return fn(BF16Type{});
+    case xla::F32: return fn(F32Type{});
+    case xla::F64: return fn(F64Type{});
+    case xla::C64:
+      if constexpr (kWithComplex) return fn(C64Type{});
+      break;
+    case xla::C128:
+      if constexpr (kWithComplex) return fn(C128Type{});
+      break;
+    default:
+      break;
+  }
+  return absl::UnimplementedError(
+      absl::StrCat("the evaluator does not compute element type ", PrimitiveTypeName(type)));
+}
+
+}  // namespace eval
+}  // namespace hloc
+
+#endif  // HLOC_HLO_EVALUATOR_ELEMENT_TYPES_H_

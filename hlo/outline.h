@@ -1,0 +1,44 @@
+// Turning a set of instructions into one `call` or `fusion` of a new
+// computation: the mutation primitive behind fusion and library-pattern
+// outlining. Operands from outside the set become parameters (in order of first
+// use); members used outside the set become outputs — one output is the callee's
+// root, several are returned as a tuple and read back with get-tuple-element.
+#ifndef HLOC_HLO_OUTLINE_H_
+#define HLOC_HLO_OUTLINE_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "hlo/module.h"
+
+namespace hloc {
+
+struct OutlineOptions {
+  HloOpcode opcode = HloOpcode::kCall;  // kCall or kFusion.
+  FusionKind fusion_kind = FusionKind::kLoop;
+  std::string computation_name = "outlined";
+  // Members whose value is needed outside may also be refused instead of being
+  // returned as extra outputs.
+  bool allow_multiple_outputs = true;
+};
+
+struct OutlineResult {
+  HloInstruction* caller = nullptr;  // The new call/fusion instruction.
+  HloComputation* callee = nullptr;
+  // Members in the order their values are returned (the tuple order when
+  // there are several).
+  std::vector<const HloInstruction*> outputs;
+};
+
+// Outlines `instructions` (all in `computation`, which must belong to a
+// module). Fails without changing anything when the set is empty, contains a
+// parameter or an instruction with control edges, or when outlining would
+// make a cycle (an outside instruction both uses a member and feeds one).
+absl::StatusOr<OutlineResult> OutlineInstructions(HloComputation* computation,
+                                                  absl::Span<HloInstruction* const> instructions,
+                                                  const OutlineOptions& options = {});
+
+}  // namespace hloc
+
+#endif  // HLOC_HLO_OUTLINE_H_
