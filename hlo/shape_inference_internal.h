@@ -4,10 +4,12 @@
 #define HLOC_HLO_SHAPE_INFERENCE_INTERNAL_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
@@ -27,12 +29,15 @@ inline std::string Str(const Shape& shape) { return shape.ToString(/*print_layou
 inline std::string Str(absl::Span<const int64_t> dims) {
   return absl::StrCat("{", absl::StrJoin(dims, ","), "}");
 }
+inline std::string TypeName(PrimitiveType type) { return std::string(PrimitiveTypeName(type)); }
 
 inline bool IsUnbounded(int64_t size) { return size == Shape::kUnboundedSize; }
 // Dimension sizes agree; an unbounded size matches any.
 inline bool SizesMatch(int64_t a, int64_t b) { return a == b || IsUnbounded(a) || IsUnbounded(b); }
 // Arrays with the same rank and matching sizes (element types not compared).
 bool SameDimensions(const Shape& a, const Shape& b);
+// True when some array in `shape` has an unbounded ("?") dimension. Rules
+// that do arithmetic on sizes give up (trust the declared shape) on those.
 bool HasUnboundedDimension(const Shape& shape);
 
 // `what` must be an array (not a tuple or token).
@@ -52,17 +57,17 @@ bool Contains(absl::Span<const int64_t> list, int64_t value);
 // An array shape of `type` with the sizes and dynamic flags of `source`
 // (elementwise results).
 Shape WithElementType(const Shape& source, PrimitiveType type);
-// An array shape from sizes, marking a size dynamic when `dynamic` says so.
+// An array shape from sizes and per-dimension dynamic flags (empty: static).
 Shape MakeArray(PrimitiveType type, const std::vector<int64_t>& dims,
                 const std::vector<bool>& dynamic = {});
-// Stored dimensions of an array with an unbounded size get -1 in arithmetic;
-// callers that do arithmetic on sizes skip shapes with unbounded sizes.
+// `shape` with every layout removed (tuples recursively).
+Shape WithoutLayout(const Shape& shape);
 
-// Result element type of a dot/convolution: both operands' types must be
-// compatible, and a preferred type (the instruction's own) may widen or
-// change the result.
-absl::StatusOr<PrimitiveType> ContractionResultType(absl::string_view op, PrimitiveType lhs,
-                                                    PrimitiveType rhs,
+// Result element type of a dot/convolution: the operand types must agree (or
+// differ only in floating-point precision, or, with a preferred type, both be
+// integers), and the preferred type (the instruction's own) may change the
+// result as XLA allows.
+absl::StatusOr<PrimitiveType> ContractionResultType(PrimitiveType lhs, PrimitiveType rhs,
                                                     std::optional<PrimitiveType> preferred);
 
 }  // namespace shape_inference_internal
