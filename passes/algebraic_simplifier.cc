@@ -1,0 +1,241 @@
+#include "passes/algebraic_simplifier.h"
+
+#include <cmath>
+
+#include "hlo/status_macros.h"
+
+namespace hloc {
+
+bool IsConstantSplat(const HloInstruction* i, double value) {
+  while (i->opcode() == HloOpcode::kBroadcast || i->opcode() == HloOpcode::kReshape) {
+    i = i->operand(0);
+  }
+  if (i->opcode() != HloOpcode::kConstant || !i->shape().IsArray()) return false;
+  const Literal& literal = i->literal();
+  PrimitiveType type = literal.shape().element_type();
+  for (int64_t k = 0; k < literal.element_count(); ++k) {
+    if (IsComplex(type)) {
+      if (literal.GetAsComplex(k) != std::complex<double>(value, 0)) return false;
+    } else if (literal.GetAsDouble(k) != value) {
+      return false;
+    }
+  }
+  return true;
+}
+
+namespace {
+
+bool IsIdentityPermutation(const std::vector<int64_t>& permutation) {
+  for (size_t k = 0; k < permutation.size(); ++k) {
+    if (permutation[k] != static_cast<int64_t>(k)) return false;
+  }
+  return true;
+}
+
+// Converting `from` to `to` and back gives the original value for every input.
+bool IsExactWidening(PrimitiveType from, PrimitiveType to) {
+  if (from == to) return true;
+  if (IsFloatingPoint(from) && IsFloatingPoint(to)) {
+    auto rank = [](PrimitiveType t) {
+      switch (t) {
+        case xla::F16: return 1;
+        case xla::BF16: return 1;
+        case xla::F32: return 2;
+        case xla::F64: return 3;
+        default: return 0;
+      }
+    };
+    // f16 and bf16 both widen exactly to f32/f64, but not into each other.
+    return rank(from) > 0 && rank(to) > rank(from);
+  }
+  if (IsInteger(from) && IsInteger(to)) {
+    int from_bits = BitWidth(from), to_bits = BitWidth(to);
+    if (IsSignedInteger(from) == IsSignedInteger(to)) return to_bits >= from_bits;
+    return IsUnsignedInteger(from) && to_bits > from_bits;
+  }
+  if (from == xla::PRED) return IsInteger(to) || IsFloatingPoint(to);
+  return false;
+}
+
+class Simplifier {
+ public:
+  explicit Simplifier(HloComputation* computation) : computation_(computation) {}
+
+  // A simpler instruction computing the same value as `i`, or nullptr.
+  absl::StatusOr<HloInstruction*> Simplify(HloInstruction* i) {
+    const Shape& shape = i->shape();
+    auto same = [&](HloInstruction* candidate) -> HloInstruction* {
+      return candidate->shape().Compatible(shape) ? candidate : nullptr;
+    };
+    switch (i->opcode()) {
+      case HloOpcode::kAdd:
+        if (IsConstantSplat(i->operand(1), 0)) return same(i->operand(0));
+        if (IsConstantSplat(i->operand(0), 0)) return same(i->operand(1));
+        return nullptr;
+      case HloOpcode::kSubtract:
+        if (IsConstantSplat(i->operand(1), 0)) return same(i->operand(0));
+        return nullptr;
+      case HloOpcode::kMultiply:
+        if (IsConstantSplat(i->operand(1), 1)) return same(i->operand(0));
+        if (IsConstantSplat(i->operand(0), 1)) return same(i->operand(1));
+        return nullptr;
+      case HloOpcode::kDivide:
+        if (IsConstantSplat(i->operand(1), 1)) return same(i->operand(0));
+        return nullptr;
+      case HloOpcode::kNegate:
+      case HloOpcode::kNot:
+        if (i->operand(0)->opcode() == i->opcode()) return same(i->operand(0)->operand(0));
+        return nullptr;
+      case HloOpcode::kCopy:
+        if (i->operand(0)->shape() == shape) return i->operand(0);
+        return nullptr;
+      case HloOpcode::kConvert:
+        return SimplifyConvert(i);
+      case HloOpcode::kReshape:
+        return SimplifyReshape(i);
+      case HloOpcode::kTranspose:
+        return SimplifyTranspose(i);
+      case HloOpcode::kBroadcast:
+        return SimplifyBroadcast(i);
+      case HloOpcode::kSlice:
+        return SimplifySlice(i);
+      case HloOpcode::kConcatenate:
+        if (i->operand_count() == 1) return same(i->operand(0));
+        return nullptr;
+      case HloOpcode::kPad: {
+        for (const auto& d : i->attrs().padding_config.dimensions()) {
+          if (d.edge_padding_low() || d.edge_padding_high() || d.interior_padding()) return nullptr;
+        }
+        return same(i->operand(0));
+      }
+      case HloOpcode::kSelect: {
+        const HloInstruction* pred = i->operand(0);
+        if (!pred->shape().IsArray() || pred->shape().element_type() != xla::PRED) return nullptr;
+        if (IsConstantSplat(pred, 1)) return same(i->operand(1));
+        if (IsConstantSplat(pred, 0)) return same(i->operand(2));
+        return nullptr;
+      }
+      default:
+        return nullptr;
+    }
+  }
+
+ private:
+  HloInstruction* Add(std::unique_ptr<HloInstruction> instruction, const HloInstruction* like) {
+    *instruction->mutable_metadata() = like->metadata();
+    return computation_->AddInstruction(std::move(instruction));
+  }
+
+  HloInstruction* SimplifyConvert(HloInstruction* i) {
+    HloInstruction* operand = i->operand(0);
+    PrimitiveType to = i->shape().element_type();
+    if (operand->shape().element_type() == to) return operand;
+    if (operand->opcode() == HloOpcode::kConvert) {
+      HloInstruction* source = operand->operand(0);
+      PrimitiveType middle = operand->shape().element_type();
+      if (source->shape().element_type() == to &&
+          IsExactWidening(to, middle)) {
+        return source;
+      }
+    }
+    return nullptr;
+  }
+
+  absl::StatusOr<HloInstruction*> SimplifyReshape(HloInstruction* i) {
+    HloInstruction* operand = i->operand(0);
+    if (operand->shape().SameDimensions(i->shape()) &&
+        operand->shape().element_type() == i->shape().element_type()) {
+      return operand;
+    }
+    if (operand->opcode() == HloOpcode::kReshape) {
+      return Add(HloInstruction::Create(HloOpcode::kReshape, i->shape(), {operand->operand(0)}), i);
+    }
+    return nullptr;
+  }
+
+  HloInstruction* SimplifyTranspose(HloInstruction* i) {
+    HloInstruction* operand = i->operand(0);
+    if (IsIdentityPermutation(i->dimensions())) return operand;
+    if (operand->opcode() == HloOpcode::kTranspose) {
+      // transpose(transpose(x, p), q): output dim k reads x's dim p[q[k]].
+      std::vector<int64_t> composed(i->dimensions().size());
+      for (size_t k = 0; k < composed.size(); ++k) {
+        composed[k] = operand->dimensions(i->dimensions(k));
+      }
+      auto t = HloInstruction::Create(HloOpcode::kTranspose, i->shape(), {operand->operand(0)});
+      t->mutable_attrs()->dimensions = composed;
+      return Add(std::move(t), i);
+    }
+    return nullptr;
+  }
+
+  HloInstruction* SimplifyBroadcast(HloInstruction* i) {
+    HloInstruction* operand = i->operand(0);
+    if (operand->shape().SameDimensions(i->shape()) && IsIdentityPermutation(i->dimensions())) {
+      return operand;
+    }
+    if (operand->opcode() == HloOpcode::kBroadcast) {
+      // broadcast(broadcast(x, d1), d2): x's dim k lands at d2[d1[k]].
+      std::vector<int64_t> composed;
+      for (int64_t d : operand->dimensions()) composed.push_back(i->dimensions(d));
+      return Add(HloInstruction::CreateBroadcast(i->shape(), operand->operand(0), composed), i);
+    }
+    return nullptr;
+  }
+
+  HloInstruction* SimplifySlice(HloInstruction* i) {
+    HloInstruction* operand = i->operand(0);
+    const HloAttributes& a = i->attrs();
+    bool full = true;
+    for (int64_t d = 0; d < operand->shape().rank(); ++d) {
+      full &= a.slice_starts[d] == 0 && a.slice_limits[d] == operand->shape().dimensions(d) &&
+              a.slice_strides[d] == 1;
+    }
+    if (full) return operand;
+    if (operand->opcode() != HloOpcode::kSlice) return nullptr;
+    // slice(slice(x, s1, l1, t1), s2, l2, t2): start s1 + s2*t1, stride t1*t2.
+    const HloAttributes& inner = operand->attrs();
+    auto merged = HloInstruction::Create(HloOpcode::kSlice, i->shape(), {operand->operand(0)});
+    HloAttributes* m = merged->mutable_attrs();
+    for (int64_t d = 0; d < i->shape().rank(); ++d) {
+      int64_t stride = inner.slice_strides[d] * a.slice_strides[d];
+      int64_t start = inner.slice_starts[d] + a.slice_starts[d] * inner.slice_strides[d];
+      m->slice_starts.push_back(start);
+      m->slice_strides.push_back(stride);
+      // The last element read is start + (n-1)*stride; limit one past it.
+      int64_t n = i->shape().dimensions(d);
+      m->slice_limits.push_back(n == 0 ? start : start + (n - 1) * stride + 1);
+    }
+    return Add(std::move(merged), i);
+  }
+
+  HloComputation* computation_;
+};
+
+}  // namespace
+
+absl::StatusOr<bool> AlgebraicSimplifier::Run(HloModule& module) {
+  bool changed = false;
+  for (HloComputation* computation : module.computations()) {
+    Simplifier simplifier(computation);
+    for (HloInstruction* i : computation->MakeInstructionPostOrder()) {
+      if (!i->control_predecessors().empty() || !i->control_successors().empty()) continue;
+      HLOC_ASSIGN_OR_RETURN(HloInstruction* replacement, simplifier.Simplify(i));
+      if (replacement == nullptr || replacement == i) continue;
+      // Keep the layout the users were promised.
+      if (replacement->shape() != i->shape() && i->shape().has_layout() &&
+          replacement->shape().has_layout()) {
+        if (replacement->parent() == computation && replacement->users().empty() &&
+            replacement != computation->root()) {
+          HLOC_RETURN_IF_ERROR(computation->RemoveInstruction(replacement));
+        }
+        continue;
+      }
+      HLOC_RETURN_IF_ERROR(i->ReplaceAllUsesWith(replacement));
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+}  // namespace hloc
