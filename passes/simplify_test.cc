@@ -1,0 +1,282 @@
+// Tests of the core rewrites on small HLO texts: each pass does its rewrite,
+// leaves a valid module, and keeps the interpreter's results.
+#include "gtest/gtest.h"
+#include "hlo/text_printer.h"
+#include "passes/algebraic_simplifier.h"
+#include "passes/call_inliner.h"
+#include "passes/common_subexpression_elimination.h"
+#include "passes/constant_folding.h"
+#include "passes/dead_code_elimination.h"
+#include "passes/pipeline.h"
+#include "passes/test_util.h"
+#include "passes/tuple_simplifier.h"
+
+namespace hloc {
+namespace {
+
+using testing::CountOpcode;
+using testing::ParseAndVerify;
+using testing::RunAndCheckSemantics;
+
+std::unique_ptr<HloModule> Parse(const std::string& text) {
+  auto module = ParseAndVerify(text);
+  EXPECT_TRUE(module.ok()) << module.status();
+  return module.ok() ? std::move(*module) : nullptr;
+}
+
+TEST(DeadCodeElimination, RemovesUnusedChainsAndComputations) {
+  auto m = Parse(R"(
+HloModule m
+unused_callee {
+  q = f32[4] parameter(0)
+  ROOT e = f32[4] exponential(q)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  dead1 = f32[4] negate(p)
+  dead2 = f32[4] abs(dead1)
+  ROOT r = f32[4] add(p, p)
+})");
+  ASSERT_NE(m, nullptr);
+  DeadCodeElimination dce;
+  auto changed = RunAndCheckSemantics(dce, *m);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_TRUE(*changed);
+  EXPECT_EQ(m->entry()->instruction_count(), 2);
+  EXPECT_EQ(m->computation_count(), 1);
+  EXPECT_FALSE(*dce.Run(*m));  // idempotent
+}
+
+TEST(DeadCodeElimination, KeepsSideEffects) {
+  auto m = Parse(R"(
+HloModule m
+ENTRY e {
+  p = f32[4] parameter(0)
+  t = token[] after-all()
+  o = token[] outfeed(p, t), outfeed_config=""
+  ROOT r = f32[4] negate(p)
+})");
+  ASSERT_NE(m, nullptr);
+  DeadCodeElimination dce;
+  ASSERT_TRUE(dce.Run(*m).ok());
+  EXPECT_EQ(CountOpcode(*m, HloOpcode::kOutfeed), 1);
+}
+
+TEST(CommonSubexpressionElimination, MergesEqualButNotDifferentAttributes) {
+  auto m = Parse(R"(
+HloModule m
+ENTRY e {
+  p = f32[4,8] parameter(0)
+  a = f32[4,8] exponential(p)
+  b = f32[4,8] exponential(p)
+  c1 = f32[] constant(2)
+  c2 = f32[] constant(2)
+  c3 = f32[] constant(3)
+  t1 = f32[8,4] transpose(a), dimensions={1,0}
+  t2 = f32[8,4] transpose(b), dimensions={1,0}
+  ROOT out = (f32[8,4], f32[8,4], f32[], f32[], f32[]) tuple(t1, t2, c1, c2, c3)
+})");
+  ASSERT_NE(m, nullptr);
+  CommonSubexpressionElimination cse;
+  auto changed = RunAndCheckSemantics(cse, *m);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_TRUE(*changed);
+  const HloInstruction* root = m->entry()->root();
+  EXPECT_EQ(root->operand(0), root->operand(1));  // t1 == t2 after a == b
+  EXPECT_EQ(root->operand(2), root->operand(3));  // 2 == 2
+  EXPECT_NE(root->operand(3), root->operand(4));  // 2 != 3
+}
+
+TEST(CommonSubexpressionElimination, NeverMergesRandomOps) {
+  auto m = Parse(R"(
+HloModule m
+ENTRY e {
+  lo = f32[] constant(0)
+  hi = f32[] constant(1)
+  a = f32[4] rng(lo, hi), distribution=rng_uniform
+  b = f32[4] rng(lo, hi), distribution=rng_uniform
+  ROOT out = (f32[4], f32[4]) tuple(a, b)
+})");
+  ASSERT_NE(m, nullptr);
+  CommonSubexpressionElimination cse;
+  ASSERT_TRUE(cse.Run(*m).ok());
+  EXPECT_NE(m->entry()->root()->operand(0), m->entry()->root()->operand(1));
+}
+
+TEST(TupleSimplifier, ForwardsElementsAndRepacks) {
+  auto m = Parse(R"(
+HloModule m
+ENTRY e {
+  p = (f32[2], s32[3]) parameter(0)
+  g0 = f32[2] get-tuple-element(p), index=0
+  g1 = s32[3] get-tuple-element(p), index=1
+  t = (f32[2], s32[3]) tuple(g0, g1)
+  x = f32[2] get-tuple-element(t), index=0
+  n = f32[2] negate(x)
+  ROOT out = ((f32[2], s32[3]), f32[2]) tuple(t, n)
+})");
+  ASSERT_NE(m, nullptr);
+  TupleSimplifier simplifier;
+  auto changed = RunAndCheckSemantics(simplifier, *m);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  const HloInstruction* root = m->entry()->root();
+  EXPECT_EQ(root->operand(0)->opcode(), HloOpcode::kParameter);
+  EXPECT_EQ(root->operand(1)->operand(0)->opcode(), HloOpcode::kGetTupleElement);
+  EXPECT_EQ(root->operand(1)->operand(0)->operand(0)->opcode(), HloOpcode::kParameter);
+}
+
+TEST(CallInliner, InlinesPlainCallsButNotCompositeOnes) {
+  auto m = Parse(R"(
+HloModule m
+plain {
+  a = f32[4] parameter(0)
+  b = f32[4] parameter(1)
+  ROOT s = f32[4] multiply(a, b)
+}
+library {
+  x = f32[4] parameter(0)
+  ROOT y = f32[4] exponential(x)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  c = f32[4] call(p, p), to_apply=plain
+  ROOT l = f32[4] call(c), to_apply=library, is_composite=true, frontend_attributes={composite.name="hloc.exp",composite.attributes={},composite.version="1"}
+})");
+  ASSERT_NE(m, nullptr);
+  CallInliner inliner;
+  auto changed = RunAndCheckSemantics(inliner, *m);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_EQ(CountOpcode(*m, HloOpcode::kCall), 1);
+  EXPECT_EQ(CountOpcode(*m, HloOpcode::kMultiply), 1);
+  CallInliner by_name({"hloc.exp"});
+  ASSERT_TRUE(RunAndCheckSemantics(by_name, *m).ok());
+  EXPECT_EQ(CountOpcode(*m, HloOpcode::kCall), 0);
+  EXPECT_EQ(CountOpcode(*m, HloOpcode::kExp), 1);
+}
+
+TEST(AlgebraicSimplifier, ArithmeticIdentities) {
+  auto m = Parse(R"(
+HloModule m
+ENTRY e {
+  p = f32[4] parameter(0)
+  zero = f32[] constant(0)
+  zeros = f32[4] broadcast(zero), dimensions={}
+  one = f32[4] constant({1, 1, 1, 1})
+  a = f32[4] add(p, zeros)
+  b = f32[4] multiply(one, a)
+  c = f32[4] divide(b, one)
+  d = f32[4] subtract(c, zeros)
+  n1 = f32[4] negate(d)
+  ROOT n2 = f32[4] negate(n1)
+})");
+  ASSERT_NE(m, nullptr);
+  AlgebraicSimplifier simplifier;
+  auto changed = RunAndCheckSemantics(simplifier, *m);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_EQ(m->entry()->root()->opcode(), HloOpcode::kParameter);
+}
+
+TEST(AlgebraicSimplifier, ShapeChainsFold) {
+  auto m = Parse(R"(
+HloModule m
+ENTRY e {
+  p = f32[2,3,4] parameter(0)
+  r1 = f32[6,4] reshape(p)
+  r2 = f32[24] reshape(r1)
+  t1 = f32[3,2,4] transpose(p), dimensions={1,0,2}
+  t2 = f32[4,2,3] transpose(t1), dimensions={2,1,0}
+  s = f32[] parameter(1)
+  b1 = f32[5] broadcast(s), dimensions={}
+  b2 = f32[5,7] broadcast(b1), dimensions={0}
+  sl1 = f32[2,3,2] slice(p), slice={[0:2], [0:3], [0:4:2]}
+  sl2 = f32[1,3,1] slice(sl1), slice={[1:2], [0:3], [1:2]}
+  w = f64[24] convert(r2)
+  back = f32[24] convert(w)
+  ROOT out = (f32[24], f32[4,2,3], f32[5,7], f32[1,3,1], f32[24]) tuple(r2, t2, b2, sl2, back)
+})");
+  ASSERT_NE(m, nullptr);
+  AlgebraicSimplifier simplifier;
+  auto changed = RunAndCheckSemantics(simplifier, *m);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  DeadCodeElimination dce;
+  ASSERT_TRUE(dce.Run(*m).ok());
+  const HloInstruction* root = m->entry()->root();
+  EXPECT_EQ(root->operand(0)->operand(0)->opcode(), HloOpcode::kParameter);  // one reshape
+  EXPECT_EQ(root->operand(1)->operand(0)->opcode(), HloOpcode::kParameter);  // one transpose
+  EXPECT_EQ(root->operand(2)->operand(0)->opcode(), HloOpcode::kParameter);  // one broadcast
+  EXPECT_EQ(root->operand(3)->operand(0)->opcode(), HloOpcode::kParameter);  // one slice
+  EXPECT_EQ(root->operand(4)->opcode(), HloOpcode::kReshape);  // f32->f64->f32 dropped
+}
+
+TEST(AlgebraicSimplifier, LossyConvertChainsStay) {
+  auto m = Parse(R"(
+HloModule m
+ENTRY e {
+  p = f32[4] parameter(0)
+  n = bf16[4] convert(p)
+  ROOT back = f32[4] convert(n)
+})");
+  ASSERT_NE(m, nullptr);
+  AlgebraicSimplifier simplifier;
+  auto changed = simplifier.Run(*m);
+  ASSERT_TRUE(changed.ok());
+  EXPECT_FALSE(*changed);
+}
+
+TEST(ConstantFolding, FoldsSmallExpressionsOnly) {
+  auto m = Parse(R"(
+HloModule m
+ENTRY e {
+  p = f32[3] parameter(0)
+  a = f32[3] constant({1, 2, 3})
+  b = f32[3] constant({10, 20, 30})
+  s = f32[3] add(a, b)
+  e = f32[3] exponential(s)
+  zero = f32[] constant(0)
+  big = f32[1000,1000] broadcast(zero), dimensions={}
+  ROOT out = (f32[3], f32[1000,1000]) tuple(e, big)
+})");
+  ASSERT_NE(m, nullptr);
+  ConstantFolding folding;
+  auto changed = RunAndCheckSemantics(folding, *m);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_TRUE(*changed);
+  EXPECT_EQ(m->entry()->root()->operand(0)->opcode(), HloOpcode::kConstant);
+  EXPECT_EQ(m->entry()->root()->operand(1)->opcode(), HloOpcode::kBroadcast);
+}
+
+TEST(Pipeline, FixedPointStopsAndDumpsAndDisables) {
+  auto m = Parse(R"(
+HloModule m
+ENTRY e {
+  p = f32[4] parameter(0)
+  zero = f32[] constant(0)
+  zeros = f32[4] broadcast(zero), dimensions={}
+  a = f32[4] add(p, zeros)
+  b = f32[4] add(p, zeros)
+  ROOT out = f32[4] multiply(a, b)
+})");
+  ASSERT_NE(m, nullptr);
+  std::string dir = ::testing::TempDir() + "/dumps";
+  PipelineOptions options;
+  options.dump_to = dir;
+  options.disabled_passes.insert("cse");
+  HloPassPipeline pipeline("simplify", options);
+  FixedPointPass& fix = pipeline.AddPass<FixedPointPass>("simplify-fix", 5);
+  fix.AddPass<AlgebraicSimplifier>();
+  fix.AddPass<DeadCodeElimination>();
+  pipeline.AddPass<CommonSubexpressionElimination>();
+  auto changed = pipeline.Run(*m);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_TRUE(*changed);
+  EXPECT_LE(fix.iterations_run(), 3);
+  EXPECT_EQ(m->entry()->root()->operand(0)->opcode(), HloOpcode::kParameter);
+  ASSERT_EQ(pipeline.timings().size(), 1u);  // cse disabled
+  EXPECT_NE(pipeline.TimingReport().find("simplify-fix"), std::string::npos);
+  FILE* f = std::fopen((dir + "/001-simplify-simplify-fix.hlo").c_str(), "r");
+  EXPECT_NE(f, nullptr);
+  if (f) std::fclose(f);
+}
+
+}  // namespace
+}  // namespace hloc
