@@ -9,12 +9,13 @@ namespace {
 
 // A binary floating-point format described by its fields. `ieee` formats have
 // inf and NaN at the top exponent; `fn` formats have no inf and only the
-// all-ones pattern as NaN; `fnuz` formats have no inf, no -0, and 0x80 is NaN.
+// all-ones pattern as NaN; `fnuz` formats have no inf, no -0, and 0x80 is NaN;
+// `finite only` formats (f4/f6) have neither inf nor NaN.
 struct FloatFormat {
   int exponent_bits;
   int mantissa_bits;
   int bias;
-  enum Kind { kIeee, kFiniteAllOnesNan, kFnuz, kNoNanNoSign, kE8M0 } kind;
+  enum Kind { kIeee, kFiniteAllOnesNan, kFnuz, kFiniteOnly, kE8M0 } kind;
 };
 
 FloatFormat FormatOf(PrimitiveType type) {
@@ -28,8 +29,10 @@ FloatFormat FormatOf(PrimitiveType type) {
     case xla::F8E4M3FNUZ: return {4, 3, 8, FloatFormat::kFnuz};
     case xla::F8E5M2FNUZ: return {5, 2, 16, FloatFormat::kFnuz};
     case xla::F8E4M3B11FNUZ: return {4, 3, 11, FloatFormat::kFnuz};
-    case xla::F4E2M1FN: return {2, 1, 1, FloatFormat::kNoNanNoSign};
+    case xla::F4E2M1FN: return {2, 1, 1, FloatFormat::kFiniteOnly};
     case xla::F8E8M0FNU: return {8, 0, 127, FloatFormat::kE8M0};
+    case xla::F6E3M2FN: return {3, 2, 3, FloatFormat::kFiniteOnly};
+    case xla::F6E2M3FN: return {2, 3, 1, FloatFormat::kFiniteOnly};
     default: return {8, 23, 127, FloatFormat::kIeee};
   }
 }
@@ -64,7 +67,7 @@ double Decode(const FloatFormat& f, uint32_t bits) {
     case FloatFormat::kE8M0:
       if (bits == 0xff) return nan;
       return std::ldexp(1.0, static_cast<int>(exponent) - f.bias);
-    case FloatFormat::kNoNanNoSign:
+    case FloatFormat::kFiniteOnly:
       break;
   }
   double magnitude;
@@ -125,7 +128,7 @@ uint32_t EncodeBySearch(const FloatFormat& f, double value) {
         uint32_t inf = ((1u << f.exponent_bits) - 1) << f.mantissa_bits;
         return value < 0 ? inf | (1u << (total - 1)) : inf;
       }
-    } else if (f.kind != FloatFormat::kNoNanNoSign && std::isinf(value)) {
+    } else if (f.kind != FloatFormat::kFiniteOnly && std::isinf(value)) {
       return EncodeBySearch(f, std::numeric_limits<double>::quiet_NaN());
     }
   }

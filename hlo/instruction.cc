@@ -126,6 +126,7 @@ std::unique_ptr<HloInstruction> HloInstruction::CreateFusion(
   auto instruction = Create(HloOpcode::kFusion, fused->root()->shape(), operands);
   instruction->called_computations_.push_back(fused);
   instruction->mutable_attrs()->fusion_kind = kind;
+  fused->set_fusion_instruction(instruction.get());
   return instruction;
 }
 

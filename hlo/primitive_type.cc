@@ -12,7 +12,7 @@ struct TypeInfo {
 };
 
 // One row per element type HLO text can name.
-constexpr std::array<TypeInfo, 32> kTypes = {{
+constexpr std::array<TypeInfo, 34> kTypes = {{
     {xla::PRED, "pred", 8},
     {xla::S1, "s1", 1},
     {xla::S2, "s2", 2},
@@ -43,6 +43,8 @@ constexpr std::array<TypeInfo, 32> kTypes = {{
     {xla::F8E3M4, "f8e3m4", 8},
     {xla::F4E2M1FN, "f4e2m1fn", 4},
     {xla::F8E8M0FNU, "f8e8m0fnu", 8},
+    {xla::F6E3M2FN, "f6e3m2fn", 6},
+    {xla::F6E2M3FN, "f6e2m3fn", 6},
     {xla::TUPLE, "tuple", 0},
     {xla::TOKEN, "token", 0},
 }};
@@ -109,6 +111,8 @@ bool IsNarrowFloat(PrimitiveType type) {
     case xla::F8E3M4:
     case xla::F4E2M1FN:
     case xla::F8E8M0FNU:
+    case xla::F6E3M2FN:
+    case xla::F6E2M3FN:
       return true;
     default:
       return false;

@@ -69,8 +69,7 @@ absl::StatusOr<Shape> InferReshapeShape(const Shape& operand,
                                         absl::Span<const int64_t> new_dimensions);
 absl::StatusOr<Shape> InferTransposeShape(const Shape& operand,
                                           absl::Span<const int64_t> permutation);
-absl::StatusOr<Shape> InferReverseShape(const Shape& operand,
-                                        absl::Span<const int64_t> dimensions);
+absl::StatusOr<Shape> InferReverseShape(const Shape& operand, absl::Span<const int64_t> dimensions);
 absl::StatusOr<Shape> InferSliceShape(const Shape& operand, absl::Span<const int64_t> starts,
                                       absl::Span<const int64_t> limits,
                                       absl::Span<const int64_t> strides);
@@ -106,8 +105,7 @@ absl::StatusOr<Shape> InferWindowOutputShape(const Shape& base, const xla::Windo
 absl::StatusOr<Shape> InferReduceWindowShape(absl::Span<const Shape* const> operands,
                                              const xla::Window& window,
                                              const ProgramShape& to_apply);
-absl::StatusOr<Shape> InferSelectAndScatterShape(const Shape& operand,
-                                                 const ProgramShape& select,
+absl::StatusOr<Shape> InferSelectAndScatterShape(const Shape& operand, const ProgramShape& select,
                                                  const xla::Window& window, const Shape& source,
                                                  const Shape& init_value,
                                                  const ProgramShape& scatter);
@@ -130,8 +128,8 @@ absl::StatusOr<Shape> InferRaggedDotShape(const Shape& lhs, const Shape& rhs,
                                           const xla::RaggedDotDimensionNumbers& dnums,
                                           std::optional<PrimitiveType> preferred_element_type);
 absl::StatusOr<Shape> InferConvolutionShape(const Shape& lhs, const Shape& rhs,
-                                            int64_t feature_group_count,
-                                            int64_t batch_group_count, const xla::Window& window,
+                                            int64_t feature_group_count, int64_t batch_group_count,
+                                            const xla::Window& window,
                                             const xla::ConvolutionDimensionNumbers& dnums,
                                             std::optional<PrimitiveType> preferred_element_type);
 absl::StatusOr<Shape> InferGatherShape(const Shape& operand, const Shape& start_indices,

@@ -1,0 +1,619 @@
+// HLO verifier (see verifier.h). Checks run in three rounds so that each
+// round may rely on the previous one:
+//   1. module structure: entry, computation ownership, unique names and ids,
+//      roots, parameter numbering, operand/user/control edge consistency,
+//      called computations that belong to the module;
+//   2. acyclicity: no instruction reaches itself through operands and control
+//      predecessors, no computation calls itself through the call graph;
+//   3. per instruction: valid shapes (all first), per-op operand and called-computation
+//      counts, composite calls, fusion back-pointers, and the declared shape
+//      against InferShape; then entry_computation_layout and, when asked,
+//      layout preservation.
+#include "hlo/verifier.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "hlo/shape_inference.h"
+#include "hlo/status_macros.h"
+
+namespace hloc {
+namespace {
+
+std::string ShapeText(const Shape& shape, bool with_layout = false) {
+  return shape.ToString(with_layout);
+}
+
+absl::Status ModuleError(const HloModule& module, absl::string_view rule,
+                         absl::string_view message) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("module ", module.name(), ": [", rule, "] ", message));
+}
+
+absl::Status ComputationError(const HloComputation& computation, absl::string_view rule,
+                              absl::string_view message) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("computation ", computation.name(), ": [", rule, "] ", message));
+}
+
+absl::Status InstructionError(const HloInstruction& instruction, absl::string_view rule,
+                              absl::string_view message) {
+  const HloComputation* parent = instruction.parent();
+  return absl::InvalidArgumentError(
+      absl::StrCat("computation ", parent ? parent->name() : std::string("<none>"),
+                   ", instruction %", instruction.name(), ": [", rule, "] ", message));
+}
+
+// Equal including layouts; a scalar's missing layout equals its only one ({}).
+bool SameWithLayouts(const Shape& a, const Shape& b) {
+  if (a.IsTuple() || b.IsTuple()) {
+    if (!a.IsTuple() || !b.IsTuple() || a.tuple_shapes_size() != b.tuple_shapes_size()) {
+      return false;
+    }
+    for (int64_t i = 0; i < a.tuple_shapes_size(); ++i) {
+      if (!SameWithLayouts(a.tuple_shapes(i), b.tuple_shapes(i))) return false;
+    }
+    return true;
+  }
+  if (!a.Compatible(b)) return false;
+  if (a.IsArray() && a.rank() == 0) {
+    const Layout none;
+    return (a.has_layout() ? a.layout() : none) == (b.has_layout() ? b.layout() : none);
+  }
+  if (a.has_layout() != b.has_layout()) return false;
+  return !a.has_layout() || a.layout() == b.layout();
+}
+
+bool Contains(const std::vector<HloInstruction*>& list, const HloInstruction* item) {
+  return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+// How many computations an opcode calls: exactly `min` == `max`, a range, or
+// any (custom-call).
+struct CalleeCount {
+  size_t min, max;
+};
+
+CalleeCount ExpectedCallees(HloOpcode opcode) {
+  switch (opcode) {
+    case HloOpcode::kCall:
+    case HloOpcode::kFusion:
+    case HloOpcode::kMap:
+    case HloOpcode::kReduce:
+    case HloOpcode::kReduceWindow:
+    case HloOpcode::kScatter:
+    case HloOpcode::kSort:
+    case HloOpcode::kAllReduce:
+    case HloOpcode::kAllReduceStart:
+    case HloOpcode::kReduceScatter:
+    case HloOpcode::kAsyncStart:
+      return {1, 1};
+    case HloOpcode::kWhile:
+    case HloOpcode::kSelectAndScatter:
+      return {2, 2};
+    case HloOpcode::kConditional:
+      return {1, SIZE_MAX};
+    case HloOpcode::kAsyncUpdate:
+    case HloOpcode::kAsyncDone:
+      return {0, 1};
+    case HloOpcode::kCustomCall:
+      return {0, SIZE_MAX};
+    default:
+      return {0, 0};
+  }
+}
+
+class Verifier {
+ public:
+  Verifier(const HloModule& module, const VerifierOptions& options)
+      : module_(module), options_(options) {}
+
+  absl::Status Run() {
+    HLOC_RETURN_IF_ERROR(VerifyModuleStructure());
+    for (const HloComputation* computation : computations_) {
+      HLOC_RETURN_IF_ERROR(VerifyComputationStructure(*computation));
+    }
+    // Users and control edges last, so a misplaced operand is reported at
+    // the instruction that uses it.
+    for (const HloComputation* computation : computations_) {
+      for (const HloInstruction* instruction : computation->instructions()) {
+        HLOC_RETURN_IF_ERROR(VerifyUserAndControlEdges(*computation, *instruction));
+      }
+    }
+    for (const HloComputation* computation : computations_) {
+      HLOC_RETURN_IF_ERROR(VerifyAcyclic(*computation));
+    }
+    HLOC_RETURN_IF_ERROR(VerifyCallGraphAcyclic());
+    // Every declared shape is valid before any rule reads operand shapes.
+    for (const HloComputation* computation : computations_) {
+      for (const HloInstruction* instruction : computation->instructions()) {
+        absl::Status valid = ValidateShape(instruction->shape());
+        if (!valid.ok()) return InstructionError(*instruction, "valid-shape", valid.message());
+      }
+    }
+    for (const HloComputation* computation : computations_) {
+      for (const HloInstruction* instruction : computation->instructions()) {
+        HLOC_RETURN_IF_ERROR(VerifyInstruction(*instruction));
+      }
+    }
+    return VerifyEntryLayout();
+  }
+
+ private:
+  // ---- round 1: structure
+
+  absl::Status VerifyModuleStructure() {
+    computations_ = module_.computations();
+    absl::flat_hash_set<std::string> computation_names;
+    for (const HloComputation* computation : computations_) {
+      if (computation == nullptr) return ModuleError(module_, "structure", "null computation");
+      if (computation->parent() != &module_) {
+        return ComputationError(*computation, "structure",
+                                "computation does not name this module as its parent");
+      }
+      if (!computation_names.insert(computation->name()).second) {
+        return ComputationError(*computation, "unique-name",
+                                "another computation has the same name");
+      }
+      in_module_.insert(computation);
+    }
+    if (module_.entry() == nullptr) {
+      return ModuleError(module_, "entry", "module has no entry computation");
+    }
+    if (!in_module_.contains(module_.entry())) {
+      return ModuleError(module_, "entry",
+                         absl::StrCat("entry computation ", module_.entry()->name(),
+                                      " is not one of the module's computations"));
+    }
+    absl::flat_hash_map<std::string, const HloInstruction*> names;
+    absl::flat_hash_map<int64_t, const HloInstruction*> ids;
+    for (const HloComputation* computation : computations_) {
+      for (const HloInstruction* instruction : computation->instructions()) {
+        auto [name_it, new_name] = names.emplace(instruction->name(), instruction);
+        if (!new_name) {
+          return InstructionError(
+              *instruction, "unique-name",
+              absl::StrCat("name is also used by an instruction in computation ",
+                           name_it->second->parent() ? name_it->second->parent()->name() : "?"));
+        }
+        auto [id_it, new_id] = ids.emplace(instruction->unique_id(), instruction);
+        if (!new_id) {
+          return InstructionError(*instruction, "unique-id",
+                                  absl::StrCat("unique id ", instruction->unique_id(),
+                                               " is also used by %", id_it->second->name()));
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status VerifyComputationStructure(const HloComputation& computation) {
+    if (computation.root() == nullptr) {
+      return ComputationError(computation, "root", "computation has no root instruction");
+    }
+    if (computation.root()->parent() != &computation) {
+      return ComputationError(
+          computation, "root",
+          absl::StrCat("root %", computation.root()->name(), " belongs to another computation"));
+    }
+    std::vector<const HloInstruction*> parameters;
+    for (const HloInstruction* instruction : computation.instructions()) {
+      if (instruction->parent() != &computation) {
+        return InstructionError(
+            *instruction, "structure",
+            absl::StrCat("instruction's parent is not computation ", computation.name()));
+      }
+      if (instruction->opcode() == HloOpcode::kParameter) parameters.push_back(instruction);
+      HLOC_RETURN_IF_ERROR(VerifyOperandEdges(computation, *instruction));
+    }
+    // Parameter numbers are 0..n-1, each used once.
+    const int64_t n = static_cast<int64_t>(parameters.size());
+    std::vector<const HloInstruction*> by_number(n, nullptr);
+    for (const HloInstruction* parameter : parameters) {
+      const int64_t number = parameter->parameter_number();
+      if (number < 0 || number >= n) {
+        return InstructionError(*parameter, "parameter-number",
+                                absl::StrCat("parameter number ", number, " is outside [0, ", n,
+                                             ") for a computation with ", n, " parameters"));
+      }
+      if (by_number[number] != nullptr) {
+        return InstructionError(*parameter, "parameter-number",
+                                absl::StrCat("parameter number ", number, " is also used by %",
+                                             by_number[number]->name()));
+      }
+      by_number[number] = parameter;
+    }
+    if (computation.num_parameters() != n) {
+      return ComputationError(computation, "parameter-number",
+                              absl::StrCat("computation records ", computation.num_parameters(),
+                                           " parameters but has ", n, " parameter instructions"));
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      if (computation.parameter(i) != by_number[i]) {
+        return ComputationError(computation, "parameter-number",
+                                absl::StrCat("parameter ", i,
+                                             " recorded by the computation is "
+                                             "not the instruction with that number"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status VerifyOperandEdges(const HloComputation& computation,
+                                  const HloInstruction& instruction) {
+    for (int64_t i = 0; i < instruction.operand_count(); ++i) {
+      const HloInstruction* operand = instruction.operand(i);
+      if (operand == nullptr) {
+        return InstructionError(instruction, "operand", absl::StrCat("operand ", i, " is null"));
+      }
+      if (operand->parent() != &computation) {
+        return InstructionError(
+            instruction, "operand",
+            absl::StrCat("operand ", i, " %", operand->name(), " belongs to computation ",
+                         operand->parent() ? operand->parent()->name() : "<none>"));
+      }
+      if (!Contains(operand->users(), &instruction)) {
+        return InstructionError(instruction, "users",
+                                absl::StrCat("operand ", i, " %", operand->name(),
+                                             " does not list this instruction as a user"));
+      }
+    }
+    for (size_t i = 0; i < instruction.called_computations().size(); ++i) {
+      const HloComputation* callee = instruction.called_computations()[i];
+      if (callee == nullptr) {
+        return InstructionError(instruction, "called-computation",
+                                absl::StrCat("called computation ", i, " is null"));
+      }
+      if (!in_module_.contains(callee)) {
+        return InstructionError(
+            instruction, "called-computation",
+            absl::StrCat("called computation ", callee->name(), " is not in the module"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status VerifyUserAndControlEdges(const HloComputation& computation,
+                                         const HloInstruction& instruction) {
+    absl::flat_hash_set<const HloInstruction*> seen_users;
+    for (const HloInstruction* user : instruction.users()) {
+      if (user == nullptr) return InstructionError(instruction, "users", "null user");
+      if (!seen_users.insert(user).second) {
+        return InstructionError(instruction, "users",
+                                absl::StrCat("user %", user->name(), " is listed twice"));
+      }
+      if (user->parent() != &computation) {
+        return InstructionError(
+            instruction, "users",
+            absl::StrCat("user %", user->name(), " belongs to another computation"));
+      }
+      if (user->OperandIndex(&instruction) < 0) {
+        return InstructionError(
+            instruction, "users",
+            absl::StrCat("user %", user->name(), " does not have this instruction as an operand"));
+      }
+    }
+    for (const HloInstruction* predecessor : instruction.control_predecessors()) {
+      if (predecessor == nullptr || predecessor->parent() != &computation) {
+        return InstructionError(instruction, "control",
+                                "control predecessor is null or in another computation");
+      }
+      if (!Contains(predecessor->control_successors(), &instruction)) {
+        return InstructionError(instruction, "control",
+                                absl::StrCat("control predecessor %", predecessor->name(),
+                                             " does not list this instruction as a successor"));
+      }
+    }
+    for (const HloInstruction* successor : instruction.control_successors()) {
+      if (successor == nullptr || successor->parent() != &computation) {
+        return InstructionError(instruction, "control",
+                                "control successor is null or in another computation");
+      }
+      if (!Contains(successor->control_predecessors(), &instruction)) {
+        return InstructionError(instruction, "control",
+                                absl::StrCat("control successor %", successor->name(),
+                                             " does not list this instruction as a predecessor"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // ---- round 2: acyclicity
+
+  absl::Status VerifyAcyclic(const HloComputation& computation) {
+    // Iterative DFS over operands and control predecessors; gray nodes are on
+    // the current path, so reaching one closes a cycle.
+    enum Color : uint8_t { kWhite, kGray, kBlack };
+    absl::flat_hash_map<const HloInstruction*, Color> color;
+    struct Frame {
+      const HloInstruction* node;
+      size_t next;
+    };
+    std::vector<Frame> stack;
+    for (const HloInstruction* start : computation.instructions()) {
+      if (color[start] != kWhite) continue;
+      color[start] = kGray;
+      stack.push_back({start, 0});
+      while (!stack.empty()) {
+        Frame& frame = stack.back();
+        const HloInstruction* node = frame.node;
+        const size_t num_operands = node->operands().size();
+        const size_t total = num_operands + node->control_predecessors().size();
+        if (frame.next == total) {
+          color[node] = kBlack;
+          stack.pop_back();
+          continue;
+        }
+        const HloInstruction* dep = frame.next < num_operands
+                                        ? node->operands()[frame.next]
+                                        : node->control_predecessors()[frame.next - num_operands];
+        ++frame.next;
+        Color& c = color[dep];
+        if (c == kBlack) continue;
+        if (c == kGray) {
+          // The cycle is dep -> ... -> node along the stack, closed by node -> dep.
+          std::vector<std::string> names;
+          bool in_cycle = false;
+          for (const Frame& f : stack) {
+            if (f.node == dep) in_cycle = true;
+            if (in_cycle) names.push_back(absl::StrCat("%", f.node->name()));
+          }
+          names.push_back(absl::StrCat("%", dep->name()));
+          std::reverse(names.begin(), names.end());
+          return InstructionError(*dep, "cycle",
+                                  absl::StrCat("instruction depends on itself through operands "
+                                               "and control predecessors: ",
+                                               absl::StrJoin(names, " <- ")));
+        }
+        c = kGray;
+        stack.push_back({dep, 0});
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status VerifyCallGraphAcyclic() {
+    enum Color : uint8_t { kWhite, kGray, kBlack };
+    absl::flat_hash_map<const HloComputation*, Color> color;
+    absl::flat_hash_map<const HloComputation*, std::vector<const HloComputation*>> callees;
+    for (const HloComputation* computation : computations_) {
+      std::vector<const HloComputation*>& list = callees[computation];
+      for (const HloInstruction* instruction : computation->instructions()) {
+        for (const HloComputation* callee : instruction->called_computations()) {
+          list.push_back(callee);
+        }
+      }
+    }
+    struct Frame {
+      const HloComputation* node;
+      size_t next;
+    };
+    std::vector<Frame> stack;
+    for (const HloComputation* start : computations_) {
+      if (color[start] != kWhite) continue;
+      color[start] = kGray;
+      stack.push_back({start, 0});
+      while (!stack.empty()) {
+        Frame& frame = stack.back();
+        const std::vector<const HloComputation*>& list = callees[frame.node];
+        if (frame.next == list.size()) {
+          color[frame.node] = kBlack;
+          stack.pop_back();
+          continue;
+        }
+        const HloComputation* callee = list[frame.next++];
+        Color& c = color[callee];
+        if (c == kBlack) continue;
+        if (c == kGray) {
+          std::vector<std::string> names;
+          bool in_cycle = false;
+          for (const Frame& f : stack) {
+            if (f.node == callee) in_cycle = true;
+            if (in_cycle) names.push_back(f.node->name());
+          }
+          names.push_back(callee->name());
+          return ComputationError(
+              *callee, "recursive-call",
+              absl::StrCat("computation calls itself: ", absl::StrJoin(names, " -> ")));
+        }
+        c = kGray;
+        stack.push_back({callee, 0});
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // ---- round 3: per instruction
+
+  absl::Status VerifyInstruction(const HloInstruction& instruction) {
+    const HloOpcode opcode = instruction.opcode();
+    if (options_.layout_sensitive) HLOC_RETURN_IF_ERROR(VerifyHasLayouts(instruction));
+
+    const int arity = HloOpcodeArity(opcode);
+    if (arity >= 0 && instruction.operand_count() != arity) {
+      return InstructionError(instruction, "operand-count",
+                              absl::StrCat(HloOpcodeName(opcode), " takes ", arity,
+                                           " operands, got ", instruction.operand_count()));
+    }
+    const CalleeCount callees = ExpectedCallees(opcode);
+    const size_t called = instruction.called_computations().size();
+    if (called < callees.min || called > callees.max) {
+      std::string expected =
+          callees.min == callees.max
+              ? absl::StrCat(callees.min)
+              : (callees.max == SIZE_MAX ? absl::StrCat("at least ", callees.min)
+                                         : absl::StrCat(callees.min, " to ", callees.max));
+      return InstructionError(instruction, "called-computation",
+                              absl::StrCat(HloOpcodeName(opcode), " calls ", called,
+                                           " computations, expected ", expected));
+    }
+    if (instruction.is_composite()) {
+      if (opcode != HloOpcode::kCall) {
+        return InstructionError(instruction, "composite",
+                                "only call instructions may be composite");
+      }
+      if (instruction.FindFrontendAttribute("composite.name") == nullptr) {
+        return InstructionError(instruction, "composite",
+                                "composite call has no composite.name frontend attribute");
+      }
+    }
+    if (opcode == HloOpcode::kFusion) {
+      const HloComputation* fused = instruction.called_computations()[0];
+      if (fused->fusion_instruction() != &instruction) {
+        return InstructionError(instruction, "fusion",
+                                absl::StrCat("fused computation ", fused->name(),
+                                             " does not point back to this fusion"));
+      }
+    }
+    for (const HloComputation* callee : instruction.called_computations()) {
+      const HloInstruction* owner = callee->fusion_instruction();
+      if (owner != nullptr && owner != &instruction) {
+        return InstructionError(instruction, "fusion",
+                                absl::StrCat("calls fused computation ", callee->name(),
+                                             " that belongs to fusion %", owner->name()));
+      }
+    }
+    if (options_.check_shapes) HLOC_RETURN_IF_ERROR(VerifyShape(instruction));
+    // Layout forwarding relies on the shape checks (tuple sizes, parameters).
+    if (options_.check_shapes && options_.layout_sensitive) {
+      HLOC_RETURN_IF_ERROR(VerifyLayoutsForwarded(instruction));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status VerifyShape(const HloInstruction& instruction) {
+    absl::StatusOr<Shape> inferred = InferShape(instruction);
+    if (!inferred.ok()) {
+      return InstructionError(instruction, "shape", inferred.status().message());
+    }
+    if (!ShapesCompatible(instruction.shape(), *inferred, options_.allow_mixed_precision)) {
+      return InstructionError(instruction, "shape",
+                              absl::StrCat("declared shape ", ShapeText(instruction.shape()),
+                                           " but ", HloOpcodeName(instruction.opcode()),
+                                           " of its operands gives ", ShapeText(*inferred)));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status VerifyHasLayouts(const HloInstruction& instruction) {
+    std::vector<const Shape*> pending = {&instruction.shape()};
+    while (!pending.empty()) {
+      const Shape* shape = pending.back();
+      pending.pop_back();
+      if (shape->IsTuple()) {
+        for (const Shape& element : shape->tuple_shapes()) pending.push_back(&element);
+      } else if (shape->IsArray() && shape->rank() > 0 && !shape->has_layout()) {
+        return InstructionError(instruction, "layout",
+                                absl::StrCat("array shape ", ShapeText(*shape), " has no layout"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // Layout-sensitive: shapes that flow unchanged across an edge keep their
+  // layouts. `what` names the two ends in the message.
+  absl::Status SameWithLayout(const HloInstruction& instruction, const Shape& a, const Shape& b,
+                              absl::string_view what) {
+    if (SameWithLayouts(a, b)) return absl::OkStatus();
+    return InstructionError(
+        instruction, "layout",
+        absl::StrCat(what, ": ", ShapeText(a, true), " vs ", ShapeText(b, true)));
+  }
+
+  absl::Status VerifyLayoutsForwarded(const HloInstruction& instruction) {
+    const Shape& shape = instruction.shape();
+    switch (instruction.opcode()) {
+      case HloOpcode::kTuple:
+        for (int64_t i = 0; i < instruction.operand_count(); ++i) {
+          HLOC_RETURN_IF_ERROR(SameWithLayout(instruction, shape.tuple_shapes(i),
+                                              instruction.operand(i)->shape(),
+                                              absl::StrCat("tuple element ", i, " vs operand")));
+        }
+        return absl::OkStatus();
+      case HloOpcode::kGetTupleElement:
+        return SameWithLayout(
+            instruction, shape,
+            instruction.operand(0)->shape().tuple_shapes(instruction.tuple_index()),
+            "result vs the tuple element");
+      case HloOpcode::kWhile: {
+        const HloComputation* condition = instruction.called_computations()[0];
+        const HloComputation* body = instruction.called_computations()[1];
+        HLOC_RETURN_IF_ERROR(SameWithLayout(instruction, shape, instruction.operand(0)->shape(),
+                                            "result vs operand"));
+        HLOC_RETURN_IF_ERROR(
+            SameWithLayout(instruction, shape, body->root()->shape(), "result vs body root"));
+        HLOC_RETURN_IF_ERROR(SameWithLayout(instruction, shape, body->parameter(0)->shape(),
+                                            "result vs body parameter"));
+        return SameWithLayout(instruction, shape, condition->parameter(0)->shape(),
+                              "result vs condition parameter");
+      }
+      case HloOpcode::kConditional:
+        for (size_t b = 0; b < instruction.called_computations().size(); ++b) {
+          const HloComputation* branch = instruction.called_computations()[b];
+          HLOC_RETURN_IF_ERROR(SameWithLayout(instruction, shape, branch->root()->shape(),
+                                              absl::StrCat("result vs branch ", b, " root")));
+          HLOC_RETURN_IF_ERROR(SameWithLayout(instruction, instruction.operand(b + 1)->shape(),
+                                              branch->parameter(0)->shape(),
+                                              absl::StrCat("operand vs branch ", b, " parameter")));
+        }
+        return absl::OkStatus();
+      case HloOpcode::kCall:
+      case HloOpcode::kFusion: {
+        const HloComputation* callee = instruction.called_computations()[0];
+        for (int64_t i = 0; i < instruction.operand_count(); ++i) {
+          HLOC_RETURN_IF_ERROR(SameWithLayout(instruction, instruction.operand(i)->shape(),
+                                              callee->parameter(i)->shape(),
+                                              absl::StrCat("operand ", i, " vs parameter")));
+        }
+        return SameWithLayout(instruction, shape, callee->root()->shape(), "result vs called root");
+      }
+      default:
+        return absl::OkStatus();
+    }
+  }
+
+  absl::Status VerifyEntryLayout() {
+    const std::optional<ProgramShape>& layout = module_.config().entry_computation_layout;
+    if (!layout.has_value()) return absl::OkStatus();
+    const HloComputation& entry = *module_.entry();
+    if (static_cast<int64_t>(layout->parameters.size()) != entry.num_parameters()) {
+      return ComputationError(
+          entry, "entry-layout",
+          absl::StrCat("entry_computation_layout has ", layout->parameters.size(),
+                       " parameters, the entry ", entry.num_parameters()));
+    }
+    auto check = [&](const Shape& expected, const Shape& actual,
+                     const std::string& what) -> absl::Status {
+      const bool ok = options_.layout_sensitive ? SameWithLayouts(expected, actual)
+                                                : ShapesCompatible(expected, actual);
+      if (ok) return absl::OkStatus();
+      return ComputationError(
+          entry, "entry-layout",
+          absl::StrCat("entry_computation_layout ", what, " is ", ShapeText(expected, true),
+                       " but the entry has ", ShapeText(actual, true)));
+    };
+    for (int64_t i = 0; i < entry.num_parameters(); ++i) {
+      HLOC_RETURN_IF_ERROR(
+          check(layout->parameters[i], entry.parameter(i)->shape(), absl::StrCat("parameter ", i)));
+    }
+    return check(layout->result, entry.root()->shape(), "result");
+  }
+
+  const HloModule& module_;
+  const VerifierOptions& options_;
+  std::vector<HloComputation*> computations_;
+  absl::flat_hash_set<const HloComputation*> in_module_;
+};
+
+}  // namespace
+
+absl::Status VerifyModule(const HloModule& module, const VerifierOptions& options) {
+  return Verifier(module, options).Run();
+}
+
+}  // namespace hloc
