@@ -266,6 +266,8 @@ TEST(VerifierIrTest, FusionBackPointer) {
   HloInstruction* fusion =
       m.entry->AddInstruction(HloInstruction::CreateFusion(fused_ptr, FusionKind::kLoop, {m.add}));
   m.entry->set_root(fusion);
+  EXPECT_EQ(fused_ptr->fusion_instruction(), fusion);  // CreateFusion links both ways.
+  fused_ptr->set_fusion_instruction(nullptr);
   EXPECT_THAT(Message(VerifyModule(*m.module)),
               HasSubstr("[fusion] fused computation fused does not point back to this fusion"));
   fused_ptr->set_fusion_instruction(fusion);
