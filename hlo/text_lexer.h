@@ -75,6 +75,13 @@ class Lexer {
   // current token (kind kBraced), or kError when it is not closed.
   void RescanBraced();
 
+  // Restarts lexing at byte offset `pos` (within the range given to the
+  // constructor) and reads the token there.
+  void Reset(size_t pos) {
+    pos_ = pos < end_ ? pos : end_;
+    Next();
+  }
+
   // Why the current kError token is an error.
   const char* error_message() const { return error_message_; }
 

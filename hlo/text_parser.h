@@ -32,6 +32,11 @@ absl::StatusOr<std::unique_ptr<HloModule>> ParseHloModule(absl::string_view text
 absl::StatusOr<std::vector<std::unique_ptr<HloModule>>> ParseHloModules(
     absl::string_view text, const ParseOptions& options = {});
 
+// As ParseHloModules, but parses every piece even when others fail: one
+// result per piece that holds any text other than comments.
+std::vector<absl::StatusOr<std::unique_ptr<HloModule>>> ParseEachHloModule(
+    absl::string_view text, const ParseOptions& options = {});
+
 // Standalone pieces, for tests and tools.
 absl::StatusOr<Shape> ParseShape(absl::string_view text);
 absl::StatusOr<Literal> ParseLiteral(absl::string_view text, const Shape& shape);

@@ -32,7 +32,10 @@ absl::StatusOr<bool> RunAndCheckSemantics(HloPass& pass, HloModule& module, uint
   HLOC_ASSIGN_OR_RETURN(Literal before, Evaluate(module, arguments));
   HLOC_ASSIGN_OR_RETURN(bool changed, RunAndVerify(pass, module));
   HLOC_ASSIGN_OR_RETURN(Literal after, Evaluate(module, arguments));
-  HLOC_RETURN_IF_ERROR(CompareLiterals(before, after, CompareOptions{}).status());
+  ComparisonReport report = CompareLiterals(before, after);
+  if (!report.ok) {
+    return absl::InternalError(absl::StrCat(pass.name(), " changed the results: ", report.ToString()));
+  }
   return changed;
 }
 
