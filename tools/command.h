@@ -47,6 +47,8 @@ Command ConvertCommand();
 Command VerifyCommand();
 Command PrintCommand();
 Command StatsCommand();
+Command RunCommand();
+Command CompareCommand();
 
 }  // namespace hloc::tools
 

@@ -21,7 +21,7 @@ expect_in() {  # expect_in NAME FILE TEXT
 
 check help 0 "$hloc" --help
 expect_in help-lists-convert "$tmp/out" convert
-for cmd in convert verify print stats; do
+for cmd in convert verify print stats run compare; do
   check "$cmd-help" 0 "$hloc" "$cmd" --help
   expect_in "$cmd-help-usage" "$tmp/out" "usage: hloc $cmd"
 done
@@ -43,6 +43,19 @@ check from-proto 0 "$hloc" convert "$tmp/m.pb" "$tmp/m.hlo"
 check print-again 0 "$hloc" print "$tmp/m.hlo"
 if cmp -s "$tmp/out" "$tmp/printed.hlo"; then echo "ok   roundtrip-fixed-point"; else
   echo "FAIL roundtrip-fixed-point"; diff "$tmp/out" "$tmp/printed.hlo" | head -20; failures=$((failures+1)); fi
+
+# run on a JAX snapshot reproduces XLA's recorded result; compare says so.
+check run-snapshot 0 "$hloc" run "$zoo/mlp_gelu.snapshot.pb" --output="$tmp/mlp.pb"
+expect_in run-summary "$tmp/out" "output f32\[8,16\]: min"
+check compare-with-xla 0 "$hloc" compare "$zoo/mlp_gelu.snapshot.pb" "$tmp/mlp.pb"
+expect_in compare-ok "$tmp/out" "^OK"
+check compare-mismatch 1 "$hloc" compare "$zoo/mlp_gelu.snapshot.pb" "$zoo/softmax.snapshot.pb"
+expect_in compare-says-shape "$tmp/out" "shape mismatch"
+check run-seeded 0 "$hloc" run "$zoo/softmax.before.txt" --seed=7
+cp "$tmp/out" "$tmp/seed7"
+check run-seeded-again 0 "$hloc" run "$zoo/softmax.before.txt" --seed=7
+if cmp -s "$tmp/out" "$tmp/seed7"; then echo "ok   run-deterministic"; else echo "FAIL run-deterministic"; failures=$((failures+1)); fi
+check run-unknown-backend 1 "$hloc" run "$zoo/softmax.before.txt" --backend=tpu
 
 # Bad input: clear message, exit 1, no crash.
 printf 'HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT a = f32[2] add(p, q)\n}\n' >"$tmp/bad.hlo"
