@@ -91,6 +91,50 @@ absl::Status HloModule::RemoveComputation(HloComputation* computation) {
       absl::StrCat("computation ", computation->name(), " is not in module ", name_));
 }
 
+absl::Status HloModule::RemoveComputations(absl::Span<HloComputation* const> computations) {
+  absl::flat_hash_set<const HloComputation*> doomed(computations.begin(), computations.end());
+  if (doomed.empty()) return absl::OkStatus();
+  if (doomed.contains(entry_)) {
+    return absl::FailedPreconditionError("cannot remove the entry computation");
+  }
+  size_t found = 0;
+  for (const auto& c : computations_) {
+    if (doomed.contains(c.get())) {
+      ++found;
+      continue;
+    }
+    const HloInstruction* caller = nullptr;
+    const HloComputation* callee_found = nullptr;
+    c->ForEachInstruction([&](HloInstruction* i) {
+      for (HloComputation* callee : i->called_computations()) {
+        if (caller == nullptr && doomed.contains(callee)) {
+          caller = i;
+          callee_found = callee;
+        }
+      }
+    });
+    if (caller != nullptr) {
+      return absl::FailedPreconditionError(absl::StrCat("cannot remove computation ",
+                                                        callee_found->name(), ": ",
+                                                        caller->name(), " still calls it"));
+    }
+  }
+  if (found != doomed.size()) {
+    return absl::NotFoundError(absl::StrCat("a computation to remove is not in module ", name_));
+  }
+  for (const auto& c : computations_) {
+    if (!doomed.contains(c.get())) continue;
+    c->ForEachInstruction([&](HloInstruction* i) { UnregisterInstruction(i); });
+    computation_names_.erase(c->name());
+  }
+  computations_.erase(std::remove_if(computations_.begin(), computations_.end(),
+                                     [&](const std::unique_ptr<HloComputation>& c) {
+                                       return doomed.contains(c.get());
+                                     }),
+                      computations_.end());
+  return absl::OkStatus();
+}
+
 std::vector<HloComputation*> HloModule::computations() const {
   std::vector<HloComputation*> result;
   result.reserve(computations_.size());

@@ -12,6 +12,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "hlo/computation.h"
 
 namespace hloc {
@@ -50,6 +51,10 @@ class HloModule {
   HloComputation* AddEntryComputation(std::unique_ptr<HloComputation> computation);
   // Removes a computation nothing calls any more.
   absl::Status RemoveComputation(HloComputation* computation);
+  // Removes several at once with one sweep over the module (RemoveComputation
+  // per computation would be quadratic). Fails, changing nothing, when one is
+  // the entry, is not in this module, or is called from a computation that stays.
+  absl::Status RemoveComputations(absl::Span<HloComputation* const> computations);
   HloComputation* entry() const { return entry_; }
   void set_entry(HloComputation* entry) { entry_ = entry; }
 
