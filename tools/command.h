@@ -49,6 +49,8 @@ Command PrintCommand();
 Command StatsCommand();
 Command RunCommand();
 Command CompareCommand();
+Command OptCommand();
+Command ExplainCommand();
 
 }  // namespace hloc::tools
 

@@ -21,7 +21,7 @@ expect_in() {  # expect_in NAME FILE TEXT
 
 check help 0 "$hloc" --help
 expect_in help-lists-convert "$tmp/out" convert
-for cmd in convert verify print stats run compare; do
+for cmd in convert verify print stats run compare opt explain; do
   check "$cmd-help" 0 "$hloc" "$cmd" --help
   expect_in "$cmd-help-usage" "$tmp/out" "usage: hloc $cmd"
 done
@@ -56,6 +56,17 @@ cp "$tmp/out" "$tmp/seed7"
 check run-seeded-again 0 "$hloc" run "$zoo/softmax.before.txt" --seed=7
 if cmp -s "$tmp/out" "$tmp/seed7"; then echo "ok   run-deterministic"; else echo "FAIL run-deterministic"; failures=$((failures+1)); fi
 check run-unknown-backend 1 "$hloc" run "$zoo/softmax.before.txt" --backend=tpu
+
+# opt fuses; explain shows the ledger; the optimized module still verifies.
+check opt 0 "$hloc" opt "$zoo/layer_norm.before.txt"
+expect_in opt-fuses "$tmp/out" "fusion("
+cp "$tmp/out" "$tmp/opt.hlo"
+check opt-output-verifies 0 "$hloc" verify "$tmp/opt.hlo"
+check explain 0 "$hloc" explain "$zoo/softmax.before.txt"
+expect_in explain-has-rules "$tmp/out" "accepted"
+check opt-unknown-pipeline 1 "$hloc" opt "$zoo/softmax.before.txt" --pipeline=nope
+check opt-dump 0 "$hloc" opt "$zoo/softmax.before.txt" --dump-to="$tmp/dumps"
+if ls "$tmp/dumps"/*.hlo >/dev/null 2>&1; then echo "ok   opt-dump-files"; else echo "FAIL opt-dump-files"; failures=$((failures+1)); fi
 
 # Bad input: clear message, exit 1, no crash.
 printf 'HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT a = f32[2] add(p, q)\n}\n' >"$tmp/bad.hlo"

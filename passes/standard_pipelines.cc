@@ -1,0 +1,60 @@
+#include "passes/standard_pipelines.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "passes/algebraic_simplifier.h"
+#include "passes/call_inliner.h"
+#include "passes/common_subexpression_elimination.h"
+#include "passes/constant_folding.h"
+#include "passes/dead_code_elimination.h"
+#include "passes/fusion/fusion_pipeline.h"
+#include "passes/tuple_simplifier.h"
+
+namespace hloc {
+namespace {
+
+void AddSimplification(HloPassPipeline& pipeline, const PipelineOptions& options) {
+  pipeline.AddPass<CallInliner>();
+  FixedPointPass& fix = pipeline.AddPass<FixedPointPass>("simplify-fixed-point");
+  fix.AddPass<AlgebraicSimplifier>();
+  fix.AddPass<TupleSimplifier>();
+  if (options.optimization_level >= 1) fix.AddPass<ConstantFolding>();
+  fix.AddPass<CommonSubexpressionElimination>();
+  fix.AddPass<DeadCodeElimination>();
+}
+
+void AddFusion(HloPassPipeline& pipeline, FusionLedger* ledger, bool fallback) {
+  FusionPipelineOptions fusion;
+  fusion.ledger = ledger;
+  fusion.fallback = fallback;
+  AddFusionPasses(pipeline, fusion);
+}
+
+}  // namespace
+
+std::vector<std::string> StandardPipelineNames() {
+  return {"default", "simplify", "fusion", "fallback"};
+}
+
+absl::StatusOr<std::unique_ptr<HloPassPipeline>> MakeStandardPipeline(
+    const std::string& name, const PipelineOptions& options, FusionLedger* ledger) {
+  auto pipeline = std::make_unique<HloPassPipeline>(name, options);
+  if (name == "simplify") {
+    AddSimplification(*pipeline, options);
+  } else if (name == "fusion") {
+    AddFusion(*pipeline, ledger, /*fallback=*/false);
+  } else if (name == "fallback") {
+    AddFusion(*pipeline, ledger, /*fallback=*/true);
+  } else if (name == "default") {
+    AddSimplification(*pipeline, options);
+    if (options.optimization_level >= 1) AddFusion(*pipeline, ledger, /*fallback=*/false);
+    pipeline->AddPass<DeadCodeElimination>();
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("unknown pipeline '", name, "' (have: ",
+                                                   absl::StrJoin(StandardPipelineNames(), ", "),
+                                                   ")"));
+  }
+  return pipeline;
+}
+
+}  // namespace hloc
