@@ -10,7 +10,9 @@ namespace {
 
 // True when some instruction outside `members` is reachable from a member
 // (through users) and also feeds a member: outlining would close a cycle.
-bool WouldCreateCycle(const absl::flat_hash_set<HloInstruction*>& members) {
+// Users of members that stay in place (`kept`) do not read the new call.
+bool WouldCreateCycle(const absl::flat_hash_set<HloInstruction*>& members,
+                      const absl::flat_hash_set<const HloInstruction*>& kept) {
   absl::flat_hash_set<HloInstruction*> feeds_members;
   for (HloInstruction* m : members) {
     for (HloInstruction* operand : m->operands()) {
@@ -20,6 +22,7 @@ bool WouldCreateCycle(const absl::flat_hash_set<HloInstruction*>& members) {
   std::vector<HloInstruction*> worklist;
   absl::flat_hash_set<HloInstruction*> seen;
   for (HloInstruction* m : members) {
+    if (kept.contains(m)) continue;
     for (HloInstruction* user : m->users()) {
       if (!members.contains(user) && seen.insert(user).second) worklist.push_back(user);
     }
@@ -62,7 +65,31 @@ absl::StatusOr<OutlineResult> OutlineInstructions(HloComputation* computation,
           absl::StrCat("cannot outline ", m->name(), ": it has control dependencies"));
     }
   }
-  if (WouldCreateCycle(members)) {
+  // Duplicable members used outside stay for those users, and so do the
+  // members they read, which must be duplicable as well.
+  absl::flat_hash_set<const HloInstruction*> kept;
+  std::vector<HloInstruction*> stack;
+  for (HloInstruction* m : members) {
+    if (!options.duplicable.contains(m)) continue;
+    bool used_outside = m == computation->root();
+    for (HloInstruction* user : m->users()) used_outside |= !members.contains(user);
+    if (used_outside && kept.insert(m).second) stack.push_back(m);
+  }
+  while (!stack.empty()) {
+    HloInstruction* m = stack.back();
+    stack.pop_back();
+    for (HloInstruction* operand : m->operands()) {
+      if (!members.contains(operand) || kept.contains(operand)) continue;
+      if (!options.duplicable.contains(operand)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "cannot duplicate ", m->name(), ": its operand ", operand->name(),
+            " is outlined and not duplicable"));
+      }
+      kept.insert(operand);
+      stack.push_back(operand);
+    }
+  }
+  if (WouldCreateCycle(members, kept)) {
     return absl::FailedPreconditionError(
         "outlining would create a cycle: an instruction outside the set both uses and feeds it");
   }
@@ -77,11 +104,23 @@ absl::StatusOr<OutlineResult> OutlineInstructions(HloComputation* computation,
   OutlineResult result;
   std::vector<HloInstruction*> outputs;
   for (HloInstruction* m : ordered) {
+    if (kept.contains(m)) continue;
     bool used_outside = m == computation->root();
     for (HloInstruction* user : m->users()) used_outside |= !members.contains(user);
     if (used_outside) outputs.push_back(m);
   }
-  if (outputs.empty()) outputs.push_back(ordered.back());
+  if (outputs.empty()) {
+    if (!kept.empty() && kept.size() == members.size()) {
+      return absl::InvalidArgumentError("nothing to outline: every member stays in place");
+    }
+    // No value leaves the set: return its last non-kept member.
+    for (auto it = ordered.rbegin(); it != ordered.rend(); ++it) {
+      if (!kept.contains(*it)) {
+        outputs.push_back(*it);
+        break;
+      }
+    }
+  }
   if (outputs.size() > 1 && !options.allow_multiple_outputs) {
     return absl::FailedPreconditionError(
         absl::StrCat("outlining would need ", outputs.size(), " outputs (",
@@ -140,6 +179,7 @@ absl::StatusOr<OutlineResult> OutlineInstructions(HloComputation* computation,
     }
   }
   for (auto it = ordered.rbegin(); it != ordered.rend(); ++it) {
+    if (kept.contains(*it)) continue;
     HLOC_RETURN_IF_ERROR(computation->RemoveInstruction(*it));
   }
   result.caller = call;

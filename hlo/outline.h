@@ -3,11 +3,14 @@
 // outlining. Operands from outside the set become parameters (in order of first
 // use); members used outside the set become outputs — one output is the callee's
 // root, several are returned as a tuple and read back with get-tuple-element.
+// Cheap members (a constant, a broadcast of a scalar) may be marked duplicable:
+// they are copied into the callee and stay in place for their other users.
 #ifndef HLOC_HLO_OUTLINE_H_
 #define HLOC_HLO_OUTLINE_H_
 
 #include <string>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "hlo/module.h"
@@ -21,6 +24,10 @@ struct OutlineOptions {
   // Members whose value is needed outside may also be refused instead of being
   // returned as extra outputs.
   bool allow_multiple_outputs = true;
+  // Members copied into the callee instead of being returned when they are
+  // also used outside; the original stays for those users. Each one's
+  // operands must be outside the set or duplicable themselves.
+  absl::flat_hash_set<const HloInstruction*> duplicable;
 };
 
 struct OutlineResult {
@@ -35,6 +42,7 @@ struct OutlineResult {
 // module). Fails without changing anything when the set is empty, contains a
 // parameter or an instruction with control edges, or when outlining would
 // make a cycle (an outside instruction both uses a member and feeds one).
+// Duplicated members that stay behind are not in `outputs` and are not removed.
 absl::StatusOr<OutlineResult> OutlineInstructions(HloComputation* computation,
                                                   absl::Span<HloInstruction* const> instructions,
                                                   const OutlineOptions& options = {});
