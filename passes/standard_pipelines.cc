@@ -8,6 +8,7 @@
 #include "passes/constant_folding.h"
 #include "passes/dead_code_elimination.h"
 #include "passes/fusion/fusion_pipeline.h"
+#include "passes/outlining/outline_library_calls.h"
 #include "passes/tuple_simplifier.h"
 
 namespace hloc {
@@ -33,7 +34,7 @@ void AddFusion(HloPassPipeline& pipeline, FusionLedger* ledger, bool fallback) {
 }  // namespace
 
 std::vector<std::string> StandardPipelineNames() {
-  return {"default", "simplify", "fusion", "fallback"};
+  return {"default", "simplify", "outline", "fusion", "fallback"};
 }
 
 absl::StatusOr<std::unique_ptr<HloPassPipeline>> MakeStandardPipeline(
@@ -45,9 +46,18 @@ absl::StatusOr<std::unique_ptr<HloPassPipeline>> MakeStandardPipeline(
     AddFusion(*pipeline, ledger, /*fallback=*/false);
   } else if (name == "fallback") {
     AddFusion(*pipeline, ledger, /*fallback=*/true);
+  } else if (name == "outline") {
+    pipeline->AddPass<CallInliner>();
+    pipeline->AddPass<OutlineLibraryCalls>(DefaultLibraryPatterns(), LibraryOutliningOptions{},
+                                           ledger);
   } else if (name == "default") {
     AddSimplification(*pipeline, options);
-    if (options.optimization_level >= 1) AddFusion(*pipeline, ledger, /*fallback=*/false);
+    if (options.optimization_level >= 1) {
+      // Library patterns first: fusion treats the outlined calls as opaque.
+      pipeline->AddPass<OutlineLibraryCalls>(DefaultLibraryPatterns(),
+                                             LibraryOutliningOptions{}, ledger);
+      AddFusion(*pipeline, ledger, /*fallback=*/false);
+    }
     pipeline->AddPass<DeadCodeElimination>();
   } else {
     return absl::InvalidArgumentError(absl::StrCat("unknown pipeline '", name, "' (have: ",

@@ -1,7 +1,7 @@
 // Named pipelines the tools and backends run: "simplify" (core rewrites to a
-// fixed point), "fusion" (fusion passes only), "fallback" (fusion recorded as
-// kCustom fallback fusions), and "default" (simplify, then fusion, then a last
-// clean-up).
+// fixed point), "outline" (library patterns into composite calls), "fusion"
+// (fusion passes only), "fallback" (fusion recorded as kCustom fallback
+// fusions), and "default" (simplify, outline library calls, fuse, clean up).
 #ifndef HLOC_PASSES_STANDARD_PIPELINES_H_
 #define HLOC_PASSES_STANDARD_PIPELINES_H_
 

@@ -64,8 +64,8 @@ Command OptCommand() {
   std::vector<std::pair<std::string, bool>> flags = kPipelineFlags;
   flags.push_back({"timing", true});
   return {"opt", "run a pass pipeline and print the optimized module",
-          "usage: hloc opt FILE [--pipeline=default|simplify|fusion|fallback] [--dump-to=DIR]\n"
-          "                [--disable-pass=NAME[,NAME...]] [--O=0|1|2] [--timing]\n"
+          "usage: hloc opt FILE [--pipeline=default|simplify|outline|fusion|fallback]\n"
+          "                [--dump-to=DIR] [--disable-pass=NAME[,NAME...]] [--O=0|1|2] [--timing]\n"
           "  Runs the pipeline (verifier between passes) and prints the module. --dump-to\n"
           "  writes NNN-PIPELINE-PASS.hlo after every pass that changed the module;\n"
           "  --timing prints per-pass times to stderr.\n",
