@@ -1,0 +1,82 @@
+// Compiles an HloModule for the host: every fusion becomes a JIT-compiled
+// kernel, every other elemental op a one-op kernel, tuples and reshapes
+// become buffer aliases, while/conditional/call become nested thunk
+// sequences, and ops no kernel covers yet run through a fallback function
+// (the interpreter, when the caller provides it) as library-call thunks.
+// Buffer liveness follows the schedule (post order, nested computations
+// inline at their caller) so temporaries share one arena.
+#ifndef HLOC_BACKEND_HOST_HOST_COMPILER_H_
+#define HLOC_BACKEND_HOST_HOST_COMPILER_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "backend/host/kernel_compiler.h"
+#include "backend/llvm/array_leaves.h"
+#include "hlo/literal.h"
+#include "hlo/module.h"
+#include "runtime/executable.h"
+
+namespace hloc {
+namespace host {
+
+// Evaluates a module on literals; used for ops with no host kernel.
+using FallbackEvaluator =
+    std::function<absl::StatusOr<Literal>(const HloModule&, absl::Span<const Literal>)>;
+
+struct HostCompileOptions {
+  KernelCompilerOptions kernel;
+  // Compile with this compiler (sharing its kernel cache) instead of a new one.
+  std::shared_ptr<KernelCompiler> compiler;
+  // Runs ops with no kernel (sort, scatter, custom calls, ...); when unset
+  // such ops are compile errors.
+  FallbackEvaluator fallback;
+};
+
+// What the compiler did, for reports and tests.
+struct HostCompileReport {
+  int64_t kernels = 0;            // Kernel thunks emitted.
+  int64_t fused_kernels = 0;      // Of which compile a fusion.
+  int64_t unfused_fusions = 0;    // Fusions split into their ops (no fused kernel).
+  int64_t library_calls = 0;      // Host routines (sort, top-k).
+  int64_t interpreter_calls = 0;  // Fallback thunks.
+  std::vector<std::string> fallback_ops;  // "scatter (%scatter.3)", ...
+  std::vector<std::string> strategies;    // Per kernel: "%fusion.2: row-reduction".
+  std::string ToString() const;
+};
+
+class HostProgram {
+ public:
+  // Runs the program on one literal per entry parameter.
+  absl::StatusOr<Literal> Execute(absl::Span<const Literal> arguments,
+                                  runtime::ThreadPool* pool,
+                                  const runtime::ExecuteOptions& options = {}) const;
+
+  const runtime::Executable& executable() const { return *executable_; }
+  const HostCompileReport& report() const { return report_; }
+  const HloModule& module() const { return *module_; }
+
+ private:
+  friend class HostCompilation;
+  friend absl::StatusOr<std::unique_ptr<HostProgram>> CompileForHost(
+      const HloModule& module, const HostCompileOptions& options);
+  HostProgram() = default;
+  std::unique_ptr<HloModule> module_;
+  std::shared_ptr<KernelCompiler> compiler_;
+  std::unique_ptr<runtime::Executable> executable_;
+  std::vector<Shape> parameter_shapes_;
+  Shape result_shape_;
+  HostCompileReport report_;
+};
+
+absl::StatusOr<std::unique_ptr<HostProgram>> CompileForHost(const HloModule& module,
+                                                            const HostCompileOptions& options = {});
+
+}  // namespace host
+}  // namespace hloc
+
+#endif  // HLOC_BACKEND_HOST_HOST_COMPILER_H_

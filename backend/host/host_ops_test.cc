@@ -1,0 +1,634 @@
+// Data movement, reductions, contractions, fusions and control flow on the
+// host against the interpreter. Index-only ops must match bit for bit;
+// anything that sums floats matches within the default tolerance (the
+// interpreter sums in double or in blocks, kernels sum in order).
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "backend/host/host_test_util.h"
+#include "gtest/gtest.h"
+#include "hlo/evaluator/random_arguments.h"
+#include "backend/host/host_compiler.h"
+#include "hlo/text_parser.h"
+
+namespace hloc {
+namespace {
+
+using host_testing::ExpectClose;
+using host_testing::ExpectExact;
+using host_testing::ParseLiteralText;
+using host_testing::RunBoth;
+using host_testing::TestOptions;
+
+// Random arguments for every entry parameter of `hlo`.
+std::vector<Literal> RandomArgs(absl::string_view hlo, uint64_t seed = 1) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(hlo);
+  EXPECT_TRUE(module.ok()) << module.status();
+  if (!module.ok()) return {};
+  absl::StatusOr<std::vector<Literal>> args = MakeRandomArguments(**module, seed);
+  EXPECT_TRUE(args.ok()) << args.status();
+  return args.ok() ? *std::move(args) : std::vector<Literal>();
+}
+
+void Exact(absl::string_view hlo) { ExpectExact(hlo, RandomArgs(hlo)); }
+void Close(absl::string_view hlo) { ExpectClose(hlo, RandomArgs(hlo)); }
+
+TEST(HostDataMovementTest, BroadcastReshapeTransposeSlice) {
+  Exact(R"(
+HloModule m
+ENTRY e {
+  p = f32[3,5] parameter(0)
+  b = f32[2,3,4,5] broadcast(p), dimensions={1,3}
+  r = f32[6,20] reshape(b)
+  t = f32[20,6] transpose(r), dimensions={1,0}
+  s = f32[7,3] slice(t), slice={[1:20:3], [0:6:2]}
+  q = f32[3] parameter(1)
+  bq = f32[3,5] broadcast(q), dimensions={0}
+  ROOT out = (f32[7,3], f32[20,6], f32[3,5]) tuple(s, t, bq)
+})");
+  Exact(R"(
+HloModule m
+ENTRY e {
+  p = s32[2,3,4] parameter(0)
+  t = s32[4,2,3] transpose(p), dimensions={2,0,1}
+  ROOT r = s32[8,3] reshape(t)
+})");
+}
+
+TEST(HostDataMovementTest, BitcastChangingElementType) {
+  // Fused (elemental) and unfused (aliasing) bitcasts that reinterpret bits.
+  Exact(R"(
+HloModule m
+bits {
+  x = f32[4,6] parameter(0)
+  b = s32[24] bitcast(x)
+  c1 = s32[] constant(1)
+  one = s32[24] broadcast(c1), dimensions={}
+  ROOT a = s32[24] add(b, one)
+}
+ENTRY e {
+  x = f32[4,6] parameter(0)
+  f = s32[24] fusion(x), kind=kLoop, calls=bits
+  u = u32[6,4] bitcast(x)
+  ROOT t = (s32[24], u32[6,4]) tuple(f, u)
+})");
+}
+
+TEST(HostDataMovementTest, PadConcatenateReverseIota) {
+  Exact(R"(
+HloModule m
+ENTRY e {
+  p = f32[4,5] parameter(0)
+  v = f32[] constant(-7)
+  a = f32[10,6] pad(p, v), padding=2_1_1x-1_2
+  b = f32[4,2] parameter(1)
+  c = f32[4,3] parameter(2)
+  cat = f32[4,10] concatenate(p, b, c), dimensions={1}
+  rev = f32[4,10] reverse(cat), dimensions={0,1}
+  i = s32[4,10] iota(), iota_dimension=1
+  f = bf16[4,10] iota(), iota_dimension=0
+  ROOT out = (f32[10,6], f32[4,10], s32[4,10], bf16[4,10]) tuple(a, rev, i, f)
+})");
+}
+
+TEST(HostDataMovementTest, DynamicSliceClampsStarts) {
+  const char* hlo = R"(
+HloModule m
+ENTRY e {
+  x = f32[8,6] parameter(0)
+  i = s32[] parameter(1)
+  j = u32[] parameter(2)
+  u = f32[3,4] parameter(3)
+  s = f32[3,4] dynamic-slice(x, i, j), dynamic_slice_sizes={3,4}
+  d = f32[8,6] dynamic-update-slice(x, u, j, i)
+  ROOT out = (f32[3,4], f32[8,6]) tuple(s, d)
+})";
+  for (const char* starts : {"0 0", "-3 2", "7 1", "2 4000000000", "100 3"}) {
+    SCOPED_TRACE(starts);
+    std::vector<Literal> args = RandomArgs(hlo);
+    int i, j;
+    std::sscanf(starts, "%d", &i);
+    unsigned long long jj = std::strtoull(std::strchr(starts, ' ') + 1, nullptr, 10);
+    j = static_cast<int>(jj);
+    args[1] = Literal::Scalar(xla::S32, i);
+    args[2] = Literal(Shape::Scalar(xla::U32));
+    args[2].SetFromUint64(0, jj);
+    (void)j;
+    ExpectExact(hlo, args);
+  }
+}
+
+TEST(HostDataMovementTest, Gather) {
+  // Embedding lookup (rows of a table) with out-of-range ids clamped.
+  const char* hlo = R"(
+HloModule m
+ENTRY e {
+  table = f32[10,4] parameter(0)
+  ids = s32[6] parameter(1)
+  ROOT g = f32[6,4] gather(table, ids), offset_dims={1}, collapsed_slice_dims={0},
+      start_index_map={0}, index_vector_dim=1, slice_sizes={1,4}
+})";
+  std::vector<Literal> args = RandomArgs(hlo);
+  args[1] = ParseLiteralText("s32[6] {0, 9, 3, -2, 12, 5}");
+  ExpectExact(hlo, args);
+  Exact(R"(
+HloModule m
+ENTRY e {
+  x = f32[5,6,7] parameter(0)
+  idx = s32[2,3,2] parameter(1)
+  ROOT g = f32[2,3,2,7] gather(x, idx), offset_dims={2,3}, collapsed_slice_dims={1},
+      start_index_map={0,1}, index_vector_dim=2, slice_sizes={2,1,7}
+})");
+}
+
+TEST(HostReductionTest, RowColumnAndFullReductions) {
+  Close(R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+ENTRY e {
+  x = f32[16,130] parameter(0)
+  zero = f32[] constant(0)
+  ninf = f32[] constant(-inf)
+  row = f32[16] reduce(x, zero), dimensions={1}, to_apply=add
+  col = f32[130] reduce(x, zero), dimensions={0}, to_apply=add
+  all = f32[] reduce(x, ninf), dimensions={0,1}, to_apply=max
+  y = f32[4,6,10] parameter(1)
+  mid = f32[6] reduce(y, zero), dimensions={0,2}, to_apply=add
+  ROOT out = (f32[16], f32[130], f32[], f32[6]) tuple(row, col, all, mid)
+})");
+  Exact(R"(
+HloModule m
+add {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT s = s32[] add(a, b)
+}
+ENTRY e {
+  x = s32[7,9,11] parameter(0)
+  zero = s32[] constant(0)
+  ROOT r = s32[9] reduce(x, zero), dimensions={0,2}, to_apply=add
+})");
+}
+
+TEST(HostReductionTest, FloatSumsMatchTheInterpreterExactly) {
+  // Sums accumulate in double in row-major order of the reduced indices and
+  // round once, like the interpreter, in elemental, row and column kernels.
+  for (const char* type : {"f32", "bf16", "f16", "f64"}) {
+    SCOPED_TRACE(type);
+    const std::string text = absl::StrReplaceAll(R"(
+HloModule m
+add {
+  a = $T[] parameter(0)
+  b = $T[] parameter(1)
+  ROOT s = $T[] add(a, b)
+}
+rows {
+  x = $T[9,300] parameter(0)
+  zero = $T[] constant(0)
+  ROOT s = $T[9] reduce(x, zero), dimensions={1}, to_apply=add
+}
+elemental {
+  x = $T[9,300] parameter(0)
+  zero = $T[] constant(0.5)
+  s = $T[9] reduce(x, zero), dimensions={1}, to_apply=add
+  ROOT b = $T[9,4] broadcast(s), dimensions={0}
+}
+ENTRY e {
+  x = $T[9,300] parameter(0)
+  zero = $T[] constant(0)
+  r = $T[9] fusion(x), kind=kInput, calls=rows
+  c = $T[300] reduce(x, zero), dimensions={0}, to_apply=add
+  b = $T[9,4] fusion(x), kind=kLoop, calls=elemental
+  ROOT t = ($T[9], $T[300], $T[9,4]) tuple(r, c, b)
+})", {{"$T", type}});
+    ExpectExact(text, RandomArgs(text));
+  }
+}
+
+TEST(HostReductionTest, VariadicArgmax) {
+  Exact(R"(
+HloModule m
+argmax {
+  av = f32[] parameter(0)
+  ai = s32[] parameter(1)
+  bv = f32[] parameter(2)
+  bi = s32[] parameter(3)
+  gt = pred[] compare(av, bv), direction=GT
+  eq = pred[] compare(av, bv), direction=EQ
+  lt = pred[] compare(ai, bi), direction=LT
+  tie = pred[] and(eq, lt)
+  keep = pred[] or(gt, tie)
+  v = f32[] select(keep, av, bv)
+  i = s32[] select(keep, ai, bi)
+  ROOT t = (f32[], s32[]) tuple(v, i)
+}
+ENTRY e {
+  x = f32[6,33] parameter(0)
+  iota = s32[6,33] iota(), iota_dimension=1
+  ninf = f32[] constant(-inf)
+  zero = s32[] constant(0)
+  r = (f32[6], s32[6]) reduce(x, iota, ninf, zero), dimensions={1}, to_apply=argmax
+  ROOT i = s32[6] get-tuple-element(r), index=1
+})");
+}
+
+TEST(HostReductionTest, FusedMultiOutputReductionsWithEpilogues) {
+  Close(R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+argmax {
+  av = f32[] parameter(0)
+  ai = s32[] parameter(1)
+  bv = f32[] parameter(2)
+  bi = s32[] parameter(3)
+  gt = pred[] compare(av, bv), direction=GT
+  eq = pred[] compare(av, bv), direction=EQ
+  lt = pred[] compare(ai, bi), direction=LT
+  tie = pred[] and(eq, lt)
+  keep = pred[] or(gt, tie)
+  v = f32[] select(keep, av, bv)
+  i = s32[] select(keep, ai, bi)
+  ROOT t = (f32[], s32[]) tuple(v, i)
+}
+moments {
+  x = f32[6,70] parameter(0)
+  zero = f32[] constant(0)
+  s = f32[6] reduce(x, zero), dimensions={1}, to_apply=add
+  sq = f32[6,70] multiply(x, x)
+  ss = f32[6] reduce(sq, zero), dimensions={1}, to_apply=add
+  c70 = f32[] constant(70)
+  n = f32[6] broadcast(c70), dimensions={}
+  mean = f32[6] divide(s, n)
+  ex2 = f32[6] divide(ss, n)
+  mean2 = f32[6] multiply(mean, mean)
+  var = f32[6] subtract(ex2, mean2)
+  ROOT t = (f32[6], f32[6]) tuple(mean, var)
+}
+columns {
+  x = f32[3,50,37] parameter(0)
+  zero = f32[] constant(0)
+  ninf = f32[] constant(-inf)
+  s = f32[3,37] reduce(x, zero), dimensions={1}, to_apply=add
+  m = f32[3,37] reduce(x, ninf), dimensions={1}, to_apply=max
+  c2 = f32[] constant(2)
+  two = f32[3,37] broadcast(c2), dimensions={}
+  s2 = f32[3,37] multiply(s, two)
+  e = f32[3,37] subtract(s2, m)
+  ROOT t = (f32[3,37], f32[3,37]) tuple(s, e)
+}
+column_argmax {
+  x = f32[40,45] parameter(0)
+  i = s32[40,45] iota(), iota_dimension=0
+  ninf = f32[] constant(-inf)
+  zero = s32[] constant(0)
+  r = (f32[45], s32[45]) reduce(x, i, ninf, zero), dimensions={0}, to_apply=argmax
+  ROOT idx = s32[45] get-tuple-element(r), index=1
+}
+blocks {
+  x = f32[4,9,5,6] parameter(0)
+  zero = f32[] constant(0)
+  ROOT s = f32[9,5,6] reduce(x, zero), dimensions={0}, to_apply=add
+}
+ENTRY e {
+  a = f32[6,70] parameter(0)
+  b = f32[3,50,37] parameter(1)
+  c = f32[40,45] parameter(2)
+  d = f32[4,9,5,6] parameter(3)
+  row = (f32[6], f32[6]) fusion(a), kind=kInput, calls=moments
+  col = (f32[3,37], f32[3,37]) fusion(b), kind=kInput, calls=columns
+  arg = s32[45] fusion(c), kind=kInput, calls=column_argmax
+  blk = f32[9,5,6] fusion(d), kind=kInput, calls=blocks
+  ROOT out = ((f32[6], f32[6]), (f32[3,37], f32[3,37]), s32[45], f32[9,5,6]) tuple(row, col, arg, blk)
+})");
+}
+
+TEST(HostReductionTest, ReduceWindow) {
+  Close(R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+ENTRY e {
+  x = f32[12,8] parameter(0)
+  zero = f32[] constant(0)
+  ninf = f32[] constant(-inf)
+  cumsum = f32[12,8] reduce-window(x, zero), window={size=12x1 pad=11_0x0_0}, to_apply=add
+  pool = f32[6,4] reduce-window(x, ninf), window={size=3x3 stride=2x2 pad=1_1x1_1}, to_apply=max
+  dil = f32[12,8] reduce-window(x, zero), window={size=2x2 pad=1_1x1_0 lhs_dilate=1x1 rhs_dilate=2x1}, to_apply=add
+  ROOT out = (f32[12,8], f32[6,4], f32[12,8]) tuple(cumsum, pool, dil)
+})");
+}
+
+TEST(HostContractionTest, Dots) {
+  Close(R"(
+HloModule m
+ENTRY e {
+  a = f32[8,32] parameter(0)
+  b = f32[32,16] parameter(1)
+  mm = f32[8,16] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  x = f32[3,4,5] parameter(2)
+  y = f32[3,6,5] parameter(3)
+  bmm = f32[3,4,6] dot(x, y), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={2}
+  v = f32[32] parameter(4)
+  vv = f32[] dot(v, v), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  ROOT out = (f32[8,16], f32[3,4,6], f32[]) tuple(mm, bmm, vv)
+})");
+  Exact(R"(
+HloModule m
+ENTRY e {
+  a = s32[4,7] parameter(0)
+  b = s32[7,3] parameter(1)
+  ROOT d = s32[4,3] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})");
+  ExpectClose(R"(
+HloModule m
+ENTRY e {
+  a = bf16[8,32] parameter(0)
+  b = bf16[32,16] parameter(1)
+  ROOT d = f32[8,16] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})", RandomArgs(R"(
+HloModule m
+ENTRY e {
+  a = bf16[8,32] parameter(0)
+  b = bf16[32,16] parameter(1)
+  ROOT d = f32[8,16] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})"), Tolerance{1e-3, 1e-3});
+}
+
+TEST(HostContractionTest, Convolutions) {
+  Close(R"(
+HloModule m
+ENTRY e {
+  x = f32[2,9,9,3] parameter(0)
+  w = f32[3,3,3,4] parameter(1)
+  ROOT c = f32[2,5,5,4] convolution(x, w), window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+})");
+  Close(R"(
+HloModule m
+ENTRY e {
+  x = f32[1,6,10,10] parameter(0)
+  w = f32[6,1,3,3] parameter(1)
+  ROOT c = f32[1,6,10,10] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01, feature_group_count=6
+})");
+  Close(R"(
+HloModule m
+ENTRY e {
+  x = f32[2,7,3] parameter(0)
+  w = f32[2,3,5] parameter(1)
+  ROOT c = f32[2,15,5] convolution(x, w), window={size=2 pad=1_2 lhs_dilate=2 rhs_dilate=1}, dim_labels=b0f_0io->b0f
+})");
+}
+
+TEST(HostFusionTest, LoopAndInputFusions) {
+  Close(R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+softmax_exp {
+  x = f32[8,128] parameter(0)
+  m = f32[8] parameter(1)
+  b = f32[8,128] broadcast(m), dimensions={0}
+  d = f32[8,128] subtract(x, b)
+  ROOT e = f32[8,128] exponential(d)
+}
+row_sum {
+  x = f32[8,128] parameter(0)
+  zero = f32[] constant(0)
+  s = f32[8] reduce(x, zero), dimensions={1}, to_apply=add
+  n = f32[] constant(128)
+  nb = f32[8] broadcast(n), dimensions={}
+  ROOT mean = f32[8] divide(s, nb)
+}
+multi {
+  x = f32[8,128] parameter(0)
+  zero = f32[] constant(0)
+  s = f32[8] reduce(x, zero), dimensions={1}, to_apply=add
+  sq = f32[8,128] multiply(x, x)
+  ss = f32[8] reduce(sq, zero), dimensions={1}, to_apply=add
+  neg = f32[8,128] negate(x)
+  ROOT t = (f32[8], f32[8], f32[8,128]) tuple(s, ss, neg)
+}
+ENTRY e {
+  x = f32[8,128] parameter(0)
+  m = f32[8] parameter(1)
+  e = f32[8,128] fusion(x, m), kind=kLoop, calls=softmax_exp
+  mean = f32[8] fusion(e), kind=kInput, calls=row_sum
+  t = (f32[8], f32[8], f32[8,128]) fusion(e), kind=kInput, calls=multi
+  ROOT out = (f32[8,128], f32[8], (f32[8], f32[8], f32[8,128])) tuple(e, mean, t)
+})");
+}
+
+TEST(HostControlFlowTest, WhileConditionalCall) {
+  // A loop whose body swaps two state elements (the state copies must not
+  // clobber each other) and counts iterations.
+  Exact(R"(
+HloModule m
+cond {
+  s = (s32[], f32[4], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(7)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[4], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  a = f32[4] get-tuple-element(s), index=1
+  b = f32[4] get-tuple-element(s), index=2
+  one = s32[] constant(1)
+  i2 = s32[] add(i, one)
+  ab = f32[4] add(a, b)
+  ROOT t = (s32[], f32[4], f32[4]) tuple(i2, b, ab)
+}
+ENTRY e {
+  a = f32[4] parameter(0)
+  b = f32[4] parameter(1)
+  zero = s32[] constant(0)
+  init = (s32[], f32[4], f32[4]) tuple(zero, a, b)
+  ROOT w = (s32[], f32[4], f32[4]) while(init), condition=cond, body=body
+})");
+  const char* conditional = R"(
+HloModule m
+double {
+  x = f32[5] parameter(0)
+  ROOT d = f32[5] add(x, x)
+}
+negate {
+  x = f32[5] parameter(0)
+  ROOT n = f32[5] negate(x)
+}
+identity {
+  x = f32[5] parameter(0)
+  ROOT c = f32[5] copy(x)
+}
+callee {
+  x = f32[5] parameter(0)
+  y = f32[5] parameter(1)
+  ROOT m = f32[5] multiply(x, y)
+}
+ENTRY e {
+  i = s32[] parameter(0)
+  x = f32[5] parameter(1)
+  c = f32[5] conditional(i, x, x, x), branch_computations={double, negate, identity}
+  p = pred[] parameter(2)
+  d = f32[5] conditional(p, x, c), true_computation=negate, false_computation=double
+  ROOT r = f32[5] call(c, d), to_apply=callee
+})";
+  for (int branch : {0, 1, 2, 5, -1}) {
+    for (bool pred : {false, true}) {
+      std::vector<Literal> args = RandomArgs(conditional);
+      args[0] = Literal::Scalar(xla::S32, branch);
+      args[2] = Literal::Scalar(xla::PRED, pred ? 1 : 0);
+      SCOPED_TRACE(absl::StrCat("branch ", branch, " pred ", pred));
+      ExpectExact(conditional, args);
+    }
+  }
+}
+
+TEST(HostLibraryCallTest, SortAndTopK) {
+  // Two operands sorted together by a comparator on both (descending key,
+  // then ascending payload), NaNs included; and top-k of the same rows.
+  const char* hlo = R"(
+HloModule m
+cmp {
+  ka = f32[] parameter(0)
+  kb = f32[] parameter(1)
+  va = s32[] parameter(2)
+  vb = s32[] parameter(3)
+  gt = pred[] compare(ka, kb), direction=GT, type=TOTALORDER
+  eq = pred[] compare(ka, kb), direction=EQ
+  lt = pred[] compare(va, vb), direction=LT
+  tie = pred[] and(eq, lt)
+  ROOT r = pred[] or(gt, tie)
+}
+less {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT lt = pred[] compare(a, b), direction=LT
+}
+ENTRY e {
+  k = f32[3,12] parameter(0)
+  v = s32[3,12] parameter(1)
+  s = (f32[3,12], s32[3,12]) sort(k, v), dimensions={1}, to_apply=cmp
+  c = f32[3,12] sort(k), dimensions={0}, is_stable=true, to_apply=less
+  t = (f32[3,4], s32[3,4]) topk(k), k=4, largest=true
+  u = (f32[3,4], s32[3,4]) topk(k), k=4, largest=false
+  ROOT out = ((f32[3,12], s32[3,12]), f32[3,12], (f32[3,4], s32[3,4]), (f32[3,4], s32[3,4])) tuple(s, c, t, u)
+})";
+  std::vector<Literal> args = RandomArgs(hlo);
+  args[0] = ParseLiteralText(
+      "f32[3,12] {{1, 2, 2, nan, -0, 0, -1, 5, 5, 5, -inf, inf}, {3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8},"
+      " {0, 0, 0, 0, -nan, 1, 1, 1, 2, 2, 2, -2}}");
+  ExpectExact(hlo, args);
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(hlo);
+  ASSERT_TRUE(module.ok());
+  host::HostCompileOptions options;
+  options.compiler = host_testing::SharedCompiler();
+  absl::StatusOr<std::unique_ptr<host::HostProgram>> program = host::CompileForHost(**module, options);
+  ASSERT_TRUE(program.ok()) << program.status();
+  EXPECT_EQ((*program)->report().library_calls, 4);
+  EXPECT_EQ((*program)->report().interpreter_calls, 0);
+}
+
+TEST(HostLibraryCallTest, Scatter) {
+  // Repeated and out-of-range row ids (skipped), and a two-operand scatter
+  // whose combiner keeps the larger value with its index.
+  const char* hlo = R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+keep_max {
+  av = f32[] parameter(0)
+  ai = s32[] parameter(1)
+  bv = f32[] parameter(2)
+  bi = s32[] parameter(3)
+  gt = pred[] compare(bv, av), direction=GT
+  v = f32[] select(gt, bv, av)
+  i = s32[] select(gt, bi, ai)
+  ROOT t = (f32[], s32[]) tuple(v, i)
+}
+ENTRY e {
+  t = f32[8,3] parameter(0)
+  i = s32[5] parameter(1)
+  u = f32[5,3] parameter(2)
+  e = f32[5,3] exponential(u)
+  s = f32[8,3] scatter(t, i, e), update_window_dims={1}, inserted_window_dims={0},
+      scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+  ti = s32[8,3] parameter(3)
+  ui = s32[5,3] parameter(4)
+  m = (f32[8,3], s32[8,3]) scatter(t, ti, i, u, ui), update_window_dims={1},
+      inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1,
+      to_apply=keep_max
+  ROOT out = (f32[8,3], (f32[8,3], s32[8,3])) tuple(s, m)
+})";
+  std::vector<Literal> args = RandomArgs(hlo);
+  args[1] = ParseLiteralText("s32[5] {2, 7, 2, -1, 8}");
+  ExpectExact(hlo, args);
+}
+
+TEST(HostFallbackTest, BatchNormRunsThroughTheInterpreterOnlyWhenAllowed) {
+  const char* hlo = R"(
+HloModule m
+ENTRY e {
+  x = f32[4,3,2] parameter(0)
+  scale = f32[3] parameter(1)
+  offset = f32[3] parameter(2)
+  e = f32[4,3,2] exponential(x)
+  bn = (f32[4,3,2], f32[3], f32[3]) batch-norm-training(e, scale, offset), epsilon=0.001, feature_index=1
+  y = f32[4,3,2] get-tuple-element(bn), index=0
+  ROOT n = f32[4,3,2] negate(y)
+})";
+  host_testing::Outcome strict = RunBoth(hlo, RandomArgs(hlo), TestOptions(false));
+  EXPECT_EQ(strict.status.code(), absl::StatusCode::kUnimplemented) << strict.status;
+  ExpectExact(hlo, RandomArgs(hlo), TestOptions(true));
+}
+
+TEST(HostErrorsTest, BadArguments) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(R"(
+HloModule m
+ENTRY e {
+  x = f32[4] parameter(0)
+  ROOT n = f32[4] negate(x)
+})");
+  ASSERT_TRUE(module.ok());
+  EXPECT_FALSE(RunOnHost(**module, {}, TestOptions()).ok());
+  std::vector<Literal> wrong;
+  wrong.push_back(ParseLiteralText("f32[3] {1, 2, 3}"));
+  absl::StatusOr<Literal> result = RunOnHost(**module, wrong, TestOptions());
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument) << result.status();
+}
+
+}  // namespace
+}  // namespace hloc

@@ -1,0 +1,129 @@
+// Every JAX zoo model (tests/jax/zoo/*.snapshot.pb) on the host: the result
+// must match XLA:CPU's recorded result and the interpreter's. Ops with no
+// host kernel run through the interpreter; each model's report (kernels,
+// fallbacks, arena size) goes to the test log.
+#include <dirent.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "backend/host/host_compiler.h"
+#include "backend/host/host_test_util.h"
+#include "gtest/gtest.h"
+#include "hlo/evaluator/compare.h"
+#include "hlo/evaluator/evaluator.h"
+#include "hlo/loader.h"
+#include "runtime/thread_pool.h"
+
+namespace hloc {
+namespace {
+
+std::string ZooDir() {
+  const char* srcdir = std::getenv("TEST_SRCDIR");
+  const char* workspace = std::getenv("TEST_WORKSPACE");
+  if (srcdir != nullptr && workspace != nullptr) {
+    return absl::StrCat(srcdir, "/", workspace, "/tests/jax/zoo");
+  }
+  return "tests/jax/zoo";
+}
+
+std::vector<std::string> ZooModels() {
+  std::vector<std::string> names;
+  DIR* dir = opendir(ZooDir().c_str());
+  if (dir == nullptr) return names;
+  while (dirent* entry = readdir(dir)) {
+    std::string file = entry->d_name;
+    const std::string suffix = ".snapshot.pb";
+    if (absl::EndsWith(file, suffix)) names.push_back(file.substr(0, file.size() - suffix.size()));
+  }
+  closedir(dir);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// XLA's results differ from ours by summation order and by its fast
+// approximations of transcendental functions.
+Tolerance XlaTolerance(PrimitiveType type) {
+  if (type == xla::BF16) return Tolerance{2e-2, 2e-2};
+  return Tolerance{1e-4, 1e-5};
+}
+
+PrimitiveType FirstLeafType(const Shape& shape) {
+  if (shape.IsTuple()) {
+    for (const Shape& e : shape.tuple_shapes()) {
+      PrimitiveType t = FirstLeafType(e);
+      if (t != xla::PRIMITIVE_TYPE_INVALID) return t;
+    }
+    return xla::PRIMITIVE_TYPE_INVALID;
+  }
+  return shape.element_type();
+}
+
+class HostZooTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(HostZooTest, MatchesXlaAndInterpreter) {
+  const std::string path = absl::StrCat(ZooDir(), "/", GetParam(), ".snapshot.pb");
+  absl::StatusOr<LoadedSnapshot> snapshot = LoadSnapshotFromFile(path);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status();
+  ASSERT_TRUE(snapshot->result.has_value()) << "no recorded result in " << path;
+
+  host::HostCompileOptions options;
+  options.compiler = host_testing::SharedCompiler();
+  options.fallback = InterpreterFallback();
+  absl::StatusOr<std::unique_ptr<host::HostProgram>> program =
+      host::CompileForHost(*snapshot->module, options);
+  ASSERT_TRUE(program.ok()) << program.status();
+  runtime::ThreadPool pool(2);
+  absl::StatusOr<Literal> actual = (*program)->Execute(snapshot->arguments, &pool);
+  ASSERT_TRUE(actual.ok()) << actual.status();
+  std::cout << GetParam() << ": " << (*program)->report().ToString()
+            << (*program)->executable().MemoryReport().substr(
+                   0, (*program)->executable().MemoryReport().find('\n') + 1);
+
+  const Tolerance xla = XlaTolerance(FirstLeafType(snapshot->result->shape()));
+  ComparisonReport vs_xla = CompareLiterals(*snapshot->result, *actual, xla);
+  EXPECT_TRUE(vs_xla.ok) << "vs XLA: " << vs_xla.ToString();
+
+  absl::StatusOr<Literal> interpreted = Evaluate(*snapshot->module, snapshot->arguments);
+  ASSERT_TRUE(interpreted.ok()) << interpreted.status();
+  ComparisonReport vs_interpreter = CompareLiterals(*interpreted, *actual, xla);
+  EXPECT_TRUE(vs_interpreter.ok) << "vs interpreter: " << vs_interpreter.ToString();
+}
+
+// XLA:CPU's optimized module (its fusion decisions) compiled by the host
+// backend: fusion kernels on real fusions, checked against XLA's result.
+TEST_P(HostZooTest, OptimizedModuleMatchesXla) {
+  const std::string path = absl::StrCat(ZooDir(), "/", GetParam(), ".snapshot.pb");
+  absl::StatusOr<LoadedSnapshot> snapshot = LoadSnapshotFromFile(path);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status();
+  absl::StatusOr<std::unique_ptr<HloModule>> optimized =
+      LoadModuleFromFile(absl::StrCat(ZooDir(), "/", GetParam(), ".after.txt"));
+  ASSERT_TRUE(optimized.ok()) << optimized.status();
+  host::HostCompileOptions options;
+  options.compiler = host_testing::SharedCompiler();
+  options.fallback = InterpreterFallback();
+  absl::StatusOr<std::unique_ptr<host::HostProgram>> program =
+      host::CompileForHost(**optimized, options);
+  ASSERT_TRUE(program.ok()) << program.status();
+  runtime::ThreadPool pool(2);
+  absl::StatusOr<Literal> actual = (*program)->Execute(snapshot->arguments, &pool);
+  ASSERT_TRUE(actual.ok()) << actual.status();
+  std::cout << GetParam() << " (optimized): " << (*program)->report().ToString();
+  const Tolerance xla = XlaTolerance(FirstLeafType(snapshot->result->shape()));
+  ComparisonReport vs_xla = CompareLiterals(*snapshot->result, *actual, xla);
+  EXPECT_TRUE(vs_xla.ok) << "vs XLA: " << vs_xla.ToString();
+}
+
+INSTANTIATE_TEST_SUITE_P(Zoo, HostZooTest, ::testing::ValuesIn(ZooModels()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
+
+TEST(HostZooListTest, FindsModels) { EXPECT_GE(ZooModels().size(), 16u) << ZooDir(); }
+
+}  // namespace
+}  // namespace hloc

@@ -1,0 +1,73 @@
+// Compiles fused computations into host kernels: LLVM IR from the kernel
+// emitters, the O3 pipeline for the host CPU, and ORC's LLJIT. Kernels are
+// cached by the printed text of their computation (instruction names
+// canonicalized), so identical fusions compile once per compiler.
+//
+// This header is LLVM-free: the host compiler and tests include it without
+// paying for LLVM's headers.
+#ifndef HLOC_BACKEND_HOST_KERNEL_COMPILER_H_
+#define HLOC_BACKEND_HOST_KERNEL_COMPILER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "hlo/computation.h"
+#include "runtime/thunk.h"
+
+namespace hloc {
+namespace host {
+
+struct KernelCompilerOptions {
+  // 0..3: LLVM's optimization pipeline level (O0 skips it).
+  int optimization_level = 3;
+  // Reuse kernels of computations that print the same.
+  bool cache = true;
+};
+
+struct CompiledKernel {
+  runtime::KernelFunction function = nullptr;
+  int64_t work_items = 0;
+  int64_t cost_per_item = 1;  // Rough operations per work item.
+  int64_t num_buffers = 0;    // Parameter leaves, then root leaves.
+  std::string strategy;       // "loop", "row-reduction", ...
+};
+
+struct KernelCompilerStats {
+  int64_t kernels_compiled = 0;
+  int64_t cache_hits = 0;
+  double compile_seconds = 0;
+};
+
+class KernelCompiler {
+ public:
+  static absl::StatusOr<std::shared_ptr<KernelCompiler>> Create(
+      const KernelCompilerOptions& options = {});
+  virtual ~KernelCompiler() = default;
+
+  // A kernel computing `computation` (a fused computation, or a wrapper
+  // holding one op and its parameters). The kernel stays valid as long as
+  // the compiler lives.
+  virtual absl::StatusOr<CompiledKernel> Compile(const HloComputation& computation) = 0;
+
+  // The kernel's LLVM IR as text, before or after the optimization pipeline.
+  virtual absl::StatusOr<std::string> EmitIr(const HloComputation& computation,
+                                             bool optimized) = 0;
+
+  virtual KernelCompilerStats stats() const = 0;
+};
+
+// The cache key of a computation: its printed text (no metadata) with
+// instruction and computation names replaced by positional ones, followed by
+// the text of every computation it calls. Empty when the printer produced
+// nothing (then nothing is cached).
+std::string KernelFingerprint(const HloComputation& computation);
+
+// Rough count of operations to compute all outputs of `computation`.
+double EstimateCost(const HloComputation& computation);
+
+}  // namespace host
+}  // namespace hloc
+
+#endif  // HLOC_BACKEND_HOST_KERNEL_COMPILER_H_

@@ -1,0 +1,192 @@
+// Tests of the kernel compiler itself: which strategy each kind of
+// computation gets, that the O3 pipeline vectorizes the inner loops
+// (FileCheck on the optimized IR), and the kernel cache.
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "backend/host/host_compiler.h"
+#include "backend/host/kernel_compiler.h"
+#include "gtest/gtest.h"
+#include "hlo/text_parser.h"
+
+namespace hloc {
+namespace {
+
+std::unique_ptr<HloModule> Parse(absl::string_view text) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text);
+  EXPECT_TRUE(module.ok()) << module.status();
+  return module.ok() ? *std::move(module) : nullptr;
+}
+
+std::shared_ptr<host::KernelCompiler> NewCompiler() {
+  absl::StatusOr<std::shared_ptr<host::KernelCompiler>> compiler = host::KernelCompiler::Create();
+  EXPECT_TRUE(compiler.ok()) << compiler.status();
+  return compiler.ok() ? *compiler : nullptr;
+}
+
+// Runs LLVM's FileCheck with `checks` over `input`.
+::testing::AssertionResult FileCheck(const std::string& input, const std::string& checks) {
+  const char* srcdir = std::getenv("TEST_SRCDIR");
+  const char* tmpdir = std::getenv("TEST_TMPDIR");
+  if (srcdir == nullptr || tmpdir == nullptr) {
+    return ::testing::AssertionFailure() << "TEST_SRCDIR/TEST_TMPDIR unset";
+  }
+  const std::string input_path = absl::StrCat(tmpdir, "/input.ll");
+  const std::string check_path = absl::StrCat(tmpdir, "/checks.txt");
+  std::ofstream(input_path) << input;
+  std::ofstream(check_path) << checks;
+  const std::string command = absl::StrCat(srcdir, "/llvm/bin/FileCheck ", check_path,
+                                           " --input-file ", input_path, " 2>&1");
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return ::testing::AssertionFailure() << "cannot run " << command;
+  std::string output;
+  char buffer[4096];
+  while (size_t n = fread(buffer, 1, sizeof(buffer), pipe)) output.append(buffer, n);
+  const int status = pclose(pipe);
+  if (status != 0) return ::testing::AssertionFailure() << output << "\n" << input;
+  return ::testing::AssertionSuccess();
+}
+
+constexpr char kKernels[] = R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+elementwise {
+  x = f32[64,256] parameter(0)
+  y = f32[256] parameter(1)
+  b = f32[64,256] broadcast(y), dimensions={1}
+  m = f32[64,256] multiply(x, b)
+  ROOT r = f32[64,256] add(m, x)
+}
+elementwise_renamed {
+  p = f32[64,256] parameter(0)
+  q = f32[256] parameter(1)
+  bb = f32[64,256] broadcast(q), dimensions={1}
+  mm = f32[64,256] multiply(p, bb)
+  ROOT rr = f32[64,256] add(mm, p)
+}
+rows {
+  x = f32[64,256] parameter(0)
+  zero = f32[] constant(0)
+  ROOT s = f32[64] reduce(x, zero), dimensions={1}, to_apply=add
+}
+columns {
+  x = f32[64,256] parameter(0)
+  zero = f32[] constant(0)
+  ROOT s = f32[256] reduce(x, zero), dimensions={0}, to_apply=add
+}
+ENTRY e {
+  x = f32[64,256] parameter(0)
+  y = f32[256] parameter(1)
+  f1 = f32[64,256] fusion(x, y), kind=kLoop, calls=elementwise
+  f2 = f32[64,256] fusion(f1, y), kind=kLoop, calls=elementwise_renamed
+  row_sums = f32[64] fusion(f2), kind=kInput, calls=rows
+  column_sums = f32[256] fusion(f2), kind=kInput, calls=columns
+  ROOT t = (f32[64], f32[256]) tuple(row_sums, column_sums)
+})";
+
+TEST(KernelCompilerTest, StrategiesAndCache) {
+  std::unique_ptr<HloModule> module = Parse(kKernels);
+  ASSERT_NE(module, nullptr);
+  host::HostCompileOptions options;
+  options.compiler = NewCompiler();
+  ASSERT_NE(options.compiler, nullptr);
+  absl::StatusOr<std::unique_ptr<host::HostProgram>> program = host::CompileForHost(*module, options);
+  ASSERT_TRUE(program.ok()) << program.status();
+  const host::HostCompileReport& report = (*program)->report();
+  EXPECT_EQ(report.fused_kernels, 4);
+  EXPECT_EQ(report.library_calls, 0);
+  ASSERT_EQ(report.strategies.size(), 4u);
+  EXPECT_EQ(report.strategies[0], "%f1: loop");
+  EXPECT_EQ(report.strategies[2], "%row_sums: row-reduction");
+  EXPECT_EQ(report.strategies[3], "%column_sums: column-reduction");
+  // f1 and f2 differ only in names: one kernel serves both.
+  host::KernelCompilerStats stats = options.compiler->stats();
+  EXPECT_EQ(stats.kernels_compiled, 3);
+  EXPECT_EQ(stats.cache_hits, 1);
+  // Compiling the module again compiles nothing new.
+  ASSERT_TRUE(host::CompileForHost(*module, options).ok());
+  EXPECT_EQ(options.compiler->stats().kernels_compiled, 3);
+  EXPECT_EQ(options.compiler->stats().cache_hits, 5);
+  // The memory report names every temporary.
+  EXPECT_NE((*program)->executable().MemoryReport().find("%f1"), std::string::npos);
+}
+
+TEST(KernelCompilerTest, InnerLoopsVectorize) {
+  std::unique_ptr<HloModule> module = Parse(kKernels);
+  ASSERT_NE(module, nullptr);
+  std::shared_ptr<host::KernelCompiler> compiler = NewCompiler();
+  ASSERT_NE(compiler, nullptr);
+  const HloComputation* elementwise = module->FindComputation("elementwise");
+  const HloComputation* columns = module->FindComputation("columns");
+  ASSERT_NE(elementwise, nullptr);
+  ASSERT_NE(columns, nullptr);
+
+  absl::StatusOr<std::string> raw = compiler->EmitIr(*elementwise, /*optimized=*/false);
+  ASSERT_TRUE(raw.ok()) << raw.status();
+  EXPECT_TRUE(FileCheck(*raw, R"(
+CHECK: define void @kernel(ptr %0, i64 %1, i64 %2)
+CHECK: define internal void @kernel.body(ptr noalias nocapture readonly %0, ptr noalias nocapture readonly %1, ptr noalias nocapture writeonly %2, i64 %3, i64 %4)
+CHECK: row.header:
+CHECK: col.body:
+CHECK: fmul float
+CHECK: fadd float
+CHECK: store float
+)"));
+  absl::StatusOr<std::string> optimized = compiler->EmitIr(*elementwise, /*optimized=*/true);
+  ASSERT_TRUE(optimized.ok()) << optimized.status();
+  EXPECT_TRUE(FileCheck(*optimized, R"(
+CHECK: define void @kernel(
+CHECK: fmul <{{[0-9]+}} x float>
+CHECK: fadd <{{[0-9]+}} x float>
+CHECK: store <{{[0-9]+}} x float>
+)"));
+  absl::StatusOr<std::string> column_ir = compiler->EmitIr(*columns, /*optimized=*/true);
+  ASSERT_TRUE(column_ir.ok()) << column_ir.status();
+  // Float sums accumulate in double, lanes of a tile side by side.
+  EXPECT_TRUE(FileCheck(*column_ir, R"(
+CHECK: define void @kernel(
+CHECK: fpext <{{[0-9]+}} x float> {{.*}} to <{{[0-9]+}} x double>
+CHECK: fadd <{{[0-9]+}} x double>
+)"));
+}
+
+TEST(KernelCompilerTest, FusionsWithNonElementalOpsAreSplit) {
+  std::unique_ptr<HloModule> module = Parse(R"(
+HloModule m
+less {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT lt = pred[] compare(a, b), direction=LT
+}
+sorted {
+  x = f32[16] parameter(0)
+  ROOT s = f32[16] sort(x), dimensions={0}, to_apply=less
+}
+ENTRY e {
+  x = f32[16] parameter(0)
+  ROOT f = f32[16] fusion(x), kind=kLoop, calls=sorted
+})");
+  ASSERT_NE(module, nullptr);
+  std::shared_ptr<host::KernelCompiler> compiler = NewCompiler();
+  ASSERT_NE(compiler, nullptr);
+  absl::StatusOr<host::CompiledKernel> kernel = compiler->Compile(*module->FindComputation("sorted"));
+  EXPECT_EQ(kernel.status().code(), absl::StatusCode::kUnimplemented) << kernel.status();
+  // The host compiler then splits the fusion and sorts with a library call.
+  host::HostCompileOptions options;
+  options.compiler = compiler;
+  absl::StatusOr<std::unique_ptr<host::HostProgram>> program = host::CompileForHost(*module, options);
+  ASSERT_TRUE(program.ok()) << program.status();
+  EXPECT_EQ((*program)->report().unfused_fusions, 1);
+  EXPECT_EQ((*program)->report().library_calls, 1);
+  EXPECT_EQ((*program)->report().interpreter_calls, 0);
+}
+
+}  // namespace
+}  // namespace hloc

@@ -1,0 +1,44 @@
+// Host kernels in LLVM IR. A kernel computes one fused (or one-op)
+// computation with the runtime's ABI
+//   void kernel(void* const* buffers, int64_t begin, int64_t end)
+// where buffers are the parameters' array leaves in parameter order followed
+// by the root's array leaves, and [begin, end) is a range of work items the
+// runtime may hand to different threads.
+//
+// Loop kernels (any elemental computation): a work item is one element of
+// the largest output; outputs of other sizes take the proportional part of
+// the range. Each output is a loop nest over its elements, the innermost loop
+// running along the last dimension so LLVM can vectorize it.
+// Reduction kernels (roots that are reductions over the same dimensions,
+// with elementwise epilogues): a work item is one element of the reduction
+// result; row reductions accumulate one output at a time, column reductions
+// accumulate a tile of adjacent outputs together so the inner loop walks
+// contiguous memory.
+#ifndef HLOC_BACKEND_HOST_KERNEL_EMITTER_H_
+#define HLOC_BACKEND_HOST_KERNEL_EMITTER_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "backend/llvm/math_lowering.h"
+#include "hlo/computation.h"
+#include "llvm/IR/Module.h"
+
+namespace hloc {
+namespace host {
+
+struct EmittedKernel {
+  int64_t work_items = 0;
+  int64_t num_buffers = 0;
+  const char* strategy = "loop";  // "loop", "row-reduction", "column-reduction"
+};
+
+absl::StatusOr<EmittedKernel> EmitHostKernel(const HloComputation& computation,
+                                             const std::string& name, llvm::Module* module,
+                                             const codegen::MathLowering* math);
+
+}  // namespace host
+}  // namespace hloc
+
+#endif  // HLOC_BACKEND_HOST_KERNEL_EMITTER_H_

@@ -1,0 +1,51 @@
+// Pieces shared by the loop and reduction kernel emitters: the kernel's
+// function and buffers, and the outputs it must store.
+#ifndef HLOC_BACKEND_HOST_KERNEL_EMITTER_INTERNAL_H_
+#define HLOC_BACKEND_HOST_KERNEL_EMITTER_INTERNAL_H_
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "backend/llvm/elemental_ir_emitter.h"
+#include "backend/llvm/fused_ir_emitter.h"
+#include "hlo/computation.h"
+#include "llvm/IR/IRBuilder.h"
+
+namespace hloc {
+namespace host {
+
+// One array leaf of the root: the instruction producing it (with the leaf's
+// position when that instruction yields a struct), its shape and buffer.
+struct KernelOutput {
+  const HloInstruction* producer;
+  std::optional<unsigned> struct_field;  // Set when `producer` is tuple-shaped.
+  const Shape* shape;
+  llvm::Value* buffer;
+};
+
+struct KernelState {
+  llvm::IRBuilder<>* b;
+  codegen::ElementalIrEmitter* elemental;
+  codegen::FusedIrEmitter* fused;
+  llvm::Value* begin;
+  llvm::Value* end;
+  std::vector<KernelOutput> outputs;
+};
+
+// The generator of one output leaf.
+absl::StatusOr<codegen::ElementGenerator> OutputGenerator(KernelState& state,
+                                                          const KernelOutput& output);
+
+// Emits a reduction kernel when the computation's outputs are reductions it
+// handles (see kernel_emitter.h); nullopt when it does not apply, so the
+// caller falls back to a loop kernel. Returns the work item count and
+// strategy name.
+absl::StatusOr<std::optional<std::pair<int64_t, const char*>>> TryEmitReductionKernel(
+    KernelState& state);
+
+}  // namespace host
+}  // namespace hloc
+
+#endif  // HLOC_BACKEND_HOST_KERNEL_EMITTER_INTERNAL_H_

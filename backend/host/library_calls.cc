@@ -1,0 +1,487 @@
+// Sort and top-k on the host (see library_calls.h). Both sort each row (all
+// indices but the sorted dimension) through a permutation, stably, which is
+// the order the interpreter produces: ties keep their original order.
+#include "backend/host/library_calls.h"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <type_traits>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "hlo/evaluator/gemm_kernel.h"
+
+namespace hloc {
+namespace host {
+namespace {
+
+std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> strides(dims.size(), 1);
+  for (int64_t i = static_cast<int64_t>(dims.size()) - 2; i >= 0; --i) {
+    strides[i] = strides[i + 1] * dims[i + 1];
+  }
+  return strides;
+}
+
+int64_t ElementCount(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape.dimensions()) n *= d;
+  return n;
+}
+
+// An integer whose signed order is the element type's total order
+// (-NaN < -inf < ... < -0 < +0 < ... < inf < NaN for floats).
+using OrderKeyFn = int64_t (*)(const uint8_t*);
+template <typename Int, int kBits>
+int64_t FloatKey(const uint8_t* p) {
+  Int bits;
+  std::memcpy(&bits, p, sizeof(bits));
+  int64_t v = static_cast<int64_t>(bits);
+  if (v < 0) v ^= (kBits == 64 ? INT64_MAX : ((int64_t{1} << (kBits - 1)) - 1));
+  return v;
+}
+template <typename T>
+int64_t IntKey(const uint8_t* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(v));
+  return static_cast<int64_t>(v);
+}
+std::optional<OrderKeyFn> KeyFor(PrimitiveType type) {
+  switch (type) {
+    case xla::F16:
+    case xla::BF16: return &FloatKey<int16_t, 16>;
+    case xla::F32: return &FloatKey<int32_t, 32>;
+    case xla::F64: return &FloatKey<int64_t, 64>;
+    case xla::S8: return &IntKey<int8_t>;
+    case xla::S16: return &IntKey<int16_t>;
+    case xla::S32: return &IntKey<int32_t>;
+    case xla::S64: return &IntKey<int64_t>;
+    case xla::U8: return &IntKey<uint8_t>;
+    case xla::U16: return &IntKey<uint16_t>;
+    case xla::U32: return &IntKey<uint32_t>;
+    default: return std::nullopt;
+  }
+}
+
+absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeSort(
+    const HloInstruction& hlo, KernelCompiler& compiler) {
+  using Result = std::optional<runtime::LibraryCallThunk::Function>;
+  if (hlo.dimensions().size() != 1 || hlo.operand_count() < 1 || hlo.to_apply() == nullptr) {
+    return Result();
+  }
+  const Shape& shape = hlo.operand(0)->shape();
+  const int64_t dim = hlo.dimensions(0);
+  if (dim < 0 || dim >= shape.rank()) return Result();
+  std::vector<int> widths;
+  for (const HloInstruction* operand : hlo.operands()) {
+    if (!operand->shape().IsArray() || operand->shape().dimensions() != shape.dimensions()) {
+      return Result();
+    }
+    widths.push_back(ByteWidth(operand->shape().element_type()));
+  }
+  absl::StatusOr<CompiledKernel> comparator = compiler.Compile(*hlo.to_apply());
+  if (!comparator.ok()) {
+    if (comparator.status().code() == absl::StatusCode::kUnimplemented) return Result();
+    return comparator.status();
+  }
+  const int64_t operands = hlo.operand_count();
+  if (comparator->num_buffers != 2 * operands + 1) return Result();
+  const runtime::KernelFunction less = comparator->function;
+  const std::vector<int64_t> strides = RowMajorStrides(shape.dimensions());
+  const int64_t n = shape.dimensions(dim), stride = strides[dim];
+  const int64_t rows = n == 0 ? 0 : ElementCount(shape) / n;
+  return Result([=](absl::Span<void* const> buffers, runtime::ThreadPool*) -> absl::Status {
+    std::vector<int64_t> perm(n);
+    std::vector<void*> args(2 * operands + 1);
+    uint8_t result = 0;
+    args[2 * operands] = &result;
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t base = (r / stride) * stride * n + r % stride;
+      std::iota(perm.begin(), perm.end(), 0);
+      std::stable_sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) {
+        for (int64_t i = 0; i < operands; ++i) {
+          uint8_t* data = static_cast<uint8_t*>(buffers[i]);
+          args[2 * i] = data + (base + a * stride) * widths[i];
+          args[2 * i + 1] = data + (base + b * stride) * widths[i];
+        }
+        less(args.data(), 0, 1);
+        return result != 0;
+      });
+      for (int64_t i = 0; i < operands; ++i) {
+        const uint8_t* in = static_cast<const uint8_t*>(buffers[i]);
+        uint8_t* out = static_cast<uint8_t*>(buffers[operands + i]);
+        const int w = widths[i];
+        for (int64_t j = 0; j < n; ++j) {
+          std::memcpy(out + (base + j * stride) * w, in + (base + perm[j] * stride) * w, w);
+        }
+      }
+    }
+    return absl::OkStatus();
+  });
+}
+
+// Top k along the last dimension: values and s32 indices, largest first
+// (or smallest first), ties by lower index.
+absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeTopK(
+    const HloInstruction& hlo, bool largest) {
+  using Result = std::optional<runtime::LibraryCallThunk::Function>;
+  if (hlo.operand_count() != 1 || !hlo.shape().IsTuple() || hlo.shape().tuple_shapes_size() != 2) {
+    return Result();
+  }
+  const Shape& shape = hlo.operand(0)->shape();
+  const Shape& values = hlo.shape().tuple_shapes(0);
+  const Shape& indices = hlo.shape().tuple_shapes(1);
+  std::optional<OrderKeyFn> key = KeyFor(shape.element_type());
+  if (!key || shape.rank() < 1 || indices.element_type() != xla::S32 ||
+      values.element_type() != shape.element_type() || values.rank() != shape.rank()) {
+    return Result();
+  }
+  const int64_t n = shape.dimensions(shape.rank() - 1);
+  const int64_t k = values.dimensions(values.rank() - 1);
+  if (k > n || ElementCount(indices) != ElementCount(values)) return Result();
+  const int64_t rows = n == 0 ? 0 : ElementCount(shape) / n;
+  if (rows * k != ElementCount(values)) return Result();
+  const int w = ByteWidth(shape.element_type());
+  const OrderKeyFn order = *key;
+  return Result([=](absl::Span<void* const> buffers, runtime::ThreadPool*) -> absl::Status {
+    const uint8_t* in = static_cast<const uint8_t*>(buffers[0]);
+    uint8_t* out_values = static_cast<uint8_t*>(buffers[1]);
+    int32_t* out_indices = static_cast<int32_t*>(buffers[2]);
+    std::vector<int64_t> perm(n), keys(n);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t j = 0; j < n; ++j) keys[j] = order(in + (r * n + j) * w);
+      std::iota(perm.begin(), perm.end(), 0);
+      std::stable_sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) {
+        return largest ? keys[a] > keys[b] : keys[a] < keys[b];
+      });
+      for (int64_t j = 0; j < k; ++j) {
+        std::memcpy(out_values + (r * k + j) * w, in + (r * n + perm[j]) * w, w);
+        out_indices[r * k + j] = static_cast<int32_t>(perm[j]);
+      }
+    }
+    return absl::OkStatus();
+  });
+}
+
+// Reads element `i` of an integer index array as int64 (unsigned values
+// above INT64_MAX read as INT64_MAX), as the interpreter does.
+using IndexReadFn = int64_t (*)(const uint8_t*, int64_t);
+template <typename T>
+int64_t ReadIndex(const uint8_t* data, int64_t i) {
+  T v;
+  std::memcpy(&v, data + i * sizeof(T), sizeof(T));
+  if constexpr (std::is_unsigned<T>::value) {
+    return v > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(v);
+  } else {
+    return static_cast<int64_t>(v);
+  }
+}
+std::optional<IndexReadFn> IndexReaderFor(PrimitiveType type) {
+  switch (type) {
+    case xla::S8: return &ReadIndex<int8_t>;
+    case xla::S16: return &ReadIndex<int16_t>;
+    case xla::S32: return &ReadIndex<int32_t>;
+    case xla::S64: return &ReadIndex<int64_t>;
+    case xla::U8: return &ReadIndex<uint8_t>;
+    case xla::U16: return &ReadIndex<uint16_t>;
+    case xla::U32: return &ReadIndex<uint32_t>;
+    case xla::U64: return &ReadIndex<uint64_t>;
+    default: return std::nullopt;
+  }
+}
+
+bool Contains(const google::protobuf::RepeatedField<int64_t>& list, int64_t value) {
+  return std::find(list.begin(), list.end(), value) != list.end();
+}
+
+// Advances a row-major odometer; false when it wraps around.
+bool Bump(std::vector<int64_t>& index, const std::vector<int64_t>& dims) {
+  for (int64_t d = static_cast<int64_t>(index.size()) - 1; d >= 0; --d) {
+    if (++index[d] < dims[d]) return true;
+    index[d] = 0;
+  }
+  return false;
+}
+
+// scatter: results start as copies of the operands; every update element,
+// in row-major update order, is combined into its operand element by the
+// combiner computation compiled as a kernel. A window whose start puts any
+// part of it out of bounds is skipped whole.
+absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeScatter(
+    const HloInstruction& hlo, KernelCompiler& compiler) {
+  using Result = std::optional<runtime::LibraryCallThunk::Function>;
+  const int64_t n = (hlo.operand_count() - 1) / 2;
+  if (n < 1 || hlo.operand_count() != 2 * n + 1 || hlo.to_apply() == nullptr) return Result();
+  const Shape& operand = hlo.operand(0)->shape();
+  const Shape& indices = hlo.operand(n)->shape();
+  const Shape& updates = hlo.operand(n + 1)->shape();
+  std::optional<IndexReadFn> read_index = IndexReaderFor(indices.element_type());
+  if (!read_index) return Result();
+  std::vector<int> widths;
+  for (int64_t i = 0; i < n; ++i) {
+    if (hlo.operand(i)->shape().dimensions() != operand.dimensions() ||
+        hlo.operand(n + 1 + i)->shape().dimensions() != updates.dimensions()) {
+      return Result();
+    }
+    widths.push_back(ByteWidth(hlo.operand(i)->shape().element_type()));
+  }
+  const xla::ScatterDimensionNumbers& dn = hlo.attrs().scatter_dimension_numbers;
+  const int64_t rank = operand.rank();
+  const int64_t vector_dim = dn.index_vector_dim();
+  if (vector_dim < 0 || vector_dim > indices.rank()) return Result();
+  const int64_t length = vector_dim < indices.rank() ? indices.dimensions(vector_dim) : 1;
+  if (length != dn.scatter_dims_to_operand_dims_size()) return Result();
+  for (int64_t d : dn.scatter_dims_to_operand_dims()) {
+    if (d < 0 || d >= rank) return Result();
+  }
+  std::vector<int64_t> window_operand_dims;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!Contains(dn.inserted_window_dims(), d) && !Contains(dn.input_batching_dims(), d)) {
+      window_operand_dims.push_back(d);
+    }
+  }
+  if (static_cast<int64_t>(window_operand_dims.size()) != dn.update_window_dims_size()) {
+    return Result();
+  }
+  std::vector<int64_t> update_scatter_dims, index_batch_dims;
+  for (int64_t d = 0; d < updates.rank(); ++d) {
+    if (!Contains(dn.update_window_dims(), d)) update_scatter_dims.push_back(d);
+  }
+  for (int64_t d = 0; d < indices.rank(); ++d) {
+    if (d != vector_dim) index_batch_dims.push_back(d);
+  }
+  if (update_scatter_dims.size() != index_batch_dims.size()) return Result();
+  std::vector<int64_t> scatter_sizes;
+  for (size_t k = 0; k < update_scatter_dims.size(); ++k) {
+    scatter_sizes.push_back(updates.dimensions(update_scatter_dims[k]));
+    if (scatter_sizes.back() != indices.dimensions(index_batch_dims[k])) return Result();
+  }
+  std::vector<int64_t> batching_pos;
+  for (int64_t d : dn.scatter_indices_batching_dims()) {
+    auto it = std::find(index_batch_dims.begin(), index_batch_dims.end(), d);
+    if (it == index_batch_dims.end()) return Result();
+    batching_pos.push_back(it - index_batch_dims.begin());
+  }
+  if (batching_pos.size() != static_cast<size_t>(dn.input_batching_dims_size())) return Result();
+  std::vector<int64_t> window_size(rank, 1), window_dims;
+  for (size_t j = 0; j < window_operand_dims.size(); ++j) {
+    window_size[window_operand_dims[j]] = updates.dimensions(dn.update_window_dims(j));
+    window_dims.push_back(window_size[window_operand_dims[j]]);
+  }
+  absl::StatusOr<CompiledKernel> combiner = compiler.Compile(*hlo.to_apply());
+  if (!combiner.ok()) {
+    if (combiner.status().code() == absl::StatusCode::kUnimplemented) return Result();
+    return combiner.status();
+  }
+  if (combiner->num_buffers != 3 * n) return Result();
+  const runtime::KernelFunction combine = combiner->function;
+  const std::vector<int64_t> op_strides = RowMajorStrides(operand.dimensions());
+  const std::vector<int64_t> up_strides = RowMajorStrides(updates.dimensions());
+  const std::vector<int64_t> index_strides = RowMajorStrides(indices.dimensions());
+  const std::vector<int64_t> operand_dims = operand.dimensions();
+  const int64_t operand_count = ElementCount(operand);
+  const int64_t update_count = ElementCount(updates);
+  const std::vector<int64_t> scatter_to_operand(dn.scatter_dims_to_operand_dims().begin(),
+                                                dn.scatter_dims_to_operand_dims().end());
+  const std::vector<int64_t> input_batching(dn.input_batching_dims().begin(),
+                                            dn.input_batching_dims().end());
+  const std::vector<int64_t> update_window(dn.update_window_dims().begin(),
+                                           dn.update_window_dims().end());
+  const IndexReadFn read = *read_index;
+  return Result([=](absl::Span<void* const> buffers, runtime::ThreadPool*) -> absl::Status {
+    for (int64_t i = 0; i < n; ++i) {
+      std::memcpy(buffers[2 * n + 1 + i], buffers[i], operand_count * widths[i]);
+    }
+    if (update_count == 0) return absl::OkStatus();
+    for (int64_t s : window_dims) {
+      if (s == 0) return absl::OkStatus();
+    }
+    const uint8_t* index_data = static_cast<const uint8_t*>(buffers[n]);
+    std::vector<int64_t> g(scatter_sizes.size(), 0), start(rank), w(window_dims.size());
+    std::vector<void*> args(3 * n);
+    std::vector<uint64_t> scratch(2 * n);  // Combined values, then copied out.
+    do {
+      int64_t base = 0;
+      for (size_t k = 0; k < g.size(); ++k) base += g[k] * index_strides[index_batch_dims[k]];
+      std::fill(start.begin(), start.end(), 0);
+      for (int64_t k = 0; k < length; ++k) {
+        const int64_t pos = vector_dim < indices.rank() ? base + k * index_strides[vector_dim] : base;
+        start[scatter_to_operand[k]] = read(index_data, pos);
+      }
+      for (size_t i = 0; i < batching_pos.size(); ++i) start[input_batching[i]] = g[batching_pos[i]];
+      bool in_bounds = true;
+      int64_t op_base = 0, up_base = 0;
+      for (int64_t d = 0; d < rank; ++d) {
+        if (start[d] < 0 || start[d] > operand_dims[d] - window_size[d]) in_bounds = false;
+        op_base += start[d] * op_strides[d];
+      }
+      if (!in_bounds) continue;
+      for (size_t k = 0; k < g.size(); ++k) up_base += g[k] * up_strides[update_scatter_dims[k]];
+      std::fill(w.begin(), w.end(), 0);
+      do {
+        int64_t o = op_base, u = up_base;
+        for (size_t j = 0; j < w.size(); ++j) {
+          o += w[j] * op_strides[window_operand_dims[j]];
+          u += w[j] * up_strides[update_window[j]];
+        }
+        for (int64_t i = 0; i < n; ++i) {
+          args[i] = static_cast<uint8_t*>(buffers[2 * n + 1 + i]) + o * widths[i];
+          args[n + i] = static_cast<uint8_t*>(buffers[n + 1 + i]) + u * widths[i];
+          args[2 * n + i] = &scratch[i];
+        }
+        combine(args.data(), 0, 1);
+        for (int64_t i = 0; i < n; ++i) std::memcpy(args[i], &scratch[i], widths[i]);
+      } while (Bump(w, window_dims));
+    } while (Bump(g, scatter_sizes));
+    return absl::OkStatus();
+  });
+}
+
+// Consecutive ascending dimension numbers (empty counts): the dims merge
+// into one with the stride of the last.
+bool Consecutive(const std::vector<int64_t>& dims) {
+  for (size_t i = 1; i < dims.size(); ++i) {
+    if (dims[i] != dims[i - 1] + 1) return false;
+  }
+  return true;
+}
+
+// dot of f32 or f64 operands through the project's blocked GEMM (the kernel
+// behind the interpreter's dot), when each operand's free dimensions and
+// contracting dimensions are runs of adjacent dimensions, so every batch is
+// one strided matrix product. Rows of each product are split over threads.
+absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeDot(
+    const HloInstruction& hlo) {
+  using Result = std::optional<runtime::LibraryCallThunk::Function>;
+  if (hlo.operand_count() != 2) return Result();
+  const Shape& lhs = hlo.operand(0)->shape();
+  const Shape& rhs = hlo.operand(1)->shape();
+  const PrimitiveType type = hlo.shape().element_type();
+  if ((type != xla::F32 && type != xla::F64) || lhs.element_type() != type ||
+      rhs.element_type() != type) {
+    return Result();
+  }
+  const xla::DotDimensionNumbers& dn = hlo.attrs().dot_dimension_numbers;
+  const std::vector<int64_t> lb(dn.lhs_batch_dimensions().begin(), dn.lhs_batch_dimensions().end());
+  const std::vector<int64_t> rb(dn.rhs_batch_dimensions().begin(), dn.rhs_batch_dimensions().end());
+  const std::vector<int64_t> lc(dn.lhs_contracting_dimensions().begin(),
+                                dn.lhs_contracting_dimensions().end());
+  const std::vector<int64_t> rc(dn.rhs_contracting_dimensions().begin(),
+                                dn.rhs_contracting_dimensions().end());
+  if (lb.size() != rb.size() || lc.size() != rc.size()) return Result();
+  std::vector<int64_t> lf, rf;
+  for (int64_t d = 0; d < lhs.rank(); ++d) {
+    if (!std::count(lb.begin(), lb.end(), d) && !std::count(lc.begin(), lc.end(), d)) lf.push_back(d);
+  }
+  for (int64_t d = 0; d < rhs.rank(); ++d) {
+    if (!std::count(rb.begin(), rb.end(), d) && !std::count(rc.begin(), rc.end(), d)) rf.push_back(d);
+  }
+  if (!Consecutive(lf) || !Consecutive(rf) || !Consecutive(lc) || !Consecutive(rc)) return Result();
+  const std::vector<int64_t> ls = RowMajorStrides(lhs.dimensions());
+  const std::vector<int64_t> rs = RowMajorStrides(rhs.dimensions());
+  int64_t m = 1, n = 1, k = 1;
+  for (int64_t d : lf) m *= lhs.dimensions(d);
+  for (int64_t d : rf) n *= rhs.dimensions(d);
+  for (size_t i = 0; i < lc.size(); ++i) {
+    if (lhs.dimensions(lc[i]) != rhs.dimensions(rc[i])) return Result();
+    k *= lhs.dimensions(lc[i]);
+  }
+  std::vector<int64_t> batch_sizes;
+  for (size_t i = 0; i < lb.size(); ++i) {
+    if (lhs.dimensions(lb[i]) != rhs.dimensions(rb[i])) return Result();
+    batch_sizes.push_back(lhs.dimensions(lb[i]));
+  }
+  if (ElementCount(hlo.shape()) != m * n * [&] {
+        int64_t b = 1;
+        for (int64_t s : batch_sizes) b *= s;
+        return b;
+      }()) {
+    return Result();
+  }
+  const int64_t a_rs = lf.empty() ? 0 : ls[lf.back()];
+  const int64_t a_cs = lc.empty() ? 0 : ls[lc.back()];
+  const int64_t b_rs = rc.empty() ? 0 : rs[rc.back()];
+  const int64_t b_cs = rf.empty() ? 0 : rs[rf.back()];
+  std::vector<int64_t> lhs_batch_strides, rhs_batch_strides;
+  for (size_t i = 0; i < lb.size(); ++i) {
+    lhs_batch_strides.push_back(ls[lb[i]]);
+    rhs_batch_strides.push_back(rs[rb[i]]);
+  }
+  int64_t batches = 1;
+  for (int64_t s : batch_sizes) batches *= s;
+  auto run = [=](auto zero, absl::Span<void* const> buffers, runtime::ThreadPool* pool) {
+    using T = decltype(zero);
+    const T* a = static_cast<const T*>(buffers[0]);
+    const T* b = static_cast<const T*>(buffers[1]);
+    T* c = static_cast<T*>(buffers[2]);
+    constexpr int64_t kRows = 64;
+    const int64_t row_blocks = (m + kRows - 1) / kRows;
+    auto task = [&](int64_t begin, int64_t end) {
+      for (int64_t t = begin; t < end; ++t) {
+        const int64_t batch = t / row_blocks, row = (t % row_blocks) * kRows;
+        int64_t a_off = 0, b_off = 0, rest = batch;
+        for (int64_t i = static_cast<int64_t>(batch_sizes.size()) - 1; i >= 0; --i) {
+          const int64_t idx = rest % batch_sizes[i];
+          rest /= batch_sizes[i];
+          a_off += idx * lhs_batch_strides[i];
+          b_off += idx * rhs_batch_strides[i];
+        }
+        eval::GemmArgs<T> g;
+        g.m = std::min(kRows, m - row);
+        g.n = n;
+        g.k = k;
+        g.a = a + a_off + row * a_rs;
+        g.a_rs = a_rs;
+        g.a_cs = a_cs;
+        g.b = b + b_off;
+        g.b_rs = b_rs;
+        g.b_cs = b_cs;
+        g.c = c + batch * m * n + row * n;
+        g.ldc = n;
+        eval::Gemm(g);
+      }
+    };
+    const int64_t tasks = batches * row_blocks;
+    if (pool != nullptr && tasks > 1 && m * n * k > (int64_t{1} << 16)) {
+      pool->ParallelFor(tasks, 1, task);
+    } else {
+      task(0, tasks);
+    }
+  };
+  if (m == 0 || n == 0 || batches == 0) {
+    return Result([](absl::Span<void* const>, runtime::ThreadPool*) { return absl::OkStatus(); });
+  }
+  return Result([=](absl::Span<void* const> buffers, runtime::ThreadPool* pool) -> absl::Status {
+    if (type == xla::F32) {
+      run(float{}, buffers, pool);
+    } else {
+      run(double{}, buffers, pool);
+    }
+    return absl::OkStatus();
+  });
+}
+
+}  // namespace
+
+absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeLibraryCall(
+    const HloInstruction& hlo, KernelCompiler& compiler) {
+  switch (hlo.opcode()) {
+    case HloOpcode::kSort:
+      return MakeSort(hlo, compiler);
+    case HloOpcode::kTopK:
+      return MakeTopK(hlo, hlo.attrs().largest);
+    case HloOpcode::kScatter:
+      return MakeScatter(hlo, compiler);
+    case HloOpcode::kDot:
+      return MakeDot(hlo);
+    case HloOpcode::kCustomCall:
+      if (hlo.attrs().custom_call_target == "TopK") return MakeTopK(hlo, /*largest=*/true);
+      return std::optional<runtime::LibraryCallThunk::Function>();
+    default:
+      return std::optional<runtime::LibraryCallThunk::Function>();
+  }
+}
+
+}  // namespace host
+}  // namespace hloc

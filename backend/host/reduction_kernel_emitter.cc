@@ -1,0 +1,391 @@
+// Reduction kernels (see kernel_emitter.h).
+//
+// Applies when every output is a reduction "hero" or an elementwise
+// epilogue over heroes evaluated at the output's own index, and all heroes
+// reduce the same input dimensions over the same dimensions: then one loop
+// nest over the reduced dimensions feeds every hero's accumulators, and the
+// epilogue reads the accumulators where it would read the reduce.
+//
+//   row reduction (the input's last dimension is reduced): a work item is
+//     one output element; its accumulators are scalars and the inner loop
+//     walks the input's contiguous minor dimension.
+//   column reduction (the input's last dimensions are kept): a work item is
+//     a tile of up to kTile adjacent outputs that differ only in those kept
+//     minor dimensions; accumulators are small arrays and the innermost loop
+//     runs over the tile, reading contiguous input, so it vectorizes without
+//     reordering any output's additions.
+//
+// Each output's accumulation order is row-major over the reduced indices in
+// both cases, the same as the elemental reduce; float sums accumulate in
+// double and round once (see ElementalIrEmitter::SumsInDouble).
+#include <algorithm>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "backend/host/kernel_emitter_internal.h"
+
+namespace hloc {
+namespace host {
+namespace {
+
+using codegen::ElementGenerator;
+using codegen::IrIndex;
+
+constexpr int64_t kTile = 32;
+
+const std::vector<int64_t>& ReduceResultDims(const HloInstruction& reduce) {
+  return reduce.shape().IsTuple() ? reduce.shape().tuple_shapes(0).dimensions()
+                                  : reduce.shape().dimensions();
+}
+
+bool IsElementwiseEpilogueOp(HloOpcode op) {
+  return IsElementwiseUnary(op) || IsElementwiseBinary(op) || op == HloOpcode::kSelect ||
+         op == HloOpcode::kClamp;
+}
+
+class HeroFinder {
+ public:
+  bool ContainsReduce(const HloInstruction* hlo) {
+    auto it = contains_.find(hlo);
+    if (it != contains_.end()) return it->second;
+    bool found = hlo->opcode() == HloOpcode::kReduce;
+    for (const HloInstruction* operand : hlo->operands()) {
+      if (found) break;
+      found = ContainsReduce(operand);
+    }
+    contains_[hlo] = found;
+    return found;
+  }
+
+  // True when `hlo`, evaluated at an output index of `dims`, reads reduces
+  // only at that same index through elementwise ops; collects the reduces.
+  bool Collect(const HloInstruction* hlo, const std::vector<int64_t>& dims) {
+    if (!ContainsReduce(hlo)) return true;
+    if (hlo->opcode() == HloOpcode::kReduce) {
+      if (ReduceResultDims(*hlo) != dims) return false;
+      if (std::find(heroes_.begin(), heroes_.end(), hlo) == heroes_.end()) heroes_.push_back(hlo);
+      return true;
+    }
+    if (hlo->opcode() == HloOpcode::kGetTupleElement &&
+        hlo->operand(0)->opcode() == HloOpcode::kReduce) {
+      return Collect(hlo->operand(0), dims);
+    }
+    if (!IsElementwiseEpilogueOp(hlo->opcode()) || !hlo->shape().IsArray() ||
+        hlo->shape().dimensions() != dims) {
+      return false;
+    }
+    for (const HloInstruction* operand : hlo->operands()) {
+      if (!operand->shape().IsArray() || operand->shape().dimensions() != dims) {
+        if (ContainsReduce(operand)) return false;  // An implicit broadcast of a reduce.
+        continue;
+      }
+      if (!Collect(operand, dims)) return false;
+    }
+    return true;
+  }
+
+  const std::vector<const HloInstruction*>& heroes() const { return heroes_; }
+
+ private:
+  absl::flat_hash_map<const HloInstruction*, bool> contains_;
+  std::vector<const HloInstruction*> heroes_;
+};
+
+struct HeroState {
+  const HloInstruction* reduce;
+  int64_t arity;                            // Inputs (= inits = result leaves).
+  bool wide = false;                        // A float sum accumulating in double.
+  std::vector<llvm::Type*> types;           // Per leaf.
+  std::vector<llvm::AllocaInst*> accumulators;  // Per leaf: scalar or [kTile x type].
+  std::vector<ElementGenerator> inputs, inits;
+};
+
+class ReductionEmitter {
+ public:
+  ReductionEmitter(KernelState& state, std::vector<const HloInstruction*> heroes)
+      : state_(state), e_(*state.elemental), b_(*state.b) {
+    for (const HloInstruction* hero : heroes) {
+      HeroState state{hero, hero->operand_count() / 2};
+      state.wide = codegen::ElementalIrEmitter::SumsInDouble(*hero);
+      heroes_.push_back(std::move(state));
+    }
+  }
+
+  absl::StatusOr<std::optional<std::pair<int64_t, const char*>>> Emit() {
+    const HloInstruction& first = *heroes_[0].reduce;
+    input_dims_ = first.operand(0)->shape().dimensions();
+    reduced_ = first.dimensions();
+    std::sort(reduced_.begin(), reduced_.end());
+    output_dims_ = ReduceResultDims(first);
+    for (const HeroState& hero : heroes_) {
+      std::vector<int64_t> dims = hero.reduce->dimensions();
+      std::sort(dims.begin(), dims.end());
+      if (hero.reduce->operand(0)->shape().dimensions() != input_dims_ || dims != reduced_) {
+        return std::optional<std::pair<int64_t, const char*>>();
+      }
+    }
+    for (const KernelOutput& output : state_.outputs) {
+      if (output.shape->dimensions() != output_dims_) {
+        return std::optional<std::pair<int64_t, const char*>>();
+      }
+    }
+    // Kept input dimensions after the last reduced one form the column block.
+    const int64_t last_reduced = reduced_.empty() ? -1 : reduced_.back();
+    column_block_ = 1;
+    for (int64_t d = 0; d < static_cast<int64_t>(input_dims_.size()); ++d) {
+      const bool kept = !std::binary_search(reduced_.begin(), reduced_.end(), d);
+      if (!kept) continue;
+      if (d > last_reduced) {
+        minor_kept_dims_.push_back(input_dims_[d]);
+        column_block_ *= input_dims_[d];
+      } else {
+        outer_kept_dims_.push_back(input_dims_[d]);
+      }
+    }
+    const bool column = column_block_ > 1 && last_reduced >= 0;
+    tile_ = column ? std::min(kTile, column_block_) : 1;
+
+    absl::Status prepared = Prepare(column);
+    if (!prepared.ok()) return prepared;
+    int64_t outputs = 1;
+    for (int64_t d : output_dims_) outputs *= d;
+    if (outputs == 0) return std::make_optional(std::make_pair(int64_t{0}, "row-reduction"));
+    if (!column) {
+      absl::Status status = EmitRowReduction();
+      if (!status.ok()) return status;
+      return std::make_optional(std::make_pair(outputs, "row-reduction"));
+    }
+    const int64_t tiles_per_block = (column_block_ + tile_ - 1) / tile_;
+    const int64_t tiles = (outputs / column_block_) * tiles_per_block;
+    absl::Status status = EmitColumnReduction(tiles_per_block);
+    if (!status.ok()) return status;
+    return std::make_optional(std::make_pair(tiles, "column-reduction"));
+  }
+
+ private:
+  // Accumulator storage, the heroes' input generators, and generators that
+  // make every hero read as its accumulator (at slot `slot_`).
+  absl::Status Prepare(bool column) {
+    for (HeroState& hero : heroes_) {
+      for (int64_t i = 0; i < hero.arity; ++i) {
+        absl::StatusOr<llvm::Type*> type = e_.ValueType(hero.reduce->operand(i)->shape().element_type());
+        if (!type.ok()) return type.status();
+        hero.types.push_back(hero.wide ? b_.getDoubleTy() : *type);
+        llvm::Type* storage = column ? llvm::ArrayType::get(hero.types.back(), tile_) : hero.types.back();
+        hero.accumulators.push_back(e_.EntryAlloca(storage, "acc"));
+        absl::StatusOr<ElementGenerator> input = state_.fused->GetGenerator(*hero.reduce->operand(i));
+        if (!input.ok()) return input.status();
+        hero.inputs.push_back(*std::move(input));
+        absl::StatusOr<ElementGenerator> init =
+            state_.fused->GetGenerator(*hero.reduce->operand(hero.arity + i));
+        if (!init.ok()) return init.status();
+        hero.inits.push_back(*std::move(init));
+      }
+    }
+    for (HeroState& hero : heroes_) {
+      HeroState* h = &hero;
+      state_.fused->OverrideGenerator(
+          *hero.reduce, [this, h](const IrIndex&) -> absl::StatusOr<llvm::Value*> {
+            std::vector<llvm::Value*> values;
+            for (int64_t i = 0; i < h->arity; ++i) values.push_back(ResultValue(*h, i));
+            if (!h->reduce->shape().IsTuple()) return values[0];
+            absl::StatusOr<llvm::Type*> type = e_.ShapeValueType(h->reduce->shape());
+            if (!type.ok()) return type.status();
+            llvm::Value* result = llvm::UndefValue::get(*type);
+            for (int64_t i = 0; i < h->arity; ++i) {
+              result = b_.CreateInsertValue(result, values[i], {static_cast<unsigned>(i)});
+            }
+            return result;
+          });
+    }
+    for (const KernelOutput& output : state_.outputs) {
+      absl::StatusOr<ElementGenerator> g = OutputGenerator(state_, output);
+      if (!g.ok()) return g.status();
+      output_generators_.push_back(*std::move(g));
+    }
+    return absl::OkStatus();
+  }
+
+  llvm::Value* AccumulatorAddress(const HeroState& hero, int64_t i) {
+    llvm::AllocaInst* a = hero.accumulators[i];
+    if (slot_ == nullptr) return a;
+    return b_.CreateInBoundsGEP(a->getAllocatedType(), a, {e_.Int64(0), slot_});
+  }
+  llvm::Value* LoadAccumulator(const HeroState& hero, int64_t i) {
+    return b_.CreateLoad(hero.types[i], AccumulatorAddress(hero, i));
+  }
+  // The hero's result leaf i from its accumulator.
+  llvm::Value* ResultValue(const HeroState& hero, int64_t i) {
+    llvm::Value* acc = LoadAccumulator(hero, i);
+    if (!hero.wide) return acc;
+    return e_.NarrowSum(acc, hero.reduce->operand(0)->shape().element_type());
+  }
+
+  absl::Status InitAccumulators() {
+    const IrIndex scalar{{}, e_.Int64(0)};
+    for (HeroState& hero : heroes_) {
+      for (int64_t i = 0; i < hero.arity; ++i) {
+        absl::StatusOr<llvm::Value*> init = hero.inits[i](scalar);
+        if (!init.ok()) return init.status();
+        llvm::Value* value = *init;
+        if (hero.wide) value = e_.WidenForSum(value, hero.reduce->operand(0)->shape().element_type());
+        b_.CreateStore(value, AccumulatorAddress(hero, i));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // One step of every hero at input index `input`.
+  absl::Status Accumulate(const IrIndex& input) {
+    for (HeroState& hero : heroes_) {
+      std::vector<llvm::Value*> args;
+      for (int64_t i = 0; i < hero.arity; ++i) args.push_back(LoadAccumulator(hero, i));
+      for (int64_t i = 0; i < hero.arity; ++i) {
+        absl::StatusOr<llvm::Value*> v = hero.inputs[i](input);
+        if (!v.ok()) return v.status();
+        args.push_back(*v);
+      }
+      if (hero.wide) {
+        llvm::Value* x = e_.WidenForSum(args[1], hero.reduce->operand(0)->shape().element_type());
+        b_.CreateStore(b_.CreateFAdd(args[0], x), AccumulatorAddress(hero, 0));
+        continue;
+      }
+      absl::StatusOr<std::vector<llvm::Value*>> next =
+          e_.EmitScalarComputation(*hero.reduce->to_apply(), args);
+      if (!next.ok()) return next.status();
+      if (static_cast<int64_t>(next->size()) != hero.arity) {
+        return absl::InvalidArgumentError(absl::StrCat("reducer of %", hero.reduce->name(),
+                                                       " returns the wrong arity"));
+      }
+      for (int64_t i = 0; i < hero.arity; ++i) b_.CreateStore((*next)[i], AccumulatorAddress(hero, i));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status StoreOutputs(const IrIndex& index) {
+    for (size_t k = 0; k < state_.outputs.size(); ++k) {
+      absl::StatusOr<llvm::Value*> value = output_generators_[k](index);
+      if (!value.ok()) return value.status();
+      absl::Status stored =
+          e_.EmitArrayStore(state_.outputs[k].buffer, *state_.outputs[k].shape, index, *value);
+      if (!stored.ok()) return stored;
+    }
+    return absl::OkStatus();
+  }
+
+  // The input index of output `kept` (indices of kept dims in order) and
+  // reduced indices `ivs`.
+  IrIndex InputIndex(const std::vector<llvm::Value*>& kept, const std::vector<llvm::Value*>& ivs) {
+    IrIndex input;
+    size_t k = 0, r = 0;
+    for (int64_t d = 0; d < static_cast<int64_t>(input_dims_.size()); ++d) {
+      if (r < reduced_.size() && reduced_[r] == d) {
+        input.dims.push_back(ivs[r++]);
+      } else {
+        input.dims.push_back(kept[k++]);
+      }
+    }
+    return input;
+  }
+
+  std::vector<int64_t> ReducedSizes() const {
+    std::vector<int64_t> sizes;
+    for (int64_t d : reduced_) sizes.push_back(input_dims_[d]);
+    return sizes;
+  }
+
+  absl::Status EmitRowReduction() {
+    return e_.EmitLoop("output", state_.begin, state_.end, [&](llvm::Value* o) -> absl::Status {
+      IrIndex out = e_.Delinearize(o, output_dims_);
+      absl::Status status = InitAccumulators();
+      if (!status.ok()) return status;
+      status = e_.EmitLoopNest("reduce", ReducedSizes(),
+                               [&](const std::vector<llvm::Value*>& ivs) {
+                                 return Accumulate(InputIndex(out.dims, ivs));
+                               });
+      if (!status.ok()) return status;
+      return StoreOutputs(out);
+    });
+  }
+
+  absl::Status EmitColumnReduction(int64_t tiles_per_block) {
+    return e_.EmitLoop("tile", state_.begin, state_.end, [&](llvm::Value* tile) -> absl::Status {
+      llvm::Value* block = b_.CreateUDiv(tile, e_.Int64(tiles_per_block));
+      llvm::Value* start = b_.CreateMul(b_.CreateURem(tile, e_.Int64(tiles_per_block)), e_.Int64(tile_));
+      llvm::Value* remaining = b_.CreateSub(e_.Int64(column_block_), start);
+      llvm::Value* count = b_.CreateSelect(b_.CreateICmpSLT(remaining, e_.Int64(tile_)), remaining,
+                                           e_.Int64(tile_));
+      IrIndex outer = e_.Delinearize(block, outer_kept_dims_);
+      llvm::Value* first_output = b_.CreateAdd(b_.CreateMul(block, e_.Int64(column_block_)), start);
+      // Output index of tile slot j: outer kept dims, then the minor block.
+      auto output_index = [&](llvm::Value* j) {
+        IrIndex minor = e_.Delinearize(b_.CreateAdd(start, j), minor_kept_dims_);
+        IrIndex index;
+        index.dims = outer.dims;
+        index.dims.insert(index.dims.end(), minor.dims.begin(), minor.dims.end());
+        index.linear = b_.CreateAdd(first_output, j);
+        return index;
+      };
+      absl::Status status = e_.EmitLoop("init", e_.Int64(0), count, [&](llvm::Value* j) {
+        slot_ = j;
+        absl::Status s = InitAccumulators();
+        slot_ = nullptr;
+        return s;
+      });
+      if (!status.ok()) return status;
+      status = e_.EmitLoopNest("reduce", ReducedSizes(), [&](const std::vector<llvm::Value*>& ivs) {
+        return e_.EmitLoop(
+            "column", e_.Int64(0), count,
+            [&](llvm::Value* j) {
+              slot_ = j;
+              absl::Status s = Accumulate(InputIndex(output_index(j).dims, ivs));
+              slot_ = nullptr;
+              return s;
+            },
+            /*vectorize=*/true);
+      });
+      if (!status.ok()) return status;
+      return e_.EmitLoop("epilogue", e_.Int64(0), count, [&](llvm::Value* j) {
+        slot_ = j;
+        absl::Status s = StoreOutputs(output_index(j));
+        slot_ = nullptr;
+        return s;
+      });
+    });
+  }
+
+  KernelState& state_;
+  codegen::ElementalIrEmitter& e_;
+  llvm::IRBuilder<>& b_;
+  std::vector<HeroState> heroes_;
+  std::vector<int64_t> input_dims_, reduced_, output_dims_;
+  std::vector<int64_t> outer_kept_dims_, minor_kept_dims_;
+  int64_t column_block_ = 1;
+  int64_t tile_ = 1;
+  llvm::Value* slot_ = nullptr;  // Tile slot the accumulators are read at (column).
+  std::vector<ElementGenerator> output_generators_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::optional<std::pair<int64_t, const char*>>> TryEmitReductionKernel(
+    KernelState& state) {
+  if (state.outputs.empty()) return std::optional<std::pair<int64_t, const char*>>();
+  HeroFinder finder;
+  const std::vector<int64_t>& dims = state.outputs[0].shape->dimensions();
+  for (const KernelOutput& output : state.outputs) {
+    if (!finder.Collect(output.producer, dims)) return std::optional<std::pair<int64_t, const char*>>();
+  }
+  if (finder.heroes().empty()) return std::optional<std::pair<int64_t, const char*>>();
+  // Heroes that feed each other cannot share one pass.
+  for (const HloInstruction* hero : finder.heroes()) {
+    for (const HloInstruction* operand : hero->operands()) {
+      if (finder.ContainsReduce(operand)) return std::optional<std::pair<int64_t, const char*>>();
+    }
+  }
+  ReductionEmitter emitter(state, finder.heroes());
+  return emitter.Emit();
+}
+
+}  // namespace host
+}  // namespace hloc

@@ -1,0 +1,41 @@
+// The hook through which the elemental emitter lowers transcendental
+// functions. The host backend calls libm (the same functions the interpreter
+// calls, so results agree bit for bit); a GPU backend can call libdevice.
+// Everything with an exact IEEE definition (sqrt, fabs, floor, rint, fmod via
+// frem, ...) is emitted directly and never goes through this hook.
+#ifndef HLOC_BACKEND_LLVM_MATH_LOWERING_H_
+#define HLOC_BACKEND_LLVM_MATH_LOWERING_H_
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "llvm/IR/IRBuilder.h"
+
+namespace hloc {
+namespace codegen {
+
+enum class MathFunction {
+  kExp, kExpm1, kLog, kLog1p, kSin, kCos, kTan, kTanh, kErf, kCbrt,
+  kPow,    // two arguments
+  kAtan2,  // two arguments: atan2(y, x)
+};
+
+class MathLowering {
+ public:
+  virtual ~MathLowering() = default;
+  // Emits `function` on `args`, all of the same scalar type (float or
+  // double), at the builder's insertion point.
+  virtual absl::StatusOr<llvm::Value*> Emit(llvm::IRBuilder<>& b, MathFunction function,
+                                            absl::Span<llvm::Value* const> args) const = 0;
+};
+
+// Calls the C library: expf/exp, log1pf/log1p, ... declared in the module.
+class LibmMathLowering : public MathLowering {
+ public:
+  absl::StatusOr<llvm::Value*> Emit(llvm::IRBuilder<>& b, MathFunction function,
+                                    absl::Span<llvm::Value* const> args) const override;
+};
+
+}  // namespace codegen
+}  // namespace hloc
+
+#endif  // HLOC_BACKEND_LLVM_MATH_LOWERING_H_

@@ -1,0 +1,220 @@
+// Tests of the runtime on hand-written kernels: arena placement and reuse,
+// thread-pool coverage, and thunk sequences with copies, loops and branches.
+#include <atomic>
+#include <cstring>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "runtime/buffer_assignment.h"
+#include "runtime/executable.h"
+#include "runtime/thread_pool.h"
+
+namespace hloc {
+namespace runtime {
+namespace {
+
+TEST(ArenaTest, DisjointIntervalsShareBytes) {
+  std::vector<BufferInterval> buffers = {{100, 0, 1}, {100, 2, 3}, {100, 4, 5}};
+  ArenaAssignment a = AssignArenaOffsets(buffers);
+  EXPECT_EQ(a.arena_size, 128);
+  EXPECT_EQ(a.total_size, 3 * 128);
+  for (int64_t offset : a.offsets) EXPECT_EQ(offset, 0);
+}
+
+TEST(ArenaTest, OverlappingIntervalsDoNotShare) {
+  std::vector<BufferInterval> buffers = {{64, 0, 2}, {64, 1, 3}, {200, 2, 2}, {64, 3, 4}};
+  ArenaAssignment a = AssignArenaOffsets(buffers);
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    for (size_t j = i + 1; j < buffers.size(); ++j) {
+      bool time_overlap = !(buffers[i].last_use < buffers[j].first_use ||
+                            buffers[j].last_use < buffers[i].first_use);
+      bool space_overlap = a.offsets[i] < a.offsets[j] + 64 * ((buffers[j].size + 63) / 64) &&
+                           a.offsets[j] < a.offsets[i] + 64 * ((buffers[i].size + 63) / 64);
+      EXPECT_FALSE(time_overlap && space_overlap) << i << " and " << j;
+    }
+  }
+  EXPECT_GE(a.arena_size, a.peak_live_size);
+  EXPECT_LT(a.arena_size, a.total_size);
+  EXPECT_EQ(a.offsets[0] % 64, 0);
+}
+
+TEST(ThreadPoolTest, CoversEveryItemOnce) {
+  ThreadPool pool(4);
+  for (int64_t n : {1, 7, 1000, 100003}) {
+    std::vector<std::atomic<int>> hits(n);
+    for (auto& h : hits) h = 0;
+    pool.ParallelFor(n, 16, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) hits[i]++;
+    });
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << "n=" << n << " i=" << i;
+  }
+}
+
+// out[i] = in[i] * 2 over floats.
+void DoubleKernel(void* const* buffers, int64_t begin, int64_t end) {
+  const float* in = static_cast<const float*>(buffers[0]);
+  float* out = static_cast<float*>(buffers[1]);
+  for (int64_t i = begin; i < end; ++i) out[i] = in[i] * 2;
+}
+
+// pred = x[0] < 100.
+void LessThan100Kernel(void* const* buffers, int64_t, int64_t) {
+  *static_cast<uint8_t*>(buffers[1]) = *static_cast<const float*>(buffers[0]) < 100 ? 1 : 0;
+}
+
+BufferSpec Temp(int64_t size, int64_t first, int64_t last, const char* name) {
+  BufferSpec b;
+  b.kind = BufferSpec::Kind::kTemp;
+  b.size = size;
+  b.live = {size, first, last};
+  b.name = name;
+  return b;
+}
+
+TEST(ExecutableTest, KernelOverManyThreads) {
+  const int64_t n = 1 << 18;
+  ProgramSpec spec;
+  BufferSpec param;
+  param.kind = BufferSpec::Kind::kParameter;
+  param.parameter = 0;
+  param.size = n * 4;
+  spec.buffers.push_back(param);
+  spec.buffers.push_back(Temp(n * 4, 0, 1, "t0"));
+  spec.buffers.push_back(Temp(n * 4, 1, 2, "t1"));
+  spec.thunks.push_back(std::make_unique<KernelThunk>("double", &DoubleKernel,
+                                                      std::vector<BufferId>{0, 1}, n, 1));
+  spec.thunks.push_back(std::make_unique<KernelThunk>("double", &DoubleKernel,
+                                                      std::vector<BufferId>{1, 2}, n, 1));
+  spec.outputs = {2};
+  auto executable = Executable::Create(std::move(spec));
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  std::vector<float> in(n), out(n);
+  for (int64_t i = 0; i < n; ++i) in[i] = static_cast<float>(i);
+  ThreadPool pool(3);
+  const void* params[] = {in.data()};
+  void* outs[] = {out.data()};
+  ASSERT_TRUE((*executable)->Execute(params, outs, &pool).ok());
+  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(out[i], 4.0f * i);
+  EXPECT_NE((*executable)->ThunksToString().find("kernel double(b0, b1)"), std::string::npos);
+}
+
+TEST(ExecutableTest, OutputsComputedInPlaceAndArenaReused) {
+  // b2 is output 0 only: computed in the caller's memory. b3 is named by two
+  // outputs: it stays in the arena and is copied to both.
+  const int64_t n = 1000;
+  ProgramSpec spec;
+  BufferSpec param;
+  param.kind = BufferSpec::Kind::kParameter;
+  param.parameter = 0;
+  param.size = n * 4;
+  spec.buffers.push_back(param);
+  spec.buffers.push_back(Temp(n * 4, 0, 1, "t1"));
+  spec.buffers.push_back(Temp(n * 4, 1, 2, "out"));
+  spec.buffers.push_back(Temp(n * 4, 1, 2, "twice"));
+  spec.buffers[2].is_output = true;
+  spec.buffers[3].is_output = true;
+  spec.thunks.push_back(std::make_unique<KernelThunk>("double", &DoubleKernel,
+                                                      std::vector<BufferId>{0, 1}, n, 1));
+  spec.thunks.push_back(std::make_unique<KernelThunk>("double", &DoubleKernel,
+                                                      std::vector<BufferId>{1, 2}, n, 1));
+  spec.thunks.push_back(std::make_unique<KernelThunk>("double", &DoubleKernel,
+                                                      std::vector<BufferId>{1, 3}, n, 1));
+  spec.outputs = {2, 3, 3};
+  auto executable = Executable::Create(std::move(spec));
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  EXPECT_NE((*executable)->MemoryReport().find("outputs computed in place 4000 B"),
+            std::string::npos)
+      << (*executable)->MemoryReport();
+  std::vector<float> in(n);
+  for (int64_t i = 0; i < n; ++i) in[i] = static_cast<float>(i);
+  for (int run = 0; run < 3; ++run) {
+    std::vector<float> a(n, -1), b(n, -1), c(n, -1);
+    const void* params[] = {in.data()};
+    void* outs[] = {a.data(), b.data(), c.data()};
+    ASSERT_TRUE((*executable)->Execute(params, outs, nullptr).ok());
+    for (int64_t i = 0; i < n; ++i) {
+      ASSERT_EQ(a[i], 4.0f * i);
+      ASSERT_EQ(b[i], 4.0f * i);
+      ASSERT_EQ(c[i], 4.0f * i);
+    }
+  }
+}
+
+TEST(ExecutableTest, WhileLoopDoublesUntilLimit) {
+  ProgramSpec spec;
+  BufferSpec constant;
+  constant.kind = BufferSpec::Kind::kConstant;
+  constant.size = 4;
+  constant.data.resize(4);
+  float three = 3;
+  std::memcpy(constant.data.data(), &three, 4);
+  spec.buffers.push_back(constant);                   // b0: init
+  spec.buffers.push_back(Temp(4, 0, 3, "state"));     // b1
+  spec.buffers.push_back(Temp(1, 1, 1, "pred"));      // b2
+  spec.buffers.push_back(Temp(4, 2, 3, "next"));      // b3
+  ThunkSequence condition, body;
+  condition.push_back(std::make_unique<KernelThunk>("lt", &LessThan100Kernel,
+                                                    std::vector<BufferId>{1, 2}, 1, 1));
+  body.push_back(std::make_unique<KernelThunk>("double", &DoubleKernel,
+                                               std::vector<BufferId>{1, 3}, 1, 1));
+  body.push_back(std::make_unique<CopyThunk>(3, 1, 4));
+  spec.thunks.push_back(std::make_unique<CopyThunk>(0, 1, 4));
+  spec.thunks.push_back(
+      std::make_unique<WhileThunk>("loop", std::move(condition), 2, std::move(body)));
+  spec.outputs = {1};
+  auto executable = Executable::Create(std::move(spec));
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  float result = 0;
+  void* outs[] = {&result};
+  ASSERT_TRUE((*executable)->Execute({}, outs, nullptr).ok());
+  EXPECT_EQ(result, 192.0f);  // 3 * 2^6
+  ExecuteOptions limited;
+  limited.max_while_iterations = 3;
+  absl::Status status = (*executable)->Execute({}, outs, nullptr, limited);
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted) << status;
+}
+
+TEST(ExecutableTest, ConditionalPicksBranch) {
+  for (int32_t selector : {0, 1, 7, -1}) {
+    ProgramSpec spec;
+    BufferSpec param;
+    param.kind = BufferSpec::Kind::kParameter;
+    param.parameter = 0;
+    param.size = 4;
+    spec.buffers.push_back(param);               // b0: selector
+    BufferSpec value = param;
+    value.parameter = 1;
+    spec.buffers.push_back(value);               // b1: x
+    spec.buffers.push_back(Temp(4, 0, 1, "out"));  // b2
+    std::vector<ThunkSequence> branches(2);
+    branches[0].push_back(std::make_unique<KernelThunk>("double", &DoubleKernel,
+                                                        std::vector<BufferId>{1, 2}, 1, 1));
+    branches[1].push_back(std::make_unique<CopyThunk>(1, 2, 4));
+    spec.thunks.push_back(
+        std::make_unique<ConditionalThunk>("cond", 0, false, std::move(branches)));
+    spec.outputs = {2};
+    auto executable = Executable::Create(std::move(spec));
+    ASSERT_TRUE(executable.ok());
+    float x = 5, result = 0;
+    const void* params[] = {&selector, &x};
+    void* outs[] = {&result};
+    ASSERT_TRUE((*executable)->Execute(params, outs, nullptr).ok());
+    EXPECT_EQ(result, selector == 0 ? 10.0f : 5.0f) << selector;
+  }
+}
+
+TEST(ExecutableTest, RejectsBadSpecs) {
+  ProgramSpec spec;
+  BufferSpec constant;
+  constant.kind = BufferSpec::Kind::kConstant;
+  constant.size = 8;  // but no data
+  spec.buffers.push_back(constant);
+  EXPECT_FALSE(Executable::Create(std::move(spec)).ok());
+  ProgramSpec spec2;
+  spec2.outputs = {3};
+  EXPECT_FALSE(Executable::Create(std::move(spec2)).ok());
+}
+
+}  // namespace
+}  // namespace runtime
+}  // namespace hloc

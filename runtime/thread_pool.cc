@@ -1,0 +1,86 @@
+// Worker threads wait for a job generation to change, then take chunks from
+// the job's shared counter until none are left. The caller takes chunks too
+// and waits until every worker has left the job before returning, so the job
+// (on the caller's stack) outlives every access to it.
+#include "runtime/thread_pool.h"
+
+#include <algorithm>
+
+namespace hloc {
+namespace runtime {
+
+ThreadPool::ThreadPool(int num_threads) {
+  if (num_threads <= 0) num_threads = static_cast<int>(std::thread::hardware_concurrency());
+  num_threads = std::max(num_threads, 1);
+  workers_.reserve(num_threads - 1);
+  for (int i = 1; i < num_threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  work_cv_.notify_all();
+  for (std::thread& worker : workers_) worker.join();
+}
+
+void ThreadPool::RunChunks(Job* job) {
+  for (;;) {
+    const int64_t begin = job->next.fetch_add(job->chunk);
+    if (begin >= job->n) return;
+    (*job->fn)(begin, std::min(job->n, begin + job->chunk));
+  }
+}
+
+void ThreadPool::WorkerLoop() {
+  uint64_t seen = 0;
+  for (;;) {
+    Job* job;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      work_cv_.wait(lock, [&] { return stop_ || (job_ != nullptr && generation_ != seen); });
+      if (stop_) return;
+      seen = generation_;
+      job = job_;
+      ++active_workers_;
+    }
+    RunChunks(job);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      --active_workers_;
+    }
+    done_cv_.notify_all();
+  }
+}
+
+void ThreadPool::ParallelFor(int64_t n, int64_t grain,
+                             const std::function<void(int64_t, int64_t)>& fn) {
+  if (n <= 0) return;
+  grain = std::max<int64_t>(grain, 1);
+  const int64_t max_chunks = (n + grain - 1) / grain;
+  if (workers_.empty() || max_chunks <= 1) {
+    fn(0, n);
+    return;
+  }
+  std::lock_guard<std::mutex> call_lock(call_mu_);
+  // A few chunks per thread balance uneven progress without much overhead.
+  const int64_t target_chunks = std::min<int64_t>(max_chunks, int64_t{4} * num_threads());
+  Job job;
+  job.fn = &fn;
+  job.n = n;
+  job.chunk = std::max(grain, (n + target_chunks - 1) / target_chunks);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    job_ = &job;
+    ++generation_;
+  }
+  work_cv_.notify_all();
+  RunChunks(&job);
+  std::unique_lock<std::mutex> lock(mu_);
+  job_ = nullptr;  // Workers that have not started yet will not join this job.
+  done_cv_.wait(lock, [&] { return active_workers_ == 0; });
+}
+
+}  // namespace runtime
+}  // namespace hloc

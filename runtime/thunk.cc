@@ -1,0 +1,146 @@
+// Execution and printing of each thunk kind.
+#include "runtime/thunk.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace hloc {
+namespace runtime {
+namespace {
+
+void Indent(std::string* out, int indent) { out->append(static_cast<size_t>(indent) * 2, ' '); }
+
+std::string BufferList(absl::Span<const BufferId> buffers) {
+  return absl::StrCat("(", absl::StrJoin(buffers, ", ", [](std::string* out, BufferId id) {
+                        absl::StrAppend(out, "b", id);
+                      }), ")");
+}
+
+}  // namespace
+
+absl::Status ExecuteSequence(const ThunkSequence& sequence, ExecutionContext& context) {
+  for (const auto& thunk : sequence) {
+    absl::Status status = thunk->Execute(context);
+    if (!status.ok()) return status;
+  }
+  return absl::OkStatus();
+}
+
+void AppendSequence(const ThunkSequence& sequence, std::string* out, int indent) {
+  for (const auto& thunk : sequence) thunk->AppendTo(out, indent);
+}
+
+absl::Status KernelThunk::Execute(ExecutionContext& context) const {
+  // Small per-call array of pointers, in the kernel's buffer order.
+  std::vector<void*> pointers(buffers_.size());
+  for (size_t i = 0; i < buffers_.size(); ++i) pointers[i] = context.buffers[buffers_[i]];
+  void* const* args = pointers.data();
+  const int64_t cost = std::max<int64_t>(cost_per_item_, 1);
+  if (context.pool == nullptr || context.pool->num_threads() == 1 ||
+      work_items_ * cost < context.options.min_parallel_cost) {
+    if (work_items_ > 0) function_(args, 0, work_items_);
+    return absl::OkStatus();
+  }
+  // Chunks of at least min_parallel_cost / 4 operations, so thread hand-off
+  // stays small next to the work.
+  const int64_t grain = std::max<int64_t>(1, context.options.min_parallel_cost / 4 / cost);
+  context.pool->ParallelFor(work_items_, grain,
+                            [&](int64_t begin, int64_t end) { function_(args, begin, end); });
+  return absl::OkStatus();
+}
+
+void KernelThunk::AppendTo(std::string* out, int indent) const {
+  Indent(out, indent);
+  absl::StrAppend(out, "kernel ", name_, BufferList(buffers_), " items=", work_items_,
+                  " cost=", cost_per_item_, "\n");
+}
+
+absl::Status CopyThunk::Execute(ExecutionContext& context) const {
+  if (bytes_ > 0 && source_ != destination_) {
+    std::memmove(context.buffers[destination_], context.buffers[source_], bytes_);
+  }
+  return absl::OkStatus();
+}
+
+void CopyThunk::AppendTo(std::string* out, int indent) const {
+  Indent(out, indent);
+  absl::StrAppend(out, "copy b", source_, " -> b", destination_, " (", bytes_, " B)\n");
+}
+
+absl::Status WhileThunk::Execute(ExecutionContext& context) const {
+  const int64_t limit = context.options.max_while_iterations;
+  for (int64_t iteration = 0;; ++iteration) {
+    absl::Status status = ExecuteSequence(condition_, context);
+    if (!status.ok()) return status;
+    if (*static_cast<const uint8_t*>(context.buffers[predicate_]) == 0) break;
+    if (limit > 0 && iteration >= limit) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("while loop ", name_, " ran more than ", limit, " iterations"));
+    }
+    status = ExecuteSequence(body_, context);
+    if (!status.ok()) return status;
+  }
+  return absl::OkStatus();
+}
+
+void WhileThunk::AppendTo(std::string* out, int indent) const {
+  Indent(out, indent);
+  absl::StrAppend(out, "while ", name_, " {\n");
+  Indent(out, indent + 1);
+  out->append("condition:\n");
+  AppendSequence(condition_, out, indent + 2);
+  Indent(out, indent + 1);
+  absl::StrAppend(out, "predicate b", predicate_, "\n");
+  Indent(out, indent + 1);
+  out->append("body:\n");
+  AppendSequence(body_, out, indent + 2);
+  Indent(out, indent);
+  out->append("}\n");
+}
+
+absl::Status ConditionalThunk::Execute(ExecutionContext& context) const {
+  if (branches_.empty()) return absl::OkStatus();
+  size_t branch;
+  if (selector_is_pred_) {
+    const bool value = *static_cast<const uint8_t*>(context.buffers[selector_]) != 0;
+    branch = value ? 0 : 1;
+  } else {
+    int32_t index;
+    std::memcpy(&index, context.buffers[selector_], sizeof(index));
+    branch = (index < 0 || static_cast<size_t>(index) >= branches_.size())
+                 ? branches_.size() - 1
+                 : static_cast<size_t>(index);
+  }
+  if (branch >= branches_.size()) branch = branches_.size() - 1;
+  return ExecuteSequence(branches_[branch], context);
+}
+
+void ConditionalThunk::AppendTo(std::string* out, int indent) const {
+  Indent(out, indent);
+  absl::StrAppend(out, "conditional ", name_, " on b", selector_,
+                  selector_is_pred_ ? " (pred)" : " (index)", " {\n");
+  for (size_t i = 0; i < branches_.size(); ++i) {
+    Indent(out, indent + 1);
+    absl::StrAppend(out, "branch ", i, ":\n");
+    AppendSequence(branches_[i], out, indent + 2);
+  }
+  Indent(out, indent);
+  out->append("}\n");
+}
+
+absl::Status LibraryCallThunk::Execute(ExecutionContext& context) const {
+  std::vector<void*> pointers(buffers_.size());
+  for (size_t i = 0; i < buffers_.size(); ++i) pointers[i] = context.buffers[buffers_[i]];
+  return function_(pointers, context.pool);
+}
+
+void LibraryCallThunk::AppendTo(std::string* out, int indent) const {
+  Indent(out, indent);
+  absl::StrAppend(out, "library-call ", name_, BufferList(buffers_), "\n");
+}
+
+}  // namespace runtime
+}  // namespace hloc

@@ -1,0 +1,144 @@
+// Thunks: the steps of a compiled host program. A thunk names buffers by
+// index into the execution's buffer table and does one thing: run a compiled
+// kernel over its work items, copy bytes, loop, branch, or call a host
+// function standing in for a library (BLAS, sort, ...). Sequences of thunks
+// nest inside while and conditional thunks.
+#ifndef HLOC_RUNTIME_THUNK_H_
+#define HLOC_RUNTIME_THUNK_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "runtime/thread_pool.h"
+
+namespace hloc {
+namespace runtime {
+
+using BufferId = int32_t;
+
+// The ABI of compiled kernels: `buffers` holds the kernel's buffers in the
+// order the kernel was compiled for (inputs, then outputs); the call computes
+// work items [begin, end). Disjoint ranges may run concurrently.
+using KernelFunction = void (*)(void* const* buffers, int64_t begin, int64_t end);
+
+struct ExecuteOptions {
+  // A while loop running more iterations than this is an error; <= 0: no limit.
+  int64_t max_while_iterations = 0;
+  // Work (items * cost per item) below which a kernel runs on the calling
+  // thread only.
+  int64_t min_parallel_cost = int64_t{1} << 16;
+};
+
+// What a thunk may touch while it runs.
+struct ExecutionContext {
+  std::vector<void*> buffers;  // Indexed by BufferId.
+  ThreadPool* pool = nullptr;  // May be null: everything runs on the caller.
+  ExecuteOptions options;
+};
+
+class Thunk {
+ public:
+  virtual ~Thunk() = default;
+  virtual absl::Status Execute(ExecutionContext& context) const = 0;
+  // One line per thunk (nested sequences indented), for dumps and tests.
+  virtual void AppendTo(std::string* out, int indent) const = 0;
+};
+
+using ThunkSequence = std::vector<std::unique_ptr<Thunk>>;
+
+absl::Status ExecuteSequence(const ThunkSequence& sequence, ExecutionContext& context);
+void AppendSequence(const ThunkSequence& sequence, std::string* out, int indent);
+
+class KernelThunk : public Thunk {
+ public:
+  // `cost_per_item` is a rough count of operations per work item, used to
+  // decide how finely to split the items over threads.
+  KernelThunk(std::string name, KernelFunction function, std::vector<BufferId> buffers,
+              int64_t work_items, int64_t cost_per_item)
+      : name_(std::move(name)), function_(function), buffers_(std::move(buffers)),
+        work_items_(work_items), cost_per_item_(cost_per_item) {}
+  absl::Status Execute(ExecutionContext& context) const override;
+  void AppendTo(std::string* out, int indent) const override;
+
+ private:
+  std::string name_;
+  KernelFunction function_;
+  std::vector<BufferId> buffers_;
+  int64_t work_items_;
+  int64_t cost_per_item_;
+};
+
+class CopyThunk : public Thunk {
+ public:
+  CopyThunk(BufferId source, BufferId destination, int64_t bytes)
+      : source_(source), destination_(destination), bytes_(bytes) {}
+  absl::Status Execute(ExecutionContext& context) const override;
+  void AppendTo(std::string* out, int indent) const override;
+
+ private:
+  BufferId source_, destination_;
+  int64_t bytes_;
+};
+
+// Runs `condition`, reads the pred byte in `predicate`, and runs `body` while
+// it is nonzero.
+class WhileThunk : public Thunk {
+ public:
+  WhileThunk(std::string name, ThunkSequence condition, BufferId predicate, ThunkSequence body)
+      : name_(std::move(name)), condition_(std::move(condition)), predicate_(predicate),
+        body_(std::move(body)) {}
+  absl::Status Execute(ExecutionContext& context) const override;
+  void AppendTo(std::string* out, int indent) const override;
+
+ private:
+  std::string name_;
+  ThunkSequence condition_;
+  BufferId predicate_;
+  ThunkSequence body_;
+};
+
+// Runs one branch chosen by `selector`: a pred (true -> branch 0, false ->
+// branch 1) or an s32 index (out of range -> the last branch).
+class ConditionalThunk : public Thunk {
+ public:
+  ConditionalThunk(std::string name, BufferId selector, bool selector_is_pred,
+                   std::vector<ThunkSequence> branches)
+      : name_(std::move(name)), selector_(selector), selector_is_pred_(selector_is_pred),
+        branches_(std::move(branches)) {}
+  absl::Status Execute(ExecutionContext& context) const override;
+  void AppendTo(std::string* out, int indent) const override;
+
+ private:
+  std::string name_;
+  BufferId selector_;
+  bool selector_is_pred_;
+  std::vector<ThunkSequence> branches_;
+};
+
+// A host function over buffer pointers: the place where library calls (BLAS,
+// sort, a reference implementation of an op no kernel covers yet) plug in.
+// It may split its work over `pool` (null: run on the caller only).
+class LibraryCallThunk : public Thunk {
+ public:
+  using Function =
+      std::function<absl::Status(absl::Span<void* const> buffers, ThreadPool* pool)>;
+  LibraryCallThunk(std::string name, Function function, std::vector<BufferId> buffers)
+      : name_(std::move(name)), function_(std::move(function)), buffers_(std::move(buffers)) {}
+  absl::Status Execute(ExecutionContext& context) const override;
+  void AppendTo(std::string* out, int indent) const override;
+
+ private:
+  std::string name_;
+  Function function_;
+  std::vector<BufferId> buffers_;
+};
+
+}  // namespace runtime
+}  // namespace hloc
+
+#endif  // HLOC_RUNTIME_THUNK_H_
