@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "hlo/evaluator/fast_half.h"
 #include "hlo/float_formats.h"
 #include "hlo/primitive_type.h"
 
@@ -40,7 +41,7 @@ struct F16Type {
   using Compute = float;
   static constexpr PrimitiveType kPrimitiveType = xla::F16;
   static float Load(uint16_t v) { return HalfToFloat(v); }
-  static uint16_t Store(float v) { return FloatToHalf(v); }
+  static uint16_t Store(float v) { return FastFloatToHalf(v); }
 };
 
 struct BF16Type {

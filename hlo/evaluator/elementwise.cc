@@ -438,7 +438,11 @@ absl::StatusOr<Literal> CompareTyped(const HloInstruction& hlo, const Literal& a
     if (d != ComparisonDirection::kEq && d != ComparisonDirection::kNe) {
       return InstructionError(hlo, "complex numbers compare only for EQ and NE");
     }
-    CompareLoop<Tag>(a, b, &out, t, d, [](C v) { return v; });
+    if (d == ComparisonDirection::kEq) {
+      MapBinary<Tag, PredType>(a, b, &out, t, 2, [](C x, C y) { return x == y; });
+    } else {
+      MapBinary<Tag, PredType>(a, b, &out, t, 2, [](C x, C y) { return x != y; });
+    }
   } else if constexpr (kIsFloat<Tag>) {
     if (hlo.attrs().comparison_type == ComparisonType::kTotalOrder) {
       CompareLoop<Tag>(a, b, &out, t, d, [](C v) { return TotalOrderKey<C>(v); });

@@ -8,15 +8,24 @@
 // Documented departures from XLA:
 //  - rng (uniform/normal) draws from a deterministic generator seeded by
 //    EvaluatorOptions::rng_seed; values are not bit-identical to XLA's.
-//  - bitcast reinterprets the row-major element order (literals are stored
-//    row-major whatever their layout), which equals XLA's bitcast whenever
-//    operand and result layouts are both the default descending one.
-//  - Collectives, async ops, send/recv, infeed/outfeed and unknown custom-call
-//    targets are errors naming the instruction.
+//  - Literals are stored in logical row-major order whatever their layout;
+//    only bitcast looks at layouts (it reinterprets the operand's physical
+//    order as the result's), so post-layout-assignment HLO evaluates too.
+//  - Collectives, async ops, send/recv, infeed/outfeed, unknown custom-call
+//    targets (the error names the target), rng-bit-generator (XLA's
+//    three-fry/philox streams are not reproduced) and dynamic shapes are
+//    errors naming the instruction. replica-id and partition-id are 0.
+//  - Float sums in reduce (f16/bf16/f32, add reducer) accumulate in double;
+//    dot and convolution accumulate f16/bf16/f32 in float.
+//  - scatter skips an update window that does not fit the operand (XLA's
+//    CPU/GPU behaviour); gather and dynamic-slice clamp their starts.
+//  - batch_group_count: output feature o reads input batches of group
+//    o / (output_features / batch_group_count).
 #ifndef HLOC_HLO_EVALUATOR_EVALUATOR_H_
 #define HLOC_HLO_EVALUATOR_EVALUATOR_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
@@ -24,6 +33,16 @@
 #include "hlo/module.h"
 
 namespace hloc {
+
+// Per-instruction wall times, filled when EvaluatorOptions::profile is set
+// (control-flow instructions are not recorded, their bodies are).
+struct EvaluatorProfile {
+  struct Entry {
+    const HloInstruction* instruction;
+    double seconds;
+  };
+  std::vector<Entry> entries;
+};
 
 struct EvaluatorOptions {
   // Worker threads for large convolutions, dots and elementwise ops; 0 means
@@ -34,6 +53,8 @@ struct EvaluatorOptions {
   int64_t max_while_iterations = 0;
   // Seed of the generator behind `rng`.
   uint64_t rng_seed = 42;
+  // Not owned; when set, receives one entry per evaluated instruction.
+  EvaluatorProfile* profile = nullptr;
 };
 
 // Evaluates the entry computation of `module` on `arguments` (one per entry

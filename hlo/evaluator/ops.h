@@ -7,6 +7,7 @@
 #define HLOC_HLO_EVALUATOR_OPS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,9 @@ absl::StatusOr<Literal> ConvertLiteral(const Literal& input, PrimitiveType type)
 // Data movement (data_movement.cc).
 absl::StatusOr<Literal> EvalBroadcast(const HloInstruction& hlo, Operands ops);
 absl::StatusOr<Literal> EvalReshape(const HloInstruction& hlo, Operands ops);
+// bitcast: reinterprets the operand's physical (layout-ordered) elements as
+// the result's physical order; a reshape when both layouts are row-major.
+absl::StatusOr<Literal> EvalBitcast(const HloInstruction& hlo, Operands ops);
 absl::StatusOr<Literal> EvalTranspose(const HloInstruction& hlo, Operands ops);
 absl::StatusOr<Literal> EvalReverse(const HloInstruction& hlo, Operands ops);
 absl::StatusOr<Literal> EvalSlice(const HloInstruction& hlo, Operands ops);
@@ -76,6 +80,9 @@ absl::StatusOr<Literal> EvalPad(const HloInstruction& hlo, Operands ops);
 absl::StatusOr<Literal> EvalIota(const HloInstruction& hlo);
 absl::StatusOr<Literal> EvalGather(const HloInstruction& hlo, Operands ops);
 absl::StatusOr<Literal> EvalScatter(const HloInstruction& hlo, Operands ops, EvalContext& ctx);
+// A scalar literal holding element `index` of `array`, and the reverse.
+Literal ElementAsScalar(const Literal& array, int64_t index);
+void StoreElement(const Literal& scalar, Literal* array, int64_t index);
 // Transposes `input` so that result dimension i is input dimension perm[i].
 Literal TransposeLiteral(const Literal& input, absl::Span<const int64_t> perm);
 // The same elements (row-major order) under a new shape with as many elements.
@@ -100,11 +107,18 @@ absl::StatusOr<Literal> EvalMap(const HloInstruction& hlo, Operands ops, EvalCon
 // Sorting (sort.cc).
 absl::StatusOr<Literal> EvalSort(const HloInstruction& hlo, Operands ops, EvalContext& ctx);
 absl::StatusOr<Literal> EvalTopK(const HloInstruction& hlo, Operands ops);
+// The k largest (or smallest) along the last dimension, as (values, s32
+// indices); ties keep the lower index. Backs topk and the "TopK" custom call.
+absl::StatusOr<Literal> TopK(const HloInstruction& hlo, const Literal& input, int64_t k,
+                             bool largest);
 
 // Batch norm (batch_norm.cc).
-absl::StatusOr<Literal> EvalBatchNormInference(const HloInstruction& hlo, Operands ops);
-absl::StatusOr<Literal> EvalBatchNormTraining(const HloInstruction& hlo, Operands ops);
-absl::StatusOr<Literal> EvalBatchNormGrad(const HloInstruction& hlo, Operands ops);
+absl::StatusOr<Literal> EvalBatchNormInference(const HloInstruction& hlo, Operands ops,
+                                               EvalContext& ctx);
+absl::StatusOr<Literal> EvalBatchNormTraining(const HloInstruction& hlo, Operands ops,
+                                              EvalContext& ctx);
+absl::StatusOr<Literal> EvalBatchNormGrad(const HloInstruction& hlo, Operands ops,
+                                          EvalContext& ctx);
 
 // Random numbers (rng.cc).
 absl::StatusOr<Literal> EvalRng(const HloInstruction& hlo, Operands ops, EvalContext& ctx);
