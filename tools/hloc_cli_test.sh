@@ -58,7 +58,9 @@ if cmp -s "$tmp/out" "$tmp/seed7"; then echo "ok   run-deterministic"; else echo
 check run-unknown-backend 1 "$hloc" run "$zoo/softmax.before.txt" --backend=tpu
 
 # opt fuses; explain shows the ledger; the optimized module still verifies.
-check opt 0 "$hloc" opt "$zoo/layer_norm.before.txt"
+check opt-default 0 "$hloc" opt "$zoo/layer_norm.before.txt"
+expect_in opt-outlines-layer-norm "$tmp/out" 'composite.name="hloc.layer_norm"'
+check opt 0 "$hloc" opt "$zoo/layer_norm.before.txt" --pipeline=fusion
 expect_in opt-fuses "$tmp/out" "fusion("
 cp "$tmp/out" "$tmp/opt.hlo"
 check opt-output-verifies 0 "$hloc" verify "$tmp/opt.hlo"
