@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The main job, set-up included: install what is missing, build the hloc CLI
-# optimized, and take every JAX zoo model through it (load the HloModuleProto
-# JAX dumped, verify, print canonical text, convert text <-> proto, stats).
+# optimized, and take every JAX zoo model through it: load the HloModuleProto
+# JAX dumped, verify, print canonical text, round-trip text <-> proto, optimize
+# (library outlining + fusion), and evaluate on the recorded arguments,
+# comparing with XLA:CPU's recorded result.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"
@@ -9,13 +11,19 @@ bash tools/setup.sh
 bazel build -c opt //tools:hloc
 hloc="$here/bazel-bin/tools/hloc"
 out="${HLOC_OUT:-$(mktemp -d)}"
+printf '%-20s %-12s %-10s %s\n' model instructions calls+fusions "vs XLA:CPU"
 for pb in tests/jax/zoo/*.before.pb; do
   model=$(basename "$pb" .before.pb)
   "$hloc" verify "$pb" >/dev/null
   "$hloc" print "$pb" >"$out/$model.hlo"
   "$hloc" convert "$out/$model.hlo" "$out/$model.pb"
   "$hloc" print "$out/$model.pb" | cmp -s - "$out/$model.hlo"
-  instructions=$("$hloc" stats "$pb" | awk '/instructions:/ {print $2}')
-  printf '%-20s verified, printed, round-tripped (%s instructions)\n' "$model" "$instructions"
+  "$hloc" opt "$pb" >"$out/$model.opt.hlo"
+  "$hloc" verify "$out/$model.opt.hlo" >/dev/null
+  kernels=$(grep -cE '^  (ROOT )?%[^ ]+ = .* (fusion|call)\(' "$out/$model.opt.hlo" || true)
+  instructions=$("$hloc" stats "$pb" | awk '/instructions:/ {print $2; exit}')
+  "$hloc" run "tests/jax/zoo/$model.snapshot.pb" --output="$out/$model.result.pb" >/dev/null
+  verdict=$("$hloc" compare "tests/jax/zoo/$model.snapshot.pb" "$out/$model.result.pb" | cut -c1-60)
+  printf '%-20s %-12s %-10s %s\n' "$model" "$instructions" "$kernels" "$verdict"
 done
 echo "main: outputs in $out"
