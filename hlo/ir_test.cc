@@ -168,7 +168,11 @@ TEST(Literal, PrintsNestedArraysAndSpecialValues) {
   Literal empty(F32({0, 2}));
   std::string text;
   empty.AppendValueTo(&text);
-  EXPECT_EQ(text, "{{}}");
+  EXPECT_EQ(text, "{}");
+  text.clear();
+  Literal rows(F32({2, 0}));
+  rows.AppendValueTo(&text);
+  EXPECT_EQ(text, "{{}, {}}");
   Literal t = Literal::Tuple({Literal::Scalar(xla::S32, 7), Literal::Scalar(xla::PRED, 1)});
   EXPECT_EQ(t.ToString(), "(s32[] 7, pred[] true)");
 }

@@ -268,6 +268,23 @@ void Literal::AppendElementTo(int64_t i, std::string* out) const {
   }
 }
 
+namespace {
+
+// The nested braces of an array with no elements: f32[2,0] is "{{}, {}}",
+// braces repeat along the dimensions before the first zero-sized one.
+void AppendEmptyArray(const std::vector<int64_t>& dims, size_t d, std::string* out) {
+  out->push_back('{');
+  if (dims[d] != 0) {
+    for (int64_t i = 0; i < dims[d]; ++i) {
+      if (i) out->append(", ");
+      AppendEmptyArray(dims, d + 1, out);
+    }
+  }
+  out->push_back('}');
+}
+
+}  // namespace
+
 void Literal::AppendValueTo(std::string* out) const {
   if (shape_.IsTuple()) {
     out->push_back('(');
@@ -288,8 +305,7 @@ void Literal::AppendValueTo(std::string* out) const {
   // dimension whose index wraps.
   const std::vector<int64_t>& dims = shape_.dimensions();
   if (element_count_ == 0) {
-    for (int64_t d = 0; d < rank; ++d) out->push_back('{');
-    for (int64_t d = 0; d < rank; ++d) out->push_back('}');
+    AppendEmptyArray(dims, 0, out);
     return;
   }
   std::vector<int64_t> index(rank, 0);
