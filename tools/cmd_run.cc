@@ -3,6 +3,8 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include "backend/host/run_on_host.h"
+#include "passes/standard_pipelines.h"
 #include "hlo/evaluator/evaluator.h"
 #include "hlo/evaluator/random_arguments.h"
 #include "hlo/loader.h"
@@ -45,20 +47,35 @@ absl::StatusOr<LoadedSnapshot> LoadModuleAndArguments(const Args& args) {
   return run;
 }
 
+// Compiles with the default pipeline (outlining, fusion) and runs on the host
+// backend; the module in `run` stays as loaded.
+absl::StatusOr<Literal> RunWithHostBackend(const LoadedSnapshot& run, const Args& args) {
+  std::unique_ptr<HloModule> optimized = run.module->Clone();
+  if (args.Get("no-opt") != "true") {
+    HLOC_ASSIGN_OR_RETURN(std::unique_ptr<HloPassPipeline> pipeline,
+                          MakeStandardPipeline("default", PipelineOptions{}, nullptr));
+    HLOC_RETURN_IF_ERROR(pipeline->Run(*optimized).status());
+  }
+  return RunOnHost(*optimized, run.arguments);
+}
+
 absl::Status RunRun(const Args& args) {
   std::string backend = args.Get("backend", "auto");
-  if (backend == "auto") backend = "interpreter";  // The only backend built so far.
-  if (backend != "interpreter") {
-    return absl::UnimplementedError(
-        absl::StrCat("backend '", backend, "' is not available in this build (have: interpreter)"));
+  // No CUDA backend is built yet, so auto means the host backend.
+  if (backend == "auto") backend = "host";
+  if (backend != "interpreter" && backend != "host") {
+    return absl::UnimplementedError(absl::StrCat(
+        "backend '", backend, "' is not available in this build (have: host, interpreter)"));
   }
   HLOC_ASSIGN_OR_RETURN(LoadedSnapshot run, LoadModuleAndArguments(args));
-  HLOC_ASSIGN_OR_RETURN(Literal result, Evaluate(*run.module, run.arguments));
+  HLOC_ASSIGN_OR_RETURN(Literal result, backend == "host"
+                                            ? RunWithHostBackend(run, args)
+                                            : Evaluate(*run.module, run.arguments));
   std::fputs(SummarizeLiteral(result).c_str(), stdout);
   if (args.Get("print") == "true") std::printf("%s\n", result.ToString().c_str());
   if (args.Has("output")) {
     run.result = std::move(result);
-    run.execution_platform = "hloc-interpreter";
+    run.execution_platform = absl::StrCat("hloc-", backend);
     HLOC_RETURN_IF_ERROR(WriteSnapshot(run, args.Get("output")));
   }
   return absl::OkStatus();
@@ -68,15 +85,18 @@ absl::Status RunRun(const Args& args) {
 
 Command RunCommand() {
   return {"run", "evaluate a module and summarize its outputs",
-          "usage: hloc run FILE [--backend=interpreter|auto] [--inputs=SNAPSHOT.pb | --seed=N]\n"
-          "                [--output=OUT.pb] [--print]\n"
+          "usage: hloc run FILE [--backend=auto|host|interpreter] [--inputs=SNAPSHOT.pb | --seed=N]\n"
+          "                [--output=OUT.pb] [--print] [--no-opt]\n"
+          "  --backend=host compiles with the default pipeline (library outlining, fusion;\n"
+          "  --no-opt skips it) and runs LLVM-JIT kernels on the CPU; auto is host (no CUDA\n"
+          "  backend yet); interpreter is the reference interpreter.\n"
           "  Arguments come from --inputs (an HloSnapshot), from FILE itself when it is a\n"
           "  snapshot with arguments, or are drawn deterministically from --seed (default 0;\n"
           "  type-appropriate ranges, index operands kept in range). Prints shape, min, max,\n"
           "  mean, NaN count and checksum per output. --output writes an HloSnapshot with the\n"
           "  module, arguments and result; --print prints the result literal.\n",
           {{"backend", false}, {"inputs", false}, {"seed", false}, {"output", false},
-           {"print", true}},
+           {"print", true}, {"no-opt", true}},
           1, 1, RunRun};
 }
 

@@ -55,6 +55,8 @@ check run-seeded 0 "$hloc" run "$zoo/softmax.before.txt" --seed=7
 cp "$tmp/out" "$tmp/seed7"
 check run-seeded-again 0 "$hloc" run "$zoo/softmax.before.txt" --seed=7
 if cmp -s "$tmp/out" "$tmp/seed7"; then echo "ok   run-deterministic"; else echo "FAIL run-deterministic"; failures=$((failures+1)); fi
+check run-host 0 "$hloc" run "$zoo/transformer_block.snapshot.pb" --backend=host --output="$tmp/host.pb"
+check compare-host-with-xla 0 "$hloc" compare "$zoo/transformer_block.snapshot.pb" "$tmp/host.pb"
 check run-unknown-backend 1 "$hloc" run "$zoo/softmax.before.txt" --backend=tpu
 
 # opt fuses; explain shows the ledger; the optimized module still verifies.
