@@ -12,9 +12,9 @@
 //    only bitcast looks at layouts (it reinterprets the operand's physical
 //    order as the result's), so post-layout-assignment HLO evaluates too.
 //  - Collectives, async ops, send/recv, infeed/outfeed, unknown custom-call
-//    targets (the error names the target), rng-bit-generator (XLA's
-//    three-fry/philox streams are not reproduced) and dynamic shapes are
-//    errors naming the instruction. replica-id and partition-id are 0.
+//    targets (the error names the target) and dynamic shapes are errors
+//    naming the instruction. replica-id and partition-id are 0.
+//    rng-bit-generator, unlike rng, reproduces XLA's bits exactly.
 //  - Float sums in reduce (f16/bf16/f32, add reducer) accumulate in double;
 //    dot and convolution accumulate f16/bf16/f32 in float.
 //  - scatter skips an update window that does not fit the operand (XLA's
