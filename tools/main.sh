@@ -9,7 +9,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"
 bash tools/setup.sh
 bazel build -c opt //tools:hloc
-hloc="$here/bazel-bin/tools/hloc"
+hloc="$(bazel info -c opt bazel-bin)/tools/hloc"
 out="${HLOC_OUT:-$(mktemp -d)}"
 printf '%-20s %-12s %-10s %s\n' model instructions calls+fusions "vs XLA:CPU"
 for pb in tests/jax/zoo/*.before.pb; do
