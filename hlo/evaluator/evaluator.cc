@@ -403,6 +403,7 @@ absl::StatusOr<Value> Evaluator::EvalInstruction(const HloInstruction& hlo,
     case HloOpcode::kConvert: result = EvalConvert(hlo, arrays, *this); break;
     case HloOpcode::kBitcastConvert: result = EvalBitcastConvert(hlo, arrays); break;
     case HloOpcode::kReducePrecision: result = EvalReducePrecision(hlo, arrays); break;
+    case HloOpcode::kStochasticConvert: result = EvalStochasticConvert(hlo, arrays); break;
     case HloOpcode::kBroadcast: result = EvalBroadcast(hlo, arrays); break;
     case HloOpcode::kReshape: result = EvalReshape(hlo, arrays); break;
     case HloOpcode::kBitcast: result = EvalBitcast(hlo, arrays); break;
@@ -417,6 +418,7 @@ absl::StatusOr<Value> Evaluator::EvalInstruction(const HloInstruction& hlo,
     case HloOpcode::kGather: result = EvalGather(hlo, arrays); break;
     case HloOpcode::kScatter: result = EvalScatter(hlo, arrays, *this); break;
     case HloOpcode::kDot: result = EvalDot(hlo, arrays, *this); break;
+    case HloOpcode::kRaggedDot: result = EvalRaggedDot(hlo, arrays); break;
     case HloOpcode::kConvolution: result = EvalConvolution(hlo, arrays, *this); break;
     case HloOpcode::kCholesky: result = EvalCholesky(hlo, arrays); break;
     case HloOpcode::kTriangularSolve: result = EvalTriangularSolve(hlo, arrays); break;

@@ -61,6 +61,8 @@ absl::StatusOr<Literal> EvalClamp(const HloInstruction& hlo, Operands ops, EvalC
 absl::StatusOr<Literal> EvalConvert(const HloInstruction& hlo, Operands ops, EvalContext& ctx);
 absl::StatusOr<Literal> EvalBitcastConvert(const HloInstruction& hlo, Operands ops);
 absl::StatusOr<Literal> EvalReducePrecision(const HloInstruction& hlo, Operands ops);
+// stochastic-convert (stochastic_convert.cc).
+absl::StatusOr<Literal> EvalStochasticConvert(const HloInstruction& hlo, Operands ops);
 // Converts a whole literal to `type` with convert's rules.
 absl::StatusOr<Literal> ConvertLiteral(const Literal& input, PrimitiveType type);
 
@@ -95,6 +97,8 @@ absl::StatusOr<Literal> EvalConvolution(const HloInstruction& hlo, Operands ops,
 absl::StatusOr<Literal> EvalCholesky(const HloInstruction& hlo, Operands ops);
 absl::StatusOr<Literal> EvalTriangularSolve(const HloInstruction& hlo, Operands ops);
 absl::StatusOr<Literal> EvalFft(const HloInstruction& hlo, Operands ops);
+// ragged-dot (ragged_dot.cc).
+absl::StatusOr<Literal> EvalRaggedDot(const HloInstruction& hlo, Operands ops);
 
 // Reductions and windows (reduce.cc, reduce_window.cc).
 absl::StatusOr<Literal> EvalReduce(const HloInstruction& hlo, Operands ops, EvalContext& ctx);
