@@ -51,6 +51,7 @@ Command RunCommand();
 Command CompareCommand();
 Command OptCommand();
 Command ExplainCommand();
+Command GraphCommand();
 
 }  // namespace hloc::tools
 

@@ -21,7 +21,7 @@ expect_in() {  # expect_in NAME FILE TEXT
 
 check help 0 "$hloc" --help
 expect_in help-lists-convert "$tmp/out" convert
-for cmd in convert verify print stats run compare opt explain; do
+for cmd in convert verify print stats run compare opt explain graph; do
   check "$cmd-help" 0 "$hloc" "$cmd" --help
   expect_in "$cmd-help-usage" "$tmp/out" "usage: hloc $cmd"
 done
@@ -71,6 +71,15 @@ expect_in explain-has-rules "$tmp/out" "accepted"
 check opt-unknown-pipeline 1 "$hloc" opt "$zoo/softmax.before.txt" --pipeline=nope
 check opt-dump 0 "$hloc" opt "$zoo/softmax.before.txt" --dump-to="$tmp/dumps"
 if ls "$tmp/dumps"/*.hlo >/dev/null 2>&1; then echo "ok   opt-dump-files"; else echo "FAIL opt-dump-files"; failures=$((failures+1)); fi
+
+# graph draws fusion clusters; svg through Graphviz when it is installed.
+check graph-dot 0 "$hloc" graph "$zoo/layer_norm.before.txt" --pipeline=fusion
+expect_in graph-cluster "$tmp/out" "subgraph cluster_"
+if command -v dot >/dev/null; then
+  check graph-svg 0 "$hloc" graph "$zoo/layer_norm.before.txt" --format=svg --output="$tmp/g.svg"
+  expect_in graph-svg-file "$tmp/g.svg" "<svg"
+fi
+check graph-bad-format 1 "$hloc" graph "$zoo/layer_norm.before.txt" --format=png
 
 # Bad input: clear message, exit 1, no crash.
 printf 'HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT a = f32[2] add(p, q)\n}\n' >"$tmp/bad.hlo"
