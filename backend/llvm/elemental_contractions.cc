@@ -266,29 +266,37 @@ absl::StatusOr<ElementGenerator> ElementalIrEmitter::MakeDotGenerator(
         li.dims[dn.lhs_contracting_dimensions(k)] = ivs[k];
         ri.dims[dn.rhs_contracting_dimensions(k)] = ivs[k];
       }
-      absl::StatusOr<llvm::Value*> a = operands[0](li);
-      if (!a.ok()) return a.status();
-      absl::StatusOr<llvm::Value*> c = operands[1](ri);
-      if (!c.ok()) return c.status();
-      absl::StatusOr<llvm::Value*> x = EmitConvert(lhs.element_type(), acc_type, *a);
-      if (!x.ok()) return x.status();
-      absl::StatusOr<llvm::Value*> y = EmitConvert(rhs.element_type(), acc_type, *c);
-      if (!y.ok()) return y.status();
-      llvm::Value* sum = b_->CreateLoad(*acc_llvm, acc);
-      llvm::Value* next;
-      if (acc_type == xla::PRED) {
-        next = b_->CreateOr(sum, b_->CreateAnd(*x, *y));
-      } else if ((*acc_llvm)->isFloatingPointTy()) {
-        next = b_->CreateFAdd(sum, b_->CreateFMul(*x, *y));
-      } else {
-        next = b_->CreateAdd(sum, b_->CreateMul(*x, *y));
-      }
-      b_->CreateStore(next, acc);
-      return absl::OkStatus();
+      return EmitMultiplyAccumulate(operands[0], li, lhs.element_type(), operands[1], ri,
+                                    rhs.element_type(), acc_type, *acc_llvm, acc);
     });
     if (!status.ok()) return status;
     return EmitConvert(acc_type, out_type, b_->CreateLoad(*acc_llvm, acc));
   });
+}
+
+absl::Status ElementalIrEmitter::EmitMultiplyAccumulate(
+    const ElementGenerator& lhs, const IrIndex& li, PrimitiveType lhs_type,
+    const ElementGenerator& rhs, const IrIndex& ri, PrimitiveType rhs_type,
+    PrimitiveType acc_type, llvm::Type* acc_llvm, llvm::Value* acc) {
+  absl::StatusOr<llvm::Value*> a = lhs(li);
+  if (!a.ok()) return a.status();
+  absl::StatusOr<llvm::Value*> c = rhs(ri);
+  if (!c.ok()) return c.status();
+  absl::StatusOr<llvm::Value*> x = EmitConvert(lhs_type, acc_type, *a);
+  if (!x.ok()) return x.status();
+  absl::StatusOr<llvm::Value*> y = EmitConvert(rhs_type, acc_type, *c);
+  if (!y.ok()) return y.status();
+  llvm::Value* sum = b_->CreateLoad(acc_llvm, acc);
+  llvm::Value* next;
+  if (acc_type == xla::PRED) {
+    next = b_->CreateOr(sum, b_->CreateAnd(*x, *y));
+  } else if (acc_llvm->isFloatingPointTy()) {
+    next = b_->CreateFAdd(sum, b_->CreateFMul(*x, *y));
+  } else {
+    next = b_->CreateAdd(sum, b_->CreateMul(*x, *y));
+  }
+  b_->CreateStore(next, acc);
+  return absl::OkStatus();
 }
 
 // ---------------------------------------------------------------- convolution
@@ -380,25 +388,8 @@ absl::StatusOr<ElementGenerator> ElementalIrEmitter::MakeConvolutionGenerator(
         in_index.dims[dn.input_spatial_dimensions(s)] = pos;
       }
       return EmitIf(inside, [&]() -> absl::Status {
-        absl::StatusOr<llvm::Value*> a = operands[0](in_index);
-        if (!a.ok()) return a.status();
-        absl::StatusOr<llvm::Value*> c = operands[1](k_index);
-        if (!c.ok()) return c.status();
-        absl::StatusOr<llvm::Value*> x = EmitConvert(input.element_type(), acc_type, *a);
-        if (!x.ok()) return x.status();
-        absl::StatusOr<llvm::Value*> y = EmitConvert(kernel.element_type(), acc_type, *c);
-        if (!y.ok()) return y.status();
-        llvm::Value* sum = b_->CreateLoad(*acc_llvm, acc);
-        llvm::Value* next;
-        if (acc_type == xla::PRED) {
-          next = b_->CreateOr(sum, b_->CreateAnd(*x, *y));
-        } else if ((*acc_llvm)->isFloatingPointTy()) {
-          next = b_->CreateFAdd(sum, b_->CreateFMul(*x, *y));
-        } else {
-          next = b_->CreateAdd(sum, b_->CreateMul(*x, *y));
-        }
-        b_->CreateStore(next, acc);
-        return absl::OkStatus();
+        return EmitMultiplyAccumulate(operands[0], in_index, input.element_type(), operands[1],
+                                      k_index, kernel.element_type(), acc_type, *acc_llvm, acc);
       });
     });
     if (!status.ok()) return status;

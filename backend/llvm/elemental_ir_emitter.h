@@ -169,6 +169,13 @@ class ElementalIrEmitter {
                                                        std::vector<ElementGenerator> operands);
   absl::StatusOr<ElementGenerator> MakeReduceWindowGenerator(
       const HloInstruction& hlo, std::vector<ElementGenerator> operands);
+  // acc += convert(lhs(li)) * convert(rhs(ri)) in `acc_type` (or/and for
+  // pred): the inner step shared by dot and convolution.
+  absl::Status EmitMultiplyAccumulate(const ElementGenerator& lhs, const IrIndex& li,
+                                      PrimitiveType lhs_type, const ElementGenerator& rhs,
+                                      const IrIndex& ri, PrimitiveType rhs_type,
+                                      PrimitiveType acc_type, llvm::Type* acc_llvm,
+                                      llvm::Value* acc);
   absl::StatusOr<ElementGenerator> MakeDotGenerator(const HloInstruction& hlo,
                                                     std::vector<ElementGenerator> operands);
   absl::StatusOr<ElementGenerator> MakeConvolutionGenerator(
