@@ -132,10 +132,32 @@ absl::StatusOr<OutlineResult> OutlineInstructions(HloComputation* computation,
   auto callee = std::make_unique<HloComputation>(options.computation_name);
   absl::flat_hash_map<HloInstruction*, HloInstruction*> inside;
   std::vector<HloInstruction*> caller_operands;
+  // Leading slots first: each gets its own parameter.
+  absl::flat_hash_map<std::pair<const HloInstruction*, int64_t>, HloInstruction*> slot_parameters;
+  for (const auto& [member, index] : options.leading_operands) {
+    if (!members.contains(const_cast<HloInstruction*>(member)) || index < 0 ||
+        index >= member->operand_count()) {
+      continue;
+    }
+    HloInstruction* value = member->operand(index);
+    if (members.contains(value) || slot_parameters.contains({member, index})) continue;
+    int64_t number = static_cast<int64_t>(caller_operands.size());
+    HloInstruction* parameter = callee->AddInstruction(HloInstruction::CreateParameter(
+        number, value->shape(), absl::StrCat("param_", number)));
+    caller_operands.push_back(value);
+    slot_parameters[{member, index}] = parameter;
+    inside.emplace(value, parameter);  // other reads of the value use the first one
+  }
   for (HloInstruction* m : ordered) {
     std::vector<HloInstruction*> new_operands;
     new_operands.reserve(m->operand_count());
-    for (HloInstruction* operand : m->operands()) {
+    for (int64_t k = 0; k < m->operand_count(); ++k) {
+      HloInstruction* operand = m->operand(k);
+      auto slot = slot_parameters.find({m, k});
+      if (slot != slot_parameters.end()) {
+        new_operands.push_back(slot->second);
+        continue;
+      }
       auto it = inside.find(operand);
       if (it == inside.end()) {
         int64_t number = static_cast<int64_t>(caller_operands.size());

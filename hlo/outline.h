@@ -9,6 +9,8 @@
 #define HLOC_HLO_OUTLINE_H_
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
@@ -28,6 +30,11 @@ struct OutlineOptions {
   // also used outside; the original stays for those users. Each one's
   // operands must be outside the set or duplicable themselves.
   absl::flat_hash_set<const HloInstruction*> duplicable;
+  // Operand slots (member, operand index) whose outside values become the
+  // first parameters, one per slot and in this order (a value in two slots is
+  // passed twice); the other operands follow in order of first use. Library
+  // calls use it to pass operands in the order the library reads them.
+  std::vector<std::pair<const HloInstruction*, int64_t>> leading_operands;
 };
 
 struct OutlineResult {

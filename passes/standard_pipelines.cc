@@ -8,6 +8,7 @@
 #include "passes/constant_folding.h"
 #include "passes/dead_code_elimination.h"
 #include "passes/fusion/fusion_pipeline.h"
+#include "passes/outlining/library_epilogue_fusion.h"
 #include "passes/outlining/outline_library_calls.h"
 #include "passes/tuple_simplifier.h"
 
@@ -50,12 +51,17 @@ absl::StatusOr<std::unique_ptr<HloPassPipeline>> MakeStandardPipeline(
     pipeline->AddPass<CallInliner>();
     pipeline->AddPass<OutlineLibraryCalls>(DefaultLibraryPatterns(), LibraryOutliningOptions{},
                                            ledger);
+    pipeline->AddPass<LibraryEpilogueFusion>(FusionRules(), LibraryCheckOptions{}, ledger);
   } else if (name == "default") {
     AddSimplification(*pipeline, options);
     if (options.optimization_level >= 1) {
       // Library patterns first: fusion treats the outlined calls as opaque.
       pipeline->AddPass<OutlineLibraryCalls>(DefaultLibraryPatterns(),
                                              LibraryOutliningOptions{}, ledger);
+      // Then the calls absorb the epilogues their libraries fuse (when the
+      // fusion rules allow it), before generic fusion sees what is left.
+      pipeline->AddPass<LibraryEpilogueFusion>(FusionPipelineOptions().rules,
+                                               LibraryCheckOptions{}, ledger);
       AddFusion(*pipeline, ledger, /*fallback=*/false);
     }
     pipeline->AddPass<DeadCodeElimination>();

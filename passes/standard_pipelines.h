@@ -1,7 +1,8 @@
 // Named pipelines the tools and backends run: "simplify" (core rewrites to a
 // fixed point), "outline" (library patterns into composite calls), "fusion"
 // (fusion passes only), "fallback" (fusion recorded as kCustom fallback
-// fusions), and "default" (simplify, outline library calls, fuse, clean up).
+// fusions), and "default" (simplify, outline library calls, let them absorb
+// their library epilogues, fuse, clean up).
 #ifndef HLOC_PASSES_STANDARD_PIPELINES_H_
 #define HLOC_PASSES_STANDARD_PIPELINES_H_
 

@@ -233,6 +233,15 @@ class FusionRules {
   // Reduction -> elementwise and dot/convolution -> elementwise.
   void set_fuse_reduction_epilogue(bool on);
   void set_fuse_dot_epilogue(bool on);
+  // Library calls (outlined composite calls) stay opaque to the fusion
+  // passes; with this on, LibraryEpilogueFusion (passes/outlining) first lets
+  // a gemm/convolution call absorb the elementwise epilogue its library fuses
+  // (alpha scale, bias, batch-norm scale/shift, relu, GELU). On by default:
+  // cuBLASLt, cuDNN and oneDNN apply these in the op's own epilogue, which
+  // saves a kernel and a round trip of the result through memory, and a
+  // backend without the library inlines the call back to the same HLO.
+  void set_fuse_library_epilogues(bool on) { fuse_library_epilogues_ = on; }
+  bool fuse_library_epilogues() const { return fuse_library_epilogues_; }
 
   // ---- user overrides ----
   void NeverFuseOpcode(HloOpcode opcode) { never_opcodes_.insert(opcode); }
@@ -293,6 +302,7 @@ class FusionRules {
   std::vector<std::pair<std::string, EdgeRule>> edge_rules_;
   std::vector<std::pair<std::string, InstructionRule>> instruction_rules_;
   bool fallback_fusible_ = false;
+  bool fuse_library_epilogues_ = true;
 };
 
 }  // namespace hloc

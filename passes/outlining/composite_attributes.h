@@ -8,8 +8,10 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "hlo/primitive_type.h"
@@ -25,7 +27,18 @@ class CompositeAttributes {
   CompositeAttributes& Ints(absl::string_view name, absl::Span<const int64_t> values);
   CompositeAttributes& String(absl::string_view name, absl::string_view value);
   CompositeAttributes& Bool(absl::string_view name, bool value);
+  CompositeAttributes& Erase(absl::string_view name);
   std::string ToString() const;
+
+  // Reads a dictionary this class printed (or any flat MLIR dictionary of
+  // numbers, strings, booleans and i64 arrays); values are kept as text.
+  static absl::StatusOr<CompositeAttributes> Parse(absl::string_view text);
+  bool Has(absl::string_view name) const { return entries_.count(std::string(name)) > 0; }
+  // The value of a string entry, unquoted; nullopt when absent or not a string.
+  std::optional<std::string> GetString(absl::string_view name) const;
+  // The value of a float or integer entry ("0.5 : f64", "3 : i64").
+  std::optional<double> GetFloat(absl::string_view name) const;
+  std::optional<int64_t> GetInt(absl::string_view name) const;
 
  private:
   std::map<std::string, std::string> entries_;

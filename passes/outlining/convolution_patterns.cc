@@ -62,7 +62,7 @@ Refusal CheckConv(const HloInstruction* conv, const LibraryCheckOptions& options
     }
     if (w.window_reversal()) return absl::StrCat(conv->name(), " reverses its window");
   }
-  HLOC_REFUSE_IF(CheckRowMajor(conv, options));
+  HLOC_REFUSE_IF(CheckLayouts(conv, options));
   return std::nullopt;
 }
 
@@ -73,11 +73,12 @@ Refusal CheckConvBias(const Match& m, const LibraryCheckOptions& options) {
   const HloInstruction* add = m.Get("bias_add");
   HLOC_REFUSE_IF(
       CheckVectorAlong(m.Get("bias_broadcast"), m.Get("bias"), feature, add->shape(), "bias"));
-  HLOC_REFUSE_IF(CheckRowMajor(add, options));
+  HLOC_REFUSE_IF(CheckLayouts(add, options));
   return std::nullopt;
 }
 
-std::string ConvAttributes(const HloInstruction* conv, absl::string_view epilogue) {
+std::string ConvAttributes(const Match& m, absl::string_view epilogue) {
+  const HloInstruction* conv = m.Get("conv");
   const HloAttributes& a = conv->attrs();
   const xla::ConvolutionDimensionNumbers& dn = a.convolution_dimension_numbers;
   std::vector<int64_t> size, stride, pad_low, pad_high, rhs_dilation;
@@ -104,7 +105,11 @@ std::string ConvAttributes(const HloInstruction* conv, absl::string_view epilogu
       .Ints("padding_high", pad_high)
       .Ints("rhs_dilation", rhs_dilation)
       .Int("feature_group_count", a.feature_group_count)
+      .Float("alpha", 1.0)
       .String("epilogue", epilogue);
+  RecordLayout(attributes, "input_layout", conv->operand(0));
+  RecordLayout(attributes, "kernel_layout", conv->operand(1));
+  RecordLayout(attributes, "result_layout", m.root());
   return attributes.ToString();
 }
 
@@ -124,8 +129,20 @@ const std::vector<std::string>& ConvAttributeNames() {
                                                           "padding_high",
                                                           "rhs_dilation",
                                                           "feature_group_count",
-                                                          "epilogue"};
+                                                          "alpha",
+                                                          "epilogue",
+                                                          "input_layout",
+                                                          "kernel_layout",
+                                                          "result_layout"};
   return *names;
+}
+
+// input, kernel[, bias]: the order the library reads them.
+std::vector<const HloInstruction*> ConvOperands(const Match& m) {
+  const HloInstruction* conv = m.Get("conv");
+  std::vector<const HloInstruction*> operands = {conv->operand(0), conv->operand(1)};
+  if (const HloInstruction* bias = m.Get("bias")) operands.push_back(bias);
+  return operands;
 }
 
 NumericsContract ConvNumerics() {
@@ -145,9 +162,10 @@ void AppendConvolutionPatterns(std::vector<LibraryPattern>* table) {
     p.check = [](const Match& m, const LibraryCheckOptions& o) {
       return CheckConv(m.Get("conv"), o);
     };
-    p.attributes = [](const Match& m) { return ConvAttributes(m.Get("conv"), "none"); };
+    p.attributes = [](const Match& m) { return ConvAttributes(m, "none"); };
     p.recorded_attributes = ConvAttributeNames();
     p.numerics = ConvNumerics();
+    p.operands = ConvOperands;
     table->push_back(std::move(p));
   }
   {
@@ -156,9 +174,10 @@ void AppendConvolutionPatterns(std::vector<LibraryPattern>* table) {
     p.priority = 20;
     p.pattern = ConvBiasAdd();
     p.check = CheckConvBias;
-    p.attributes = [](const Match& m) { return ConvAttributes(m.Get("conv"), "bias"); };
+    p.attributes = [](const Match& m) { return ConvAttributes(m, "bias"); };
     p.recorded_attributes = ConvAttributeNames();
     p.numerics = ConvNumerics();
+    p.operands = ConvOperands;
     table->push_back(std::move(p));
   }
   {
@@ -170,11 +189,12 @@ void AppendConvolutionPatterns(std::vector<LibraryPattern>* table) {
                     .Commutative();
     p.check = [](const Match& m, const LibraryCheckOptions& o) -> Refusal {
       HLOC_REFUSE_IF(CheckConvBias(m, o));
-      return CheckRowMajor(m.root(), o);
+      return CheckLayouts(m.root(), o);
     };
-    p.attributes = [](const Match& m) { return ConvAttributes(m.Get("conv"), "bias_relu"); };
+    p.attributes = [](const Match& m) { return ConvAttributes(m, "bias_relu"); };
     p.recorded_attributes = ConvAttributeNames();
     p.numerics = ConvNumerics();
+    p.operands = ConvOperands;
     table->push_back(std::move(p));
   }
 }

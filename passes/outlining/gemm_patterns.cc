@@ -100,7 +100,7 @@ Refusal CheckDot(const HloInstruction* dot, bool batched, const LibraryCheckOpti
     return absl::StrCat("left operand of ", dot->name(),
                         " has several free dimensions and does not contract its last one");
   }
-  HLOC_REFUSE_IF(CheckRowMajor(dot, options));
+  HLOC_REFUSE_IF(CheckLayouts(dot, options));
   return std::nullopt;
 }
 
@@ -109,11 +109,12 @@ Refusal CheckBias(const Match& m, const LibraryCheckOptions& options) {
   const Shape& out = add->shape();
   HLOC_REFUSE_IF(
       CheckVectorAlong(m.Get("bias_broadcast"), m.Get("bias"), out.rank() - 1, out, "bias"));
-  HLOC_REFUSE_IF(CheckRowMajor(add, options));
+  HLOC_REFUSE_IF(CheckLayouts(add, options));
   return std::nullopt;
 }
 
-CompositeAttributes DotAttributes(const HloInstruction* dot, absl::string_view epilogue) {
+CompositeAttributes DotAttributes(const Match& m, absl::string_view epilogue) {
+  const HloInstruction* dot = m.Get("dot");
   const xla::DotDimensionNumbers& dn = dot->attrs().dot_dimension_numbers;
   CompositeAttributes a;
   a.Ints("lhs_contracting_dims", ToVector(dn.lhs_contracting_dimensions()))
@@ -123,6 +124,9 @@ CompositeAttributes DotAttributes(const HloInstruction* dot, absl::string_view e
       .Float("alpha", 1.0)
       .Float("beta", 0.0)
       .String("epilogue", epilogue);
+  RecordLayout(a, "lhs_layout", dot->operand(0));
+  RecordLayout(a, "rhs_layout", dot->operand(1));
+  RecordLayout(a, "result_layout", m.root());
   return a;
 }
 
@@ -133,8 +137,19 @@ const std::vector<std::string>& GemmAttributeNames() {
                                                           "rhs_batch_dims",
                                                           "alpha",
                                                           "beta",
-                                                          "epilogue"};
+                                                          "epilogue",
+                                                          "lhs_layout",
+                                                          "rhs_layout",
+                                                          "result_layout"};
   return *names;
+}
+
+// lhs, rhs[, bias]: the order the library reads them.
+std::vector<const HloInstruction*> GemmOperands(const Match& m) {
+  const HloInstruction* dot = m.Get("dot");
+  std::vector<const HloInstruction*> operands = {dot->operand(0), dot->operand(1)};
+  if (const HloInstruction* bias = m.Get("bias")) operands.push_back(bias);
+  return operands;
 }
 
 NumericsContract GemmNumerics() {
@@ -159,9 +174,10 @@ void AppendGemmPatterns(std::vector<LibraryPattern>* table) {
     p.check = [](const Match& m, const LibraryCheckOptions& o) {
       return CheckDot(m.Get("dot"), false, o);
     };
-    p.attributes = [](const Match& m) { return DotAttributes(m.Get("dot"), "none").ToString(); };
+    p.attributes = [](const Match& m) { return DotAttributes(m, "none").ToString(); };
     p.recorded_attributes = GemmAttributeNames();
     p.numerics = GemmNumerics();
+    p.operands = GemmOperands;
     table->push_back(std::move(p));
   }
   {
@@ -173,9 +189,10 @@ void AppendGemmPatterns(std::vector<LibraryPattern>* table) {
       HLOC_REFUSE_IF(CheckDot(m.Get("dot"), false, o));
       return CheckBias(m, o);
     };
-    p.attributes = [](const Match& m) { return DotAttributes(m.Get("dot"), "bias").ToString(); };
+    p.attributes = [](const Match& m) { return DotAttributes(m, "bias").ToString(); };
     p.recorded_attributes = GemmAttributeNames();
     p.numerics = GemmNumerics();
+    p.operands = GemmOperands;
     table->push_back(std::move(p));
   }
   {
@@ -187,13 +204,14 @@ void AppendGemmPatterns(std::vector<LibraryPattern>* table) {
     p.check = [](const Match& m, const LibraryCheckOptions& o) -> Refusal {
       HLOC_REFUSE_IF(CheckDot(m.Get("dot"), false, o));
       HLOC_REFUSE_IF(CheckBias(m, o));
-      return CheckRowMajor(m.root(), o);
+      return CheckLayouts(m.root(), o);
     };
     p.attributes = [](const Match& m) {
-      return DotAttributes(m.Get("dot"), "bias_relu").ToString();
+      return DotAttributes(m, "bias_relu").ToString();
     };
     p.recorded_attributes = GemmAttributeNames();
     p.numerics = GemmNumerics();
+    p.operands = GemmOperands;
     table->push_back(std::move(p));
   }
   {
@@ -212,7 +230,7 @@ void AppendGemmPatterns(std::vector<LibraryPattern>* table) {
     p.check = [](const Match& m, const LibraryCheckOptions& o) -> Refusal {
       HLOC_REFUSE_IF(CheckDot(m.Get("dot"), false, o));
       HLOC_REFUSE_IF(CheckBias(m, o));
-      HLOC_REFUSE_IF(CheckRowMajor(m.root(), o));
+      HLOC_REFUSE_IF(CheckLayouts(m.root(), o));
       absl::StatusOr<Identification> form = GeluForm(m);
       if (!form.ok()) {
         return absl::StrCat("activation not evaluable: ", form.status().message());
@@ -224,10 +242,11 @@ void AppendGemmPatterns(std::vector<LibraryPattern>* table) {
       absl::StatusOr<Identification> form = GeluForm(m);
       std::string epilogue =
           form.ok() && form->name == "gelu_erf" ? "bias_gelu_erf" : "bias_gelu_tanh";
-      return DotAttributes(m.Get("dot"), epilogue).ToString();
+      return DotAttributes(m, epilogue).ToString();
     };
     p.recorded_attributes = GemmAttributeNames();
     p.numerics = GemmNumerics();
+    p.operands = GemmOperands;
     p.numerics.note += "; GELU evaluated by the library in the recorded form (tanh or erf)";
     table->push_back(std::move(p));
   }
@@ -239,9 +258,10 @@ void AppendGemmPatterns(std::vector<LibraryPattern>* table) {
     p.check = [](const Match& m, const LibraryCheckOptions& o) {
       return CheckDot(m.Get("dot"), true, o);
     };
-    p.attributes = [](const Match& m) { return DotAttributes(m.Get("dot"), "none").ToString(); };
+    p.attributes = [](const Match& m) { return DotAttributes(m, "none").ToString(); };
     p.recorded_attributes = GemmAttributeNames();
     p.numerics = GemmNumerics();
+    p.operands = GemmOperands;
     table->push_back(std::move(p));
   }
 }

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "hlo/status_macros.h"
 #include "passes/call_inliner.h"
+#include "passes/outlining/library_epilogues.h"
 #include "passes/outlining/library_patterns.h"
 #include "passes/outlining/outline_library_calls.h"
 
@@ -13,6 +14,7 @@ namespace hloc {
 LibraryCapabilities LibraryCapabilities::AllDefaultPatterns() {
   LibraryCapabilities capabilities;
   for (const LibraryPattern& p : DefaultLibraryPatterns()) capabilities.names.insert(p.name);
+  for (const std::string& name : LibraryEpilogueNames()) capabilities.names.insert(name);
   return capabilities;
 }
 

@@ -18,7 +18,8 @@ namespace hloc {
 struct LibraryCapabilities {
   absl::flat_hash_set<std::string> names;
   bool Implements(absl::string_view name) const { return names.contains(name); }
-  // Every name of the default pattern table.
+  // Every name of the default pattern table and of the epilogue registry
+  // (library_epilogues.h).
   static LibraryCapabilities AllDefaultPatterns();
 };
 

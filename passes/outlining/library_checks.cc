@@ -1,6 +1,8 @@
 // The checks shared by the library pattern families (see library_checks.h).
 #include "passes/outlining/library_checks.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -27,23 +29,51 @@ Refusal CheckStatic(const HloInstruction* i) {
   return std::nullopt;
 }
 
-Refusal CheckRowMajor(const HloInstruction* i, const LibraryCheckOptions& options) {
-  if (!options.require_row_major_layouts) return std::nullopt;
-  auto check = [](const HloInstruction* value, absl::string_view role) -> Refusal {
+bool IsRowMajor(const Shape& shape) {
+  if (!shape.IsArray() || !shape.has_layout()) return true;
+  return shape.layout().minor_to_major == Layout::RowMajor(shape.rank()).minor_to_major &&
+         shape.layout().tiles.empty() && shape.layout().element_size_in_bits == 0 &&
+         shape.layout().memory_space == 0;
+}
+
+bool IsDenseStrided(const Shape& shape) {
+  if (!shape.IsArray() || !shape.has_layout()) return true;
+  const Layout& layout = shape.layout();
+  if (!layout.tiles.empty() || layout.element_size_in_bits != 0 || layout.memory_space != 0) {
+    return false;
+  }
+  std::vector<int64_t> sorted = layout.minor_to_major;
+  std::sort(sorted.begin(), sorted.end());
+  for (int64_t d = 0; d < static_cast<int64_t>(sorted.size()); ++d) {
+    if (sorted[d] != d) return false;
+  }
+  return static_cast<int64_t>(sorted.size()) == shape.rank();
+}
+
+Refusal CheckLayouts(const HloInstruction* i, const LibraryCheckOptions& options) {
+  auto check = [&](const HloInstruction* value, absl::string_view role) -> Refusal {
     const Shape& s = value->shape();
-    if (!s.IsArray() || !s.has_layout()) return std::nullopt;
-    if (s.layout().minor_to_major != Layout::RowMajor(s.rank()).minor_to_major ||
-        !s.layout().tiles.empty()) {
-      return absl::StrCat(role, value->name(), " has layout {", s.layout().ToString(),
-                          "}, not row-major");
-    }
-    return std::nullopt;
+    if (options.require_row_major_layouts ? IsRowMajor(s) : IsDenseStrided(s)) return std::nullopt;
+    return absl::StrCat(role, value->name(), " has layout {", s.layout().ToString(), "}, not ",
+                        options.require_row_major_layouts
+                            ? "row-major"
+                            : "a dense permutation of its dimensions (strides cannot express it)");
   };
   HLOC_REFUSE_IF(check(i, ""));
   for (const HloInstruction* operand : i->operands()) {
     HLOC_REFUSE_IF(check(operand, absl::StrCat("operand of ", i->name(), " ")));
   }
   return std::nullopt;
+}
+
+void RecordLayout(CompositeAttributes& attributes, absl::string_view key,
+                  const HloInstruction* value) {
+  const Shape& s = value->shape();
+  if (IsRowMajor(s)) {
+    attributes.Erase(key);
+  } else {
+    attributes.Ints(key, s.layout().minor_to_major);
+  }
 }
 
 Refusal CheckVectorAlong(const HloInstruction* top, const HloInstruction* vector, int64_t dimension,

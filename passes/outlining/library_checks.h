@@ -1,5 +1,5 @@
 // Checks shared by the library pattern families: element types, static
-// shapes, row-major layouts, and "this value is a vector broadcast along that
+// shapes, layouts, and "this value is a vector broadcast along that
 // dimension". Each returns a Refusal: nullopt when fine, else the reason.
 #ifndef HLOC_PASSES_OUTLINING_LIBRARY_CHECKS_H_
 #define HLOC_PASSES_OUTLINING_LIBRARY_CHECKS_H_
@@ -11,6 +11,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "google/protobuf/repeated_field.h"
+#include "passes/outlining/composite_attributes.h"
 #include "passes/outlining/library_patterns.h"
 
 // Returns the refusal of `expr` if there is one.
@@ -28,8 +29,19 @@ bool IsLibraryFloat(PrimitiveType type);
 Refusal CheckLibraryFloat(const HloInstruction* i);
 // No dynamic dimensions in `i`'s shape or its operands'.
 Refusal CheckStatic(const HloInstruction* i);
-// `i`'s result and operands have row-major layouts (or none), when required.
-Refusal CheckRowMajor(const HloInstruction* i, const LibraryCheckOptions& options);
+// No layout, or the row-major one.
+bool IsRowMajor(const Shape& shape);
+// A layout strides can describe: a permutation of the dimensions, no tiles,
+// no sub-byte element size, the default memory space.
+bool IsDenseStrided(const Shape& shape);
+// `i`'s result and operands have layouts the library can address: row-major
+// when options.require_row_major_layouts, else dense strided ones.
+Refusal CheckLayouts(const HloInstruction* i, const LibraryCheckOptions& options);
+// Records `value`'s layout as `key` = array<i64: minor_to_major...> when it
+// is not row-major (and removes `key` when it is): see "Layouts" in
+// library_patterns.h.
+void RecordLayout(CompositeAttributes& attributes, absl::string_view key,
+                  const HloInstruction* value);
 // `top` (a broadcast chain over `vector`) spreads a rank-1 `vector` of
 // `out`'s element type along dimension `dimension` of `out`.
 Refusal CheckVectorAlong(const HloInstruction* top, const HloInstruction* vector, int64_t dimension,

@@ -17,9 +17,71 @@
 //   numerics    how the library's result may differ from the HLO's
 //   outside_uses  what to do when an intermediate value of the match is also
 //               used outside it: return it as an extra tuple output, or refuse
+//   operands    the values the library reads, in the call's operand order
 //
 // The table is assembled from one function per family (gemm, convolution,
 // normalization); adding a pattern means adding one entry to one of them.
+// LibraryEpilogueFusion (library_epilogue_fusion.h) later grows gemm and
+// convolution calls by the epilogue steps of library_epilogues.h, which also
+// lists the composite names that can make.
+//
+// ---- The composite.attributes schema (what backends read) ----
+//
+// Every library call is `call(operands...), to_apply=BODY, is_composite=true`
+// with frontend attributes composite.name, composite.version ("1") and
+// composite.attributes, an MLIR dictionary (composite_attributes.h). BODY
+// computes exactly what the library must compute, within the pattern's
+// numerics contract (the interpreter runs BODY; inlining BODY is always a
+// correct fallback).
+//
+// gemm family: hloc.gemm[_bias][_relu|_gelu], hloc.batched_gemm[...]
+//   operands: lhs, rhs, then the epilogue's vectors (below)
+//   lhs_contracting_dims, rhs_contracting_dims, lhs_batch_dims,
+//   rhs_batch_dims  array<i64>: the dot's dimension numbers. hloc.gemm's lhs
+//                   may have several free dimensions (they fold into M);
+//                   batch dimensions lead in hloc.batched_gemm.
+//   alpha : f64     y = alpha * (lhs . rhs), before the epilogue steps
+//   beta : f64      0 (the result is never accumulated into)
+//   epilogue        "none" or steps joined by '_' (below)
+// conv family: hloc.conv[_sub][_scale][_bias][_relu]
+//   operands: input, kernel, then the epilogue's vectors
+//   input_batch_dim, input_feature_dim, input_spatial_dims,
+//   kernel_input_feature_dim, kernel_output_feature_dim, kernel_spatial_dims,
+//   output_batch_dim, output_feature_dim, output_spatial_dims  (i64 / array)
+//   window_size, window_strides, padding_low, padding_high, rhs_dilation
+//                   array<i64>, one entry per spatial dimension
+//   feature_group_count : i64
+//   alpha : f64     y = alpha * conv(input, kernel), before the epilogue
+//   epilogue        "none" or steps joined by '_'
+// Epilogue steps, applied in this order to y, each at most once; v is the
+// call's next vector operand (rank 1, y's element type, broadcast along the
+// output feature dimension: the last one for gemms, output_feature_dim for
+// convolutions):
+//   sub         y = y - v                 conv only
+//   scale       y = y * v                 conv only
+//   bias        y = y + v
+//   relu        y = max(y, 0)
+//   gelu_tanh   y = y/2 (1 + tanh(sqrt(2/pi) (y + 0.044715 y^3)))   gemm only
+//   gelu_erf    y = y/2 erfc(-y/sqrt(2))                             gemm only
+// so hloc.conv_sub_scale_bias_relu (inference batch norm then relu) takes
+// input, kernel, mean, scale, offset. A library may fold sub/scale/bias into
+// one per-channel multiply-add, y*scale + (offset - mean*scale): the
+// conv family's numerics contract allows that reformulation.
+// hloc.softmax: operand x; axis : i64 (the last).
+// hloc.layer_norm: operands x[, scale][, offset]; axis, epsilon, has_scale,
+//   has_offset.
+// hloc.attention: operands q, k, v[, mask]; scale (multiplies q.k^T),
+//   has_mask, mask_dims, mask_fill.
+// Layouts (every family): a library reads and writes strided arrays, so
+// operands and results may have any dense layout (a permutation of the
+// dimensions: LibraryCheckOptions::require_row_major_layouts). Where one is
+// not row-major it is recorded as KEY = array<i64: minor_to_major...>, with
+// KEY lhs_layout / rhs_layout (gemm), input_layout / kernel_layout (conv),
+// q_layout / k_layout / v_layout (attention), x_layout (softmax, layer norm)
+// and result_layout (all); an absent key means row-major. A backend that
+// stores every array in logical row-major order whatever its layout (hloc's
+// host backend and interpreter do) ignores these keys; one that lays buffers
+// out as their layouts say derives each dimension's stride from them.
 #ifndef HLOC_PASSES_OUTLINING_LIBRARY_PATTERNS_H_
 #define HLOC_PASSES_OUTLINING_LIBRARY_PATTERNS_H_
 
@@ -55,8 +117,11 @@ enum class OutsideUsePolicy {
 
 // What the checks may depend on besides the match.
 struct LibraryCheckOptions {
-  // Operands and results of library ops must have row-major (or no) layouts.
-  bool require_row_major_layouts = true;
+  // False (the default): operands and results may have any dense layout, which
+  // strides express (cuBLASLt, cuDNN and oneDNN take a stride per dimension);
+  // non-row-major ones are recorded (see "Layouts" above). Tiled, sub-byte or
+  // other-memory-space layouts are refused. True: only row-major (or none).
+  bool require_row_major_layouts = false;
 };
 
 // nullopt: the match is acceptable; otherwise the reason it is refused.
@@ -73,6 +138,10 @@ struct LibraryPattern {
   std::vector<std::string> recorded_attributes;
   NumericsContract numerics;
   OutsideUsePolicy outside_uses = OutsideUsePolicy::kRefuse;
+  // The values the library reads, in the order the call passes them (the
+  // schema above); null or empty: order of first use. A value in two roles
+  // (dot(x, x)) is passed twice.
+  std::function<std::vector<const HloInstruction*>(const pattern::Match&)> operands;
 };
 
 // Every pattern hloc knows, in table order.

@@ -125,13 +125,16 @@ ENTRY e {
   ROOT t = (s32[8,4], f32[8,5], f32[8,4]{0,1}) tuple(ints, two, cm)
 })");
   FusionLedger ledger;
-  LibraryOutliningStats stats = Outline(*module, &ledger);
+  LibraryOutliningOptions strict;
+  strict.check.require_row_major_layouts = true;
+  LibraryOutliningStats stats = Outline(*module, &ledger, DefaultLibraryPatterns(), strict);
   EXPECT_TRUE(LibraryCalls(*module).empty());
   ASSERT_EQ(stats.not_outlined.size(), 3u);
   EXPECT_THAT(stats.not_outlined[0].second, HasSubstr("has type s32"));
   EXPECT_THAT(stats.not_outlined[1].second, HasSubstr("contracts 2 dimensions"));
   EXPECT_THAT(stats.not_outlined[2].second, HasSubstr("not row-major"));
-  // Without the layout requirement the column-major result is fine.
+  // By default the column-major result is fine: strides express it, and the
+  // layout is recorded.
   module = ParseOrDie(R"(
 HloModule m
 ENTRY e {
@@ -139,10 +142,10 @@ ENTRY e {
   f = f32[16,4] parameter(1)
   ROOT cm = f32[8,4]{0,1} dot(e, f), lhs_contracting_dims={1}, rhs_contracting_dims={0}
 })");
-  LibraryOutliningOptions relaxed;
-  relaxed.check.require_row_major_layouts = false;
-  Outline(*module, nullptr, DefaultLibraryPatterns(), relaxed);
+  Outline(*module, nullptr);
   EXPECT_THAT(LibraryCallNames(*module), ElementsAre("hloc.gemm"));
+  EXPECT_THAT(CompositeAttribute(*LibraryCalls(*module)[0], kCompositeAttributes),
+              HasSubstr("result_layout = array<i64: 0, 1>"));
 }
 
 TEST(LibraryPatterns, BiasMustBeAVectorAlongTheOutputFeatures) {
@@ -315,27 +318,30 @@ TEST(LibraryPatterns, LayerNormFromTheZoo) {
 
 TEST(LibraryPatterns, AttentionFromTheZoo) {
   std::string text = ReadWorkspaceFile("tests/jax/zoo/attention.before.txt");
-  // JAX's transposes of q, k and v carry layout {3,1,2,0}: refused by default.
+  // JAX's transposes of q, k and v carry layout {3,1,2,0}: a strided view,
+  // recorded by default, refused when row-major layouts are required.
   auto module = ParseOrDie(text);
   ASSERT_NE(module, nullptr);
   FusionLedger ledger;
-  Outline(*module, &ledger);
+  LibraryOutliningOptions strict;
+  strict.check.require_row_major_layouts = true;
+  Outline(*module, &ledger, DefaultLibraryPatterns(), strict);
   ASSERT_EQ(Entries(ledger, "check", "hloc.attention").size(), 1u);
   EXPECT_THAT(Entries(ledger, "check", "hloc.attention")[0]->reason, HasSubstr("not row-major"));
   EXPECT_THAT(LibraryCallNames(*module),
               ElementsAre("hloc.gemm", "hloc.gemm", "hloc.gemm", "hloc.softmax", "hloc.gemm"));
-  // Without the layout requirement the whole attention is one call.
+  // By default the whole attention is one call.
   module = ParseOrDie(text);
-  LibraryOutliningOptions relaxed;
-  relaxed.check.require_row_major_layouts = false;
-  Outline(*module, nullptr, DefaultLibraryPatterns(), relaxed);
+  Outline(*module, nullptr);
   EXPECT_THAT(LibraryCallNames(*module),
               ElementsAre("hloc.gemm", "hloc.gemm", "hloc.gemm", "hloc.attention", "hloc.gemm"));
   HloInstruction* attention = LibraryCalls(*module)[3];
   EXPECT_EQ(CompositeAttribute(*attention, kCompositeAttributes),
-            "{has_mask = true, mask_dims = array<i64: 2, 3>, mask_fill = -3.4028235e+38 : f32, "
-            "scale = 0.25 : f32}");
-  EXPECT_EQ(attention->operand_count(), 4);  // q, k, mask, v
+            "{has_mask = true, k_layout = array<i64: 3, 1, 2, 0>, mask_dims = array<i64: 2, 3>, "
+            "mask_fill = -3.4028235e+38 : f32, q_layout = array<i64: 3, 1, 2, 0>, "
+            "scale = 0.25 : f32, v_layout = array<i64: 3, 1, 2, 0>}");
+  ASSERT_EQ(attention->operand_count(), 4);  // q, k, v, mask: the schema's order
+  EXPECT_EQ(attention->operand(3)->shape().element_type(), xla::PRED);
 }
 
 }  // namespace

@@ -67,8 +67,8 @@ Refusal CheckSoftmax(const Match& m, const LibraryCheckOptions& options) {
   HLOC_REFUSE_IF(
       CheckBroadcastBack(m.Get("max_broadcast"), m.Get("max_value"), x->shape(), last, "max"));
   HLOC_REFUSE_IF(CheckBroadcastBack(m.Get("sum_broadcast"), m.Get("sum"), x->shape(), last, "sum"));
-  HLOC_REFUSE_IF(CheckRowMajor(m.Get("max"), options));
-  HLOC_REFUSE_IF(CheckRowMajor(m.Get("exp"), options));
+  HLOC_REFUSE_IF(CheckLayouts(m.Get("max"), options));
+  HLOC_REFUSE_IF(CheckLayouts(m.Get("exp"), options));
   return std::nullopt;
 }
 
@@ -168,8 +168,8 @@ Refusal CheckLayerNorm(const Match& m, const LibraryCheckOptions& options) {
     HLOC_REFUSE_IF(CheckVectorAlong(m.Get("beta_broadcast"), m.Get("beta"), shape.rank() - 1, shape,
                                     "offset"));
   }
-  HLOC_REFUSE_IF(CheckRowMajor(m.Get("sum"), options));
-  HLOC_REFUSE_IF(CheckRowMajor(m.root(), options));
+  HLOC_REFUSE_IF(CheckLayouts(m.Get("sum"), options));
+  HLOC_REFUSE_IF(CheckLayouts(m.root(), options));
   return std::nullopt;
 }
 
@@ -180,6 +180,8 @@ std::string LayerNormAttributes(const Match& m) {
              m.Get("epsilon")->shape().element_type())
       .Bool("has_scale", m.Get("gamma") != nullptr)
       .Bool("has_offset", m.Get("beta") != nullptr);
+  RecordLayout(a, "x_layout", m.Get("x"));
+  RecordLayout(a, "result_layout", m.root());
   return a.ToString();
 }
 
@@ -239,8 +241,8 @@ Refusal CheckAttention(const Match& m, const LibraryCheckOptions& options) {
       return "mask is not a broadcast of a smaller mask";
     }
   }
-  HLOC_REFUSE_IF(CheckRowMajor(qk, options));
-  HLOC_REFUSE_IF(CheckRowMajor(pv, options));
+  HLOC_REFUSE_IF(CheckLayouts(qk, options));
+  HLOC_REFUSE_IF(CheckLayouts(pv, options));
   return std::nullopt;
 }
 
@@ -256,7 +258,21 @@ std::string AttentionAttributes(const Match& m) {
                             .value_or(std::vector<int64_t>{}));
     a.Float("mask_fill", pattern::SplatValue(m.Get("fill")).value_or(0), type);
   }
+  const HloInstruction* qk = m.Get("qk");
+  RecordLayout(a, "q_layout", qk->operand(0));
+  RecordLayout(a, "k_layout", qk->operand(1));
+  RecordLayout(a, "v_layout", m.root()->operand(1));
+  RecordLayout(a, "result_layout", m.root());
   return a.ToString();
+}
+
+// The captured inputs among `names`, in that order.
+std::vector<const HloInstruction*> Inputs(const Match& m, std::vector<const char*> names) {
+  std::vector<const HloInstruction*> inputs;
+  for (const char* name : names) {
+    if (const HloInstruction* i = m.Get(name)) inputs.push_back(i);
+  }
+  return inputs;
 }
 
 }  // namespace
@@ -269,9 +285,14 @@ void AppendNormalizationPatterns(std::vector<LibraryPattern>* table) {
     p.pattern = SoftmaxOf(Any());
     p.check = CheckSoftmax;
     p.attributes = [](const Match& m) {
-      return CompositeAttributes().Int("axis", m.Get("x")->shape().rank() - 1).ToString();
+      CompositeAttributes a;
+      a.Int("axis", m.Get("x")->shape().rank() - 1);
+      RecordLayout(a, "x_layout", m.Get("x"));
+      RecordLayout(a, "result_layout", m.root());
+      return a.ToString();
     };
-    p.recorded_attributes = {"axis"};
+    p.recorded_attributes = {"axis", "x_layout", "result_layout"};
+    p.operands = [](const Match& m) { return Inputs(m, {"x"}); };
     p.numerics = {NumericsContract::Kind::kReformulation, 0,
                   "max-shifted exp and the row sum in the library's order"};
     p.outside_uses = OutsideUsePolicy::kExtraOutputs;
@@ -284,7 +305,9 @@ void AppendNormalizationPatterns(std::vector<LibraryPattern>* table) {
     p.pattern = LayerNorm();
     p.check = CheckLayerNorm;
     p.attributes = LayerNormAttributes;
-    p.recorded_attributes = {"axis", "epsilon", "has_scale", "has_offset"};
+    p.operands = [](const Match& m) { return Inputs(m, {"x", "gamma", "beta"}); };
+    p.recorded_attributes = {"axis",       "epsilon",  "has_scale",
+                             "has_offset", "x_layout", "result_layout"};
     p.numerics = {NumericsContract::Kind::kReformulation, 0,
                   "mean and variance may be computed in one pass (Welford) in the library's "
                   "order"};
@@ -298,7 +321,15 @@ void AppendNormalizationPatterns(std::vector<LibraryPattern>* table) {
     p.pattern = Attention();
     p.check = CheckAttention;
     p.attributes = AttentionAttributes;
-    p.recorded_attributes = {"scale", "has_mask", "mask_dims", "mask_fill"};
+    p.operands = [](const Match& m) {
+      std::vector<const HloInstruction*> inputs = {m.Get("qk")->operand(0),
+                                                   m.Get("qk")->operand(1),
+                                                   m.root()->operand(1)};
+      if (const HloInstruction* mask = m.Get("mask")) inputs.push_back(mask);
+      return inputs;
+    };
+    p.recorded_attributes = {"scale",    "has_mask", "mask_dims",   "mask_fill",
+                             "q_layout", "k_layout", "v_layout", "result_layout"};
     p.numerics = {NumericsContract::Kind::kReformulation, 0,
                   "online (flash) softmax: probabilities are rescaled blockwise and never "
                   "stored"};

@@ -30,6 +30,10 @@ struct Candidate {
   int64_t size = 0;                   // members that are not cheap
   std::vector<std::string> subjects;  // root first, then the other members
   std::string attributes;
+  // The library's operands in order, as (member, operand index): members
+  // stay valid while the candidate is alive, outside values may be replaced
+  // by earlier calls.
+  std::vector<std::pair<HloInstruction*, int64_t>> operand_slots;
 };
 
 // Constants, iotas, and broadcasts/reshapes of values outside the match or
@@ -161,6 +165,8 @@ absl::StatusOr<bool> OutlineLibraryCalls::RunOnComputation(HloComputation* compu
       if (!pattern::Matches(instruction, library.pattern, &match)) continue;
       std::vector<std::string> subjects = SubjectNames(instruction, match.members());
       Refusal refusal = library.check ? library.check(match, options_.check) : std::nullopt;
+      std::vector<const HloInstruction*> operands;
+      if (!refusal.has_value() && library.operands) operands = library.operands(match);
       if (refusal.has_value()) {
         Record(*computation, "check", subjects, false, library.name, *refusal);
         note_reason(dots_and_convolutions(match.members()), library.name, *refusal);
@@ -184,6 +190,22 @@ absl::StatusOr<bool> OutlineLibraryCalls::RunOnComputation(HloComputation* compu
       c.heavy_names = dots_and_convolutions(c.members);
       c.subjects = std::move(subjects);
       c.attributes = library.attributes ? library.attributes(match) : "{}";
+      // Each value's first slot not taken yet (dot(x, x): slots 0 and 1).
+      for (const HloInstruction* value : operands) {
+        bool found = false;
+        for (HloInstruction* m : c.members) {
+          for (int64_t k = 0; k < m->operand_count() && !found; ++k) {
+            std::pair<HloInstruction*, int64_t> slot(m, k);
+            if (m->operand(k) == value && !member_set.contains(value) &&
+                std::find(c.operand_slots.begin(), c.operand_slots.end(), slot) ==
+                    c.operand_slots.end()) {
+              c.operand_slots.push_back(slot);
+              found = true;
+            }
+          }
+          if (found) break;
+        }
+      }
       candidates.push_back(std::move(c));
     }
   }
@@ -250,6 +272,7 @@ absl::StatusOr<bool> OutlineLibraryCalls::RunOnComputation(HloComputation* compu
     outline.computation_name = library.name;
     outline.allow_multiple_outputs = library.outside_uses == OutsideUsePolicy::kExtraOutputs;
     outline.duplicable = c.cheap;
+    outline.leading_operands.assign(c.operand_slots.begin(), c.operand_slots.end());
     xla::OpMetadata metadata = c.root->metadata();
     absl::StatusOr<OutlineResult> result = OutlineInstructions(computation, c.members, outline);
     if (!result.ok()) {

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "passes/outlining/library_capabilities.h"
+#include "passes/outlining/library_epilogue_fusion.h"
 #include "passes/outlining/outline_library_calls.h"
 
 namespace hloc {
@@ -16,6 +17,7 @@ std::string RenderLibraryOutliningReport(const FusionLedger& ledger) {
   std::map<std::string, std::vector<const LedgerEntry*>> by_computation;
   for (const LedgerEntry& e : ledger.entries()) {
     if (e.pass != OutlineLibraryCalls::kPassName &&
+        e.pass != LibraryEpilogueFusion::kPassName &&
         e.pass != InlineUnsupportedLibraryCalls::kPassName) {
       continue;
     }
@@ -39,6 +41,11 @@ std::string RenderLibraryOutliningReport(const FusionLedger& ledger) {
         } else {
           absl::StrAppend(&out, "                ", e->reason, "\n");
         }
+      } else if (e->event == "absorbed") {
+        absl::StrAppend(&out, "  absorbed      ", e->result, "  now ", e->rule, ": ", e->reason,
+                        "\n");
+      } else if (e->pass == LibraryEpilogueFusion::kPassName) {
+        absl::StrAppend(&out, "  kept out      ", e->rule, " ", root, ": ", e->reason, "\n");
       } else if (e->event == "not-outlined") {
         absl::StrAppend(&out, "  not outlined  ", root, ": ", e->reason, "\n");
       } else if (e->event == "inlined") {

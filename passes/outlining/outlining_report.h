@@ -7,6 +7,8 @@
 //                   numerics: reformulation: ...
 //                   attributes: {alpha = 1.0 : f64, ...}
 //     refused       hloc.gemm_bias at add.11: overlaps gemm_bias_relu, which took add.11
+//     absorbed      conv_relu  now hloc.conv_relu: relu; numerics: ...; {...}
+//     kept out      hloc.gemm gemm.2: its result has 2 users and they are no GELU of it
 //     not outlined  dot_general.9: hloc.batched_gemm: operand ... not row-major
 //     inlined       gemm_bias.1 (hloc.gemm_bias): the backend does not implement it
 #ifndef HLOC_PASSES_OUTLINING_OUTLINING_REPORT_H_

@@ -1,15 +1,17 @@
 // Library outlining on real inputs. For every JAX zoo model (its HloSnapshot:
-// module, arguments, XLA's result): outline, then fuse, then inline every
-// library call (a backend without libraries), and check after each step that
-// the module verifies and the interpreter computes exactly what it computed
-// before (also after a text and a proto round trip of the outlined module).
+// module, arguments, XLA's result): outline, let the calls absorb their
+// library epilogues, then fuse, then inline every library call (a backend
+// without libraries), and check after each step that the module verifies and
+// the interpreter computes exactly what it computed before (also after a text
+// and a proto round trip of the outlined module).
 // The ledger must list every outlined call, and every dot or
 // convolution left in place must have a "not-outlined" entry saying why. The
 // per-model table for bench/RESULTS.md is printed to the test log.
 //
 // Then every corpus module ($HLOC_CORPUS_DIR/xla, /xla2023) that parses and
-// verifies is outlined: no crash, a valid module, and (where the interpreter
-// runs it) unchanged results.
+// verifies is outlined and its calls grown by epilogue fusion: no crash, a
+// valid module, and (where the interpreter runs it) unchanged results, also
+// after fusion and inlining.
 #include <dirent.h>
 
 #include <algorithm>
@@ -36,6 +38,7 @@
 #include "passes/fusion/fusion_rules.h"
 #include "passes/outlining/composite_attributes.h"
 #include "passes/outlining/library_capabilities.h"
+#include "passes/outlining/library_epilogue_fusion.h"
 #include "passes/outlining/outline_library_calls.h"
 #include "passes/outlining/outlining_report.h"
 #include "passes/outlining/outlining_test_helpers.h"
@@ -75,12 +78,14 @@ void ExpectSameResult(const Literal& expected, const Literal& actual, absl::stri
 
 struct ZooRow {
   std::string model;
-  LibraryOutliningStats strict, relaxed;
+  LibraryOutliningStats outlined, strict;
+  LibraryEpilogueStats epilogues;
+  std::map<std::string, int64_t> calls;  // composite names after epilogue fusion
 };
 
-std::string Calls(const LibraryOutliningStats& stats) {
+std::string Calls(const std::map<std::string, int64_t>& calls) {
   std::vector<std::string> parts;
-  for (const auto& [name, count] : stats.outlined) {
+  for (const auto& [name, count] : calls) {
     parts.push_back(count == 1 ? name : absl::StrCat(name, " x", count));
   }
   return parts.empty() ? "-" : absl::StrJoin(parts, ", ");
@@ -120,18 +125,18 @@ TEST(ZooOutlining, OutlineFuseInlineKeepsResultsAndExplainsEveryDot) {
     }
     ZooRow row;
     row.model = model;
-    {  // The relaxed-layout variant, for the table only.
+    {  // The variant with row-major layouts required, for the table only.
       std::unique_ptr<HloModule> copy = module.Clone();
       CallInliner inliner;
       ASSERT_TRUE(RunPass(inliner, *copy).ok());
-      LibraryOutliningOptions relaxed;
-      relaxed.check.require_row_major_layouts = false;
-      OutlineLibraryCalls outliner(DefaultLibraryPatterns(), relaxed);
+      LibraryOutliningOptions strict;
+      strict.check.require_row_major_layouts = true;
+      OutlineLibraryCalls outliner(DefaultLibraryPatterns(), strict);
       ASSERT_TRUE(RunPass(outliner, *copy).ok());
-      row.relaxed = outliner.stats();
+      row.strict = outliner.stats();
       absl::StatusOr<Literal> result = Evaluate(*copy, snapshot->arguments);
       ASSERT_TRUE(result.ok()) << result.status();
-      ExpectSameResult(*reference, *result, "after relaxed outlining");
+      ExpectSameResult(*reference, *result, "after outlining with row-major layouts");
     }
 
     FusionLedger ledger;
@@ -141,10 +146,34 @@ TEST(ZooOutlining, OutlineFuseInlineKeepsResultsAndExplainsEveryDot) {
     OutlineLibraryCalls outliner(DefaultLibraryPatterns(), {}, &ledger);
     status = RunPass(outliner, module);
     ASSERT_TRUE(status.ok()) << status;
-    row.strict = outliner.stats();
+    row.outlined = outliner.stats();
     absl::StatusOr<Literal> outlined = Evaluate(module, snapshot->arguments);
     ASSERT_TRUE(outlined.ok()) << outlined.status();
     ExpectSameResult(*reference, *outlined, "after outlining");
+    int64_t outlined_calls = static_cast<int64_t>(LibraryCalls(module).size());
+
+    // The calls absorb their library epilogues; a second run changes nothing.
+    LibraryEpilogueFusion epilogues(FusionRules(), {}, &ledger);
+    status = RunPass(epilogues, module);
+    ASSERT_TRUE(status.ok()) << status;
+    row.epilogues = epilogues.stats();
+    EXPECT_EQ(static_cast<int64_t>(LibraryCalls(module).size()), outlined_calls);
+    absl::StatusOr<Literal> grown = Evaluate(module, snapshot->arguments);
+    ASSERT_TRUE(grown.ok()) << grown.status();
+    ExpectSameResult(*reference, *grown, "after epilogue fusion");
+    for (const HloInstruction* call : LibraryCalls(module)) {
+      std::string name = CompositeAttribute(*call, kCompositeName);
+      if (absl::StartsWith(name, "hloc.")) name = name.substr(5);
+      ++row.calls[name];
+    }
+    {
+      std::string before = PrintModule(module);
+      LibraryEpilogueFusion again;
+      absl::StatusOr<bool> changed = again.Run(module);
+      ASSERT_TRUE(changed.ok()) << changed.status();
+      EXPECT_FALSE(*changed);
+      EXPECT_EQ(PrintModule(module), before);
+    }
 
     // The ledger: one "outlined" entry per call, one "not-outlined" per dot/conv left.
     int64_t calls = static_cast<int64_t>(LibraryCalls(module).size());
@@ -154,10 +183,10 @@ TEST(ZooOutlining, OutlineFuseInlineKeepsResultsAndExplainsEveryDot) {
       left += i->opcode() == HloOpcode::kDot || i->opcode() == HloOpcode::kConvolution;
     });
     EXPECT_EQ(static_cast<int64_t>(Entries(ledger, "not-outlined").size()), left);
-    EXPECT_EQ(row.strict.dots + row.strict.convolutions,
-              row.strict.dots_outlined + row.strict.convolutions_outlined + left);
+    EXPECT_EQ(row.outlined.dots + row.outlined.convolutions,
+              row.outlined.dots_outlined + row.outlined.convolutions_outlined + left);
 
-    // Text and proto round trips keep the composite calls and the results.
+    // Text and proto round trips keep the (grown) composite calls and the results.
     {
       absl::StatusOr<std::unique_ptr<HloModule>> text = ParseHloModule(PrintModule(module));
       ASSERT_TRUE(text.ok()) << text.status();
@@ -214,16 +243,25 @@ TEST(ZooOutlining, OutlineFuseInlineKeepsResultsAndExplainsEveryDot) {
   }
 
   std::ostringstream table;
-  table << "\n| model | dots outlined | convs outlined | library calls | why the rest were not |"
-           " dots/convs outlined without the row-major layout check |\n"
-        << "|---|---|---|---|---|---|\n";
+  table << "\n| model | dots outlined | convs outlined | library calls | epilogues absorbed |"
+           " why the rest were not | dots/convs outlined with row-major layouts required |\n"
+        << "|---|---|---|---|---|---|---|\n";
   for (const ZooRow& row : rows) {
-    table << "| " << row.model << " | " << Fraction(row.strict.dots_outlined, row.strict.dots)
-          << " | " << Fraction(row.strict.convolutions_outlined, row.strict.convolutions) << " | "
-          << Calls(row.strict) << " | " << Reasons(row.strict) << " | "
-          << Fraction(row.relaxed.dots_outlined + row.relaxed.convolutions_outlined,
-                      row.relaxed.dots + row.relaxed.convolutions)
-          << (row.relaxed.outlined == row.strict.outlined ? "" : " (" + Calls(row.relaxed) + ")")
+    std::vector<std::string> absorbed;
+    for (const auto& [what, count] : row.epilogues.absorbed) {
+      absorbed.push_back(count == 1 ? what : absl::StrCat(what, " x", count));
+    }
+    table << "| " << row.model << " | "
+          << Fraction(row.outlined.dots_outlined, row.outlined.dots) << " | "
+          << Fraction(row.outlined.convolutions_outlined, row.outlined.convolutions) << " | "
+          << Calls(row.calls) << " | "
+          << (absorbed.empty() ? "-" : absl::StrJoin(absorbed, ", ")) << " | "
+          << Reasons(row.outlined) << " | "
+          << Fraction(row.strict.dots_outlined + row.strict.convolutions_outlined,
+                      row.strict.dots + row.strict.convolutions)
+          << (row.strict.outlined == row.outlined.outlined
+                  ? ""
+                  : " (" + Calls(row.strict.outlined) + ")")
           << " |\n";
   }
   std::cout << table.str() << std::endl;
@@ -266,7 +304,7 @@ TEST(ZooOutlining, CorpusModulesNeverCrashAndKeepTheirResults) {
   if (corpus == nullptr || *corpus == '\0') {
     GTEST_SKIP() << "HLOC_CORPUS_DIR is not set";
   }
-  int modules = 0, changed = 0, evaluated = 0;
+  int modules = 0, changed = 0, grown = 0, evaluated = 0;
   for (const char* sub : {"/xla", "/xla2023"}) {
     for (const std::string& path : ListFiles(std::string(corpus) + sub, ".hlo")) {
       std::ifstream in(path);
@@ -287,6 +325,12 @@ TEST(ZooOutlining, CorpusModulesNeverCrashAndKeepTheirResults) {
         absl::Status valid = VerifyModule(*module);
         ASSERT_TRUE(valid.ok()) << valid << "\n" << PrintModule(*module);
         if (!*did) continue;
+        LibraryEpilogueFusion epilogues;
+        absl::StatusOr<bool> grew = epilogues.Run(*module);
+        ASSERT_TRUE(grew.ok()) << grew.status();
+        valid = VerifyModule(*module);
+        ASSERT_TRUE(valid.ok()) << valid << "\n" << PrintModule(*module);
+        grown += *grew;
         ++changed;
         if (!CheapToEvaluate(*original)) continue;
         absl::StatusOr<std::vector<Literal>> arguments = MakeRandomArguments(*original, 7);
@@ -295,13 +339,24 @@ TEST(ZooOutlining, CorpusModulesNeverCrashAndKeepTheirResults) {
         if (!before.ok()) continue;
         absl::StatusOr<Literal> after = Evaluate(*module, *arguments);
         ASSERT_TRUE(after.ok()) << after.status();
-        ExpectSameResult(*before, *after, "corpus module after outlining");
+        ExpectSameResult(*before, *after, "corpus module after outlining and epilogue fusion");
+        // Fusion, then a backend without libraries.
+        HloPassPipeline fusion("fusion");
+        AddFusionPasses(fusion, FusionPipelineOptions());
+        absl::Status status = RunPass(fusion, *module);
+        ASSERT_TRUE(status.ok()) << status;
+        InlineUnsupportedLibraryCalls inline_all(LibraryCapabilities{});
+        status = RunPass(inline_all, *module);
+        ASSERT_TRUE(status.ok()) << status;
+        absl::StatusOr<Literal> inlined = Evaluate(*module, *arguments);
+        ASSERT_TRUE(inlined.ok()) << inlined.status();
+        ExpectSameResult(*before, *inlined, "corpus module after fusion and inlining");
         ++evaluated;
       }
     }
   }
-  std::cout << "corpus: " << modules << " modules, " << changed << " outlined, " << evaluated
-            << " compared by evaluation" << std::endl;
+  std::cout << "corpus: " << modules << " modules, " << changed << " outlined, " << grown
+            << " with epilogues absorbed, " << evaluated << " compared by evaluation" << std::endl;
   EXPECT_GT(modules, 50);
 }
 
