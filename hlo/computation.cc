@@ -60,7 +60,13 @@ absl::Status HloComputation::RemoveInstruction(HloInstruction* instruction) {
   instruction->DetachOperands();
   instruction->DropAllControlDeps();
   if (parent_) parent_->UnregisterInstruction(instruction);
-  slots_[instruction->index_in_parent_].reset();
+  TakeSlot(instruction);  // The instruction is destroyed here.
+  return absl::OkStatus();
+}
+
+std::unique_ptr<HloInstruction> HloComputation::TakeSlot(HloInstruction* instruction) {
+  std::unique_ptr<HloInstruction> owned = std::move(slots_[instruction->index_in_parent_]);
+  instruction->index_in_parent_ = -1;
   --live_count_;
   // Compact once half the slots are holes, keeping insertion order.
   if (live_count_ * 2 < static_cast<int64_t>(slots_.size()) && slots_.size() > 64) {
@@ -73,6 +79,26 @@ absl::Status HloComputation::RemoveInstruction(HloInstruction* instruction) {
     }
     slots_ = std::move(compact);
   }
+  return owned;
+}
+
+absl::Status HloComputation::AdoptInstruction(HloInstruction* instruction) {
+  HloComputation* source = instruction->parent_;
+  if (source == nullptr || source == this || source->parent_ != parent_) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot move ", instruction->name(), " into ", name_,
+        ": it must come from another computation of the same module"));
+  }
+  if (instruction->opcode() == HloOpcode::kParameter || instruction == source->root_) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cannot move ", instruction->name(), ": it is a parameter or the root of ",
+        source->name()));
+  }
+  std::unique_ptr<HloInstruction> owned = source->TakeSlot(instruction);
+  instruction->parent_ = this;
+  instruction->index_in_parent_ = static_cast<int64_t>(slots_.size());
+  slots_.push_back(std::move(owned));
+  ++live_count_;
   return absl::OkStatus();
 }
 
@@ -147,6 +173,8 @@ std::vector<HloInstruction*> HloComputation::MakeInstructionReversePostOrder() c
 
 ProgramShape HloComputation::ComputeProgramShape() const {
   ProgramShape program;
+  program.parameters.reserve(parameters_.size());
+  program.parameter_names.reserve(parameters_.size());
   for (HloInstruction* p : parameters_) {
     program.parameters.push_back(p ? p->shape() : Shape());
     program.parameter_names.push_back(p ? p->name() : "");

@@ -47,6 +47,13 @@ class HloComputation {
   // Removes `instruction` and then every operand that became dead, recursively
   // (parameters and side-effecting ops stay).
   absl::Status RemoveInstructionAndUnusedOperands(HloInstruction* instruction);
+  // Moves `instruction` from the computation that holds it (of the same
+  // module) to the end of this one without copying it: name, id, attributes,
+  // operand, user and control edges stay as they are, and the caller rewires
+  // the edges so that none crosses computations in the end (the fusion
+  // builder moves members into fused computations this way). Not for
+  // parameters or the root of the computation it leaves.
+  absl::Status AdoptInstruction(HloInstruction* instruction);
 
   HloInstruction* root() const { return root_; }
   void set_root(HloInstruction* root) { root_ = root; }
@@ -83,6 +90,10 @@ class HloComputation {
 
  private:
   friend class HloModule;
+  // Takes the instruction's slot out of slots_ (compacting when half are
+  // holes) and hands back ownership; edges and names are left alone.
+  std::unique_ptr<HloInstruction> TakeSlot(HloInstruction* instruction);
+
   std::string name_;
   int64_t unique_id_ = -1;
   HloModule* parent_ = nullptr;

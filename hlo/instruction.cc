@@ -278,7 +278,7 @@ std::unique_ptr<HloInstruction> HloInstruction::CloneWithNewOperands(
   clone->metadata_ = metadata_;
   clone->frontend_attributes_ = frontend_attributes_;
   clone->backend_config_ = backend_config_;
-  clone->sharding_ = sharding_;
+  if (sharding_) clone->sharding_ = std::make_unique<xla::OpSharding>(*sharding_);
   clone->is_composite_ = is_composite_;
   return clone;
 }

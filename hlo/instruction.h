@@ -227,9 +227,11 @@ class HloInstruction {
   // backend_config exactly as written (JSON or any string); see backend_config.h.
   const std::string& backend_config() const { return backend_config_; }
   void set_backend_config(std::string config) { backend_config_ = std::move(config); }
-  bool has_sharding() const { return sharding_.has_value(); }
+  bool has_sharding() const { return sharding_ != nullptr; }
   const xla::OpSharding& sharding() const { return *sharding_; }
-  void set_sharding(xla::OpSharding sharding) { sharding_ = std::move(sharding); }
+  void set_sharding(xla::OpSharding sharding) {
+    sharding_ = std::make_unique<xla::OpSharding>(std::move(sharding));
+  }
   void clear_sharding() { sharding_.reset(); }
   // XLA composite calls: `call` with is_composite=true and frontend
   // attributes composite.name / composite.attributes / composite.version.
@@ -275,7 +277,7 @@ class HloInstruction {
   xla::OpMetadata metadata_;
   xla::FrontendAttributes frontend_attributes_;
   std::string backend_config_;
-  std::optional<xla::OpSharding> sharding_;
+  std::unique_ptr<xla::OpSharding> sharding_;  // rare: kept out of line
   bool is_composite_ = false;
   std::unique_ptr<xla::HloInstructionProto> carried_;
 };

@@ -57,6 +57,36 @@ TEST(Ir, NamesAndIdsAreUnique) {
   EXPECT_TRUE(d.module->IsNameTaken(again));
 }
 
+TEST(Ir, AdoptInstructionMovesWithoutCopying) {
+  Diamond d;
+  HloComputation* body = d.module->AddComputation(std::make_unique<HloComputation>("body"));
+  HloInstruction* q = body->AddInstruction(HloInstruction::CreateParameter(0, F32({4}), "q"));
+  // Parameters and the root of the computation left stay where they are.
+  EXPECT_FALSE(body->AdoptInstruction(d.p0).ok());
+  EXPECT_FALSE(body->AdoptInstruction(d.s).ok());
+  EXPECT_FALSE(body->AdoptInstruction(q).ok());  // already there
+  const std::string name = d.n->name();
+  const int64_t id = d.n->unique_id();
+  // n = negate(a) moves; its operand becomes the body's parameter, and the
+  // entry reads something else instead of n.
+  d.n->ReplaceOperandWith(0, q);
+  d.s->ReplaceOperandWith(1, d.m);
+  ASSERT_TRUE(body->AdoptInstruction(d.n).ok());
+  body->set_root(d.n);
+  EXPECT_EQ(d.n->parent(), body);
+  EXPECT_EQ(d.n->name(), name);  // still registered under its own name
+  EXPECT_EQ(d.n->unique_id(), id);
+  EXPECT_TRUE(d.module->IsNameTaken(name));
+  EXPECT_EQ(d.entry->instruction_count(), 5);
+  EXPECT_EQ(body->instruction_count(), 2);
+  EXPECT_EQ(body->MakeInstructionPostOrder(), (std::vector<HloInstruction*>{q, d.n}));
+  for (HloInstruction* i : d.entry->instructions()) EXPECT_NE(i, d.n);
+  // It can be removed from its new home as usual.
+  body->set_root(q);
+  EXPECT_TRUE(body->RemoveInstruction(d.n).ok());
+  EXPECT_FALSE(d.module->IsNameTaken(name));
+}
+
 TEST(Ir, ReplaceAllUsesWithUpdatesUsersAndRoot) {
   Diamond d;
   ASSERT_TRUE(d.a->ReplaceAllUsesWith(d.p0).ok());

@@ -78,6 +78,12 @@ bool ParseBinary(absl::string_view contents, Message* message) {
 // parsed is the most useful one to report.
 absl::StatusOr<std::unique_ptr<HloModule>> ParseProto(const std::string& path,
                                                       absl::string_view contents) {
+  // The fast readers give exactly what the attempts below give when those
+  // succeed, so try them in the same order first; the attempts then only
+  // run to word the error.
+  if (auto m = ModuleFromProtoBytes(contents); m.ok()) return m;
+  if (auto m = ModuleFromHloProtoBytes(contents); m.ok()) return m;
+  if (auto s = SnapshotFromProtoBytes(contents); s.ok()) return std::move(s->module);
   std::optional<absl::Status> first_error;
   auto attempt = [&](const char* kind, auto convert) -> std::unique_ptr<HloModule> {
     absl::StatusOr<std::unique_ptr<HloModule>> module = convert();
@@ -126,12 +132,13 @@ absl::StatusOr<std::unique_ptr<HloModule>> LoadModuleFromFile(const std::string&
 absl::StatusOr<LoadedSnapshot> LoadSnapshotFromFile(const std::string& path) {
   auto contents = ReadFile(path);
   if (!contents.ok()) return contents.status();
-  xla::HloSnapshot snapshot;
-  if (!ParseBinary(*contents, &snapshot)) {
-    return FileError(path, "is not a valid HloSnapshot (protobuf parse failed)");
+  auto loaded = SnapshotFromProtoBytes(*contents);
+  if (!loaded.ok()) {
+    if (absl::IsDataLoss(loaded.status())) {
+      return FileError(path, "is not a valid HloSnapshot (protobuf parse failed)");
+    }
+    return WithPath(path, loaded.status());
   }
-  auto loaded = SnapshotFromProto(snapshot);
-  if (!loaded.ok()) return WithPath(path, loaded.status());
   return loaded;
 }
 

@@ -23,17 +23,33 @@ std::pair<absl::string_view, int64_t> SplitNumericSuffix(absl::string_view name)
   return {name.substr(0, dot), number};
 }
 
-std::string Uniquify(absl::string_view base, absl::flat_hash_set<std::string>* taken,
-                     absl::flat_hash_map<std::string, int64_t>* next_suffix) {
+// Records `base` in `taken` when it is free (returns true); otherwise
+// records and stores in *renamed the next free "stem.N".
+bool Uniquify(absl::string_view base, absl::flat_hash_set<std::string>* taken,
+              absl::flat_hash_map<std::string, int64_t>* next_suffix, std::string* renamed) {
   if (base.empty()) base = "instruction";
-  if (taken->insert(std::string(base)).second) return std::string(base);
+  // Fused computations make millions of names: look up before copying.
+  if (!taken->contains(base)) {
+    taken->emplace(base.data(), base.size());
+    return true;
+  }
   auto [stem, unused] = SplitNumericSuffix(base);
-  int64_t& next = (*next_suffix)[std::string(stem)];
+  auto it = next_suffix->find(stem);
+  if (it == next_suffix->end()) it = next_suffix->emplace(std::string(stem), 0).first;
+  int64_t& next = it->second;
   std::string candidate;
   do {
     candidate = absl::StrCat(stem, ".", ++next);
   } while (!taken->insert(candidate).second);
-  return candidate;
+  *renamed = std::move(candidate);
+  return false;
+}
+
+std::string Uniquify(absl::string_view base, absl::flat_hash_set<std::string>* taken,
+                     absl::flat_hash_map<std::string, int64_t>* next_suffix) {
+  if (base.empty()) base = "instruction";
+  std::string renamed;
+  return Uniquify(base, taken, next_suffix, &renamed) ? std::string(base) : renamed;
 }
 
 }  // namespace
@@ -47,9 +63,13 @@ std::string HloModule::UniquifyComputationName(absl::string_view base) {
 }
 
 void HloModule::RegisterInstruction(HloInstruction* instruction) {
-  instruction->set_name(UniquifyName(instruction->name().empty()
-                                         ? std::string(HloOpcodeName(instruction->opcode()))
-                                         : instruction->name()));
+  const absl::string_view base = instruction->name().empty()
+                                     ? HloOpcodeName(instruction->opcode())
+                                     : absl::string_view(instruction->name());
+  std::string renamed;
+  if (!Uniquify(base, &names_, &next_suffix_, &renamed) || instruction->name().empty()) {
+    instruction->set_name(renamed.empty() ? std::string(base) : std::move(renamed));
+  }
   instruction->set_unique_id(next_instruction_id_++);
 }
 

@@ -49,11 +49,16 @@ constexpr std::array<TypeInfo, 34> kTypes = {{
     {xla::TOKEN, "token", 0},
 }};
 
+// Shape::IsArray and the byte widths ask for every instruction: index by
+// the enum value instead of searching the table.
 const TypeInfo* Find(PrimitiveType type) {
-  for (const TypeInfo& info : kTypes) {
-    if (info.type == type) return &info;
-  }
-  return nullptr;
+  static const auto* const kByType = [] {
+    auto* table = new std::array<const TypeInfo*, xla::PrimitiveType_MAX + 1>();
+    for (const TypeInfo& info : kTypes) (*table)[info.type] = &info;
+    return table;
+  }();
+  if (type < 0 || type > xla::PrimitiveType_MAX) return nullptr;
+  return (*kByType)[type];
 }
 
 }  // namespace

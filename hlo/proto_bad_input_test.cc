@@ -76,13 +76,33 @@ xla::HloInstructionProto* Instruction(xla::HloModuleProto* proto, const std::str
   return proto->mutable_computations(0)->mutable_instructions(0);
 }
 
-absl::Status Load(const xla::HloModuleProto& proto) { return ModuleFromProto(proto).status(); }
+// Every load also goes through the fast reader (ModuleFromProtoBytes), which
+// must give exactly the reference path's status, or protobuf's refusal when
+// the serialized proto does not parse back (nesting beyond its limit).
+absl::Status Load(const xla::HloModuleProto& proto) {
+  absl::Status reference = ModuleFromProto(proto).status();
+  const std::string bytes = proto.SerializeAsString();
+  const absl::Status fast = ModuleFromProtoBytes(bytes).status();
+  xla::HloModuleProto reparsed;
+  if (reparsed.ParseFromString(bytes)) {
+    EXPECT_EQ(fast, reference);
+  } else {
+    EXPECT_TRUE(absl::IsDataLoss(fast)) << fast;
+  }
+  return reference;
+}
 
 // Parse failures count as errors too: that is where protobuf stops bad bytes.
 absl::Status LoadBytes(const std::string& bytes) {
+  const absl::Status fast = ModuleFromProtoBytes(bytes).status();
   xla::HloModuleProto proto;
-  if (!proto.ParseFromString(bytes)) return absl::DataLossError("protobuf parse failed");
-  return Load(proto);
+  if (!proto.ParseFromString(bytes)) {
+    EXPECT_TRUE(absl::IsDataLoss(fast)) << fast;
+    return absl::DataLossError("protobuf parse failed");
+  }
+  absl::Status reference = Load(proto);
+  EXPECT_EQ(fast, reference);
+  return reference;
 }
 
 std::string Varint(uint64_t value) {
@@ -127,8 +147,12 @@ TEST(ProtoBadInputTest, RandomByteFlips) {
       mutant[rng() % mutant.size()] ^= static_cast<char>(1 + rng() % 255);
     }
     xla::HloModuleProto proto;
-    if (!proto.ParseFromString(mutant)) continue;
+    if (!proto.ParseFromString(mutant)) {
+      EXPECT_TRUE(absl::IsDataLoss(ModuleFromProtoBytes(mutant).status()));
+      continue;
+    }
     auto module = ModuleFromProto(proto);
+    EXPECT_EQ(ModuleFromProtoBytes(mutant).status(), module.status());
     if (!module.ok()) {
       EXPECT_FALSE(module.status().message().empty());
       continue;
@@ -453,8 +477,11 @@ TEST(ProtoBadInputTest, SnapshotWithBadArgument) {
   argument->add_f32s(1);
   EXPECT_THAT(SnapshotFromProto(snapshot).status().message(),
               AllOf(HasSubstr("snapshot argument 0"), HasSubstr("needs 4 elements")));
+  EXPECT_EQ(SnapshotFromProtoBytes(snapshot.SerializeAsString()).status(),
+            SnapshotFromProto(snapshot).status());
   xla::HloSnapshot empty;
   EXPECT_THAT(SnapshotFromProto(empty).status().message(), HasSubstr("has no module"));
+  EXPECT_EQ(SnapshotFromProtoBytes("").status(), SnapshotFromProto(empty).status());
 }
 
 }  // namespace

@@ -120,39 +120,6 @@ bool IsGroupedCollective(HloOpcode opcode) {
   }
 }
 
-// The comparison type XLA assumes for operands of `type`.
-ComparisonType DefaultComparisonType(PrimitiveType type) {
-  if (IsFloatingPoint(type) || IsComplex(type)) return ComparisonType::kFloat;
-  if (IsSignedInteger(type)) return ComparisonType::kSigned;
-  return ComparisonType::kUnsigned;
-}
-
-// How many computations an opcode calls, where the IR relies on it: -1 for
-// "at least one", 0 when not checked.
-int ExpectedCalledCount(HloOpcode opcode) {
-  switch (opcode) {
-    case HloOpcode::kWhile:
-    case HloOpcode::kSelectAndScatter:
-      return 2;
-    case HloOpcode::kFusion:
-    case HloOpcode::kCall:
-    case HloOpcode::kMap:
-    case HloOpcode::kReduce:
-    case HloOpcode::kReduceWindow:
-    case HloOpcode::kScatter:
-    case HloOpcode::kSort:
-    case HloOpcode::kAllReduce:
-    case HloOpcode::kAllReduceStart:
-    case HloOpcode::kReduceScatter:
-    case HloOpcode::kAsyncStart:
-      return 1;
-    case HloOpcode::kConditional:
-      return -1;
-    default:
-      return 0;
-  }
-}
-
 template <typename T>
 std::vector<int64_t> ToVector(const google::protobuf::RepeatedField<T>& field) {
   return std::vector<int64_t>(field.begin(), field.end());
@@ -513,6 +480,39 @@ void WriteAttributes(const HloInstruction& instruction, Proto* p) {
 }
 
 }  // namespace
+
+// The comparison type XLA assumes for operands of `type`.
+ComparisonType DefaultComparisonType(PrimitiveType type) {
+  if (IsFloatingPoint(type) || IsComplex(type)) return ComparisonType::kFloat;
+  if (IsSignedInteger(type)) return ComparisonType::kSigned;
+  return ComparisonType::kUnsigned;
+}
+
+// How many computations an opcode calls, where the IR relies on it: -1 for
+// "at least one", 0 when not checked.
+int ExpectedCalledCount(HloOpcode opcode) {
+  switch (opcode) {
+    case HloOpcode::kWhile:
+    case HloOpcode::kSelectAndScatter:
+      return 2;
+    case HloOpcode::kFusion:
+    case HloOpcode::kCall:
+    case HloOpcode::kMap:
+    case HloOpcode::kReduce:
+    case HloOpcode::kReduceWindow:
+    case HloOpcode::kScatter:
+    case HloOpcode::kSort:
+    case HloOpcode::kAllReduce:
+    case HloOpcode::kAllReduceStart:
+    case HloOpcode::kReduceScatter:
+    case HloOpcode::kAsyncStart:
+      return 1;
+    case HloOpcode::kConditional:
+      return -1;
+    default:
+      return 0;
+  }
+}
 
 void CopyFieldsExcept(const Message& from, const absl::flat_hash_set<int>& skip, Message* to) {
   const Reflection* rf = from.GetReflection();

@@ -1,5 +1,7 @@
-// Pieces shared by proto_io.cc (modules, computations, ids) and
-// proto_io_instruction.cc (one instruction's fields). Not a public API.
+// Pieces shared by proto_io.cc (modules, computations, ids),
+// proto_io_instruction.cc (one instruction's fields) and the fast reader
+// (proto_fast_*.cc, which falls back on InstructionFromProto). Not a public
+// API.
 #ifndef HLOC_HLO_PROTO_IO_INTERNAL_H_
 #define HLOC_HLO_PROTO_IO_INTERNAL_H_
 
@@ -34,6 +36,13 @@ absl::StatusOr<std::unique_ptr<HloInstruction>> InstructionFromProto(
 // lose); with `write_literal` false constants get an empty literal.
 void InstructionFieldsToProto(const HloInstruction& instruction, bool use_carried,
                               bool write_literal, xla::HloInstructionProto* proto);
+
+// The comparison type XLA assumes for operands of `type`.
+ComparisonType DefaultComparisonType(PrimitiveType type);
+
+// How many computations an opcode calls, where the IR relies on it: -1 for
+// "at least one", 0 when not checked.
+int ExpectedCalledCount(HloOpcode opcode);
 
 // The called computations in the proto's order (XLA writes a while's body
 // before its condition; the IR keeps condition first).

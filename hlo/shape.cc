@@ -226,11 +226,15 @@ absl::Status ValidateShape(const Shape& shape) {
           absl::StrCat("shape ", shape.ToString(), " has negative dimension ", i));
     }
   }
-  Shape bounded = shape;
-  for (int64_t i = 0; i < bounded.rank(); ++i) {
-    if (bounded.dimensions(i) < 0) bounded.set_dimension(i, 0);
+  // The byte size with unbounded dimensions counted as 0 must fit in 64 bits
+  // (computed in place: the verifier validates every instruction's shape).
+  int64_t count = 1;
+  bool fits = true;
+  for (int64_t d : shape.dimensions()) {
+    if (fits && __builtin_mul_overflow(count, d < 0 ? int64_t{0} : d, &count)) fits = false;
   }
-  if (!bounded.CheckedByteSize()) {
+  int64_t bytes;
+  if (!fits || __builtin_mul_overflow(count, int64_t{ByteWidth(shape.element_type())}, &bytes)) {
     return absl::InvalidArgumentError(
         absl::StrCat("shape ", shape.ToString(), " has more elements than fit in 64 bits"));
   }

@@ -170,11 +170,19 @@ class Verifier {
                          absl::StrCat("entry computation ", module_.entry()->name(),
                                       " is not one of the module's computations"));
     }
-    absl::flat_hash_map<std::string, const HloInstruction*> names;
+    // Keys view the instructions' own names, which stay put while verifying.
+    int64_t instruction_count = 0;
+    for (const HloComputation* computation : computations_) {
+      instruction_count += computation->instruction_count();
+    }
+    absl::flat_hash_map<absl::string_view, const HloInstruction*> names;
     absl::flat_hash_map<int64_t, const HloInstruction*> ids;
+    names.reserve(instruction_count);
+    ids.reserve(instruction_count);
     for (const HloComputation* computation : computations_) {
       for (const HloInstruction* instruction : computation->instructions()) {
-        auto [name_it, new_name] = names.emplace(instruction->name(), instruction);
+        auto [name_it, new_name] =
+            names.emplace(absl::string_view(instruction->name()), instruction);
         if (!new_name) {
           return InstructionError(
               *instruction, "unique-name",
@@ -280,10 +288,17 @@ class Verifier {
 
   absl::Status VerifyUserAndControlEdges(const HloComputation& computation,
                                          const HloInstruction& instruction) {
+    // Most instructions have a few users: look back instead of hashing.
+    const std::vector<HloInstruction*>& users = instruction.users();
     absl::flat_hash_set<const HloInstruction*> seen_users;
-    for (const HloInstruction* user : instruction.users()) {
+    for (size_t k = 0; k < users.size(); ++k) {
+      const HloInstruction* user = users[k];
       if (user == nullptr) return InstructionError(instruction, "users", "null user");
-      if (!seen_users.insert(user).second) {
+      const bool repeated =
+          users.size() <= 16 ? std::find(users.begin(), users.begin() + k, user) !=
+                                   users.begin() + k
+                             : !seen_users.insert(user).second;
+      if (repeated) {
         return InstructionError(instruction, "users",
                                 absl::StrCat("user %", user->name(), " is listed twice"));
       }
@@ -330,6 +345,7 @@ class Verifier {
     // the current path, so reaching one closes a cycle.
     enum Color : uint8_t { kWhite, kGray, kBlack };
     absl::flat_hash_map<const HloInstruction*, Color> color;
+    color.reserve(computation.instruction_count());
     struct Frame {
       const HloInstruction* node;
       size_t next;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -34,8 +35,9 @@ void AppendSequence(const ThunkSequence& sequence, std::string* out, int indent)
 }
 
 absl::Status KernelThunk::Execute(ExecutionContext& context) const {
-  // Small per-call array of pointers, in the kernel's buffer order.
-  std::vector<void*> pointers(buffers_.size());
+  // The kernel's buffers in its order; on the stack for the usual few, since
+  // small kernels run in microseconds and a heap allocation per call shows.
+  absl::InlinedVector<void*, 16> pointers(buffers_.size());
   for (size_t i = 0; i < buffers_.size(); ++i) pointers[i] = context.buffers[buffers_[i]];
   void* const* args = pointers.data();
   const int64_t cost = std::max<int64_t>(cost_per_item_, 1);
@@ -132,7 +134,7 @@ void ConditionalThunk::AppendTo(std::string* out, int indent) const {
 }
 
 absl::Status LibraryCallThunk::Execute(ExecutionContext& context) const {
-  std::vector<void*> pointers(buffers_.size());
+  absl::InlinedVector<void*, 16> pointers(buffers_.size());
   for (size_t i = 0; i < buffers_.size(); ++i) pointers[i] = context.buffers[buffers_[i]];
   return function_(pointers, context.pool);
 }

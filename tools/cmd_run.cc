@@ -3,6 +3,9 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include "backend/gpu/gpu_pipeline.h"
+#include "backend/gpu/run_on_gpu.h"
+#include "backend/host/host_pipeline.h"
 #include "backend/host/run_on_host.h"
 #include "passes/standard_pipelines.h"
 #include "hlo/evaluator/evaluator.h"
@@ -47,30 +50,43 @@ absl::StatusOr<LoadedSnapshot> LoadModuleAndArguments(const Args& args) {
   return run;
 }
 
-// Compiles with the default pipeline (outlining, fusion) and runs on the host
-// backend; the module in `run` stays as loaded.
+// Compiles with the host pipeline (outlining, inlining of composites the host
+// has no library for, fusion) and runs on the host backend; the module in
+// `run` stays as loaded.
 absl::StatusOr<Literal> RunWithHostBackend(const LoadedSnapshot& run, const Args& args) {
   std::unique_ptr<HloModule> optimized = run.module->Clone();
   if (args.Get("no-opt") != "true") {
-    HLOC_ASSIGN_OR_RETURN(std::unique_ptr<HloPassPipeline> pipeline,
-                          MakeStandardPipeline("default", PipelineOptions{}, nullptr));
-    HLOC_RETURN_IF_ERROR(pipeline->Run(*optimized).status());
+    HLOC_RETURN_IF_ERROR(host::OptimizeForHost(*optimized).status());
   }
   return RunOnHost(*optimized, run.arguments);
 }
 
+// Compiles with the CUDA pipeline (library calls, fusion) and runs on GPU 0.
+absl::StatusOr<Literal> RunWithCudaBackend(const LoadedSnapshot& run, const Args& args) {
+  const std::string reason = gpu::GpuUnavailableReason();
+  if (!reason.empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("--backend=cuda: no usable GPU here: ", reason));
+  }
+  std::unique_ptr<HloModule> optimized = run.module->Clone();
+  if (args.Get("no-opt") != "true") {
+    HLOC_RETURN_IF_ERROR(gpu::OptimizeForGpu(*optimized).status());
+  }
+  return gpu::RunOnGpu(*optimized, run.arguments);
+}
+
 absl::Status RunRun(const Args& args) {
   std::string backend = args.Get("backend", "auto");
-  // No CUDA backend is built yet, so auto means the host backend.
-  if (backend == "auto") backend = "host";
-  if (backend != "interpreter" && backend != "host") {
-    return absl::UnimplementedError(absl::StrCat(
-        "backend '", backend, "' is not available in this build (have: host, interpreter)"));
+  // auto: the CUDA backend when a driver loads and a device exists.
+  if (backend == "auto") backend = gpu::GpuUnavailableReason().empty() ? "cuda" : "host";
+  if (backend != "interpreter" && backend != "host" && backend != "cuda") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown backend '", backend, "' (have: auto, cuda, host, interpreter)"));
   }
   HLOC_ASSIGN_OR_RETURN(LoadedSnapshot run, LoadModuleAndArguments(args));
-  HLOC_ASSIGN_OR_RETURN(Literal result, backend == "host"
-                                            ? RunWithHostBackend(run, args)
-                                            : Evaluate(*run.module, run.arguments));
+  HLOC_ASSIGN_OR_RETURN(Literal result, backend == "host"   ? RunWithHostBackend(run, args)
+                                        : backend == "cuda" ? RunWithCudaBackend(run, args)
+                                                            : Evaluate(*run.module, run.arguments));
   std::fputs(SummarizeLiteral(result).c_str(), stdout);
   if (args.Get("print") == "true") std::printf("%s\n", result.ToString().c_str());
   if (args.Has("output")) {
@@ -85,11 +101,13 @@ absl::Status RunRun(const Args& args) {
 
 Command RunCommand() {
   return {"run", "evaluate a module and summarize its outputs",
-          "usage: hloc run FILE [--backend=auto|host|interpreter] [--inputs=SNAPSHOT.pb | --seed=N]\n"
+          "usage: hloc run FILE [--backend=auto|cuda|host|interpreter] [--inputs=SNAPSHOT.pb | --seed=N]\n"
           "                [--output=OUT.pb] [--print] [--no-opt]\n"
-          "  --backend=host compiles with the default pipeline (library outlining, fusion;\n"
-          "  --no-opt skips it) and runs LLVM-JIT kernels on the CPU; auto is host (no CUDA\n"
-          "  backend yet); interpreter is the reference interpreter.\n"
+          "  --backend=host compiles with the host pipeline (library outlining, fusion;\n"
+          "  --no-opt skips it) and runs LLVM-JIT kernels on the CPU; cuda compiles with the\n"
+          "  CUDA pipeline and runs NVPTX kernels and cuBLASLt/cuDNN calls on GPU 0 (an error\n"
+          "  saying why when no driver or device is usable); auto is cuda when a CUDA driver\n"
+          "  loads and a device exists, else host; interpreter is the reference interpreter.\n"
           "  Arguments come from --inputs (an HloSnapshot), from FILE itself when it is a\n"
           "  snapshot with arguments, or are drawn deterministically from --seed (default 0;\n"
           "  type-appropriate ranges, index operands kept in range). Prints shape, min, max,\n"

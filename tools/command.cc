@@ -36,7 +36,7 @@ absl::StatusOr<int64_t> Args::GetInt(const std::string& name, int64_t fallback) 
 const std::vector<Command>& AllCommands() {
   static const std::vector<Command>* commands = new std::vector<Command>{
       ConvertCommand(), VerifyCommand(), PrintCommand(), StatsCommand(), RunCommand(),
-      CompareCommand(), OptCommand(), ExplainCommand(), GraphCommand(),
+      CompareCommand(), OptCommand(), ExplainCommand(), GraphCommand(), CompileCommand(),
   };
   return *commands;
 }

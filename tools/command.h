@@ -52,6 +52,7 @@ Command CompareCommand();
 Command OptCommand();
 Command ExplainCommand();
 Command GraphCommand();
+Command CompileCommand();
 
 }  // namespace hloc::tools
 

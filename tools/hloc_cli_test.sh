@@ -92,5 +92,45 @@ printf 'HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT a = f32[3] neg
 check bad-shape 1 "$hloc" verify "$tmp/shape.hlo"
 expect_in bad-shape-names-instruction "$tmp/err" "negate\|%a\| a"
 
+# --backend=cuda runs on a GPU, or fails with the reason (exit 1, no crash).
+"$hloc" run "$zoo/mlp_gelu.snapshot.pb" --backend=cuda --output="$tmp/cuda.pb" >"$tmp/out" 2>"$tmp/err"; rc=$?
+if [ "$rc" = 0 ]; then
+  check compare-cuda-with-xla 0 "$hloc" compare "$zoo/mlp_gelu.snapshot.pb" "$tmp/cuda.pb"
+elif [ "$rc" = 1 ] && grep -q "no usable GPU here" "$tmp/err"; then
+  echo "ok   run-cuda-without-gpu: $(head -c 200 "$tmp/err")"
+else
+  echo "FAIL run-cuda: exit $rc"; cat "$tmp/out" "$tmp/err"; failures=$((failures+1))
+fi
+
+# compile: kernels as NVPTX IR / PTX / cubins and host IR / assembly, no GPU needed.
+check compile-help 0 "$hloc" compile --help
+expect_in compile-help-usage "$tmp/out" "usage: hloc compile"
+check compile-llvm 0 "$hloc" compile "$zoo/softmax.before.txt" --target=cuda --emit=llvm
+expect_in compile-llvm-nvptx "$tmp/out" 'target triple = "nvptx64-nvidia-cuda"'
+expect_in compile-llvm-kernel "$tmp/out" '!"kernel", i32 1'
+check compile-ptx-sm80 0 "$hloc" compile "$zoo/layer_norm.before.txt" --emit=ptx --sm=80 -o "$tmp/ln.ptx"
+expect_in compile-ptx-target "$tmp/ln.ptx" ".target sm_80"
+expect_in compile-ptx-entry "$tmp/ln.ptx" ".visible .entry hloc_"
+expect_in compile-ptx-row-reduction "$tmp/ln.ptx" "row-reduction"
+check compile-fusion-pipeline 0 "$hloc" compile "$zoo/softmax.before.txt" --pipeline=fusion --emit=ptx
+expect_in compile-fused-kernel "$tmp/out" "shfl.sync.down.b32"
+ptxas="${HLOC_PTXAS:-/usr/local/cuda/bin/ptxas}"
+if [ -x "$ptxas" ]; then
+  check compile-cubin 0 "$hloc" compile "$zoo/mlp_gelu.before.txt" --emit=cubin --sm=90 -o "$tmp/cubins"
+  expect_in compile-cubin-index "$tmp/cubins/kernels.txt" "hloc_"
+  if [ "$(head -c 4 "$(ls "$tmp"/cubins/*.cubin | head -1)" | od -An -c | tr -d ' ')" = '177ELF' ]; then
+    echo "ok   compile-cubin-elf"; else echo "FAIL compile-cubin-elf"; failures=$((failures+1)); fi
+else
+  echo "skip compile-cubin: no ptxas at $ptxas"
+fi
+check compile-cubin-needs-dir 1 "$hloc" compile "$zoo/softmax.before.txt" --emit=cubin
+check compile-host-llvm 0 "$hloc" compile "$zoo/layer_norm.before.txt" --target=host --emit=llvm
+expect_in compile-host-ir "$tmp/out" "define void @kernel"
+check compile-host-asm 0 "$hloc" compile "$zoo/layer_norm.before.txt" --target=host --emit=asm
+expect_in compile-host-asm-ret "$tmp/out" "ret"
+check compile-bad-target 1 "$hloc" compile "$zoo/softmax.before.txt" --target=tpu
+check compile-bad-emit 1 "$hloc" compile "$zoo/softmax.before.txt" --target=host --emit=ptx
+check compile-bad-sm 1 "$hloc" compile "$zoo/softmax.before.txt" --sm=75
+
 echo "cli checks: $failures failed"
 [ "$failures" -eq 0 ]

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs everything hloc needs on a fresh machine of this image (Debian 12):
-# Bazel 4, Abseil, protobuf, LLVM 19, GoogleTest/Mock, Google Benchmark from
-# Debian, and the pinned Python packages (jax, numpy, protobuf) from PyPI.
+# Bazel 4, Abseil, protobuf, LLVM 19, GoogleTest/Mock, Google Benchmark, oneDNN
+# from Debian, and the pinned Python packages (jax, numpy, protobuf) from PyPI.
 # Idempotent: packages already present are skipped.
 set -euo pipefail
 
 debs=(bazel-bootstrap bazel-platforms libabsl-dev libprotobuf-dev protobuf-compiler
-      llvm-19-dev libgtest-dev libgmock-dev libbenchmark-dev graphviz)
+      llvm-19-dev libgtest-dev libgmock-dev libbenchmark-dev graphviz
+      libdnnl-dev libzstd-dev)  # libzstd-dev: static LLVM link (tools/build_standalone.sh)
 missing=()
 for pkg in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")

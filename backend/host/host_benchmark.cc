@@ -3,13 +3,21 @@
 // Text or module protos run on random arguments; HloSnapshot files on their
 // recorded arguments.
 //   bazel run -c opt //backend/host:host_benchmark -- FILE [--threads=N] [--runs=N]
+// With --onednn instead of FILE: built-in gemm and convolution cases, each
+// compiled twice (oneDNN library calls, and the previous paths: the blocked
+// gemm, generated convolution loops, inlined composite bodies) and timed in
+// the same run.
 #include <malloc.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
 
 #include "backend/host/host_compiler.h"
 #include "backend/host/run_on_host.h"
@@ -17,12 +25,139 @@
 #include "hlo/evaluator/evaluator.h"
 #include "hlo/evaluator/random_arguments.h"
 #include "hlo/loader.h"
+#include "hlo/text_parser.h"
+#include "passes/outlining/outline_library_calls.h"
 #include "runtime/thread_pool.h"
 
 namespace {
 
 double Seconds(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
+}
+
+struct LibraryCase {
+  const char* name;
+  double flops;
+  bool outline;  // Run the outlining pass first (composite calls).
+  std::string hlo;
+};
+
+std::vector<LibraryCase> LibraryCases() {
+  auto gemm = [](int n) {
+    return absl::StrCat("HloModule gemm\nENTRY e {\n  a = f32[", n, ",", n, "] parameter(0)\n",
+                        "  b = f32[", n, ",", n, "] parameter(1)\n", "  ROOT d = f32[", n, ",", n,
+                        "] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n");
+  };
+  auto conv = [](bool nhwc) {
+    const char* in = nhwc ? "f32[8,56,56,64]" : "f32[8,64,56,56]";
+    const char* w = nhwc ? "f32[3,3,64,64]" : "f32[64,64,3,3]";
+    const char* labels = nhwc ? "b01f_01io->b01f" : "bf01_oi01->bf01";
+    return absl::StrCat("HloModule conv\nENTRY e {\n  x = ", in, " parameter(0)\n  w = ", w,
+                        " parameter(1)\n  ROOT c = ", in,
+                        " convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=", labels,
+                        "\n}\n");
+  };
+  const std::string dense = R"(HloModule dense
+ENTRY e {
+  x = f32[256,1024] parameter(0)
+  w = f32[1024,1024] parameter(1)
+  b = f32[1024] parameter(2)
+  d = f32[256,1024] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[256,1024] broadcast(b), dimensions={1}
+  s = f32[256,1024] add(d, bb)
+  z = f32[] constant(0)
+  zb = f32[256,1024] broadcast(z), dimensions={}
+  ROOT r = f32[256,1024] maximum(s, zb)
+})";
+  const double conv_flops = 2.0 * 8 * 56 * 56 * 64 * 64 * 9;
+  return {{"gemm f32 512^3", 2.0 * 512 * 512 * 512, false, gemm(512)},
+          {"gemm f32 1024^3", 2.0 * 1024 * 1024 * 1024, false, gemm(1024)},
+          {"conv 3x3 NHWC 8x56x56 64->64", conv_flops, false, conv(true)},
+          {"conv 3x3 NCHW 8x64x56x56 64->64", conv_flops, false, conv(false)},
+          {"gemm_bias_relu call 256x1024x1024", 2.0 * 256 * 1024 * 1024, true, dense}};
+}
+
+// Median wall times of `runs` executions of each program after a warm-up,
+// alternating between them so load changes on a shared machine hit both.
+absl::Status TimePrograms(const hloc::host::HostProgram* const programs[2],
+                          const std::vector<hloc::Literal>& args, hloc::runtime::ThreadPool* pool,
+                          int runs, double seconds[2], hloc::Literal results[2]) {
+  std::vector<double> times[2];
+  for (int r = 0; r <= runs; ++r) {
+    for (int p = 0; p < 2; ++p) {
+      auto a = std::chrono::steady_clock::now();
+      absl::StatusOr<hloc::Literal> out = programs[p]->Execute(args, pool);
+      auto b = std::chrono::steady_clock::now();
+      if (!out.ok()) return out.status();
+      if (r > 0) times[p].push_back(Seconds(a, b));
+      results[p] = *std::move(out);
+    }
+  }
+  for (int p = 0; p < 2; ++p) {
+    std::sort(times[p].begin(), times[p].end());
+    seconds[p] = times[p][times[p].size() / 2];
+  }
+  return absl::OkStatus();
+}
+
+int RunLibraryComparison(int threads, int runs) {
+  hloc::runtime::ThreadPool pool(threads);
+  std::printf("| case | oneDNN | previous path | speedup | oneDNN GFLOP/s | what oneDNN ran |\n");
+  std::printf("| --- | --- | --- | --- | --- | --- |\n");
+  int status = 0;
+  for (const LibraryCase& c : LibraryCases()) {
+    auto module = hloc::ParseHloModule(c.hlo);
+    if (!module.ok()) {
+      std::fprintf(stderr, "%s: %s\n", c.name, module.status().ToString().c_str());
+      return 1;
+    }
+    if (c.outline) {
+      hloc::OutlineLibraryCalls outline;
+      auto changed = outline.Run(**module);
+      if (!changed.ok()) {
+        std::fprintf(stderr, "%s: %s\n", c.name, changed.status().ToString().c_str());
+        return 1;
+      }
+    }
+    auto args = hloc::MakeRandomArguments(**module, 1);
+    if (!args.ok()) return 1;
+    double seconds[2] = {0, 0};  // [0]: previous path, [1]: oneDNN.
+    hloc::Literal results[2];
+    std::unique_ptr<hloc::host::HostProgram> programs[2];
+    std::string what;
+    for (int use_onednn = 0; use_onednn < 2; ++use_onednn) {
+      hloc::host::HostCompileOptions options;
+      options.use_onednn = use_onednn != 0;
+      auto program = hloc::host::CompileForHost(**module, options);
+      if (!program.ok()) {
+        std::fprintf(stderr, "%s: %s\n", c.name, program.status().ToString().c_str());
+        return 1;
+      }
+      programs[use_onednn] = *std::move(program);
+    }
+    for (const std::string& line : programs[1]->report().onednn_calls) {
+      what += line.substr(line.find(": ") + 2);
+    }
+    const hloc::host::HostProgram* const both[2] = {programs[0].get(), programs[1].get()};
+    absl::Status timed = TimePrograms(both, *args, &pool, runs, seconds, results);
+    if (!timed.ok()) {
+      std::fprintf(stderr, "%s: %s\n", c.name, timed.ToString().c_str());
+      return 1;
+    }
+    // Sums of up to 576-1024 products of [-1, 1) values: f32 summation order
+    // differences reach ~1e-5 absolute.
+    hloc::ComparisonReport same =
+        hloc::CompareLiterals(results[0], results[1], hloc::Tolerance{1e-4, 1e-4});
+    if (!same.ok) {
+      std::fprintf(stderr, "%s: results differ: %s\n", c.name, same.ToString().c_str());
+      status = 1;
+    }
+    std::printf("| %s | %.2f ms | %.2f ms | %.1fx | %.0f | %s |\n", c.name, seconds[1] * 1e3,
+                seconds[0] * 1e3, seconds[0] / seconds[1], c.flops / seconds[1] * 1e-9,
+                what.c_str());
+  }
+  std::printf("(median of %d runs after a warm-up, %d threads)\n", runs, pool.num_threads());
+  return status;
 }
 
 }  // namespace
@@ -33,6 +168,16 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string path = argv[1];
+  if (path == "--onednn") {
+    int threads = 0, runs = 10;
+    for (int i = 2; i < argc; ++i) {
+      if (std::strncmp(argv[i], "--threads=", 10) == 0) threads = std::atoi(argv[i] + 10);
+      if (std::strncmp(argv[i], "--runs=", 7) == 0) runs = std::max(1, std::atoi(argv[i] + 7));
+    }
+    mallopt(M_MMAP_MAX, 0);
+    mallopt(M_TRIM_THRESHOLD, -1);
+    return RunLibraryComparison(threads, runs);
+  }
   // Keep large freed arrays for reuse (as evaluate_benchmark does), so both
   // sides are timed without fresh-page faults on every result literal.
   mallopt(M_MMAP_MAX, 0);

@@ -20,10 +20,12 @@
 #include <algorithm>
 #include <cstring>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/container/node_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "backend/host/library_calls.h"
+#include "backend/host/onednn_library.h"
 #include "hlo/status_macros.h"
 
 namespace hloc {
@@ -92,6 +94,32 @@ std::unique_ptr<HloComputation> WrapInstruction(const HloInstruction& hlo) {
   return wrapper;
 }
 
+// `shape` with every bounded dynamic dimension made static at its bound.
+Shape StaticBounds(Shape shape) {
+  for (int64_t i = 0; i < shape.rank(); ++i) shape.set_dynamic_dimension(i, false);
+  for (Shape& element : *shape.mutable_tuple_shapes()) element = StaticBounds(element);
+  return shape;
+}
+
+// Instructions the root reaches through operands and control edges.
+absl::flat_hash_set<const HloInstruction*> LiveInstructions(const HloComputation& computation) {
+  absl::flat_hash_set<const HloInstruction*> live;
+  if (computation.root() == nullptr) return live;
+  std::vector<const HloInstruction*> stack = {computation.root()};
+  live.insert(computation.root());
+  while (!stack.empty()) {
+    const HloInstruction* hlo = stack.back();
+    stack.pop_back();
+    for (const HloInstruction* operand : hlo->operands()) {
+      if (live.insert(operand).second) stack.push_back(operand);
+    }
+    for (const HloInstruction* predecessor : hlo->control_predecessors()) {
+      if (live.insert(predecessor).second) stack.push_back(predecessor);
+    }
+  }
+  return live;
+}
+
 bool IsUnsupportedSideEffect(HloOpcode op) {
   return IsAsyncOrCommunication(op) || op == HloOpcode::kRngGetAndUpdateState;
 }
@@ -104,6 +132,8 @@ std::string HostCompileReport::ToString() const {
                                  " library calls, ", interpreter_calls, " interpreter calls\n");
   for (const std::string& s : strategies) absl::StrAppend(&out, "  kernel ", s, "\n");
   for (const std::string& s : fallback_ops) absl::StrAppend(&out, "  fallback ", s, "\n");
+  for (const std::string& s : onednn_calls) absl::StrAppend(&out, "  onednn ", s, "\n");
+  for (const std::string& s : library_refusals) absl::StrAppend(&out, "  not onednn ", s, "\n");
   return out;
 }
 
@@ -186,7 +216,11 @@ class HostCompilation {
   }
 
   absl::Status EmitComputation(const HloComputation& computation, ThunkSequence* out) {
+    // Only what the root needs runs, as in the interpreter: a dead op (say a
+    // custom call nothing reads) must neither run nor fail.
+    const absl::flat_hash_set<const HloInstruction*> live = LiveInstructions(computation);
     for (const HloInstruction* hlo : computation.MakeInstructionPostOrder()) {
+      if (!live.contains(hlo)) continue;
       ++time_;
       HLOC_RETURN_IF_ERROR(EmitInstruction(*hlo, out));
     }
@@ -261,8 +295,15 @@ class HostCompilation {
       }
       case HloOpcode::kWhile: return EmitWhile(hlo, out);
       case HloOpcode::kConditional: return EmitConditional(hlo, out);
-      case HloOpcode::kCall:
+      case HloOpcode::kCall: {
+        // A named library call the host implements runs as one; the others
+        // (and refused variants) run their bodies.
+        if (hlo.is_composite()) {
+          HLOC_ASSIGN_OR_RETURN(bool done, EmitOneDnnCall(hlo, out));
+          if (done) return absl::OkStatus();
+        }
         return EmitInline(*hlo.to_apply(), hlo, out);
+      }
       case HloOpcode::kFusion: {
         HLOC_ASSIGN_OR_RETURN(bool compiled, EmitKernel(hlo, *hlo.fused_computation(), out));
         if (compiled) {
@@ -280,6 +321,10 @@ class HostCompilation {
       return absl::UnimplementedError(absl::StrCat("instruction %", hlo.name(), " (",
                                                    HloOpcodeName(hlo.opcode()),
                                                    ") is not supported on the host"));
+    }
+    if (hlo.opcode() == HloOpcode::kDot || hlo.opcode() == HloOpcode::kConvolution) {
+      HLOC_ASSIGN_OR_RETURN(bool done, EmitOneDnnCall(hlo, out));
+      if (done) return absl::OkStatus();
     }
     HLOC_ASSIGN_OR_RETURN(std::optional<runtime::LibraryCallThunk::Function> library,
                           MakeLibraryCall(hlo, *program_->compiler_));
@@ -424,16 +469,41 @@ class HostCompilation {
     return absl::OkStatus();
   }
 
+  // A oneDNN library call for a composite call, dot or convolution (see
+  // onednn_library.h); false, with the reason in the report, when oneDNN
+  // does not take it.
+  absl::StatusOr<bool> EmitOneDnnCall(const HloInstruction& hlo, ThunkSequence* out) {
+    if (!options_.use_onednn) return false;
+    if (onednn_ == nullptr) {
+      HLOC_ASSIGN_OR_RETURN(onednn_, OneDnnContext::Create());
+    }
+    HLOC_ASSIGN_OR_RETURN(OneDnnLowering lowering, LowerToOneDnn(hlo, onednn_));
+    const std::string* composite = hlo.FindFrontendAttribute("composite.name");
+    const std::string what = hlo.opcode() == HloOpcode::kCall && composite != nullptr
+                                 ? *composite
+                                 : std::string(HloOpcodeName(hlo.opcode()));
+    if (!lowering.function.has_value()) {
+      program_->report_.library_refusals.push_back(
+          absl::StrCat("%", hlo.name(), " (", what, "): ", lowering.refusal));
+      return false;
+    }
+    program_->report_.onednn_calls.push_back(
+        absl::StrCat("%", hlo.name(), " (", what, "): ", lowering.description));
+    HLOC_RETURN_IF_ERROR(
+        EmitLibraryCall(hlo, *std::move(lowering.function), out, absl::StrCat("onednn:", what)));
+    return true;
+  }
+
   // A library-call thunk running a host routine for `hlo`.
   absl::Status EmitLibraryCall(const HloInstruction& hlo, runtime::LibraryCallThunk::Function function,
-                               ThunkSequence* out) {
+                               ThunkSequence* out, absl::string_view label = "") {
     std::vector<BufferId> args = OperandLeaves(hlo);
     for (BufferId id : args) Use(id);
     std::vector<BufferId> results = NewTemps(hlo);
     args.insert(args.end(), results.begin(), results.end());
     out->push_back(std::make_unique<runtime::LibraryCallThunk>(
-        absl::StrCat(HloOpcodeName(hlo.opcode()), " %", hlo.name()), std::move(function),
-        std::move(args)));
+        absl::StrCat(label.empty() ? HloOpcodeName(hlo.opcode()) : label, " %", hlo.name()),
+        std::move(function), std::move(args)));
     leaves_[&hlo] = std::move(results);
     ++program_->report_.library_calls;
     return absl::OkStatus();
@@ -490,6 +560,7 @@ class HostCompilation {
 
   const HostCompileOptions& options_;
   HostProgram* program_;
+  std::shared_ptr<OneDnnContext> onednn_;  // Created with the first oneDNN call.
   std::vector<BufferSpec> buffers_;
   absl::node_hash_map<const HloInstruction*, std::vector<BufferId>> leaves_;  // Stable references.
   int64_t time_ = 0;
@@ -527,7 +598,8 @@ absl::StatusOr<Literal> HostProgram::Execute(absl::Span<const Literal> arguments
     CollectLiteralLeaves(arguments[i], &leaves);
     for (const Literal* leaf : leaves) parameters.push_back(leaf->raw());
   }
-  HLOC_ASSIGN_OR_RETURN(Literal result, Literal::Create(result_shape_));
+  // A bounded dynamic result comes back at its bounds, as the interpreter's.
+  HLOC_ASSIGN_OR_RETURN(Literal result, Literal::Create(StaticBounds(result_shape_)));
   std::vector<Literal*> leaves;
   CollectMutableLeaves(&result, &leaves);
   std::vector<void*> outputs;

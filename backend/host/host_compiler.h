@@ -1,7 +1,9 @@
 // Compiles an HloModule for the host: every fusion becomes a JIT-compiled
 // kernel, every other elemental op a one-op kernel, tuples and reshapes
 // become buffer aliases, while/conditional/call become nested thunk
-// sequences, and ops no kernel covers yet run through a fallback function
+// sequences, composite library calls (gemm, convolution) and plain dots and
+// convolutions become oneDNN library calls where oneDNN takes them
+// (onednn_library.h), and ops no kernel covers yet run through a fallback function
 // (the interpreter, when the caller provides it) as library-call thunks.
 // Buffer liveness follows the schedule (post order, nested computations
 // inline at their caller) so temporaries share one arena.
@@ -35,6 +37,10 @@ struct HostCompileOptions {
   // Runs ops with no kernel (sort, scatter, custom calls, ...); when unset
   // such ops are compile errors.
   FallbackEvaluator fallback;
+  // Gemm/convolution composite calls, dots and convolutions through oneDNN;
+  // false: the previous paths (inlined bodies, the blocked gemm, generated
+  // loops), for comparisons.
+  bool use_onednn = true;
 };
 
 // What the compiler did, for reports and tests.
@@ -46,6 +52,12 @@ struct HostCompileReport {
   int64_t interpreter_calls = 0;  // Fallback thunks.
   std::vector<std::string> fallback_ops;  // "scatter (%scatter.3)", ...
   std::vector<std::string> strategies;    // Per kernel: "%fusion.2: row-reduction".
+  // Library calls run by oneDNN (also counted in library_calls):
+  // "%gemm_bias_relu (hloc.gemm_bias_relu): matmul brg:avx512_core (f32->f32 1x8x64x32 bias relu)".
+  std::vector<std::string> onednn_calls;
+  // Composite calls, dots and convolutions oneDNN did not take, with why; they
+  // run as before (call bodies inlined, the blocked gemm, generated loops).
+  std::vector<std::string> library_refusals;
   std::string ToString() const;
 };
 

@@ -2,7 +2,7 @@
 // math on NaN/inf/-0.0 in f16, bf16, f32 and f64; integer wraparound,
 // division by zero, shifts and powers; compare (with TOTALORDER); every
 // convert between supported types; select, clamp, bitcast-convert and
-// reduce-precision.
+// reduce-precision; exp around its underflow bound.
 #include <string>
 #include <vector>
 
@@ -66,6 +66,20 @@ TEST(HostElementwiseTest, FloatUnaryOps) {
     SCOPED_TRACE(absl::StrCat("is-finite on ", type));
     ExpectExact(UnaryModule(type, "pred", "is-finite", kCount), {Values(type, kCount, kFloatsA)});
   }
+}
+
+// exp skips libm below its underflow bound (kernels return +0 there
+// directly); around the bound and in the denormal range the results must
+// still be libm's, bit for bit.
+TEST(HostElementwiseTest, ExponentialAroundUnderflow) {
+  const char* f32 =
+      "{-87.3, -100, -103.9, -103.97, -103.972, -103.9721, -103.98, -104, -104.0001, -105, "
+      "-1e30, -3.4028235e38, -inf, nan, 0, -0, 88.7, 88.8, -745, -0.5}";
+  const char* f64 =
+      "{-708, -740, -745.1, -745.13, -745.1332, -745.2, -746, -746.0001, -750, -1e300, "
+      "-inf, nan, 0, -0, 709.7, 709.8, -103.98, -104.5, -1, -0.5}";
+  ExpectExact(UnaryModule("f32", "f32", "exponential", kCount), {Values("f32", kCount, f32)});
+  ExpectExact(UnaryModule("f64", "f64", "exponential", kCount), {Values("f64", kCount, f64)});
 }
 
 TEST(HostElementwiseTest, FloatBinaryOps) {

@@ -2,6 +2,7 @@
 // host against the interpreter. Index-only ops must match bit for bit;
 // anything that sums floats matches within the default tolerance (the
 // interpreter sums in double or in blocks, kernels sum in order).
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -320,6 +321,61 @@ ENTRY e {
   blk = f32[9,5,6] fusion(d), kind=kInput, calls=blocks
   ROOT out = ((f32[6], f32[6]), (f32[3,37], f32[3,37]), s32[45], f32[9,5,6]) tuple(row, col, arg, blk)
 })");
+}
+
+// A multi-output fusion that both stores a value and reduces it (softmax's
+// exp and its row sum; a scaled input and its column sum): the reduction
+// kernel stores the value inside its loop (a "side output") instead of
+// falling back to a loop kernel that computes it twice.
+TEST(HostReductionTest, SideOutputsStoredInTheReductionLoop) {
+  const char* hlo = R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+softmax_parts {
+  x = f32[8,70] parameter(0)
+  m = f32[8] parameter(1)
+  mb = f32[8,70] broadcast(m), dimensions={0}
+  d = f32[8,70] subtract(x, mb)
+  e = f32[8,70] exponential(d)
+  zero = f32[] constant(0)
+  s = f32[8] reduce(e, zero), dimensions={1}, to_apply=add
+  ROOT t = (f32[8,70], f32[8]) tuple(e, s)
+}
+scaled_columns {
+  x = f32[3,50,37] parameter(0)
+  c = f32[] constant(1.5)
+  cb = f32[3,50,37] broadcast(c), dimensions={}
+  y = f32[3,50,37] multiply(x, cb)
+  zero = f32[] constant(0)
+  s = f32[3,37] reduce(y, zero), dimensions={1}, to_apply=add
+  n = f32[3,37] negate(s)
+  ROOT t = (f32[3,37], f32[3,50,37]) tuple(n, y)
+}
+ENTRY e {
+  a = f32[8,70] parameter(0)
+  m = f32[8] parameter(1)
+  b = f32[3,50,37] parameter(2)
+  row = (f32[8,70], f32[8]) fusion(a, m), kind=kInput, calls=softmax_parts
+  col = (f32[3,37], f32[3,50,37]) fusion(b), kind=kInput, calls=scaled_columns
+  ROOT out = ((f32[8,70], f32[8]), (f32[3,37], f32[3,50,37])) tuple(row, col)
+})";
+  Close(hlo);
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(hlo);
+  ASSERT_TRUE(module.ok()) << module.status();
+  host::HostCompileOptions options;
+  options.compiler = host_testing::SharedCompiler();
+  absl::StatusOr<std::unique_ptr<host::HostProgram>> program =
+      host::CompileForHost(**module, options);
+  ASSERT_TRUE(program.ok()) << program.status();
+  const std::vector<std::string>& strategies = (*program)->report().strategies;
+  EXPECT_NE(std::find(strategies.begin(), strategies.end(), "%row: row-reduction"),
+            strategies.end());
+  EXPECT_NE(std::find(strategies.begin(), strategies.end(), "%col: column-reduction"),
+            strategies.end());
 }
 
 TEST(HostReductionTest, ReduceWindow) {

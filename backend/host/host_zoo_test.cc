@@ -1,4 +1,5 @@
-// Every JAX zoo model (tests/jax/zoo/*.snapshot.pb) on the host: the result
+// Every JAX zoo model (tests/jax/zoo/*.snapshot.pb) on the host, as loaded
+// and in each pipeline mode (fusion on, off, fallback fusion): the result
 // must match XLA:CPU's recorded result and the interpreter's. Ops with no
 // host kernel run through the interpreter; each model's report (kernels,
 // fallbacks, arena size) goes to the test log.
@@ -7,11 +8,13 @@
 #include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "backend/host/host_compiler.h"
+#include "backend/host/host_pipeline_modes.h"
 #include "backend/host/host_test_util.h"
 #include "gtest/gtest.h"
 #include "hlo/evaluator/compare.h"
@@ -117,6 +120,57 @@ TEST_P(HostZooTest, OptimizedModuleMatchesXla) {
   ComparisonReport vs_xla = CompareLiterals(*snapshot->result, *actual, xla);
   EXPECT_TRUE(vs_xla.ok) << "vs XLA: " << vs_xla.ToString();
 }
+
+// Each model through each pipeline mode of the acceptance criteria (fusion
+// on, fusion off, fallback fusion), compiled for the host without the
+// interpreter fallback unless an op has no kernel, against XLA's recorded
+// result and the interpreter's.
+class HostZooModeTest
+    : public ::testing::TestWithParam<std::tuple<std::string, host_testing::PipelineMode>> {};
+
+TEST_P(HostZooModeTest, MatchesXlaAndInterpreter) {
+  const auto& [model, mode] = GetParam();
+  const std::string path = absl::StrCat(ZooDir(), "/", model, ".snapshot.pb");
+  absl::StatusOr<LoadedSnapshot> snapshot = LoadSnapshotFromFile(path);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status();
+  ASSERT_TRUE(snapshot->result.has_value()) << "no recorded result in " << path;
+  absl::StatusOr<std::unique_ptr<HloModule>> prepared =
+      host_testing::PrepareForMode(*snapshot->module, mode);
+  ASSERT_TRUE(prepared.ok()) << prepared.status();
+  host::HostCompileOptions options;
+  options.compiler = host_testing::SharedCompiler();
+  options.fallback = InterpreterFallback();
+  absl::StatusOr<std::unique_ptr<host::HostProgram>> program =
+      host::CompileForHost(**prepared, options);
+  ASSERT_TRUE(program.ok()) << program.status();
+  std::cout << model << " [" << host_testing::PipelineModeName(mode)
+            << "]: " << (*program)->report().ToString();
+  runtime::ThreadPool pool(2);
+  runtime::ExecuteOptions execute;
+  execute.min_parallel_cost = 64;  // Split small kernels too: exercises the pool.
+  absl::StatusOr<Literal> actual = (*program)->Execute(snapshot->arguments, &pool, execute);
+  ASSERT_TRUE(actual.ok()) << actual.status();
+  const Tolerance tolerance = XlaTolerance(FirstLeafType(snapshot->result->shape()));
+  ComparisonReport vs_xla = CompareLiterals(*snapshot->result, *actual, tolerance);
+  EXPECT_TRUE(vs_xla.ok) << "vs XLA: " << vs_xla.ToString();
+  absl::StatusOr<Literal> interpreted = Evaluate(*snapshot->module, snapshot->arguments);
+  ASSERT_TRUE(interpreted.ok()) << interpreted.status();
+  ComparisonReport vs_interpreter = CompareLiterals(*interpreted, *actual, tolerance);
+  EXPECT_TRUE(vs_interpreter.ok) << "vs interpreter: " << vs_interpreter.ToString();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Zoo, HostZooModeTest,
+    ::testing::Combine(::testing::ValuesIn(ZooModels()),
+                       ::testing::ValuesIn(host_testing::AllPipelineModes())),
+    [](const ::testing::TestParamInfo<std::tuple<std::string, host_testing::PipelineMode>>& info) {
+      std::string name = absl::StrCat(std::get<0>(info.param), "_",
+                                      host_testing::PipelineModeName(std::get<1>(info.param)));
+      for (char& c : name) {
+        if (c == '-') c = '_';
+      }
+      return name;
+    });
 
 INSTANTIATE_TEST_SUITE_P(Zoo, HostZooTest, ::testing::ValuesIn(ZooModels()),
                          [](const ::testing::TestParamInfo<std::string>& info) {

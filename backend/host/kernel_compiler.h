@@ -13,6 +13,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "backend/llvm/kernel_fingerprint.h"
 #include "hlo/computation.h"
 #include "runtime/thunk.h"
 
@@ -58,11 +59,8 @@ class KernelCompiler {
   virtual KernelCompilerStats stats() const = 0;
 };
 
-// The cache key of a computation: its printed text (no metadata) with
-// instruction and computation names replaced by positional ones, followed by
-// the text of every computation it calls. Empty when the printer produced
-// nothing (then nothing is cached).
-std::string KernelFingerprint(const HloComputation& computation);
+// The cache key of a computation (shared with the GPU backend).
+using codegen::KernelFingerprint;
 
 // Rough count of operations to compute all outputs of `computation`.
 double EstimateCost(const HloComputation& computation);

@@ -23,33 +23,6 @@ int64_t ElementCount(const Shape& shape) {
   return n;
 }
 
-// Root leaves in order, with the instruction that produces each.
-absl::Status CollectOutputs(const HloInstruction& hlo, std::vector<KernelOutput>* outputs) {
-  if (hlo.opcode() == HloOpcode::kTuple) {
-    for (const HloInstruction* operand : hlo.operands()) {
-      absl::Status status = CollectOutputs(*operand, outputs);
-      if (!status.ok()) return status;
-    }
-    return absl::OkStatus();
-  }
-  if (hlo.shape().IsArray()) {
-    outputs->push_back({&hlo, std::nullopt, &hlo.shape(), nullptr});
-    return absl::OkStatus();
-  }
-  if (hlo.shape().IsTuple()) {
-    for (int64_t i = 0; i < hlo.shape().tuple_shapes_size(); ++i) {
-      const Shape& element = hlo.shape().tuple_shapes(i);
-      if (!element.IsArray()) {
-        return absl::UnimplementedError(absl::StrCat("kernel output %", hlo.name(),
-                                                     " has nested tuples"));
-      }
-      outputs->push_back({&hlo, static_cast<unsigned>(i), &element, nullptr});
-    }
-    return absl::OkStatus();
-  }
-  return absl::OkStatus();  // Tokens produce no buffer.
-}
-
 // Calls `body` for elements [lo, hi) of an array of `dims` in row-major
 // order: a loop over rows, and inside it a loop along the last dimension.
 absl::Status EmitElementLoop(KernelState& state, const std::vector<int64_t>& dims,
@@ -142,16 +115,7 @@ absl::StatusOr<int64_t> EmitLoopKernel(KernelState& state) {
 }  // namespace
 
 absl::StatusOr<ElementGenerator> OutputGenerator(KernelState& state, const KernelOutput& output) {
-  absl::StatusOr<ElementGenerator> g = state.fused->GetGenerator(*output.producer);
-  if (!g.ok() || !output.struct_field.has_value()) return g;
-  llvm::IRBuilder<>* b = state.b;
-  const unsigned field = *output.struct_field;
-  ElementGenerator whole = *std::move(g);
-  return ElementGenerator([b, field, whole](const IrIndex& index) -> absl::StatusOr<llvm::Value*> {
-    absl::StatusOr<llvm::Value*> v = whole(index);
-    if (!v.ok()) return v.status();
-    return b->CreateExtractValue(*v, {field});
-  });
+  return codegen::KernelOutputGenerator(*state.fused, state.b, output);
 }
 
 absl::StatusOr<EmittedKernel> EmitHostKernel(const HloComputation& computation,
@@ -175,7 +139,7 @@ absl::StatusOr<EmittedKernel> EmitHostKernel(const HloComputation& computation,
   }
   const int64_t num_inputs = num_buffers;
   KernelState state;
-  absl::Status collected = CollectOutputs(*computation.root(), &state.outputs);
+  absl::Status collected = codegen::CollectKernelOutputs(*computation.root(), &state.outputs);
   if (!collected.ok()) return collected;
   num_buffers += static_cast<int64_t>(state.outputs.size());
 

@@ -10,20 +10,14 @@
 #include "absl/status/statusor.h"
 #include "backend/llvm/elemental_ir_emitter.h"
 #include "backend/llvm/fused_ir_emitter.h"
+#include "backend/llvm/kernel_outputs.h"
 #include "hlo/computation.h"
 #include "llvm/IR/IRBuilder.h"
 
 namespace hloc {
 namespace host {
 
-// One array leaf of the root: the instruction producing it (with the leaf's
-// position when that instruction yields a struct), its shape and buffer.
-struct KernelOutput {
-  const HloInstruction* producer;
-  std::optional<unsigned> struct_field;  // Set when `producer` is tuple-shaped.
-  const Shape* shape;
-  llvm::Value* buffer;
-};
+using codegen::KernelOutput;  // backend/llvm/kernel_outputs.h
 
 struct KernelState {
   llvm::IRBuilder<>* b;

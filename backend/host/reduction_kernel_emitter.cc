@@ -18,11 +18,19 @@
 // Each output's accumulation order is row-major over the reduced indices in
 // both cases, the same as the elemental reduce; float sums accumulate in
 // double and round once (see ElementalIrEmitter::SumsInDouble).
+//
+// Side outputs: an output that reads no reduce and has the heroes' input
+// shape (the exp a softmax both stores and sums, after multi-output fusion)
+// is stored inside the reduction loop, at each input element as the loop
+// visits it. Work items partition the kept indices and the loop nest covers
+// the reduced ones, so every element is stored exactly once, and the value
+// the heroes consume at that index is computed once for both.
 #include <algorithm>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "backend/host/kernel_emitter_internal.h"
+#include "backend/llvm/reduction_heroes.h"
 
 namespace hloc {
 namespace host {
@@ -33,63 +41,7 @@ using codegen::IrIndex;
 
 constexpr int64_t kTile = 32;
 
-const std::vector<int64_t>& ReduceResultDims(const HloInstruction& reduce) {
-  return reduce.shape().IsTuple() ? reduce.shape().tuple_shapes(0).dimensions()
-                                  : reduce.shape().dimensions();
-}
-
-bool IsElementwiseEpilogueOp(HloOpcode op) {
-  return IsElementwiseUnary(op) || IsElementwiseBinary(op) || op == HloOpcode::kSelect ||
-         op == HloOpcode::kClamp;
-}
-
-class HeroFinder {
- public:
-  bool ContainsReduce(const HloInstruction* hlo) {
-    auto it = contains_.find(hlo);
-    if (it != contains_.end()) return it->second;
-    bool found = hlo->opcode() == HloOpcode::kReduce;
-    for (const HloInstruction* operand : hlo->operands()) {
-      if (found) break;
-      found = ContainsReduce(operand);
-    }
-    contains_[hlo] = found;
-    return found;
-  }
-
-  // True when `hlo`, evaluated at an output index of `dims`, reads reduces
-  // only at that same index through elementwise ops; collects the reduces.
-  bool Collect(const HloInstruction* hlo, const std::vector<int64_t>& dims) {
-    if (!ContainsReduce(hlo)) return true;
-    if (hlo->opcode() == HloOpcode::kReduce) {
-      if (ReduceResultDims(*hlo) != dims) return false;
-      if (std::find(heroes_.begin(), heroes_.end(), hlo) == heroes_.end()) heroes_.push_back(hlo);
-      return true;
-    }
-    if (hlo->opcode() == HloOpcode::kGetTupleElement &&
-        hlo->operand(0)->opcode() == HloOpcode::kReduce) {
-      return Collect(hlo->operand(0), dims);
-    }
-    if (!IsElementwiseEpilogueOp(hlo->opcode()) || !hlo->shape().IsArray() ||
-        hlo->shape().dimensions() != dims) {
-      return false;
-    }
-    for (const HloInstruction* operand : hlo->operands()) {
-      if (!operand->shape().IsArray() || operand->shape().dimensions() != dims) {
-        if (ContainsReduce(operand)) return false;  // An implicit broadcast of a reduce.
-        continue;
-      }
-      if (!Collect(operand, dims)) return false;
-    }
-    return true;
-  }
-
-  const std::vector<const HloInstruction*>& heroes() const { return heroes_; }
-
- private:
-  absl::flat_hash_map<const HloInstruction*, bool> contains_;
-  std::vector<const HloInstruction*> heroes_;
-};
+using codegen::ReduceResultDims;
 
 struct HeroState {
   const HloInstruction* reduce;
@@ -102,8 +54,10 @@ struct HeroState {
 
 class ReductionEmitter {
  public:
-  ReductionEmitter(KernelState& state, std::vector<const HloInstruction*> heroes)
-      : state_(state), e_(*state.elemental), b_(*state.b) {
+  ReductionEmitter(KernelState& state, std::vector<const HloInstruction*> heroes,
+                   std::vector<bool> is_side_output)
+      : state_(state), e_(*state.elemental), b_(*state.b),
+        is_side_output_(std::move(is_side_output)) {
     for (const HloInstruction* hero : heroes) {
       HeroState state{hero, hero->operand_count() / 2};
       state.wide = codegen::ElementalIrEmitter::SumsInDouble(*hero);
@@ -124,8 +78,9 @@ class ReductionEmitter {
         return std::optional<std::pair<int64_t, const char*>>();
       }
     }
-    for (const KernelOutput& output : state_.outputs) {
-      if (output.shape->dimensions() != output_dims_) {
+    for (size_t k = 0; k < state_.outputs.size(); ++k) {
+      const std::vector<int64_t>& want = is_side_output_[k] ? input_dims_ : output_dims_;
+      if (state_.outputs[k].shape->dimensions() != want) {
         return std::optional<std::pair<int64_t, const char*>>();
       }
     }
@@ -259,11 +214,20 @@ class ReductionEmitter {
       }
       for (int64_t i = 0; i < hero.arity; ++i) b_.CreateStore((*next)[i], AccumulatorAddress(hero, i));
     }
+    for (size_t k = 0; k < state_.outputs.size(); ++k) {
+      if (!is_side_output_[k]) continue;
+      absl::StatusOr<llvm::Value*> value = output_generators_[k](input);
+      if (!value.ok()) return value.status();
+      absl::Status stored =
+          e_.EmitArrayStore(state_.outputs[k].buffer, *state_.outputs[k].shape, input, *value);
+      if (!stored.ok()) return stored;
+    }
     return absl::OkStatus();
   }
 
   absl::Status StoreOutputs(const IrIndex& index) {
     for (size_t k = 0; k < state_.outputs.size(); ++k) {
+      if (is_side_output_[k]) continue;
       absl::StatusOr<llvm::Value*> value = output_generators_[k](index);
       if (!value.ok()) return value.status();
       absl::Status stored =
@@ -363,6 +327,7 @@ class ReductionEmitter {
   int64_t column_block_ = 1;
   int64_t tile_ = 1;
   llvm::Value* slot_ = nullptr;  // Tile slot the accumulators are read at (column).
+  std::vector<bool> is_side_output_;  // Per output: stored in the reduction loop.
   std::vector<ElementGenerator> output_generators_;
 };
 
@@ -371,10 +336,25 @@ class ReductionEmitter {
 absl::StatusOr<std::optional<std::pair<int64_t, const char*>>> TryEmitReductionKernel(
     KernelState& state) {
   if (state.outputs.empty()) return std::optional<std::pair<int64_t, const char*>>();
-  HeroFinder finder;
-  const std::vector<int64_t>& dims = state.outputs[0].shape->dimensions();
+  codegen::ReductionHeroFinder finder;
+  // The reduction's output dimensions: those of the first output that reads
+  // a reduce. Outputs of other dimensions reading no reduce are candidate
+  // side outputs (the emitter checks they have the heroes' input shape).
+  const std::vector<int64_t>* dims = nullptr;
   for (const KernelOutput& output : state.outputs) {
-    if (!finder.Collect(output.producer, dims)) return std::optional<std::pair<int64_t, const char*>>();
+    if (finder.ContainsReduce(output.producer)) {
+      dims = &output.shape->dimensions();
+      break;
+    }
+  }
+  if (dims == nullptr) return std::optional<std::pair<int64_t, const char*>>();
+  std::vector<bool> is_side_output;
+  for (const KernelOutput& output : state.outputs) {
+    const bool side = output.shape->dimensions() != *dims && !finder.ContainsReduce(output.producer);
+    is_side_output.push_back(side);
+    if (!side && !finder.Collect(output.producer, *dims)) {
+      return std::optional<std::pair<int64_t, const char*>>();
+    }
   }
   if (finder.heroes().empty()) return std::optional<std::pair<int64_t, const char*>>();
   // Heroes that feed each other cannot share one pass.
@@ -383,7 +363,7 @@ absl::StatusOr<std::optional<std::pair<int64_t, const char*>>> TryEmitReductionK
       if (finder.ContainsReduce(operand)) return std::optional<std::pair<int64_t, const char*>>();
     }
   }
-  ReductionEmitter emitter(state, finder.heroes());
+  ReductionEmitter emitter(state, finder.heroes(), std::move(is_side_output));
   return emitter.Emit();
 }
 

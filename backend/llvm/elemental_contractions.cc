@@ -212,7 +212,12 @@ absl::StatusOr<ElementGenerator> ElementalIrEmitter::MakeReduceWindowGenerator(
 
 absl::StatusOr<ElementGenerator> ElementalIrEmitter::MakeDotGenerator(
     const HloInstruction& hlo, std::vector<ElementGenerator> operands) {
-  if (hlo.operand_count() != 2) return Malformed(hlo, "dot with sparsity operands");
+  if (hlo.operand_count() != 2) {
+    // Valid HLO (a sparse dot), just not one this emitter implements.
+    return absl::UnimplementedError(absl::StrCat("instruction %", hlo.name(),
+                                                 " (dot) with sparsity operands has no "
+                                                 "elemental implementation"));
+  }
   const xla::DotDimensionNumbers& dn = hlo.attrs().dot_dimension_numbers;
   const Shape& lhs = hlo.operand(0)->shape();
   const Shape& rhs = hlo.operand(1)->shape();

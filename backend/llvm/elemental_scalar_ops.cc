@@ -636,7 +636,32 @@ absl::StatusOr<llvm::Value*> LibmMathLowering::Emit(llvm::IRBuilder<>& b, MathFu
     f->setDoesNotAccessMemory();
     f->addFnAttr(llvm::Attribute::WillReturn);
   }
-  return b.CreateCall(callee, std::vector<llvm::Value*>(args.begin(), args.end()));
+  const std::vector<llvm::Value*> call_args(args.begin(), args.end());
+  if (function != MathFunction::kExp) return b.CreateCall(callee, call_args);
+  // exp of anything below ln(2^-150) (float) or ln(2^-1075) (double) rounds
+  // to +0, and libm reaches that result through its slow underflow path
+  // (errno, floating-point exceptions): masked softmax logits at the lowest
+  // float take it for every masked element. Branch around the call there;
+  // the result is the same +0 (NaN compares false and still reaches the
+  // call). The call is marked nobuiltin so that LLVM does not turn it into
+  // its exp intrinsic, which it would speculate out of the branch.
+  llvm::Value* x = args[0];
+  llvm::Value* underflows =
+      b.CreateFCmpOLT(x, llvm::ConstantFP::get(t, is_float ? -104.0 : -746.0), "exp_underflows");
+  llvm::BasicBlock* before = b.GetInsertBlock();
+  llvm::Function* parent = before->getParent();
+  llvm::BasicBlock* call_block = llvm::BasicBlock::Create(b.getContext(), "exp_call", parent);
+  llvm::BasicBlock* done = llvm::BasicBlock::Create(b.getContext(), "exp_done", parent);
+  b.CreateCondBr(underflows, done, call_block);
+  b.SetInsertPoint(call_block);
+  llvm::CallInst* called = b.CreateCall(callee, call_args);
+  called->addFnAttr(llvm::Attribute::NoBuiltin);
+  b.CreateBr(done);
+  b.SetInsertPoint(done);
+  llvm::PHINode* result = b.CreatePHI(t, 2, "exp");
+  result->addIncoming(llvm::ConstantFP::get(t, 0.0), before);
+  result->addIncoming(called, call_block);
+  return result;
 }
 
 }  // namespace codegen

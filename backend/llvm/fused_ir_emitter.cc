@@ -91,8 +91,20 @@ absl::StatusOr<ElementGenerator> FusedIrEmitter::MakeGenerator(const HloInstruct
       return e->EmitArrayLoad(global, *shape, index);
     });
   }
+  // Operands are reached through the table, not copied: a generator holds
+  // copies of its operands' generators, so copying whole generators would
+  // duplicate the closure of every shared subexpression once per path to it,
+  // exponentially in the depth of a graph with reuse.
   std::vector<ElementGenerator> operands;
-  for (const HloInstruction* operand : hlo.operands()) operands.push_back(generators_.at(operand));
+  for (const HloInstruction* operand : hlo.operands()) {
+    if (!generators_.contains(operand)) {
+      return absl::InternalError(absl::StrCat("operand %", operand->name(), " of %", hlo.name(),
+                                              " has no generator"));
+    }
+    operands.push_back([this, operand](const IrIndex& index) {
+      return generators_.at(operand)(index);
+    });
+  }
   absl::StatusOr<ElementGenerator> generator = e->MakeElementGenerator(hlo, std::move(operands));
   if (!generator.ok()) return generator.status();
   return e->Memoize(&hlo, *std::move(generator));

@@ -33,10 +33,18 @@ class GroupBuilder {
   bool IsMember(const HloInstruction* i) const { return position_.contains(i); }
   bool IsDuplicated(const HloInstruction* i) const {
     auto it = position_.find(i);
-    return it != position_.end() && !group_->duplicated.empty() && group_->duplicated[it->second];
+    return it != position_.end() && !duplicated_.empty() && duplicated_[it->second];
+  }
+  // Whether `user` reads a member's value inside the new kernel: a member
+  // that is not duplicated, or something already in the fused computation.
+  bool ReadsInside(const HloInstruction* user) const {
+    return user->parent() == body_ || (IsMember(user) && !IsDuplicated(user));
   }
   absl::StatusOr<HloInstruction*> ValueOf(HloInstruction* operand);
-  absl::Status CloneMember(HloInstruction* member);
+  absl::Status RewireOperands(HloInstruction* instruction,
+                              const absl::flat_hash_map<const HloInstruction*, HloInstruction*>*
+                                  inner_value);
+  absl::Status AddMember(HloInstruction* member);
   absl::Status InlineFusion(HloInstruction* member);
   absl::Status CollectOutputs();
   absl::Status Reroute(HloInstruction* fusion);
@@ -44,7 +52,13 @@ class GroupBuilder {
   HloComputation& computation_;
   const FusionGroup* group_ = nullptr;
   absl::flat_hash_map<const HloInstruction*, size_t> position_;
-  std::unique_ptr<HloComputation> body_;
+  // The group's duplicated flags, less the members whose every reader is in
+  // the group: those simply move (their original would be left unread).
+  std::vector<bool> duplicated_;
+  HloComputation* body_ = nullptr;  // the new fused computation, in the module
+  // The computation's root before the group; when it is a member the root is
+  // cleared while members move and set to the fusion by Reroute.
+  HloInstruction* old_root_ = nullptr;
   absl::flat_hash_map<const HloInstruction*, HloInstruction*> value_;
   absl::flat_hash_map<const HloInstruction*, std::vector<HloInstruction*>> tuple_value_;
   absl::flat_hash_map<const HloInstruction*, HloInstruction*> parameter_of_;
@@ -74,7 +88,7 @@ absl::StatusOr<HloInstruction*> GroupBuilder::ValueOf(HloInstruction* operand) {
   return parameter;
 }
 
-absl::Status GroupBuilder::CloneMember(HloInstruction* member) {
+absl::Status GroupBuilder::AddMember(HloInstruction* member) {
   if (member->opcode() == HloOpcode::kGetTupleElement && IsMember(member->operand(0))) {
     auto it = tuple_value_.find(member->operand(0));
     if (it != tuple_value_.end()) {
@@ -87,13 +101,47 @@ absl::Status GroupBuilder::CloneMember(HloInstruction* member) {
       return absl::OkStatus();
     }
   }
-  std::vector<HloInstruction*> operands;
-  operands.reserve(member->operand_count());
-  for (HloInstruction* operand : member->operands()) {
-    HLOC_ASSIGN_OR_RETURN(HloInstruction * value, ValueOf(operand));
-    operands.push_back(value);
+  if (IsDuplicated(member)) {
+    // The original stays for its other readers: the kernel gets a copy.
+    std::vector<HloInstruction*> operands;
+    operands.reserve(member->operand_count());
+    for (HloInstruction* operand : member->operands()) {
+      HLOC_ASSIGN_OR_RETURN(HloInstruction * value, ValueOf(operand));
+      operands.push_back(value);
+    }
+    value_[member] =
+        body_->AddInstruction(member->CloneWithNewOperands(member->shape(), operands));
+    return absl::OkStatus();
   }
-  value_[member] = body_->AddInstruction(member->CloneWithNewOperands(member->shape(), operands));
+  // Everyone else moves into the kernel as it is (no copy of its attributes,
+  // name or metadata); only its operand edges change.
+  HLOC_RETURN_IF_ERROR(RewireOperands(member, nullptr));
+  HLOC_RETURN_IF_ERROR(body_->AdoptInstruction(member));
+  value_[member] = member;
+  return absl::OkStatus();
+}
+
+absl::Status GroupBuilder::RewireOperands(
+    HloInstruction* instruction,
+    const absl::flat_hash_map<const HloInstruction*, HloInstruction*>* inner_value) {
+  for (int64_t k = 0; k < instruction->operand_count(); ++k) {
+    HloInstruction* operand = instruction->operand(k);
+    HloInstruction* value;
+    if (inner_value != nullptr) {
+      // Inside a merged fusion: parameters map to the kernel's values, the
+      // other operands moved along already.
+      if (operand->opcode() != HloOpcode::kParameter) continue;
+      auto it = inner_value->find(operand);
+      if (it == inner_value->end()) {
+        return absl::InternalError(absl::StrCat("fusion builder: ", instruction->name(),
+                                                " reads an unknown parameter"));
+      }
+      value = it->second;
+    } else {
+      HLOC_ASSIGN_OR_RETURN(value, ValueOf(operand));
+    }
+    if (value != operand) instruction->ReplaceOperandWith(k, value);
+  }
   return absl::OkStatus();
 }
 
@@ -114,22 +162,30 @@ absl::Status GroupBuilder::InlineFusion(HloInstruction* member) {
     }
     HLOC_ASSIGN_OR_RETURN(inner_value[parameter], ValueOf(member->operand(number)));
   }
+  // The merged fusion's instructions move into the kernel; its computation,
+  // left with parameters (and a detached tuple root), is dropped afterwards.
   HloInstruction* root = inner->root();
   const bool tuple_root = root->opcode() == HloOpcode::kTuple;
-  for (HloInstruction* x : inner->MakeInstructionPostOrder()) {
-    if (x->opcode() == HloOpcode::kParameter) continue;
-    if (x == root && tuple_root) continue;
-    std::vector<HloInstruction*> operands;
-    operands.reserve(x->operand_count());
-    for (HloInstruction* operand : x->operands()) operands.push_back(inner_value.at(operand));
-    inner_value[x] = body_->AddInstruction(x->CloneWithNewOperands(x->shape(), operands));
-  }
   if (tuple_root) {
     std::vector<HloInstruction*> elements;
-    for (HloInstruction* element : root->operands()) elements.push_back(inner_value.at(element));
+    for (HloInstruction* element : root->operands()) {
+      auto it = inner_value.find(element);
+      elements.push_back(it != inner_value.end() ? it->second : element);
+    }
     tuple_value_[member] = std::move(elements);
+    root->DetachOperands();
   } else {
-    value_[member] = inner_value.at(root);
+    auto it = inner_value.find(root);
+    value_[member] = it != inner_value.end() ? it->second : root;
+  }
+  std::vector<HloInstruction*> order = inner->MakeInstructionPostOrder();
+  inner->set_root(nullptr);
+  for (HloInstruction* x : order) {
+    if (x->opcode() == HloOpcode::kParameter || (x == root && tuple_root)) continue;
+    // Ordering inside one kernel means nothing once it is merged into another.
+    x->DropAllControlDeps();
+    HLOC_RETURN_IF_ERROR(RewireOperands(x, &inner_value));
+    HLOC_RETURN_IF_ERROR(body_->AdoptInstruction(x));
   }
   return absl::OkStatus();
 }
@@ -137,7 +193,7 @@ absl::Status GroupBuilder::InlineFusion(HloInstruction* member) {
 absl::Status GroupBuilder::CollectOutputs() {
   for (HloInstruction* member : group_->members) {
     if (IsDuplicated(member)) continue;
-    const bool is_root = computation_.root() == member;
+    const bool is_root = old_root_ == member;
     auto tuple = tuple_value_.find(member);
     if (tuple != tuple_value_.end()) {
       if (is_root) {
@@ -167,7 +223,7 @@ absl::Status GroupBuilder::CollectOutputs() {
     }
     bool used_outside = is_root;
     for (HloInstruction* user : member->users()) {
-      if (!IsMember(user) || IsDuplicated(user)) used_outside = true;
+      if (!ReadsInside(user)) used_outside = true;
     }
     if (used_outside) outputs_.push_back(Output{member, -1, value_.at(member)});
   }
@@ -198,9 +254,9 @@ absl::Status GroupBuilder::Reroute(HloInstruction* fusion) {
     if (output.index < 0) {
       std::vector<HloInstruction*> users = output.member->users();
       for (HloInstruction* user : users) {
-        if (!IsMember(user) || IsDuplicated(user)) output.member->ReplaceUseWith(user, replacement);
+        if (!ReadsInside(user)) output.member->ReplaceUseWith(user, replacement);
       }
-      if (computation_.root() == output.member) computation_.set_root(replacement);
+      if (old_root_ == output.member) computation_.set_root(replacement);
       continue;
     }
     // A reader of element `index` of a merged multi-output fusion.
@@ -246,8 +302,27 @@ absl::StatusOr<HloInstruction*> GroupBuilder::Build(
       return absl::InternalError(absl::StrCat("fusion builder: ", member->name(), " twice"));
     }
   }
+  duplicated_ = group_->duplicated;
+  if (!duplicated_.empty()) {
+    // Users come after their operands, so walk backwards.
+    for (size_t k = group_->members.size(); k-- > 0;) {
+      HloInstruction* member = group_->members[k];
+      if (!duplicated_[k] || member == computation_.root()) continue;
+      bool all_inside = true;
+      for (const HloInstruction* user : member->users()) {
+        auto it = position_.find(user);
+        if (it == position_.end() || duplicated_[it->second]) all_inside = false;
+      }
+      if (all_inside) duplicated_[k] = false;
+    }
+  }
 
-  body_ = std::make_unique<HloComputation>(group_->computation_name);
+  // The kernel's computation joins the module first, so members can move in.
+  old_root_ = computation_.root();
+  if (old_root_ != nullptr && IsMember(old_root_) && !IsDuplicated(old_root_)) {
+    computation_.set_root(nullptr);
+  }
+  body_ = module->AddComputation(std::make_unique<HloComputation>(group_->computation_name));
   for (HloInstruction* member : group_->members) {
     if (member->opcode() == HloOpcode::kFusion) {
       if (IsDuplicated(member)) {
@@ -256,7 +331,7 @@ absl::StatusOr<HloInstruction*> GroupBuilder::Build(
       }
       HLOC_RETURN_IF_ERROR(InlineFusion(member));
     } else {
-      HLOC_RETURN_IF_ERROR(CloneMember(member));
+      HLOC_RETURN_IF_ERROR(AddMember(member));
     }
   }
   HLOC_RETURN_IF_ERROR(CollectOutputs());
@@ -270,7 +345,7 @@ absl::StatusOr<HloInstruction*> GroupBuilder::Build(
   }
 
   std::unique_ptr<HloInstruction> fusion =
-      HloInstruction::CreateFusion(body_.get(), group_->kind, caller_operands_);
+      HloInstruction::CreateFusion(body_, group_->kind, caller_operands_);
   fusion->set_name(group_->instruction_name);
   fusion->set_backend_config(group_->backend_config);
   // The fusion stands for its last output: keep that op's source location.
@@ -278,17 +353,16 @@ absl::StatusOr<HloInstruction*> GroupBuilder::Build(
   HloInstruction* added = computation_.AddInstruction(std::move(fusion));
   HLOC_RETURN_IF_ERROR(Reroute(added));
 
-  // Members leave users-first; duplicated originals stay for their readers.
+  // Members that did not move (merged fusions, readers of their outputs)
+  // leave users-first; duplicated originals stay for their other readers.
   for (auto it = group_->members.rbegin(); it != group_->members.rend(); ++it) {
+    if ((*it)->parent() == body_) continue;
     if (IsDuplicated(*it)) {
       duplicated_originals->push_back(*it);
       continue;
     }
     HLOC_RETURN_IF_ERROR(computation_.RemoveInstruction(*it));
   }
-  // Added after the members left, so the copies keep the members' names.
-  HloComputation* body = module->AddComputation(std::move(body_));
-  body->set_fusion_instruction(added);
   dead_computations->insert(dead_computations->end(), merged_.begin(), merged_.end());
   return added;
 }

@@ -17,11 +17,14 @@
 //
 // Operands from outside a group become parameters (first use first); members
 // used outside become outputs (one output is the root, several a tuple read
-// back with get-tuple-element). A member that is itself a fusion is merged:
-// its fused computation is copied in, never nested, and an old multi-output
+// back with get-tuple-element). Members move into the fused computation as
+// they are (HloComputation::AdoptInstruction: no copy, same name and
+// attributes). A member that is itself a fusion is merged: the instructions
+// of its fused computation move in, never nested, and an old multi-output
 // fusion's get-tuple-element readers are rewired to the new outputs. A member
 // marked `duplicated` is copied into the group while the original stays for
-// its other users (it is removed once nobody reads it any more).
+// its other users (it is removed once nobody reads it any more); when every
+// reader left is in the group, it moves in like any other member.
 //
 // OutlineInstructions (hlo/outline.h) does the same for one set, but walks the
 // whole computation for each call; this builder costs O(group) per group, so

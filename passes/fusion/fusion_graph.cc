@@ -84,16 +84,35 @@ int FusionGraph::NextStamp() const {
   return current_stamp_;
 }
 
+namespace {
+
+bool IsControlFlowCall(const HloInstruction& instruction) {
+  const HloOpcode opcode = instruction.opcode();
+  return (opcode == HloOpcode::kCall && !instruction.is_composite()) ||
+         opcode == HloOpcode::kWhile || opcode == HloOpcode::kConditional;
+}
+
+}  // namespace
+
 std::vector<HloComputation*> FusibleComputations(const HloModule& module) {
+  std::vector<HloComputation*> result;
+  if (module.entry() == nullptr) return result;
+  // Only control flow leads from the entry to other fusible computations;
+  // without any, skip the sweep over every (fused) computation below.
+  bool entry_calls = false;
+  module.entry()->ForEachInstruction([&](HloInstruction* instruction) {
+    entry_calls = entry_calls ||
+                  (IsControlFlowCall(*instruction) && !instruction->called_computations().empty());
+  });
+  if (!entry_calls) return {module.entry()};
+
   // A computation is fusible when every instruction that calls it is a plain
   // call, a while or a conditional.
   absl::flat_hash_map<const HloComputation*, bool> callable_only;
   for (HloComputation* computation : module.computations()) {
     computation->ForEachInstruction([&](HloInstruction* instruction) {
       if (instruction->called_computations().empty()) return;
-      const HloOpcode opcode = instruction->opcode();
-      const bool control_flow = (opcode == HloOpcode::kCall && !instruction->is_composite()) ||
-                                opcode == HloOpcode::kWhile || opcode == HloOpcode::kConditional;
+      const bool control_flow = IsControlFlowCall(*instruction);
       for (HloComputation* callee : instruction->called_computations()) {
         auto [it, inserted] = callable_only.emplace(callee, control_flow);
         if (!inserted) it->second = it->second && control_flow;
@@ -102,8 +121,6 @@ std::vector<HloComputation*> FusibleComputations(const HloModule& module) {
   }
   // Callees first, walking down from the entry through control flow only
   // (fused computations and reducers are never entered).
-  std::vector<HloComputation*> result;
-  if (module.entry() == nullptr) return result;
   absl::flat_hash_map<const HloComputation*, int> state;  // 1 open, 2 done
   std::vector<std::pair<HloComputation*, std::vector<HloComputation*>>> stack;
   auto callees_of = [&](HloComputation* computation) {

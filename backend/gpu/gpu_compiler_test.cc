@@ -1,0 +1,386 @@
+// The CUDA backend's compiler in plan mode (no GPU needed): small modules
+// through the outline pipeline and CompileForGpu, checking the library
+// thunks' parameters (shapes, transposes, batch, epilogue, conv layouts and
+// filter relayout), the inlining of calls the libraries cannot take (with
+// the reason), control flow, and the errors for ops with no GPU path.
+#include "backend/gpu/gpu_compiler.h"
+
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "backend/gpu/gpu_library_calls.h"
+#include "gtest/gtest.h"
+#include "hlo/text_parser.h"
+#include "passes/standard_pipelines.h"
+
+namespace hloc {
+namespace gpu {
+namespace {
+
+// Parses `text` and runs `pipeline` ("outline" or "default").
+std::unique_ptr<HloModule> Prepare(const std::string& text, const std::string& pipeline,
+                                   FusionLedger* ledger = nullptr) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text);
+  EXPECT_TRUE(module.ok()) << module.status();
+  if (!module.ok()) return nullptr;
+  auto passes = MakeStandardPipeline(pipeline, PipelineOptions{}, ledger);
+  EXPECT_TRUE(passes.ok()) << passes.status();
+  absl::Status run = (*passes)->Run(**module).status();
+  EXPECT_TRUE(run.ok()) << run;
+  return *std::move(module);
+}
+
+GpuProgramOptions PlanOptions() {
+  GpuProgramOptions options;
+  options.cublaslt = LibraryUse::kAvailable;
+  options.cudnn = LibraryUse::kAvailable;
+  options.codegen.assemble = false;  // PTX is enough for the plan tests.
+  return options;
+}
+
+std::unique_ptr<GpuProgram> Plan(const HloModule& module,
+                                 const GpuProgramOptions& options = PlanOptions()) {
+  absl::StatusOr<std::unique_ptr<GpuProgram>> program = CompileForGpu(module, options);
+  EXPECT_TRUE(program.ok()) << program.status();
+  return program.ok() ? *std::move(program) : nullptr;
+}
+
+TEST(GpuCompilerTest, GemmBiasReluMapsToCublasLt) {
+  auto module = Prepare(R"(
+HloModule m
+ENTRY main {
+  x = f32[8,32] parameter(0)
+  w = f32[32,64] parameter(1)
+  b = f32[64] parameter(2)
+  dot = f32[8,64] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[8,64] broadcast(b), dimensions={1}
+  add = f32[8,64] add(dot, bb)
+  zero = f32[] constant(0)
+  zb = f32[8,64] broadcast(zero), dimensions={}
+  ROOT relu = f32[8,64] maximum(add, zb)
+})",
+                        "outline");
+  ASSERT_NE(module, nullptr);
+  auto program = Plan(*module);
+  ASSERT_NE(program, nullptr);
+  const GpuCompileReport& report = program->report();
+  ASSERT_EQ(report.gemms.size(), 1u) << program->PlanToString();
+  const cuda::GemmConfig& g = report.gemms[0].second;
+  EXPECT_EQ(g.ToString(),
+            "gemm batch=1 m=8 n=64 k=32 lhs=N rhs=N f32->f32 compute=32F alpha=1 beta=0 "
+            "epilogue=bias_relu");
+  EXPECT_EQ(report.kernels, 0);
+  // lhs, rhs and bias are the entry parameters' buffers 0, 1, 2.
+  EXPECT_TRUE(absl::StrContains(program->executable().ThunksToString(), "buffers=(0, 1, 2, 3, 4)"))
+      << program->PlanToString();
+}
+
+TEST(GpuCompilerTest, GemmTransposesBatchesAndFoldedRows) {
+  struct Case {
+    std::string dot;
+    std::string expected;
+  };
+  const Case cases[] = {
+      {"x = f32[8,32] parameter(0)\n w = f32[64,32] parameter(1)\n"
+       " ROOT d = f32[8,64] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={1}",
+       "gemm batch=1 m=8 n=64 k=32 lhs=N rhs=T"},
+      {"x = f32[32,8] parameter(0)\n w = f32[32,64] parameter(1)\n"
+       " ROOT d = f32[8,64] dot(x, w), lhs_contracting_dims={0}, rhs_contracting_dims={0}",
+       "gemm batch=1 m=8 n=64 k=32 lhs=T rhs=N"},
+      {"x = f32[4,8,32] parameter(0)\n w = f32[4,32,16] parameter(1)\n"
+       " ROOT d = f32[4,8,16] dot(x, w), lhs_batch_dims={0}, rhs_batch_dims={0},"
+       " lhs_contracting_dims={2}, rhs_contracting_dims={1}",
+       "gemm batch=4 m=8 n=16 k=32 lhs=N rhs=N"},
+      {"x = f32[2,8,32] parameter(0)\n w = f32[32,16] parameter(1)\n"
+       " ROOT d = f32[2,8,16] dot(x, w), lhs_contracting_dims={2}, rhs_contracting_dims={0}",
+       "gemm batch=1 m=16 n=16 k=32 lhs=N rhs=N"},
+      {"x = bf16[8,32] parameter(0)\n w = bf16[32,16] parameter(1)\n"
+       " ROOT d = f32[8,16] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}",
+       "gemm batch=1 m=8 n=16 k=32 lhs=N rhs=N bf16->f32 compute=32F"},
+  };
+  for (const Case& c : cases) {
+    auto module = Prepare(absl::StrCat("HloModule m\nENTRY main {\n ", c.dot, "\n}\n"), "outline");
+    ASSERT_NE(module, nullptr);
+    auto program = Plan(*module);
+    ASSERT_NE(program, nullptr);
+    ASSERT_EQ(program->report().gemms.size(), 1u) << c.dot << "\n" << program->PlanToString();
+    EXPECT_TRUE(absl::StartsWith(program->report().gemms[0].second.ToString(), c.expected))
+        << program->report().gemms[0].second.ToString();
+  }
+}
+
+TEST(GpuCompilerTest, Tf32OnlyWhenAllowedAndPrecisionIsDefault) {
+  const std::string text = R"(
+HloModule m
+ENTRY main {
+  x = f32[8,32] parameter(0)
+  w = f32[32,16] parameter(1)
+  ROOT d = f32[8,16] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}, operand_precision={PRECISION, PRECISION}
+})";
+  for (bool highest : {false, true}) {
+    std::string t = text;
+    t.replace(t.find("PRECISION, PRECISION"), 20,
+              highest ? "highest, highest" : "default, default");
+    auto module = Prepare(t, "outline");
+    ASSERT_NE(module, nullptr);
+    GpuProgramOptions options = PlanOptions();
+    options.library.allow_tf32 = true;
+    auto program = Plan(*module, options);
+    ASSERT_NE(program, nullptr);
+    ASSERT_EQ(program->report().gemms.size(), 1u);
+    EXPECT_EQ(program->report().gemms[0].second.allow_tf32, !highest);
+  }
+}
+
+TEST(GpuCompilerTest, ConvNhwcWithHwioFilterIsRelaidForCudnn) {
+  auto module = Prepare(R"(
+HloModule m
+ENTRY main {
+  x = f32[2,8,8,3] parameter(0)
+  k = f32[3,3,3,16] parameter(1)
+  b = f32[16] parameter(2)
+  conv = f32[2,8,8,16] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  bb = f32[2,8,8,16] broadcast(b), dimensions={3}
+  add = f32[2,8,8,16] add(conv, bb)
+  zero = f32[] constant(0)
+  zb = f32[2,8,8,16] broadcast(zero), dimensions={}
+  ROOT relu = f32[2,8,8,16] maximum(add, zb)
+})",
+                        "outline");
+  ASSERT_NE(module, nullptr);
+  auto program = Plan(*module);
+  ASSERT_NE(program, nullptr);
+  const GpuCompileReport& report = program->report();
+  ASSERT_EQ(report.convs.size(), 1u) << program->PlanToString();
+  EXPECT_EQ(report.convs[0].second.ToString(),
+            "conv2d f32 NHWC filter=OHWI batch=2 in=3 out=16 groups=1 input=8x8 filter=3x3 "
+            "output=8x8 stride=1x1 pad=1x1 dilation=1x1 epilogue=bias_relu");
+  // One kernel: the HWIO -> OHWI filter transpose, before the cuDNN call.
+  EXPECT_EQ(report.kernels, 1);
+  const std::string thunks = program->executable().ThunksToString();
+  EXPECT_LT(thunks.find("kernel "), thunks.find("cudnn ")) << thunks;
+  EXPECT_TRUE(absl::StrContains(report.library[0], "filter_transpose={3,0,1,2}"))
+      << report.library[0];
+}
+
+TEST(GpuCompilerTest, ConvNchwStridedDilatedGroups) {
+  auto module = Prepare(R"(
+HloModule m
+ENTRY main {
+  x = f32[1,8,17,17] parameter(0)
+  k = f32[8,2,3,3] parameter(1)
+  ROOT conv = f32[1,8,8,7] convolution(x, k), window={size=3x3 stride=2x2 pad=0_0x1_1 rhs_dilate=1x3}, dim_labels=bf01_oi01->bf01, feature_group_count=4
+})",
+                        "outline");
+  ASSERT_NE(module, nullptr);
+  auto program = Plan(*module);
+  ASSERT_NE(program, nullptr);
+  ASSERT_EQ(program->report().convs.size(), 1u) << program->PlanToString();
+  EXPECT_EQ(program->report().convs[0].second.ToString(),
+            "conv2d f32 NCHW filter=OIHW batch=1 in=8 out=8 groups=4 input=17x17 filter=3x3 "
+            "output=8x7 stride=2x2 pad=0x1 dilation=1x3 epilogue=none");
+  EXPECT_EQ(program->report().kernels, 0);  // No relayout needed.
+}
+
+TEST(GpuCompilerTest, AsymmetricPaddingPadsTheInputFirst) {
+  // JAX's SAME padding of an even window: low 0, high 1.
+  auto module = Prepare(R"(
+HloModule m
+ENTRY main {
+  x = f32[1,8,8,4] parameter(0)
+  k = f32[2,2,4,4] parameter(1)
+  ROOT conv = f32[1,8,8,4] convolution(x, k), window={size=2x2 pad=0_1x0_1}, dim_labels=b01f_01io->b01f
+})",
+                        "outline");
+  ASSERT_NE(module, nullptr);
+  auto program = Plan(*module);
+  ASSERT_NE(program, nullptr);
+  const GpuCompileReport& report = program->report();
+  ASSERT_EQ(report.convs.size(), 1u) << program->PlanToString();
+  EXPECT_EQ(report.convs[0].second.ToString(),
+            "conv2d f32 NHWC filter=OHWI batch=1 in=4 out=4 groups=1 input=9x9 filter=2x2 "
+            "output=8x8 stride=1x1 pad=0x0 dilation=1x1 epilogue=none");
+  EXPECT_TRUE(absl::StrContains(report.library[0], "input_pad=0x0/1x1")) << report.library[0];
+  EXPECT_EQ(report.kernels, 2);  // The pad and the filter transpose.
+}
+
+TEST(GpuCompilerTest, BatchNormEpilogueFoldsIntoFilterAndBias) {
+  auto module = Prepare(R"(
+HloModule m
+ENTRY main {
+  x = f32[1,6,6,4] parameter(0)
+  k = f32[3,3,4,8] parameter(1)
+  mean = f32[8] parameter(2)
+  scale = f32[8] parameter(3)
+  offset = f32[8] parameter(4)
+  conv = f32[1,6,6,8] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  mb = f32[1,6,6,8] broadcast(mean), dimensions={3}
+  sub = f32[1,6,6,8] subtract(conv, mb)
+  sb = f32[1,6,6,8] broadcast(scale), dimensions={3}
+  mul = f32[1,6,6,8] multiply(sub, sb)
+  ob = f32[1,6,6,8] broadcast(offset), dimensions={3}
+  add = f32[1,6,6,8] add(mul, ob)
+  zero = f32[] constant(0)
+  zb = f32[1,6,6,8] broadcast(zero), dimensions={}
+  ROOT relu = f32[1,6,6,8] maximum(add, zb)
+})",
+                        "default");
+  ASSERT_NE(module, nullptr);
+  auto program = Plan(*module);
+  ASSERT_NE(program, nullptr);
+  const GpuCompileReport& report = program->report();
+  if (report.convs.empty()) {
+    // The outliner of this checkout does not absorb batch-norm epilogues.
+    GTEST_SKIP() << "no conv call with a sub/scale epilogue was outlined:\n"
+                 << program->PlanToString();
+  }
+  ASSERT_EQ(report.convs.size(), 1u);
+  EXPECT_EQ(report.convs[0].second.epilogue, cuda::ConvEpilogue::kBiasRelu);
+  EXPECT_TRUE(absl::StrContains(report.library[0], "sub=p2 scale=p3 bias=p4")) << report.library[0];
+  // Filter transpose+scale, then bias - mean * scale, then cuDNN.
+  EXPECT_EQ(report.kernels, 2) << program->PlanToString();
+  const std::string thunks = program->executable().ThunksToString();
+  EXPECT_LT(thunks.find(".filter"), thunks.find("cudnn ")) << thunks;
+}
+
+TEST(GpuCompilerTest, CallsTheLibrariesCannotTakeAreInlinedWithTheReason) {
+  // GELU in the erf form: cuBLASLt only has the tanh approximation.
+  auto module = Prepare(R"(
+HloModule m
+ENTRY main {
+  x = f32[8,32] parameter(0)
+  w = f32[32,64] parameter(1)
+  b = f32[64] parameter(2)
+  dot = f32[8,64] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[8,64] broadcast(b), dimensions={1}
+  add = f32[8,64] add(dot, bb)
+  half = f32[] constant(0.5)
+  hb = f32[8,64] broadcast(half), dimensions={}
+  hx = f32[8,64] multiply(add, hb)
+  rs = f32[] constant(0.70710678)
+  rb = f32[8,64] broadcast(rs), dimensions={}
+  xs = f32[8,64] multiply(add, rb)
+  e = f32[8,64] erf(xs)
+  one = f32[] constant(1)
+  ob = f32[8,64] broadcast(one), dimensions={}
+  ope = f32[8,64] add(ob, e)
+  ROOT g = f32[8,64] multiply(hx, ope)
+})",
+                        "outline");
+  ASSERT_NE(module, nullptr);
+  FusionLedger ledger;
+  GpuProgramOptions options = PlanOptions();
+  options.ledger = &ledger;
+  auto program = Plan(*module, options);
+  ASSERT_NE(program, nullptr);
+  const GpuCompileReport& report = program->report();
+  EXPECT_TRUE(report.gemms.empty());
+  ASSERT_EQ(report.inlined.size(), 1u) << program->PlanToString();
+  EXPECT_TRUE(absl::StrContains(report.inlined[0], "erf form")) << report.inlined[0];
+  EXPECT_GE(report.kernels, 1);  // The callee as generated code.
+  ASSERT_EQ(ledger.Find("gpu-compiler", "no-gpu-library").size(), 1u) << ledger.ToText();
+
+  // A library that is not available: the gemm runs as generated code.
+  auto gemm = Prepare(R"(
+HloModule m
+ENTRY main {
+  x = f32[8,32] parameter(0)
+  w = f32[32,16] parameter(1)
+  ROOT d = f32[8,16] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})",
+                      "outline");
+  ASSERT_NE(gemm, nullptr);
+  options = PlanOptions();
+  options.cublaslt = LibraryUse::kUnavailable;
+  program = Plan(*gemm, options);
+  ASSERT_NE(program, nullptr);
+  EXPECT_TRUE(program->report().gemms.empty());
+  ASSERT_EQ(program->report().inlined.size(), 1u);
+  EXPECT_TRUE(absl::StrContains(program->report().inlined[0], "cuBLASLt disabled"))
+      << program->report().inlined[0];
+  EXPECT_GE(program->report().kernels, 1);
+}
+
+TEST(GpuCompilerTest, WhileAndConditionalBecomeHostDrivenThunks) {
+  auto module = Prepare(R"(
+HloModule m
+cond {
+  s = (s32[], f32[16]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(5)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[16]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  v = f32[16] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  i2 = s32[] add(i, one)
+  v2 = f32[16] add(v, v)
+  ROOT t = (s32[], f32[16]) tuple(i2, v2)
+}
+ENTRY main {
+  v = f32[16] parameter(0)
+  zero = s32[] constant(0)
+  t = (s32[], f32[16]) tuple(zero, v)
+  w = (s32[], f32[16]) while(t), condition=cond, body=body
+  ROOT r = f32[16] get-tuple-element(w), index=1
+})",
+                        "default");
+  ASSERT_NE(module, nullptr);
+  auto program = Plan(*module);
+  ASSERT_NE(program, nullptr);
+  const std::string thunks = program->executable().ThunksToString();
+  EXPECT_TRUE(absl::StrContains(thunks, "while %w predicate=")) << thunks;
+  EXPECT_FALSE(program->executable().graph_capturable());
+}
+
+TEST(GpuCompilerTest, OpsWithoutAGpuPathAreClearErrors) {
+  const std::string sort = R"(
+HloModule m
+less {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT lt = pred[] compare(a, b), direction=LT
+}
+ENTRY main {
+  x = f32[16] parameter(0)
+  ROOT s = f32[16] sort(x), dimensions={0}, to_apply=less
+})";
+  auto module = Prepare(sort, "default");
+  ASSERT_NE(module, nullptr);
+  absl::StatusOr<std::unique_ptr<GpuProgram>> program = CompileForGpu(*module, PlanOptions());
+  ASSERT_FALSE(program.ok());
+  EXPECT_EQ(program.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(program.status().message(), "instruction %s (sort) has no GPU implementation in hloc");
+
+  const std::string custom = R"(
+HloModule m
+ENTRY main {
+  x = f32[16] parameter(0)
+  ROOT c = f32[16] custom-call(x), custom_call_target="foo"
+})";
+  module = Prepare(custom, "default");
+  ASSERT_NE(module, nullptr);
+  program = CompileForGpu(*module, PlanOptions());
+  ASSERT_FALSE(program.ok());
+  EXPECT_TRUE(absl::StrContains(program.status().message(), "%c (custom-call)"))
+      << program.status();
+}
+
+TEST(GpuLibraryCallsTest, ReadsCompositeAttributeValues) {
+  const std::string text =
+      "{alpha = 5.000000e-01 : f64, epilogue = \"bias_gelu_tanh\", lhs_batch_dims = array<i64>, "
+      "rhs_contracting_dims = array<i64: 0, 1>}";
+  EXPECT_EQ(CompositeAttributeValue(text, "alpha"), "5.000000e-01");
+  EXPECT_EQ(CompositeAttributeValue(text, "epilogue"), "bias_gelu_tanh");
+  EXPECT_EQ(CompositeAttributeValue(text, "rhs_contracting_dims"), "array<i64: 0, 1>");
+  EXPECT_EQ(CompositeAttributeValue(text, "lhs_batch_dims"), "array<i64>");
+  EXPECT_FALSE(CompositeAttributeValue(text, "beta").has_value());
+  EXPECT_FALSE(CompositeAttributeValue(text, "pha").has_value());
+}
+
+}  // namespace
+}  // namespace gpu
+}  // namespace hloc

@@ -1,0 +1,511 @@
+// GPU kernels checked against the interpreter with no GPU: the kernel's LLVM
+// IR (as emitted, before libdevice and the NVPTX backend) is retargeted to
+// the host and JIT-compiled, PTX special registers, bar.sync and
+// shfl.sync.down become calls into a small emulator that runs every thread
+// of a block as an OS thread (blocks one after another, so one copy of the
+// shared-memory arrays suffices), and libdevice calls go to libm. The
+// results must match the interpreter on random arguments within the default
+// tolerances. This checks the emitters' index math, launch dimensions,
+// shuffles and shared-memory tiling; the NVPTX backend itself and ptxas are
+// covered by the other tests.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "backend/gpu/gpu_test_util.h"
+#include "backend/gpu/kernel_codegen.h"
+#include "backend/gpu/kernel_sites.h"
+#include "gtest/gtest.h"
+#include "hlo/evaluator/compare.h"
+#include "hlo/evaluator/evaluator.h"
+#include "hlo/evaluator/random_arguments.h"
+#include "hlo/text_parser.h"
+#include "llvm/AsmParser/Parser.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "passes/standard_pipelines.h"
+
+namespace hloc {
+namespace gpu {
+namespace {
+
+// ---- The emulator.
+
+class Barrier {
+ public:
+  explicit Barrier(int count) : count_(count) {}
+  // False when the other threads never came (a kernel bug: divergent
+  // barrier); the caller then records the failure and carries on.
+  bool Wait() {
+    std::unique_lock<std::mutex> lock(mu_);
+    const int64_t generation = generation_;
+    if (++waiting_ == count_) {
+      waiting_ = 0;
+      ++generation_;
+      cv_.notify_all();
+      return true;
+    }
+    return cv_.wait_for(lock, std::chrono::seconds(20), [&] { return generation_ != generation; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  const int count_;
+  int waiting_ = 0;
+  int64_t generation_ = 0;
+};
+
+struct Warp {
+  Warp() : barrier(32) {}
+  int32_t slots[32] = {};
+  Barrier barrier;
+};
+
+struct Block {
+  explicit Block(int threads) : barrier(threads), warps((threads + 31) / 32) {}
+  int block_x = 1, block_y = 1, grid_x = 1, block_id = 0;
+  Barrier barrier;
+  std::vector<Warp> warps;
+  std::atomic<bool> failed{false};
+};
+
+thread_local Block* t_block = nullptr;
+thread_local int t_tid_x = 0, t_tid_y = 0;
+
+int LinearThread() { return t_tid_y * t_block->block_x + t_tid_x; }
+
+extern "C" int32_t emu_tid_x() { return t_tid_x; }
+extern "C" int32_t emu_tid_y() { return t_tid_y; }
+extern "C" int32_t emu_tid_z() { return 0; }
+extern "C" int32_t emu_ctaid_x() { return t_block->block_id; }
+extern "C" int32_t emu_ctaid_y() { return 0; }
+extern "C" int32_t emu_ctaid_z() { return 0; }
+extern "C" int32_t emu_ntid_x() { return t_block->block_x; }
+extern "C" int32_t emu_nctaid_x() { return t_block->grid_x; }
+extern "C" void emu_barrier() {
+  if (!t_block->barrier.Wait()) t_block->failed = true;
+}
+extern "C" int32_t emu_shfl_down(int32_t, int32_t value, int32_t offset, int32_t) {
+  const int thread = LinearThread();
+  Warp& warp = t_block->warps[thread / 32];
+  const int lane = thread % 32;
+  warp.slots[lane] = value;
+  if (!warp.barrier.Wait()) t_block->failed = true;
+  const int32_t result = lane + offset < 32 ? warp.slots[lane + offset] : value;
+  if (!warp.barrier.Wait()) t_block->failed = true;
+  return result;
+}
+
+using Entry = void (*)(void* const*);
+
+// Runs `entry` with the kernel's launch dimensions: a thread per GPU thread
+// of a block, blocks one after another. False on a barrier deadlock.
+bool Launch(Entry entry, const LaunchDims& launch, const std::vector<void*>& buffers) {
+  const int bx = static_cast<int>(launch.block[0]), by = static_cast<int>(launch.block[1]);
+  const int threads = bx * by;
+  for (int64_t b = 0; b < launch.grid[0]; ++b) {
+    Block block(threads);
+    block.block_x = bx;
+    block.block_y = by;
+    block.grid_x = static_cast<int>(launch.grid[0]);
+    block.block_id = static_cast<int>(b);
+    std::vector<std::thread> workers;
+    for (int t = 0; t < threads; ++t) {
+      workers.emplace_back([&, t] {
+        t_block = &block;
+        t_tid_x = t % bx;
+        t_tid_y = t / bx;
+        entry(buffers.data());
+      });
+    }
+    for (std::thread& worker : workers) worker.join();
+    if (block.failed) return false;
+  }
+  return true;
+}
+
+// ---- Retargeting the kernel's IR to the host.
+
+std::string EmulatorName(absl::string_view intrinsic) {
+  if (absl::StartsWith(intrinsic, "llvm.nvvm.read.ptx.sreg.")) {
+    std::string name = absl::StrCat("emu_", intrinsic.substr(24));
+    std::replace(name.begin(), name.end(), '.', '_');
+    return name;
+  }
+  if (intrinsic == "llvm.nvvm.barrier0") return "emu_barrier";
+  if (intrinsic == "llvm.nvvm.shfl.sync.down.i32") return "emu_shfl_down";
+  return "";
+}
+
+class Emulator {
+ public:
+  Emulator() {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    auto jit = llvm::orc::LLJITBuilder().create();
+    if (!jit) {
+      error_ = llvm::toString(jit.takeError());
+      return;
+    }
+    jit_ = std::move(*jit);
+    llvm::orc::SymbolMap symbols;
+    auto add = [&](const char* name, auto* address) {
+      symbols[jit_->mangleAndIntern(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                                              llvm::JITSymbolFlags::Exported};
+    };
+    add("emu_tid_x", &emu_tid_x);
+    add("emu_tid_y", &emu_tid_y);
+    add("emu_tid_z", &emu_tid_z);
+    add("emu_ctaid_x", &emu_ctaid_x);
+    add("emu_ctaid_y", &emu_ctaid_y);
+    add("emu_ctaid_z", &emu_ctaid_z);
+    add("emu_ntid_x", &emu_ntid_x);
+    add("emu_nctaid_x", &emu_nctaid_x);
+    add("emu_barrier", &emu_barrier);
+    add("emu_shfl_down", &emu_shfl_down);
+    using F1 = float (*)(float);
+    using D1 = double (*)(double);
+    using F2 = float (*)(float, float);
+    using D2 = double (*)(double, double);
+    add("__nv_expf", static_cast<F1>(&::expf));
+    add("__nv_exp", static_cast<D1>(&::exp));
+    add("__nv_expm1f", static_cast<F1>(&::expm1f));
+    add("__nv_expm1", static_cast<D1>(&::expm1));
+    add("__nv_logf", static_cast<F1>(&::logf));
+    add("__nv_log", static_cast<D1>(&::log));
+    add("__nv_log1pf", static_cast<F1>(&::log1pf));
+    add("__nv_log1p", static_cast<D1>(&::log1p));
+    add("__nv_sinf", static_cast<F1>(&::sinf));
+    add("__nv_sin", static_cast<D1>(&::sin));
+    add("__nv_cosf", static_cast<F1>(&::cosf));
+    add("__nv_cos", static_cast<D1>(&::cos));
+    add("__nv_tanf", static_cast<F1>(&::tanf));
+    add("__nv_tan", static_cast<D1>(&::tan));
+    add("__nv_tanhf", static_cast<F1>(&::tanhf));
+    add("__nv_tanh", static_cast<D1>(&::tanh));
+    add("__nv_erff", static_cast<F1>(&::erff));
+    add("__nv_erf", static_cast<D1>(&::erf));
+    add("__nv_cbrtf", static_cast<F1>(&::cbrtf));
+    add("__nv_cbrt", static_cast<D1>(&::cbrt));
+    add("__nv_powf", static_cast<F2>(&::powf));
+    add("__nv_pow", static_cast<D2>(&::pow));
+    add("__nv_atan2f", static_cast<F2>(&::atan2f));
+    add("__nv_atan2", static_cast<D2>(&::atan2));
+    llvm::Error defined = jit_->getMainJITDylib().define(llvm::orc::absoluteSymbols(symbols));
+    if (defined) error_ = llvm::toString(std::move(defined));
+  }
+
+  const std::string& error() const { return error_; }
+
+  // The host entry `void entry(void* const* buffers)` for a kernel's IR.
+  // Identical computations share a kernel name: loaded once.
+  absl::StatusOr<Entry> Load(const GpuKernel& kernel) {
+    auto loaded = loaded_.find(kernel.name);
+    if (loaded != loaded_.end()) return loaded->second;
+    absl::StatusOr<Entry> entry = Compile(kernel);
+    if (entry.ok()) loaded_[kernel.name] = *entry;
+    return entry;
+  }
+
+ private:
+  absl::StatusOr<Entry> Compile(const GpuKernel& kernel) {
+    auto context = std::make_unique<llvm::LLVMContext>();
+    llvm::SMDiagnostic diagnostic;
+    std::unique_ptr<llvm::Module> module =
+        llvm::parseAssemblyString(kernel.unoptimized_ir, diagnostic, *context);
+    if (module == nullptr) return absl::InternalError(diagnostic.getMessage().str());
+    for (llvm::Function& f : llvm::make_early_inc_range(*module)) {
+      const std::string name = EmulatorName(f.getName().str());
+      if (name.empty()) continue;
+      llvm::FunctionCallee replacement = module->getOrInsertFunction(name, f.getFunctionType());
+      f.replaceAllUsesWith(replacement.getCallee());
+      f.eraseFromParent();
+    }
+    if (llvm::NamedMDNode* annotations = module->getNamedMetadata("nvvm.annotations")) {
+      module->eraseNamedMetadata(annotations);
+    }
+    module->setTargetTriple(jit_->getTargetTriple().str());
+    module->setDataLayout(jit_->getDataLayout());
+    llvm::Function* gpu_entry = module->getFunction(kernel.name);
+    if (gpu_entry == nullptr) return absl::InternalError("kernel function missing");
+    // The wrapper reads each buffer pointer straight as a global pointer.
+    const std::string wrapper_name = absl::StrCat("emu_", kernel.name);
+    llvm::Function* wrapper = llvm::Function::Create(
+        llvm::FunctionType::get(llvm::Type::getVoidTy(*context),
+                                {llvm::PointerType::getUnqual(*context)}, false),
+        llvm::GlobalValue::ExternalLinkage, wrapper_name, module.get());
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(*context, "entry", wrapper));
+    std::vector<llvm::Value*> args;
+    for (llvm::Argument& arg : gpu_entry->args()) {
+      llvm::Value* slot = b.CreateConstInBoundsGEP1_64(llvm::PointerType::getUnqual(*context),
+                                                       wrapper->getArg(0), arg.getArgNo());
+      args.push_back(b.CreateLoad(arg.getType(), slot));
+    }
+    b.CreateCall(gpu_entry, args);
+    b.CreateRetVoid();
+    llvm::Error added =
+        jit_->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(context)));
+    if (added) return absl::InternalError(llvm::toString(std::move(added)));
+    auto address = jit_->lookup(wrapper_name);
+    if (!address) return absl::InternalError(llvm::toString(address.takeError()));
+    return address->toPtr<Entry>();
+  }
+
+  std::map<std::string, Entry> loaded_;
+  std::unique_ptr<llvm::orc::LLJIT> jit_;
+  std::string error_;
+};
+
+void CollectLeaves(Literal* literal, std::vector<Literal*>* out) {
+  if (literal->shape().IsTuple()) {
+    for (Literal& element : *literal->mutable_tuple_elements()) CollectLeaves(&element, out);
+  } else if (literal->shape().IsArray()) {
+    out->push_back(literal);
+  }
+}
+
+// Runs `computation`'s kernel in the emulator and in the interpreter on the
+// same random arguments; a failure message, or "" when they agree. `ran`
+// says whether the comparison happened (not for computations with no
+// kernel, or that the interpreter or the argument generator cannot handle).
+std::string CheckKernel(Emulator& emulator, const HloComputation& computation, uint64_t seed,
+                        bool* ran) {
+  *ran = false;
+  GpuCompileOptions options;
+  options.assemble = false;
+  options.keep_unoptimized_ir = true;
+  absl::StatusOr<GpuKernel> kernel = CompileGpuKernel(computation, options);
+  if (!kernel.ok()) {
+    return kernel.status().code() == absl::StatusCode::kUnimplemented
+               ? ""
+               : std::string(kernel.status().message());
+  }
+  std::vector<Literal> arguments;
+  for (int64_t i = 0; i < computation.num_parameters(); ++i) {
+    absl::StatusOr<Literal> argument =
+        MakeRandomLiteral(computation.parameter(i)->shape(), seed + i, /*index_bound=*/4);
+    if (!argument.ok()) return "";  // A type the generator lacks.
+    arguments.push_back(*std::move(argument));
+  }
+  std::vector<const Literal*> argument_pointers;
+  for (const Literal& argument : arguments) argument_pointers.push_back(&argument);
+  EvaluatorOptions evaluator_options;
+  absl::StatusOr<Literal> expected =
+      EvaluateComputation(computation, argument_pointers, evaluator_options);
+  if (!expected.ok()) return "";  // Not runnable in the interpreter.
+  absl::StatusOr<Entry> entry = emulator.Load(*kernel);
+  if (!entry.ok()) return absl::StrCat("JIT: ", entry.status().message());
+  Literal actual(computation.root()->shape());
+  std::vector<void*> buffers;
+  for (Literal& argument : arguments) {
+    std::vector<Literal*> leaves;
+    CollectLeaves(&argument, &leaves);
+    for (Literal* leaf : leaves) buffers.push_back(leaf->mutable_raw());
+  }
+  std::vector<Literal*> result_leaves;
+  CollectLeaves(&actual, &result_leaves);
+  for (Literal* leaf : result_leaves) buffers.push_back(leaf->mutable_raw());
+  if (static_cast<int64_t>(buffers.size()) != kernel->num_buffers) return "buffer count";
+  if (!kernel->empty() && !Launch(*entry, kernel->launch, buffers)) {
+    return "barrier deadlock";
+  }
+  *ran = true;
+  // Dot and convolution sum many products in f32 in the emitter's order,
+  // the interpreter in its own (blocked) order: cancellation can leave a
+  // few ulps of the terms' magnitude, so they get an absolute tolerance.
+  Tolerance tolerance;
+  for (const HloInstruction* hlo : computation.MakeInstructionPostOrder()) {
+    if (hlo->opcode() == HloOpcode::kDot || hlo->opcode() == HloOpcode::kConvolution) {
+      tolerance.rtol = 1e-5;
+      tolerance.atol = 1e-5;
+    }
+  }
+  ComparisonReport report = CompareLiterals(*expected, actual, tolerance);
+  return report.ok ? "" : absl::StrCat(kernel->strategy, ": ", report.ToString());
+}
+
+constexpr char kKernels[] = R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+argmax_reducer {
+  av = f32[] parameter(0)
+  ai = s32[] parameter(1)
+  bv = f32[] parameter(2)
+  bi = s32[] parameter(3)
+  gt = pred[] compare(av, bv), direction=GT
+  eq = pred[] compare(av, bv), direction=EQ
+  lt = pred[] compare(ai, bi), direction=LT
+  tie = pred[] and(eq, lt)
+  pick = pred[] or(gt, tie)
+  v = f32[] select(pick, av, bv)
+  i = s32[] select(pick, ai, bi)
+  ROOT r = (f32[], s32[]) tuple(v, i)
+}
+elementwise {
+  x = f32[64,256] parameter(0)
+  y = f32[256] parameter(1)
+  b = f32[64,256] broadcast(y), dimensions={1}
+  e = f32[64,256] exponential(x)
+  ROOT r = f32[64,256] add(e, b)
+}
+odd {
+  x = f32[7,3] parameter(0)
+  ROOT n = f32[7,3] negate(x)
+}
+half {
+  x = f16[16,128] parameter(0)
+  y = f16[16,128] parameter(1)
+  ROOT m = f16[16,128] multiply(x, y)
+}
+long_rows {
+  x = f32[4,3000] parameter(0)
+  one = f32[] constant(1)
+  ROOT s = f32[4] reduce(x, one), dimensions={1}, to_apply=add
+}
+short_rows {
+  x = f32[37,100] parameter(0)
+  ninf = f32[] constant(-inf)
+  ROOT m = f32[37] reduce(x, ninf), dimensions={1}, to_apply=max
+}
+tiny_rows {
+  x = f32[9,5] parameter(0)
+  zero = f32[] constant(0)
+  ROOT s = f32[9] reduce(x, zero), dimensions={1}, to_apply=add
+}
+columns {
+  x = f32[300,70] parameter(0)
+  zero = f32[] constant(0)
+  ROOT s = f32[70] reduce(x, zero), dimensions={0}, to_apply=add
+}
+middle {
+  x = f32[6,50,40] parameter(0)
+  zero = f32[] constant(0)
+  ROOT s = f32[6,40] reduce(x, zero), dimensions={1}, to_apply=add
+}
+multi_output {
+  x = f32[33,300] parameter(0)
+  zero = f32[] constant(0)
+  ninf = f32[] constant(-inf)
+  s = f32[33] reduce(x, zero), dimensions={1}, to_apply=add
+  m = f32[33] reduce(x, ninf), dimensions={1}, to_apply=max
+  d = f32[33] divide(s, m)
+  ROOT t = (f32[33], f32[33], f32[33]) tuple(s, m, d)
+}
+argmax {
+  x = f32[5,1000] parameter(0)
+  iota = s32[5,1000] iota(), iota_dimension=1
+  ninf = f32[] constant(-inf)
+  zero = s32[] constant(0)
+  ROOT r = (f32[5], s32[5]) reduce(x, iota, ninf, zero), dimensions={1}, to_apply=argmax_reducer
+}
+transpose {
+  x = f32[40,70] parameter(0)
+  t = f32[70,40] transpose(x), dimensions={1,0}
+  y = f32[70,40] parameter(1)
+  ROOT a = f32[70,40] add(t, y)
+}
+transpose3 {
+  x = f16[3,20,50] parameter(0)
+  ROOT t = f16[3,50,20] transpose(x), dimensions={0,2,1}
+}
+two_shapes {
+  x = f32[8,8] parameter(0)
+  y = s32[100] parameter(1)
+  n = f32[8,8] negate(x)
+  a = s32[100] abs(y)
+  ROOT t = (f32[8,8], s32[100]) tuple(n, a)
+}
+ENTRY e {
+  ROOT p = f32[] parameter(0)
+}
+)";
+
+TEST(GpuEmulation, EmitterKernelsMatchTheInterpreter) {
+  Emulator emulator;
+  ASSERT_TRUE(emulator.error().empty()) << emulator.error();
+  std::unique_ptr<HloModule> module = ParseForTest(kKernels);
+  ASSERT_NE(module, nullptr);
+  for (const char* name :
+       {"elementwise", "odd", "half", "long_rows", "short_rows", "tiny_rows", "columns", "middle",
+        "multi_output", "argmax", "transpose", "transpose3", "two_shapes"}) {
+    const HloComputation* computation = module->FindComputation(name);
+    ASSERT_NE(computation, nullptr) << name;
+    bool ran = false;
+    EXPECT_EQ(CheckKernel(emulator, *computation, 7, &ran), "") << name;
+    EXPECT_TRUE(ran) << name;
+  }
+}
+
+// Every kernel of every zoo model (after the default pipeline) small enough
+// to emulate quickly.
+TEST(GpuEmulation, ZooKernelsMatchTheInterpreter) {
+  const char* srcdir = std::getenv("TEST_SRCDIR");
+  const char* workspace = std::getenv("TEST_WORKSPACE");
+  if (srcdir == nullptr || workspace == nullptr) GTEST_SKIP() << "no runfiles";
+  Emulator emulator;
+  ASSERT_TRUE(emulator.error().empty()) << emulator.error();
+  int checked = 0, skipped = 0;
+  for (const char* model :
+       {"attention", "bf16_mlp", "conv2d", "conv_bn_relu", "cumsum_scan", "depthwise_conv",
+        "dynamic_slice", "embedding_scatter", "layer_norm", "mlp_gelu", "reductions",
+        "resnet_block", "softmax", "topk_sort", "transformer_block", "while_loop"}) {
+    const std::string path =
+        absl::StrCat(srcdir, "/", workspace, "/tests/jax/zoo/", model, ".before.txt");
+    std::ifstream in(path);
+    if (!in) continue;
+    std::stringstream text;
+    text << in.rdbuf();
+    std::unique_ptr<HloModule> module = ParseForTest(text.str());
+    ASSERT_NE(module, nullptr) << model;
+    absl::StatusOr<std::unique_ptr<HloPassPipeline>> pipeline =
+        MakeStandardPipeline("default", PipelineOptions(), nullptr);
+    ASSERT_TRUE(pipeline.ok());
+    ASSERT_TRUE((*pipeline)->Run(*module).ok()) << model;
+    KernelSites sites = CollectKernelSites(*module);
+    for (const KernelSite& site : sites.kernels) {
+      GpuCompileOptions options;
+      options.assemble = false;
+      absl::StatusOr<GpuKernel> probe = CompileGpuKernel(*site.computation, options);
+      if (!probe.ok() || probe->launch.total_threads() > 65536) {
+        ++skipped;
+        continue;
+      }
+      bool ran = false;
+      EXPECT_EQ(CheckKernel(emulator, *site.computation, 11, &ran), "")
+          << model << " %" << site.instruction->name();
+      ++(ran ? checked : skipped);
+    }
+  }
+  std::cout << "zoo kernels emulated: " << checked << " (" << skipped
+            << " skipped: too many threads, no kernel, or not runnable)\n";
+  EXPECT_GT(checked, 20);
+}
+
+}  // namespace
+}  // namespace gpu
+}  // namespace hloc

@@ -1,0 +1,119 @@
+// The GPU kernel function, its buffers, and the choice of strategy (see
+// gpu_kernel_emitter.h).
+#include "backend/gpu/gpu_kernel_emitter.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "backend/gpu/nvptx_ir.h"
+#include "backend/llvm/array_leaves.h"
+#include "llvm/IR/Function.h"
+
+namespace hloc {
+namespace gpu {
+
+int64_t ElementCount(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape.dimensions()) n *= d;
+  return n;
+}
+
+int64_t GridBlocks(const GpuTarget& target, int64_t work, int64_t per_block) {
+  const int64_t needed = (work + per_block - 1) / per_block;
+  // Enough blocks to fill every SM many times over; more than that only
+  // costs scheduling, and grid.x is limited to 2^31 - 1 anyway.
+  const int64_t cap = std::max<int64_t>(1, int64_t{target.sm_count} * 2048 / per_block * 32);
+  return std::max<int64_t>(1, std::min(needed, cap));
+}
+
+absl::StatusOr<EmittedGpuKernel> EmitGpuKernel(const HloComputation& computation,
+                                               const std::string& name, llvm::Module* module,
+                                               const codegen::MathLowering* math,
+                                               const GpuTarget& target) {
+  llvm::LLVMContext& context = module->getContext();
+  if (computation.root() == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("computation ", computation.name(), " has no root"));
+  }
+  std::vector<std::vector<ArrayLeaf>> parameter_leaves;
+  std::vector<const Shape*> buffer_shapes;
+  for (int64_t i = 0; i < computation.num_parameters(); ++i) {
+    const HloInstruction* parameter = computation.parameter(i);
+    if (parameter == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("computation ", computation.name(), " lacks parameter ", i));
+    }
+    parameter_leaves.push_back(ArrayLeaves(parameter->shape()));
+    for (const ArrayLeaf& leaf : parameter_leaves.back()) buffer_shapes.push_back(leaf.shape);
+  }
+  const int64_t num_inputs = static_cast<int64_t>(buffer_shapes.size());
+  GpuKernelState state;
+  absl::Status collected = codegen::CollectKernelOutputs(*computation.root(), &state.outputs);
+  if (!collected.ok()) return collected;
+  for (const codegen::KernelOutput& output : state.outputs) buffer_shapes.push_back(output.shape);
+  const int64_t num_buffers = static_cast<int64_t>(buffer_shapes.size());
+
+  llvm::Type* global_ptr = llvm::PointerType::get(context, kGlobalAddressSpace);
+  llvm::Function* kernel = llvm::Function::Create(
+      llvm::FunctionType::get(llvm::Type::getVoidTy(context),
+                              std::vector<llvm::Type*>(num_buffers, global_ptr), false),
+      llvm::GlobalValue::ExternalLinkage, name, module);
+  kernel->addFnAttr(llvm::Attribute::NoUnwind);
+  for (int64_t i = 0; i < num_buffers; ++i) {
+    // Outputs never share memory with inputs or each other; inputs are only
+    // read, so noalias holds for them even when two name the same buffer.
+    // noalias + readonly lets the backend use the read-only data cache
+    // (ld.global.nc).
+    kernel->addParamAttr(i, llvm::Attribute::NoAlias);
+    kernel->addParamAttr(i, llvm::Attribute::NoCapture);
+    kernel->addParamAttr(i, llvm::Attribute::NoUndef);
+    kernel->addParamAttr(i,
+                         i < num_inputs ? llvm::Attribute::ReadOnly : llvm::Attribute::WriteOnly);
+    kernel->addParamAttr(i, llvm::Attribute::getWithAlignment(context, llvm::Align(16)));
+    const int64_t bytes = ElementCount(*buffer_shapes[i]) *
+                          std::max<int64_t>(1, ByteWidth(buffer_shapes[i]->element_type()));
+    if (bytes > 0) {
+      kernel->addParamAttr(
+          i, llvm::Attribute::getWithDereferenceableBytes(context, static_cast<uint64_t>(bytes)));
+    }
+    kernel->getArg(i)->setName(i < num_inputs ? absl::StrCat("in", i)
+                                              : absl::StrCat("out", i - num_inputs));
+  }
+
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(context, "entry", kernel));
+  codegen::ElementalIrEmitter elemental(&b, module, math);
+  codegen::FusedIrEmitter fused(&elemental);
+  int64_t next = 0;
+  for (size_t p = 0; p < parameter_leaves.size(); ++p) {
+    std::vector<llvm::Value*> leaves;
+    for (size_t l = 0; l < parameter_leaves[p].size(); ++l)
+      leaves.push_back(kernel->getArg(next++));
+    fused.BindParameter(static_cast<int64_t>(p), std::move(leaves));
+  }
+  for (codegen::KernelOutput& output : state.outputs) output.buffer = kernel->getArg(next++);
+  state.b = &b;
+  state.elemental = &elemental;
+  state.fused = &fused;
+  state.target = &target;
+  state.num_inputs = num_inputs;
+
+  absl::StatusOr<bool> done = TryEmitReductionKernel(state);
+  if (!done.ok()) return done.status();
+  if (!*done) {
+    done = TryEmitTransposeKernel(state);
+    if (!done.ok()) return done.status();
+  }
+  if (!*done) {
+    absl::Status status = EmitLoopKernel(state);
+    if (!status.ok()) return status;
+  }
+  b.CreateRetVoid();
+  AnnotateKernel(kernel, state.result.launch);
+  EmittedGpuKernel result = state.result;
+  result.num_buffers = num_buffers;
+  result.num_inputs = num_inputs;
+  return result;
+}
+
+}  // namespace gpu
+}  // namespace hloc

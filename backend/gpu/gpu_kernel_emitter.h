@@ -1,0 +1,84 @@
+// GPU kernels in LLVM IR (NVPTX). One kernel computes one fused (or one-op)
+// computation with the ABI of kernel_codegen.h. The strategy is chosen from
+// the computation's outputs, first match wins:
+//
+//   row-reduction     outputs are reductions of the input's minor dimension
+//                     (plus elementwise epilogues): a warp (small rows) or a
+//                     block (long rows) per output; lanes stride the row,
+//                     combine with warp shuffles, warps through shared memory.
+//   column-reduction  reductions keeping the input's minor dimensions: a
+//                     block per tile of 32 adjacent outputs; each warp sums a
+//                     stripe of rows with coalesced reads, then the stripes'
+//                     partials meet in shared memory.
+//   transpose         outputs are elementwise over one transpose that moves
+//                     the minor dimension: 32x32 tiles go through shared
+//                     memory so reads and writes are both coalesced.
+//   loop              everything else elemental: one thread per element (or
+//                     per 2-8 adjacent elements, so loads and stores become
+//                     16-byte vector accesses), exact grid or grid-stride.
+//
+// Reductions apply the init value once per output and combine partial
+// results with the reducer (associative, as HLO requires); float sums
+// accumulate in double like the elemental emitter and the interpreter.
+#ifndef HLOC_BACKEND_GPU_GPU_KERNEL_EMITTER_H_
+#define HLOC_BACKEND_GPU_GPU_KERNEL_EMITTER_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "backend/gpu/kernel_codegen.h"
+#include "backend/llvm/elemental_ir_emitter.h"
+#include "backend/llvm/fused_ir_emitter.h"
+#include "backend/llvm/kernel_outputs.h"
+#include "backend/llvm/math_lowering.h"
+#include "hlo/computation.h"
+#include "llvm/IR/Module.h"
+
+namespace hloc {
+namespace gpu {
+
+struct EmittedGpuKernel {
+  LaunchDims launch;
+  int64_t num_buffers = 0;
+  int64_t num_inputs = 0;
+  std::string strategy;
+  int64_t vector_width = 1;
+};
+
+// Adds kernel `name` computing `computation` to `module` (whose target is
+// NVPTX). Math functions go through `math`.
+absl::StatusOr<EmittedGpuKernel> EmitGpuKernel(const HloComputation& computation,
+                                               const std::string& name, llvm::Module* module,
+                                               const codegen::MathLowering* math,
+                                               const GpuTarget& target);
+
+// ---- Shared by the strategy emitters (one file each).
+
+struct GpuKernelState {
+  llvm::IRBuilder<>* b;
+  codegen::ElementalIrEmitter* elemental;
+  codegen::FusedIrEmitter* fused;
+  const GpuTarget* target;
+  std::vector<codegen::KernelOutput> outputs;
+  int64_t num_inputs = 0;  // Buffers before the outputs'.
+  // Set by the strategy emitter.
+  EmittedGpuKernel result;
+};
+
+// Each returns false, having emitted nothing, when its strategy does not
+// apply.
+absl::StatusOr<bool> TryEmitReductionKernel(GpuKernelState& state);
+absl::StatusOr<bool> TryEmitTransposeKernel(GpuKernelState& state);
+absl::Status EmitLoopKernel(GpuKernelState& state);
+
+// Blocks for `work` items of `per_block` each, capped so that huge shapes
+// use a grid-stride loop instead of an enormous grid.
+int64_t GridBlocks(const GpuTarget& target, int64_t work, int64_t per_block);
+
+int64_t ElementCount(const Shape& shape);
+
+}  // namespace gpu
+}  // namespace hloc
+
+#endif  // HLOC_BACKEND_GPU_GPU_KERNEL_EMITTER_H_

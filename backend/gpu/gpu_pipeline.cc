@@ -1,0 +1,86 @@
+// The CUDA backend's pipeline (see gpu_pipeline.h).
+#include "backend/gpu/gpu_pipeline.h"
+
+#include "absl/strings/str_cat.h"
+#include "hlo/status_macros.h"
+#include "passes/call_inliner.h"
+#include "passes/dead_code_elimination.h"
+#include "passes/outlining/composite_attributes.h"
+#include "passes/standard_pipelines.h"
+
+namespace hloc {
+namespace gpu {
+
+absl::StatusOr<bool> InlineCallsWithoutGpuLibrary::Run(HloModule& module) {
+  bool changed = false;
+  // Callees first, so a body is final before it is copied into its caller.
+  for (HloComputation* computation : module.MakeComputationPostOrder()) {
+    for (HloInstruction* call : computation->MakeInstructionPostOrder()) {
+      if (call->opcode() != HloOpcode::kCall) continue;
+      const std::string* name = call->FindFrontendAttribute(kCompositeName);
+      if (name == nullptr || call->to_apply() == nullptr) continue;
+      std::string reason;
+      if (GpuLibraryFamily(*call).has_value()) {
+        absl::StatusOr<LibraryCallPlan> plan = PlanLibraryCall(*call, options_.library);
+        if (!plan.ok()) {
+          if (plan.status().code() != absl::StatusCode::kFailedPrecondition) return plan.status();
+          reason = std::string(plan.status().message());
+        } else {
+          absl::Status available = GpuLibraryAvailable(
+              plan->library == GpuLibrary::kCublasLt ? options_.cublaslt : options_.cudnn,
+              plan->library);
+          if (!available.ok()) reason = std::string(available.message());
+        }
+        if (reason.empty()) continue;
+      } else {
+        reason = "no GPU library routine for it: its body is fused and generated";
+      }
+      if (!call->control_predecessors().empty() || !call->control_successors().empty()) continue;
+      const std::string call_name = call->name();
+      const std::string composite = *name;
+      HloComputation* callee = call->to_apply();
+      HLOC_RETURN_IF_ERROR(CallInliner::InlineCall(call).status());
+      if (module.CallersOf(callee).empty()) HLOC_RETURN_IF_ERROR(module.RemoveComputation(callee));
+      if (ledger_ != nullptr) {
+        LedgerEntry entry;
+        entry.pass = std::string(kPassName);
+        entry.computation = computation->name();
+        entry.event = "inlined";
+        entry.subjects = {call_name};
+        entry.accepted = true;
+        entry.rule = composite;
+        entry.reason = reason;
+        ledger_->Add(std::move(entry));
+      }
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+absl::StatusOr<bool> OptimizeForGpu(HloModule& module, const GpuPipelineOptions& options,
+                                    FusionLedger* ledger) {
+  bool changed = false;
+  for (const char* stage : {"simplify", "outline"}) {
+    if (std::string(stage) == "outline" && options.pipeline.optimization_level < 1) continue;
+    HLOC_ASSIGN_OR_RETURN(std::unique_ptr<HloPassPipeline> pipeline,
+                          MakeStandardPipeline(stage, options.pipeline, ledger));
+    HLOC_ASSIGN_OR_RETURN(bool c, pipeline->Run(module));
+    changed = changed || c;
+  }
+  InlineCallsWithoutGpuLibrary inline_calls(options, ledger);
+  HLOC_ASSIGN_OR_RETURN(bool inlined, inline_calls.Run(module));
+  changed = changed || inlined;
+  if (options.pipeline.optimization_level >= 1) {
+    HLOC_ASSIGN_OR_RETURN(std::unique_ptr<HloPassPipeline> fusion,
+                          MakeStandardPipeline("fusion", options.pipeline, ledger));
+    HLOC_ASSIGN_OR_RETURN(bool fused, fusion->Run(module));
+    changed = changed || fused;
+  }
+  DeadCodeElimination dce;
+  HLOC_ASSIGN_OR_RETURN(bool removed, dce.Run(module));
+  return changed || removed;
+}
+
+}  // namespace gpu
+}  // namespace hloc

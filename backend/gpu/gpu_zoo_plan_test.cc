@@ -1,0 +1,138 @@
+// Every JAX zoo model through the CUDA pipeline (gpu_pipeline.h) and the backend's
+// compiler in plan mode (no GPU): each model either compiles to a plan —
+// kernels as PTX assembled by ptxas for sm_90, gemm/conv calls as library
+// thunks — or fails with an Unimplemented error naming the op that has no
+// GPU path. The plans go to the test log.
+#include <dirent.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "backend/gpu/gpu_compiler.h"
+#include "backend/gpu/gpu_pipeline.h"
+#include "gtest/gtest.h"
+#include "hlo/loader.h"
+#include "passes/standard_pipelines.h"
+
+namespace hloc {
+namespace gpu {
+namespace {
+
+std::string ZooDir() {
+  const char* srcdir = std::getenv("TEST_SRCDIR");
+  const char* workspace = std::getenv("TEST_WORKSPACE");
+  if (srcdir != nullptr && workspace != nullptr) {
+    return absl::StrCat(srcdir, "/", workspace, "/tests/jax/zoo");
+  }
+  return "tests/jax/zoo";
+}
+
+std::vector<std::string> ZooModels() {
+  std::vector<std::string> names;
+  DIR* dir = opendir(ZooDir().c_str());
+  if (dir == nullptr) return names;
+  while (dirent* entry = readdir(dir)) {
+    std::string file = entry->d_name;
+    const std::string suffix = ".snapshot.pb";
+    if (absl::EndsWith(file, suffix)) names.push_back(file.substr(0, file.size() - suffix.size()));
+  }
+  closedir(dir);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Models with an op that has no GPU path, and that op.
+const std::map<std::string, std::string>& ExpectedUnimplemented() {
+  static const auto* expected = new std::map<std::string, std::string>{
+      {"embedding_scatter", "(scatter)"},
+      {"topk_sort", "(topk)"},
+  };
+  return *expected;
+}
+
+class GpuZooPlanTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GpuZooPlanTest, CompilesToAPlan) {
+  const std::string path = absl::StrCat(ZooDir(), "/", GetParam(), ".snapshot.pb");
+  absl::StatusOr<LoadedSnapshot> snapshot = LoadSnapshotFromFile(path);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status();
+  HloModule& module = *snapshot->module;
+  GpuPipelineOptions pipeline;
+  pipeline.cublaslt = LibraryUse::kAvailable;
+  pipeline.cudnn = LibraryUse::kAvailable;
+  FusionLedger ledger;
+  absl::StatusOr<bool> optimized = OptimizeForGpu(module, pipeline, &ledger);
+  ASSERT_TRUE(optimized.ok()) << optimized.status();
+  for (const LedgerEntry* e : ledger.Find(InlineCallsWithoutGpuLibrary::kPassName, "")) {
+    std::printf("inlined %s (%s): %s\n", e->subjects[0].c_str(), e->rule.c_str(),
+                e->reason.c_str());
+  }
+  GpuProgramOptions options;
+  options.cublaslt = LibraryUse::kAvailable;
+  options.cudnn = LibraryUse::kAvailable;
+  options.codegen.target = GpuTarget::ForComputeCapability(90);
+  absl::StatusOr<std::unique_ptr<GpuProgram>> program = CompileForGpu(module, options);
+  auto unimplemented = ExpectedUnimplemented().find(GetParam());
+  if (unimplemented != ExpectedUnimplemented().end()) {
+    ASSERT_FALSE(program.ok()) << "expected an error naming " << unimplemented->second;
+    EXPECT_EQ(program.status().code(), absl::StatusCode::kUnimplemented) << program.status();
+    EXPECT_TRUE(absl::StrContains(program.status().message(), unimplemented->second))
+        << program.status();
+    std::printf("%s: %s\n", GetParam().c_str(), std::string(program.status().message()).c_str());
+    return;
+  }
+  ASSERT_TRUE(program.ok()) << program.status();
+  const GpuCompileReport& report = (*program)->report();
+  std::printf("==== %s\n%s\n", GetParam().c_str(), (*program)->PlanToString().c_str());
+  EXPECT_GT(report.kernels + report.library_calls, 0);
+  // Every kernel has PTX, and (ptxas being installed here) a cubin.
+  const std::string thunks = (*program)->executable().ThunksToString();
+  EXPECT_FALSE(absl::StrContains(thunks, "ptx=0B")) << thunks;
+  if (std::getenv("HLOC_PTXAS") == nullptr) {
+    FILE* ptxas = std::fopen("/usr/local/cuda/bin/ptxas", "r");
+    if (ptxas != nullptr) {
+      std::fclose(ptxas);
+      EXPECT_FALSE(absl::StrContains(thunks, "cubin=0B")) << thunks;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Zoo, GpuZooPlanTest, ::testing::ValuesIn(ZooModels()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
+
+TEST(GpuZooPlanTest, LibraryCallsOfTheConvAndMlpModels) {
+  // The models whose gemms/convs must reach the libraries.
+  struct Expect {
+    const char* model;
+    bool gemm, conv;
+  };
+  for (const Expect& e : {Expect{"conv2d", false, true}, Expect{"resnet_block", false, true},
+                          Expect{"mlp_gelu", true, false}, Expect{"bf16_mlp", true, false}}) {
+    absl::StatusOr<LoadedSnapshot> snapshot =
+        LoadSnapshotFromFile(absl::StrCat(ZooDir(), "/", e.model, ".snapshot.pb"));
+    ASSERT_TRUE(snapshot.ok()) << snapshot.status();
+    auto pipeline = MakeStandardPipeline("default", PipelineOptions{}, nullptr);
+    ASSERT_TRUE((*pipeline)->Run(*snapshot->module).ok());
+    GpuProgramOptions options;
+    options.cublaslt = LibraryUse::kAvailable;
+    options.cudnn = LibraryUse::kAvailable;
+    options.codegen.assemble = false;
+    auto program = CompileForGpu(*snapshot->module, options);
+    ASSERT_TRUE(program.ok()) << e.model << ": " << program.status();
+    const GpuCompileReport& r = (*program)->report();
+    if (e.gemm) EXPECT_FALSE(r.gemms.empty()) << e.model << "\n" << r.ToString();
+    if (e.conv) EXPECT_FALSE(r.convs.empty()) << e.model << "\n" << r.ToString();
+  }
+}
+
+}  // namespace
+}  // namespace gpu
+}  // namespace hloc

@@ -1,0 +1,41 @@
+// OptimizeForHost (see host_pipeline.h): the standard stages around one
+// inlining pass driven by what the host's libraries implement.
+#include "backend/host/host_pipeline.h"
+
+#include <memory>
+#include <string>
+
+#include "backend/host/onednn_library.h"
+#include "hlo/status_macros.h"
+#include "passes/dead_code_elimination.h"
+#include "passes/outlining/library_capabilities.h"
+#include "passes/standard_pipelines.h"
+
+namespace hloc {
+namespace host {
+
+absl::StatusOr<bool> OptimizeForHost(HloModule& module, const HostPipelineOptions& options,
+                                     FusionLedger* ledger) {
+  bool changed = false;
+  auto run_stage = [&](const std::string& stage) -> absl::Status {
+    HLOC_ASSIGN_OR_RETURN(std::unique_ptr<HloPassPipeline> pipeline,
+                          MakeStandardPipeline(stage, options.pipeline, ledger));
+    HLOC_ASSIGN_OR_RETURN(bool c, pipeline->Run(module));
+    changed = changed || c;
+    return absl::OkStatus();
+  };
+  HLOC_RETURN_IF_ERROR(run_stage("simplify"));
+  if (options.pipeline.optimization_level >= 1) {
+    HLOC_RETURN_IF_ERROR(run_stage("outline"));
+    InlineUnsupportedLibraryCalls inline_calls(HostLibraryCapabilities(), ledger);
+    HLOC_ASSIGN_OR_RETURN(bool inlined, inline_calls.Run(module));
+    changed = changed || inlined;
+    if (options.fusion) HLOC_RETURN_IF_ERROR(run_stage("fusion"));
+  }
+  DeadCodeElimination dce;
+  HLOC_ASSIGN_OR_RETURN(bool removed, dce.Run(module));
+  return changed || removed;
+}
+
+}  // namespace host
+}  // namespace hloc

@@ -1,0 +1,209 @@
+// GpuExecutable: placement, loading, execution (see gpu_executable.h).
+#include "runtime/cuda/gpu_executable.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/cuda/status_util.h"
+
+namespace hloc {
+namespace cuda {
+namespace {
+
+// cuBLASLt and cuDNN want 256-byte aligned operands for their fast paths;
+// kernels need 16.
+constexpr int64_t kAlignment = 256;
+
+int64_t AlignUp(int64_t value) { return (value + kAlignment - 1) / kAlignment * kAlignment; }
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<GpuExecutable>> GpuExecutable::Create(GpuProgramSpec spec) {
+  std::unique_ptr<GpuExecutable> e(new GpuExecutable(std::move(spec)));
+  const std::vector<runtime::BufferSpec>& buffers = e->spec_.buffers;
+  e->offsets_.assign(buffers.size(), 0);
+  int64_t num_parameters = 0;
+  std::vector<runtime::BufferInterval> temps;
+  // Constants first, then parameters, then the arena.
+  int64_t offset = 0;
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const runtime::BufferSpec& b = buffers[i];
+    if (b.size < 0) return absl::InvalidArgumentError(absl::StrCat("buffer ", i, " has size < 0"));
+    if (b.kind == runtime::BufferSpec::Kind::kConstant) {
+      if (static_cast<int64_t>(b.data.size()) != b.size) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("constant buffer ", i, " holds ", b.data.size(), " bytes, not ", b.size));
+      }
+      e->offsets_[i] = offset;
+      offset += AlignUp(std::max<int64_t>(b.size, 1));
+    }
+  }
+  e->constants_bytes_ = offset;
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const runtime::BufferSpec& b = buffers[i];
+    if (b.kind != runtime::BufferSpec::Kind::kParameter) continue;
+    if (b.parameter < 0 || b.parameter > (int64_t{1} << 20)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("buffer ", i, " has parameter index ", b.parameter));
+    }
+    num_parameters = std::max(num_parameters, b.parameter + 1);
+    e->offsets_[i] = offset;
+    offset += AlignUp(std::max<int64_t>(b.size, 1));
+  }
+  e->parameters_bytes_ = offset - e->constants_bytes_;
+  e->parameter_sizes_.assign(num_parameters, -1);
+  for (const runtime::BufferSpec& b : buffers) {
+    if (b.kind != runtime::BufferSpec::Kind::kParameter) continue;
+    if (e->parameter_sizes_[b.parameter] >= 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("parameter ", b.parameter, " has two buffers"));
+    }
+    e->parameter_sizes_[b.parameter] = b.size;
+  }
+  for (int64_t p = 0; p < num_parameters; ++p) {
+    if (e->parameter_sizes_[p] < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("parameter ", p, " has no buffer"));
+    }
+  }
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const runtime::BufferSpec& b = buffers[i];
+    if (b.kind != runtime::BufferSpec::Kind::kTemp) continue;
+    if (b.live.first_use > b.live.last_use) {
+      return absl::InvalidArgumentError(absl::StrCat("buffer ", i, " is live over [",
+                                                     b.live.first_use, ", ", b.live.last_use, "]"));
+    }
+    temps.push_back({b.size, b.live.first_use, b.live.last_use});
+    e->temp_ids_.push_back(i);
+  }
+  e->arena_ = runtime::AssignArenaOffsets(temps, kAlignment);
+  for (size_t t = 0; t < e->temp_ids_.size(); ++t) {
+    e->offsets_[e->temp_ids_[t]] = offset + e->arena_.offsets[t];
+  }
+  e->total_bytes_ = offset + e->arena_.arena_size;
+  for (BufferId id : e->spec_.outputs) {
+    if (id < 0 || static_cast<size_t>(id) >= buffers.size()) {
+      return absl::InvalidArgumentError(absl::StrCat("output buffer ", id, " out of range"));
+    }
+  }
+  return e;
+}
+
+GpuExecutable::~GpuExecutable() {
+  if (device_ != nullptr && device_->MakeCurrent().ok()) {
+    device_->DestroyGraph(graph_);
+    device_->Free(base_).IgnoreError();
+  }
+}
+
+absl::Status GpuExecutable::Load(CudaDevice* device, const GpuLoadOptions& options) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (device_ != nullptr) return absl::FailedPreconditionError("executable already loaded");
+  HLOC_CUDA_RETURN_IF_ERROR(device->MakeCurrent());
+  HLOC_CUDA_ASSIGN_OR_RETURN(base_, device->Allocate(std::max<int64_t>(total_bytes_, kAlignment)));
+  device_ = device;
+  addresses_.resize(spec_.buffers.size());
+  for (size_t i = 0; i < spec_.buffers.size(); ++i) addresses_[i] = base_ + offsets_[i];
+  for (size_t i = 0; i < spec_.buffers.size(); ++i) {
+    const runtime::BufferSpec& b = spec_.buffers[i];
+    if (b.kind == runtime::BufferSpec::Kind::kConstant && b.size > 0) {
+      HLOC_CUDA_RETURN_IF_ERROR(device->CopyToDevice(addresses_[i], b.data.data(), b.size));
+    }
+  }
+  HLOC_CUDA_RETURN_IF_ERROR(device->Synchronize());
+  GpuInitContext init;
+  init.device = device;
+  init.buffers = addresses_;
+  init.autotune = options.autotune;
+  init.autotune_cache = options.autotune_cache;
+  init.log = &load_log_;
+  HLOC_CUDA_RETURN_IF_ERROR(InitializeSequence(spec_.thunks, init));
+  HLOC_CUDA_RETURN_IF_ERROR(device->Synchronize());
+  use_graph_ = options.use_cuda_graph && graph_capturable();
+  return absl::OkStatus();
+}
+
+absl::Status GpuExecutable::RunThunks(const GpuExecuteOptions& options) {
+  if (use_graph_) {
+    if (graph_ == nullptr) {
+      GpuExecutionContext capture;
+      capture.device = device_;
+      capture.buffers = addresses_;
+      capture.options = options;
+      absl::StatusOr<CUgraphExec> graph =
+          device_->CaptureGraph([&] { return ExecuteSequence(spec_.thunks, capture); });
+      if (!graph.ok()) {
+        // Some library calls refuse capture; run the thunks directly from now on.
+        use_graph_ = false;
+        load_log_.push_back(
+            absl::StrCat("CUDA graph capture failed, running thunks: ", graph.status().message()));
+      } else {
+        graph_ = *graph;
+      }
+    }
+    if (graph_ != nullptr) return device_->LaunchGraph(graph_);
+  }
+  GpuExecutionContext context;
+  context.device = device_;
+  context.buffers = addresses_;
+  context.options = options;
+  return ExecuteSequence(spec_.thunks, context);
+}
+
+absl::Status GpuExecutable::Execute(absl::Span<const void* const> parameters,
+                                    absl::Span<void* const> outputs,
+                                    const GpuExecuteOptions& options) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (device_ == nullptr) return absl::FailedPreconditionError("executable not loaded");
+  if (static_cast<int64_t>(parameters.size()) != num_parameters()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("program takes ", num_parameters(), " parameters, got ", parameters.size()));
+  }
+  if (outputs.size() != spec_.outputs.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("program has ", spec_.outputs.size(), " outputs, got ", outputs.size()));
+  }
+  HLOC_CUDA_RETURN_IF_ERROR(device_->MakeCurrent());
+  for (size_t i = 0; i < spec_.buffers.size(); ++i) {
+    const runtime::BufferSpec& b = spec_.buffers[i];
+    if (b.kind == runtime::BufferSpec::Kind::kParameter && b.size > 0) {
+      HLOC_CUDA_RETURN_IF_ERROR(
+          device_->CopyToDevice(addresses_[i], parameters[b.parameter], b.size));
+    }
+  }
+  HLOC_CUDA_RETURN_IF_ERROR(RunThunks(options));
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    const BufferId id = spec_.outputs[j];
+    HLOC_CUDA_RETURN_IF_ERROR(
+        device_->CopyToHost(outputs[j], addresses_[id], spec_.buffers[id].size));
+  }
+  return device_->Synchronize();
+}
+
+absl::StatusOr<double> GpuExecutable::TimeRun(const GpuExecuteOptions& options) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (device_ == nullptr) return absl::FailedPreconditionError("executable not loaded");
+  HLOC_CUDA_RETURN_IF_ERROR(device_->MakeCurrent());
+  return device_->TimeOnStream([&] { return RunThunks(options); });
+}
+
+std::string GpuExecutable::ThunksToString() const {
+  std::string out;
+  AppendSequence(spec_.thunks, &out, 0);
+  return out;
+}
+
+std::string GpuExecutable::MemoryReport() const {
+  std::vector<runtime::BufferInterval> temps;
+  std::vector<std::string> names;
+  for (size_t id : temp_ids_) {
+    const runtime::BufferSpec& b = spec_.buffers[id];
+    temps.push_back({b.size, b.live.first_use, b.live.last_use});
+    names.push_back(b.name);
+  }
+  return absl::StrCat("device memory ", total_bytes_, " B: constants ", constants_bytes_,
+                      " B, parameters ", parameters_bytes_, " B, ",
+                      runtime::ArenaReport(arena_, temps, names));
+}
+
+}  // namespace cuda
+}  // namespace hloc

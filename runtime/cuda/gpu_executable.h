@@ -1,0 +1,105 @@
+// A compiled GPU program: the buffer table (parameters, constants,
+// temporaries), the thunk sequence, and the buffers holding the outputs.
+//
+// Device memory is one allocation made at Load, in three regions:
+//   [ constants | parameters | temporaries (arena) ]
+// Constants are uploaded once at Load; parameters are copied in at each
+// Execute; temporaries (outputs included) share the arena as the buffer
+// assignment (runtime/buffer_assignment.h) places them by live range.
+// Placement is computed at Create, without a device, so a plan can be
+// printed and its memory reported on any machine.
+//
+// With `use_cuda_graph`, a program whose thunks never read back to the host
+// (no while or conditional) is captured into a CUDA graph on its first run
+// and replayed on later runs; addresses do not move between runs, so the
+// graph stays valid.
+#ifndef HLOC_RUNTIME_CUDA_GPU_EXECUTABLE_H_
+#define HLOC_RUNTIME_CUDA_GPU_EXECUTABLE_H_
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "runtime/buffer_assignment.h"
+#include "runtime/cuda/gpu_thunk.h"
+#include "runtime/executable.h"
+
+namespace hloc {
+namespace cuda {
+
+struct GpuProgramSpec {
+  // Same meaning as for host programs; `is_output` is ignored (outputs live
+  // in the arena and are copied to the host after the run).
+  std::vector<runtime::BufferSpec> buffers;
+  GpuThunkSequence thunks;
+  std::vector<BufferId> outputs;
+};
+
+struct GpuLoadOptions {
+  bool autotune = true;
+  // Autotuning cache; null: none (tune every time when autotuning).
+  AutotuneCache* autotune_cache = nullptr;
+  // Capture the thunks into a CUDA graph on the first run (when possible).
+  bool use_cuda_graph = true;
+};
+
+class GpuExecutable {
+ public:
+  // Places buffers; checks ids and sizes. Needs no device.
+  static absl::StatusOr<std::unique_ptr<GpuExecutable>> Create(GpuProgramSpec spec);
+  ~GpuExecutable();
+
+  // Allocates device memory, uploads constants, loads kernels and makes
+  // library plans (autotuning). Once per executable.
+  absl::Status Load(CudaDevice* device, const GpuLoadOptions& options = {});
+
+  // Copies parameters in, runs the thunks, copies outputs out. `parameters[i]`
+  // holds parameter_size(i) bytes, `outputs[j]` receives output_size(j).
+  // Runs are serialized (one arena).
+  absl::Status Execute(absl::Span<const void* const> parameters, absl::Span<void* const> outputs,
+                       const GpuExecuteOptions& options = {});
+
+  // Milliseconds of the device work of one run (parameters already in
+  // place from the previous Execute; graph launch when captured).
+  absl::StatusOr<double> TimeRun(const GpuExecuteOptions& options = {});
+
+  int64_t num_parameters() const { return static_cast<int64_t>(parameter_sizes_.size()); }
+  int64_t parameter_size(int64_t i) const { return parameter_sizes_[i]; }
+  int64_t num_outputs() const { return static_cast<int64_t>(spec_.outputs.size()); }
+  int64_t output_size(int64_t j) const { return spec_.buffers[spec_.outputs[j]].size; }
+  int64_t device_bytes() const { return total_bytes_; }
+  bool graph_capturable() const { return !SequenceReadsBackToHost(spec_.thunks); }
+  bool uses_graph() const { return graph_ != nullptr; }
+  const std::vector<std::string>& load_log() const { return load_log_; }
+
+  std::string ThunksToString() const;
+  // Region sizes and the arena placement of every temporary.
+  std::string MemoryReport() const;
+
+ private:
+  explicit GpuExecutable(GpuProgramSpec spec) : spec_(std::move(spec)) {}
+  absl::Status RunThunks(const GpuExecuteOptions& options);
+  GpuProgramSpec spec_;
+  runtime::ArenaAssignment arena_;
+  std::vector<int64_t> offsets_;  // Per buffer, from the start of the allocation.
+  std::vector<int64_t> parameter_sizes_;
+  std::vector<size_t> temp_ids_;
+  int64_t constants_bytes_ = 0, parameters_bytes_ = 0, total_bytes_ = 0;
+
+  std::mutex mu_;
+  CudaDevice* device_ = nullptr;
+  CUdeviceptr base_ = 0;
+  std::vector<CUdeviceptr> addresses_;
+  bool use_graph_ = false;
+  CUgraphExec graph_ = nullptr;
+  std::vector<std::string> load_log_;
+};
+
+}  // namespace cuda
+}  // namespace hloc
+
+#endif  // HLOC_RUNTIME_CUDA_GPU_EXECUTABLE_H_

@@ -1,0 +1,271 @@
+// GPU thunks (see gpu_thunk.h).
+#include "runtime/cuda/gpu_thunk.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "runtime/cuda/status_util.h"
+
+namespace hloc {
+namespace cuda {
+namespace {
+
+std::string Indent(int indent) { return std::string(2 * indent, ' '); }
+
+std::string Ids(const std::vector<BufferId>& ids) {
+  return absl::StrCat("(", absl::StrJoin(ids, ", "), ")");
+}
+
+absl::Status CheckIds(const std::vector<BufferId>& ids, size_t table, absl::string_view label) {
+  for (BufferId id : ids) {
+    if (id < 0 || static_cast<size_t>(id) >= table) {
+      return absl::InvalidArgumentError(absl::StrCat(label, ": buffer ", id, " out of range"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status InitializeSequence(GpuThunkSequence& sequence, GpuInitContext& context) {
+  for (auto& thunk : sequence) HLOC_CUDA_RETURN_IF_ERROR(thunk->Initialize(context));
+  return absl::OkStatus();
+}
+
+absl::Status ExecuteSequence(const GpuThunkSequence& sequence, GpuExecutionContext& context) {
+  for (const auto& thunk : sequence) HLOC_CUDA_RETURN_IF_ERROR(thunk->Execute(context));
+  return absl::OkStatus();
+}
+
+void AppendSequence(const GpuThunkSequence& sequence, std::string* out, int indent) {
+  for (const auto& thunk : sequence) thunk->AppendTo(out, indent);
+}
+
+bool SequenceReadsBackToHost(const GpuThunkSequence& sequence) {
+  for (const auto& thunk : sequence) {
+    if (thunk->ReadsBackToHost()) return true;
+  }
+  return false;
+}
+
+// ---- kernel launch
+
+absl::Status KernelLaunchThunk::Initialize(GpuInitContext& context) {
+  HLOC_CUDA_RETURN_IF_ERROR(CheckIds(buffers_, context.buffers.size(), label_));
+  HLOC_CUDA_ASSIGN_OR_RETURN(function_, context.device->LoadKernel(*image_));
+  return absl::OkStatus();
+}
+
+absl::Status KernelLaunchThunk::Execute(GpuExecutionContext& context) const {
+  if (function_ == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(label_, ": kernel not loaded"));
+  }
+  const uint64_t threads = uint64_t{launch_.grid[0]} * launch_.grid[1] * launch_.grid[2] *
+                           launch_.block[0] * launch_.block[1] * launch_.block[2];
+  if (threads == 0) return absl::OkStatus();
+  std::vector<CUdeviceptr> values(buffers_.size());
+  std::vector<void*> arguments(buffers_.size());
+  for (size_t i = 0; i < buffers_.size(); ++i) {
+    values[i] = context.buffers[buffers_[i]];
+    arguments[i] = &values[i];
+  }
+  absl::Status status = context.device->Launch(function_, launch_, arguments.data());
+  if (!status.ok())
+    return absl::Status(status.code(), absl::StrCat(label_, ": ", status.message()));
+  return absl::OkStatus();
+}
+
+void KernelLaunchThunk::AppendTo(std::string* out, int indent) const {
+  absl::StrAppend(out, Indent(indent), "kernel ", label_, " ", image_->name, " ", strategy_,
+                  " grid=", launch_.grid[0], ",", launch_.grid[1], ",", launch_.grid[2],
+                  " block=", launch_.block[0], ",", launch_.block[1], ",", launch_.block[2],
+                  launch_.shared_bytes > 0 ? absl::StrCat(" shared=", launch_.shared_bytes) : "",
+                  " buffers=", Ids(buffers_), " ptx=", image_->ptx.size(),
+                  "B cubin=", image_->cubin.size(), "B\n");
+}
+
+// ---- copies
+
+absl::Status DeviceCopyThunk::Execute(GpuExecutionContext& context) const {
+  return context.device->CopyOnDevice(context.buffers[destination_], context.buffers[source_],
+                                      bytes_);
+}
+
+void DeviceCopyThunk::AppendTo(std::string* out, int indent) const {
+  absl::StrAppend(out, Indent(indent), "copy ", source_, " -> ", destination_, " (", bytes_,
+                  " B)\n");
+}
+
+// ---- gemm
+
+GemmBuffers GemmThunk::Pointers(const std::vector<CUdeviceptr>& table) const {
+  GemmBuffers b;
+  size_t i = 0;
+  b.lhs = table[buffers_[i++]];
+  b.rhs = table[buffers_[i++]];
+  if (HasBias(config_.epilogue)) b.bias = table[buffers_[i++]];
+  b.output = table[buffers_[i++]];
+  b.workspace = table[buffers_[i++]];
+  b.workspace_bytes = workspace_bytes_;
+  return b;
+}
+
+absl::Status GemmThunk::Initialize(GpuInitContext& context) {
+  const size_t expected = HasBias(config_.epilogue) ? 5 : 4;
+  if (buffers_.size() != expected) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(label_, ": gemm takes ", expected, " buffers, got ", buffers_.size()));
+  }
+  HLOC_CUDA_RETURN_IF_ERROR(CheckIds(buffers_, context.buffers.size(), label_));
+  if (context.cublaslt == nullptr) {
+    HLOC_CUDA_ASSIGN_OR_RETURN(context.cublaslt, CublasLtHandle::Create());
+  }
+  GemmTuning tuning;
+  tuning.autotune = context.autotune;
+  tuning.cache = context.autotune_cache;
+  absl::StatusOr<std::unique_ptr<GemmRunner>> runner = GemmRunner::Create(
+      config_, context.cublaslt, context.device, Pointers(context.buffers), tuning);
+  if (!runner.ok()) {
+    return absl::Status(runner.status().code(),
+                        absl::StrCat(label_, ": ", runner.status().message()));
+  }
+  runner_ = *std::move(runner);
+  if (context.log != nullptr) {
+    context.log->push_back(absl::StrCat(label_, ": ", config_.ToString(), ": ", runner_->choice()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status GemmThunk::Execute(GpuExecutionContext& context) const {
+  if (runner_ == nullptr)
+    return absl::FailedPreconditionError(absl::StrCat(label_, ": not initialized"));
+  return runner_->Run(Pointers(context.buffers), context.device->stream());
+}
+
+void GemmThunk::AppendTo(std::string* out, int indent) const {
+  absl::StrAppend(out, Indent(indent), "cublaslt ", label_, " ", config_.ToString(),
+                  " buffers=", Ids(buffers_), " workspace=", workspace_bytes_, "B\n");
+}
+
+// ---- convolution
+
+ConvBuffers ConvThunk::Pointers(const std::vector<CUdeviceptr>& table) const {
+  ConvBuffers b;
+  size_t i = 0;
+  b.input = table[buffers_[i++]];
+  b.filter = table[buffers_[i++]];
+  if (config_.epilogue != ConvEpilogue::kNone) b.bias = table[buffers_[i++]];
+  b.output = table[buffers_[i++]];
+  b.workspace = table[buffers_[i++]];
+  b.workspace_bytes = workspace_bytes_;
+  return b;
+}
+
+absl::Status ConvThunk::Initialize(GpuInitContext& context) {
+  const size_t expected = config_.epilogue != ConvEpilogue::kNone ? 5 : 4;
+  if (buffers_.size() != expected) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(label_, ": conv takes ", expected, " buffers, got ", buffers_.size()));
+  }
+  HLOC_CUDA_RETURN_IF_ERROR(CheckIds(buffers_, context.buffers.size(), label_));
+  if (context.cudnn == nullptr) {
+    HLOC_CUDA_ASSIGN_OR_RETURN(context.cudnn, CudnnHandle::Create(context.device));
+  }
+  ConvTuning tuning;
+  tuning.autotune = context.autotune;
+  tuning.cache = context.autotune_cache;
+  absl::StatusOr<std::unique_ptr<ConvRunner>> runner =
+      ConvRunner::Create(config_, context.cudnn, context.device, Pointers(context.buffers), tuning);
+  if (!runner.ok()) {
+    return absl::Status(runner.status().code(),
+                        absl::StrCat(label_, ": ", runner.status().message()));
+  }
+  runner_ = *std::move(runner);
+  if (context.log != nullptr) {
+    context.log->push_back(absl::StrCat(label_, ": ", config_.ToString(), ": ", runner_->choice()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ConvThunk::Execute(GpuExecutionContext& context) const {
+  if (runner_ == nullptr)
+    return absl::FailedPreconditionError(absl::StrCat(label_, ": not initialized"));
+  return runner_->Run(Pointers(context.buffers));
+}
+
+void ConvThunk::AppendTo(std::string* out, int indent) const {
+  absl::StrAppend(out, Indent(indent), "cudnn ", label_, " ", config_.ToString(),
+                  " buffers=", Ids(buffers_), " workspace=", workspace_bytes_, "B\n");
+}
+
+// ---- control flow
+
+absl::Status GpuWhileThunk::Initialize(GpuInitContext& context) {
+  HLOC_CUDA_RETURN_IF_ERROR(CheckIds({predicate_}, context.buffers.size(), label_));
+  HLOC_CUDA_RETURN_IF_ERROR(InitializeSequence(condition_, context));
+  return InitializeSequence(body_, context);
+}
+
+absl::Status GpuWhileThunk::Execute(GpuExecutionContext& context) const {
+  for (int64_t iteration = 0;; ++iteration) {
+    HLOC_CUDA_RETURN_IF_ERROR(ExecuteSequence(condition_, context));
+    uint8_t predicate = 0;
+    HLOC_CUDA_RETURN_IF_ERROR(
+        context.device->CopyToHost(&predicate, context.buffers[predicate_], 1));
+    HLOC_CUDA_RETURN_IF_ERROR(context.device->Synchronize());
+    if (predicate == 0) return absl::OkStatus();
+    if (context.options.max_while_iterations > 0 &&
+        iteration >= context.options.max_while_iterations) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          label_, ": more than ", context.options.max_while_iterations, " iterations"));
+    }
+    HLOC_CUDA_RETURN_IF_ERROR(ExecuteSequence(body_, context));
+  }
+}
+
+void GpuWhileThunk::AppendTo(std::string* out, int indent) const {
+  absl::StrAppend(out, Indent(indent), "while ", label_, " predicate=", predicate_, "\n",
+                  Indent(indent + 1), "condition:\n");
+  AppendSequence(condition_, out, indent + 2);
+  absl::StrAppend(out, Indent(indent + 1), "body:\n");
+  AppendSequence(body_, out, indent + 2);
+}
+
+absl::Status GpuConditionalThunk::Initialize(GpuInitContext& context) {
+  HLOC_CUDA_RETURN_IF_ERROR(CheckIds({selector_}, context.buffers.size(), label_));
+  if (branches_.empty()) return absl::InvalidArgumentError(absl::StrCat(label_, ": no branches"));
+  for (GpuThunkSequence& branch : branches_) {
+    HLOC_CUDA_RETURN_IF_ERROR(InitializeSequence(branch, context));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status GpuConditionalThunk::Execute(GpuExecutionContext& context) const {
+  int32_t value = 0;
+  HLOC_CUDA_RETURN_IF_ERROR(
+      context.device->CopyToHost(&value, context.buffers[selector_], selector_is_pred_ ? 1 : 4));
+  HLOC_CUDA_RETURN_IF_ERROR(context.device->Synchronize());
+  size_t branch;
+  if (selector_is_pred_) {
+    branch = (value & 0xff) != 0 ? 0 : 1;
+  } else {
+    branch = value < 0 || static_cast<size_t>(value) >= branches_.size()
+                 ? branches_.size() - 1
+                 : static_cast<size_t>(value);
+  }
+  if (branch >= branches_.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(label_, ": branch ", branch, " missing"));
+  }
+  return ExecuteSequence(branches_[branch], context);
+}
+
+void GpuConditionalThunk::AppendTo(std::string* out, int indent) const {
+  absl::StrAppend(out, Indent(indent), "conditional ", label_, " selector=", selector_,
+                  selector_is_pred_ ? " (pred)" : " (index)", "\n");
+  for (size_t b = 0; b < branches_.size(); ++b) {
+    absl::StrAppend(out, Indent(indent + 1), "branch ", b, ":\n");
+    AppendSequence(branches_[b], out, indent + 2);
+  }
+}
+
+}  // namespace cuda
+}  // namespace hloc

@@ -1,0 +1,210 @@
+// The steps of a compiled GPU program. Like the host thunks
+// (runtime/thunk.h) they name buffers by index into the program's buffer
+// table; here each index resolves to a device address. Kernel launches,
+// library calls and device copies are queued on the device's stream; while
+// loops and conditionals read their predicate or branch index back to the
+// host (a synchronization) before choosing what to queue next.
+//
+// A thunk is made without a device (the compiler's plan), printed for
+// dumps and tests, then Initialize'd once on a device (modules loaded,
+// library plans made and autotuned) before it runs.
+#ifndef HLOC_RUNTIME_CUDA_GPU_THUNK_H_
+#define HLOC_RUNTIME_CUDA_GPU_THUNK_H_
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "runtime/cuda/autotune_cache.h"
+#include "runtime/cuda/cublaslt_gemm.h"
+#include "runtime/cuda/cuda_device.h"
+#include "runtime/cuda/cudnn_conv.h"
+#include "runtime/cuda/library_call_configs.h"
+
+namespace hloc {
+namespace cuda {
+
+using BufferId = int32_t;
+
+struct GpuExecuteOptions {
+  // A while loop running more iterations than this is an error; <= 0: none.
+  int64_t max_while_iterations = 0;
+};
+
+// What Initialize may use: the device, library handles (made on first use)
+// and tuning settings.
+struct GpuInitContext {
+  CudaDevice* device = nullptr;
+  std::vector<CUdeviceptr> buffers;  // Indexed by BufferId (for autotuning runs).
+  bool autotune = true;
+  AutotuneCache* autotune_cache = nullptr;
+  std::shared_ptr<CublasLtHandle> cublaslt;  // Lazily created.
+  std::shared_ptr<CudnnHandle> cudnn;        // Lazily created.
+  std::vector<std::string>* log = nullptr;   // Library choices, one line each.
+};
+
+struct GpuExecutionContext {
+  CudaDevice* device = nullptr;
+  std::vector<CUdeviceptr> buffers;  // Indexed by BufferId.
+  GpuExecuteOptions options;
+};
+
+class GpuThunk {
+ public:
+  virtual ~GpuThunk() = default;
+  virtual absl::Status Initialize(GpuInitContext& context) = 0;
+  virtual absl::Status Execute(GpuExecutionContext& context) const = 0;
+  virtual void AppendTo(std::string* out, int indent) const = 0;
+  // True when running synchronizes with the host (so the sequence cannot
+  // be captured into a CUDA graph).
+  virtual bool ReadsBackToHost() const { return false; }
+};
+
+using GpuThunkSequence = std::vector<std::unique_ptr<GpuThunk>>;
+
+absl::Status InitializeSequence(GpuThunkSequence& sequence, GpuInitContext& context);
+absl::Status ExecuteSequence(const GpuThunkSequence& sequence, GpuExecutionContext& context);
+void AppendSequence(const GpuThunkSequence& sequence, std::string* out, int indent);
+bool SequenceReadsBackToHost(const GpuThunkSequence& sequence);
+
+// Launches a compiled kernel over `buffers` (inputs then outputs, the
+// kernel's parameter order).
+class KernelLaunchThunk : public GpuThunk {
+ public:
+  KernelLaunchThunk(std::string label, std::shared_ptr<const KernelImage> image,
+                    LaunchConfig launch, std::vector<BufferId> buffers, std::string strategy)
+      : label_(std::move(label)),
+        image_(std::move(image)),
+        launch_(launch),
+        buffers_(std::move(buffers)),
+        strategy_(std::move(strategy)) {}
+  absl::Status Initialize(GpuInitContext& context) override;
+  absl::Status Execute(GpuExecutionContext& context) const override;
+  void AppendTo(std::string* out, int indent) const override;
+  const KernelImage& image() const { return *image_; }
+  const LaunchConfig& launch() const { return launch_; }
+  const std::vector<BufferId>& buffers() const { return buffers_; }
+
+ private:
+  std::string label_;
+  std::shared_ptr<const KernelImage> image_;
+  LaunchConfig launch_;
+  std::vector<BufferId> buffers_;
+  std::string strategy_;
+  CUfunction function_ = nullptr;
+};
+
+class DeviceCopyThunk : public GpuThunk {
+ public:
+  DeviceCopyThunk(BufferId source, BufferId destination, int64_t bytes)
+      : source_(source), destination_(destination), bytes_(bytes) {}
+  absl::Status Initialize(GpuInitContext&) override { return absl::OkStatus(); }
+  absl::Status Execute(GpuExecutionContext& context) const override;
+  void AppendTo(std::string* out, int indent) const override;
+
+ private:
+  BufferId source_, destination_;
+  int64_t bytes_;
+};
+
+// A cuBLASLt matmul. Buffers: lhs, rhs, [bias], output, workspace.
+class GemmThunk : public GpuThunk {
+ public:
+  GemmThunk(std::string label, GemmConfig config, std::vector<BufferId> buffers,
+            int64_t workspace_bytes)
+      : label_(std::move(label)),
+        config_(config),
+        buffers_(std::move(buffers)),
+        workspace_bytes_(workspace_bytes) {}
+  absl::Status Initialize(GpuInitContext& context) override;
+  absl::Status Execute(GpuExecutionContext& context) const override;
+  void AppendTo(std::string* out, int indent) const override;
+  const GemmConfig& config() const { return config_; }
+  const std::vector<BufferId>& buffers() const { return buffers_; }
+
+ private:
+  GemmBuffers Pointers(const std::vector<CUdeviceptr>& table) const;
+  std::string label_;
+  GemmConfig config_;
+  std::vector<BufferId> buffers_;
+  int64_t workspace_bytes_;
+  std::unique_ptr<GemmRunner> runner_;
+};
+
+// A cuDNN forward convolution. Buffers: input, filter, [bias], output,
+// workspace.
+class ConvThunk : public GpuThunk {
+ public:
+  ConvThunk(std::string label, ConvConfig config, std::vector<BufferId> buffers,
+            int64_t workspace_bytes)
+      : label_(std::move(label)),
+        config_(std::move(config)),
+        buffers_(std::move(buffers)),
+        workspace_bytes_(workspace_bytes) {}
+  absl::Status Initialize(GpuInitContext& context) override;
+  absl::Status Execute(GpuExecutionContext& context) const override;
+  void AppendTo(std::string* out, int indent) const override;
+  const ConvConfig& config() const { return config_; }
+  const std::vector<BufferId>& buffers() const { return buffers_; }
+
+ private:
+  ConvBuffers Pointers(const std::vector<CUdeviceptr>& table) const;
+  std::string label_;
+  ConvConfig config_;
+  std::vector<BufferId> buffers_;
+  int64_t workspace_bytes_;
+  std::unique_ptr<ConvRunner> runner_;
+};
+
+// Runs `condition`, copies the pred byte in `predicate` to the host, and
+// runs `body` while it is nonzero.
+class GpuWhileThunk : public GpuThunk {
+ public:
+  GpuWhileThunk(std::string label, GpuThunkSequence condition, BufferId predicate,
+                GpuThunkSequence body)
+      : label_(std::move(label)),
+        condition_(std::move(condition)),
+        predicate_(predicate),
+        body_(std::move(body)) {}
+  absl::Status Initialize(GpuInitContext& context) override;
+  absl::Status Execute(GpuExecutionContext& context) const override;
+  void AppendTo(std::string* out, int indent) const override;
+  bool ReadsBackToHost() const override { return true; }
+
+ private:
+  std::string label_;
+  GpuThunkSequence condition_;
+  BufferId predicate_;
+  GpuThunkSequence body_;
+};
+
+// Copies the selector to the host and runs one branch: a pred (true ->
+// branch 0, false -> branch 1) or an s32 index (out of range -> the last).
+class GpuConditionalThunk : public GpuThunk {
+ public:
+  GpuConditionalThunk(std::string label, BufferId selector, bool selector_is_pred,
+                      std::vector<GpuThunkSequence> branches)
+      : label_(std::move(label)),
+        selector_(selector),
+        selector_is_pred_(selector_is_pred),
+        branches_(std::move(branches)) {}
+  absl::Status Initialize(GpuInitContext& context) override;
+  absl::Status Execute(GpuExecutionContext& context) const override;
+  void AppendTo(std::string* out, int indent) const override;
+  bool ReadsBackToHost() const override { return true; }
+
+ private:
+  std::string label_;
+  BufferId selector_;
+  bool selector_is_pred_;
+  std::vector<GpuThunkSequence> branches_;
+};
+
+}  // namespace cuda
+}  // namespace hloc
+
+#endif  // HLOC_RUNTIME_CUDA_GPU_THUNK_H_

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Builds a self-contained `hloc` into DIR: LLVM, Abseil and protobuf linked
+# statically, libstdc++ and libgcc too (-static-libstdc++ -static-libgcc),
+# CUDA loaded at run time with dlopen (nothing CUDA is linked). The binary
+# then runs on any x86-64 Linux with a glibc at least as new as this image's,
+# with or without a GPU, and needs none of this image's packages.
+#
+#   bash tools/build_standalone.sh DIR [--output_base=PATH] [--bundle-shared]
+#
+# Libraries with no static archive on this system (oneDNN: Debian ships only
+# libdnnl.so, which the host backend links) make the ldd check fail, naming
+# them; --bundle-shared instead copies them and their dependencies into DIR
+# (the binary looks in $ORIGIN first), so DIR as a whole is self-contained.
+#
+# How: Bazel builds //tools:hloc in -c opt as usual (shared system
+# libraries); this script then re-runs the final link from Bazel's own link
+# parameters, with each system library swapped for its static archive
+# (-lfoo -> -l:libfoo.a, -lLLVM-19 -> the component archives llvm-config
+# lists), and checks with ldd that only glibc-level libraries remain.
+set -euo pipefail
+
+usage() { echo "usage: $0 DIR [--output_base=PATH] [--bundle-shared]" >&2; exit 2; }
+[ $# -ge 1 ] || usage
+out_dir=$1; shift
+output_base=""
+bundle=0
+for arg in "$@"; do
+  case "$arg" in
+    --output_base=*) output_base="--output_base=${arg#--output_base=}" ;;
+    --bundle-shared) bundle=1 ;;
+    *) usage ;;
+  esac
+done
+repo=$(cd "$(dirname "$0")/.." && pwd)
+cd "$repo"
+llvm_config=${LLVM_CONFIG:-llvm-config-19}
+command -v "$llvm_config" >/dev/null || { echo "error: $llvm_config not found" >&2; exit 1; }
+mkdir -p "$out_dir"
+out_dir=$(cd "$out_dir" && pwd)
+
+# shellcheck disable=SC2086
+bazel $output_base build -c opt //tools:hloc
+bin=$(bazel $output_base info -c opt bazel-bin 2>/dev/null)
+execroot=$(bazel $output_base info -c opt execution_root 2>/dev/null)
+params="$bin/tools/hloc-2.params"
+[ -f "$params" ] || { echo "error: Bazel's link parameters $params not found" >&2; exit 1; }
+
+llvm_libdir=$("$llvm_config" --libdir)
+# Every component: the linker takes only the objects hloc references.
+# (Polly is listed by Debian's "all" without being installed; hloc never uses it.)
+llvm_static=$("$llvm_config" --link-static --libs all | tr ' ' '\n' | grep -v '^-lPolly' | tr '\n' ' ')
+static_of() {  # -lfoo -> -l:libfoo.a when the archive exists, else unchanged.
+  local name=${1#-l}
+  for dir in /usr/lib/x86_64-linux-gnu /usr/lib /usr/local/lib; do
+    if [ -f "$dir/lib$name.a" ]; then echo "-l:lib$name.a"; return; fi
+  done
+  echo "$1"
+}
+
+# Static archives need their dependencies after them; Abseil's are many and
+# Bazel lists only what the shared libraries need directly, so every
+# libabsl_*.a goes into one group the linker may rescan.
+absl_group=(-Wl,--start-group /usr/lib/x86_64-linux-gnu/libabsl_*.a -Wl,--end-group)
+absl_added=0
+link_args=()
+while IFS= read -r arg; do
+  case "$arg" in
+    -o) skip_next=1; continue ;;
+    -lLLVM-19|-lLLVM)
+      # shellcheck disable=SC2206
+      link_args+=("-L$llvm_libdir" $llvm_static)
+      continue ;;
+    -Wl,-rpath,*|-Wl,-S) continue ;;
+    -labsl_*)
+      if [ "$absl_added" = 0 ]; then link_args+=("${absl_group[@]}"); absl_added=1; fi
+      continue ;;
+    -lprotobuf|-lz|-lzstd|-lxml2|-ltinfo) link_args+=("$(static_of "$arg")"); continue ;;
+    -lstdc++) continue ;;
+  esac
+  if [ "${skip_next:-0}" = 1 ]; then skip_next=0; continue; fi
+  link_args+=("$arg")
+done <"$params"
+# LLVM's own system libraries, static where an archive exists.
+for lib in $("$llvm_config" --link-static --system-libs); do
+  case "$lib" in
+    *libz3.so) ;;  # Only LLVM's Z3 solver uses it; hloc never calls it.
+    -lz|-lzstd|-lxml2|-ltinfo)
+      static=$(static_of "$lib")
+      if [ "$static" = "$lib" ]; then
+        echo "error: no static lib${lib#-l}.a (Debian: apt-get install lib${lib#-l}-dev; tools/setup.sh does)" >&2
+        exit 1
+      fi
+      link_args+=("$static") ;;
+    *) link_args+=("$lib") ;;  # glibc's (-lm -ldl -lrt) stay shared.
+  esac
+done
+# Abseil archives may be needed by protobuf's or LLVM's objects too.
+link_args+=("${absl_group[@]}")
+
+echo "linking $out_dir/hloc (static LLVM, Abseil, protobuf, libstdc++)..."
+(cd "$execroot" && g++ -o "$out_dir/hloc" "${link_args[@]}" \
+    -static-libstdc++ -static-libgcc -Wl,--gc-sections -s -ldl -lpthread -Wl,--disable-new-dtags '-Wl,-rpath,$ORIGIN')
+
+echo "== $out_dir/hloc: $(du -h "$out_dir/hloc" | cut -f1) ($(stat -c %s "$out_dir/hloc") bytes)"
+echo "== ldd:"
+ldd "$out_dir/hloc" | tee "$out_dir/hloc.ldd"
+# glibc's own libraries and the loader only.
+allowed='linux-vdso|ld-linux|libc\.so|libm\.so|libdl\.so|libpthread\.so|librt\.so'
+if grep -vE "$allowed" "$out_dir/hloc.ldd" | grep -q .; then
+  if [ "$bundle" = 0 ]; then
+    echo "error: libraries beyond glibc remain (no static archive for them here):" >&2
+    grep -vE "$allowed" "$out_dir/hloc.ldd" >&2
+    echo "rerun with --bundle-shared to copy them into $out_dir" >&2
+    exit 1
+  fi
+  # Copy each remaining library (ldd lists transitive ones too) next to hloc.
+  grep -vE "$allowed" "$out_dir/hloc.ldd" | awk '$3 ~ /^\// {print $3}' | while read -r lib; do
+    cp -L "$lib" "$out_dir/"
+    echo "bundled $(basename "$lib") ($(du -hL "$lib" | cut -f1))"
+  done
+  ldd "$out_dir/hloc" | tee "$out_dir/hloc.ldd"
+  if grep -vE "$allowed" "$out_dir/hloc.ldd" | grep -v "$out_dir/" | grep -q .; then
+    echo "error: libraries outside $out_dir remain" >&2
+    exit 1
+  fi
+fi
+"$out_dir/hloc" --help >/dev/null
+echo "ok: hloc --help runs; beyond glibc it needs only what is in $out_dir"
