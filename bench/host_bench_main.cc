@@ -4,7 +4,8 @@
 //   host_bench FILE [--backend=host|interpreter] [--pipeline=host|NAME|none]
 //              [--threads=N] [--repeat=N] [--min-time=S] [--seed=N]
 //
-// --repeat=0 compiles without running (compile time of big modules).
+// --repeat=0 compiles without running (compile time of big modules);
+// --thunks prints the compiled thunk sequence to stderr.
 // FILE is an HloSnapshot (its recorded arguments are used) or any module
 // file hloc reads (random arguments from --seed). The host backend is timed
 // as `hloc run --backend=host` runs it: the host pipeline ("none" skips
@@ -58,6 +59,7 @@ struct Options {
   int repeat = 1000;
   double min_time = 0.5;
   uint64_t seed = 1;
+  bool print_thunks = false;
 };
 
 bool ParseOptions(int argc, char** argv, Options* options) {
@@ -77,6 +79,8 @@ bool ParseOptions(int argc, char** argv, Options* options) {
       options->repeat = std::max(0, std::atoi(v));
     } else if (const char* v = value("min-time")) {
       options->min_time = std::atof(v);
+    } else if (arg == "--thunks") {
+      options->print_thunks = true;
     } else if (const char* v = value("seed")) {
       options->seed = std::strtoull(v, nullptr, 10);
     } else if (arg.rfind("--", 0) == 0 || !options->path.empty()) {
@@ -198,6 +202,9 @@ int Main(int argc, char** argv) {
         host::CompileForHost(*optimized, compile);
     if (!program.ok()) return fail("compile", program.status());
     const double codegen_s = Since(start);
+    if (options.print_thunks) {
+      std::fprintf(stderr, "%s", (*program)->executable().ThunksToString().c_str());
+    }
     const host::HostCompileReport& report = (*program)->report();
     absl::StrAppend(&json, ", \"pipeline\": \"", options.pipeline, "\", \"pipeline_s\": ",
                     pipeline_s, ", \"codegen_s\": ", codegen_s, ", \"kernel_compile_s\": ",

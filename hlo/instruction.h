@@ -16,6 +16,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/status/status.h"
 #include "absl/types/span.h"
+#include "hlo/boxed.h"
 #include "hlo/hlo.pb.h"
 #include "hlo/literal.h"
 #include "hlo/opcode.h"
@@ -56,7 +57,10 @@ struct OutputOperandAlias {
 
 // Per-opcode attributes. An instruction uses the members its opcode defines
 // and leaves the rest at their defaults; the printer prints a member only
-// where the opcode defines it (see hlo/text_printer.cc).
+// where the opcode defines it (see hlo/text_printer.cc). The protobuf-message
+// members are Boxed (hlo/boxed.h): allocated only once written, read through
+// `->`/`*` (an unwritten one reads as the message's default); rare optional
+// members are BoxedOptional. This keeps the struct under 1 KB.
 struct HloAttributes {
   // broadcast, transpose, reduce, reverse, concatenate (one entry), sort (one
   // entry), map, reduce-scatter/all-gather/all-to-all (split dimension).
@@ -69,19 +73,19 @@ struct HloAttributes {
   std::vector<int64_t> slice_starts, slice_limits, slice_strides;
   std::vector<int64_t> dynamic_slice_sizes;  // dynamic-slice
   std::vector<int64_t> gather_slice_sizes;   // gather
-  xla::Window window;                        // convolution, reduce-window, select-and-scatter
+  Boxed<xla::Window> window;  // convolution, reduce-window, select-and-scatter
   bool has_window = false;
-  xla::ConvolutionDimensionNumbers convolution_dimension_numbers;
+  Boxed<xla::ConvolutionDimensionNumbers> convolution_dimension_numbers;
   int64_t feature_group_count = 1;
   int64_t batch_group_count = 1;
-  xla::DotDimensionNumbers dot_dimension_numbers;
-  xla::RaggedDotDimensionNumbers ragged_dot_dimension_numbers;
-  xla::PrecisionConfig precision_config;
-  xla::GatherDimensionNumbers gather_dimension_numbers;
-  xla::ScatterDimensionNumbers scatter_dimension_numbers;
+  Boxed<xla::DotDimensionNumbers> dot_dimension_numbers;
+  Boxed<xla::RaggedDotDimensionNumbers> ragged_dot_dimension_numbers;
+  Boxed<xla::PrecisionConfig> precision_config;
+  Boxed<xla::GatherDimensionNumbers> gather_dimension_numbers;
+  Boxed<xla::ScatterDimensionNumbers> scatter_dimension_numbers;
   bool indices_are_sorted = false;
   bool unique_indices = false;
-  xla::PaddingConfig padding_config;  // pad
+  Boxed<xla::PaddingConfig> padding_config;  // pad
   ComparisonDirection comparison_direction = ComparisonDirection::kEq;
   ComparisonType comparison_type = ComparisonType::kDefault;
   FusionKind fusion_kind = FusionKind::kLoop;
@@ -102,8 +106,8 @@ struct HloAttributes {
   // fft
   xla::FftType fft_type = xla::FFT;
   std::vector<int64_t> fft_length;
-  xla::TriangularSolveOptions triangular_solve_options;
-  xla::CholeskyOptions cholesky_options;
+  Boxed<xla::TriangularSolveOptions> triangular_solve_options;
+  Boxed<xla::CholeskyOptions> cholesky_options;
   // sort, topk
   bool is_stable = false;
   int64_t k = 0;
@@ -115,20 +119,20 @@ struct HloAttributes {
   std::optional<int64_t> channel_id;
   // replica_groups={{0,1},{2,3}} (explicit) or replica_groups=[2,2]<=[4] (iota).
   std::optional<std::vector<std::vector<int64_t>>> replica_groups;
-  std::optional<xla::IotaReplicaGroupListProto> iota_replica_groups;
+  BoxedOptional<xla::IotaReplicaGroupListProto> iota_replica_groups;
   std::vector<std::pair<int64_t, int64_t>> source_target_pairs;
   bool constrain_layout = false;
   bool use_global_device_ids = false;
   bool is_host_transfer = false;
   std::string infeed_config;
   std::string outfeed_config;
-  std::optional<Shape> outfeed_shape;
+  BoxedOptional<Shape> outfeed_shape;
   std::optional<bool> is_cross_program_prefetch;
-  xla::OpSharding domain_entry_sharding;
-  xla::OpSharding domain_exit_sharding;
+  Boxed<xla::OpSharding> domain_entry_sharding;
+  Boxed<xla::OpSharding> domain_exit_sharding;
   std::string domain_kind;
   std::string async_execution_thread;
-  xla::ResultAccuracy result_accuracy;
+  Boxed<xla::ResultAccuracy> result_accuracy;
   bool has_result_accuracy = false;
 };
 

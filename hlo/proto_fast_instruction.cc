@@ -666,15 +666,16 @@ std::unique_ptr<HloInstruction> BuildFastInstruction(
   }
   // A sub-message present but empty comes back only where the writer adds
   // it for the opcode; elsewhere the reference reader carries a marker.
-  auto sub_message = [&](absl::string_view bytes, auto* target,
+  auto sub_message = [&](absl::string_view bytes, auto* box,
                          std::initializer_list<HloOpcode> written_for) {
     if (bytes.data() == nullptr) return true;
+    auto* target = box->mutable_value();  // allocated only when present
     if (!Parse(bytes, target)) return false;
     if (target->ByteSizeLong() > 0) return true;
     return std::find(written_for.begin(), written_for.end(), opcode) != written_for.end();
   };
   a->has_window = p.window.data() != nullptr;
-  if (a->has_window && !Parse(p.window, &a->window)) return nullptr;
+  if (a->has_window && !Parse(p.window, a->window.mutable_value())) return nullptr;
   if (!sub_message(p.convolution_dimension_numbers, &a->convolution_dimension_numbers,
                    {HloOpcode::kConvolution}) ||
       !sub_message(p.dot_dimension_numbers, &a->dot_dimension_numbers, {HloOpcode::kDot}) ||

@@ -23,6 +23,7 @@
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/unknown_field_set.h"
 #include "gtest/gtest.h"
+#include "hlo/testing/corpus.h"
 #include "hlo/proto_fast_internal.h"
 #include "hlo/proto_io.h"
 #include "hlo/text_parser.h"
@@ -184,20 +185,18 @@ TEST(ProtoFastReaderTest, CorpusModules) {
   Tally tally, mutants;
   proto_fast_internal::FastReadStats stats;
   int file_index = 0;
-  for (const char* subdir : {"xla", "xla2023"}) {
-    for (const fs::path& file : FilesWithSuffix(fs::path(corpus) / subdir, ".hlo")) {
-      auto modules = ParseEachHloModule(ReadBytes(file));
-      for (size_t i = 0; i < modules.size(); ++i) {
-        if (!modules[i].ok()) continue;
-        auto proto = ModuleToProto(**modules[i]);
-        if (!proto.ok()) continue;
-        const std::string label = absl::StrCat(file.filename().string(), "#", i);
-        const std::string bytes = proto->SerializeAsString();
-        CompareModule(label, bytes, &tally);
-        (void)proto_fast_internal::TryFastModule(bytes, &stats);
-        // Mutants of a sample, to keep the test quick.
-        if (++file_index % 16 == 0) CompareMutants(label, bytes, 40, CompareModule, &mutants);
-      }
+  for (const testdata::CorpusFile& file : testdata::ListCorpusFiles(corpus)) {
+    auto modules = ParseEachHloModule(ReadBytes(file.path));
+    for (size_t i = 0; i < modules.size(); ++i) {
+      if (!modules[i].ok()) continue;
+      auto proto = ModuleToProto(**modules[i]);
+      if (!proto.ok()) continue;
+      const std::string label = absl::StrCat(file.name, "#", i);
+      const std::string bytes = proto->SerializeAsString();
+      CompareModule(label, bytes, &tally);
+      (void)proto_fast_internal::TryFastModule(bytes, &stats);
+      // Mutants of a sample, to keep the test quick.
+      if (++file_index % 16 == 0) CompareMutants(label, bytes, 40, CompareModule, &mutants);
     }
   }
   std::printf("corpus: %d modules compared (%d loaded); %d mutants (%d loaded, %d rejected)\n",

@@ -184,18 +184,24 @@ absl::Status ReadAttributes(const Proto& p, HloInstruction* instruction, Proto* 
   a->dynamic_slice_sizes = ToVector(p.dynamic_slice_sizes());
   a->gather_slice_sizes = ToVector(p.gather_slice_sizes());
   a->has_window = p.has_window();
-  a->window = p.window();
-  a->convolution_dimension_numbers = p.convolution_dimension_numbers();
+  if (p.has_window()) a->window = p.window();
+  if (p.has_convolution_dimension_numbers()) {
+    a->convolution_dimension_numbers = p.convolution_dimension_numbers();
+  }
   a->feature_group_count = p.feature_group_count() == 0 ? 1 : p.feature_group_count();
   a->batch_group_count = p.batch_group_count() == 0 ? 1 : p.batch_group_count();
-  a->dot_dimension_numbers = p.dot_dimension_numbers();
-  a->ragged_dot_dimension_numbers = p.ragged_dot_dimension_numbers();
-  a->precision_config = p.precision_config();
-  a->gather_dimension_numbers = p.gather_dimension_numbers();
-  a->scatter_dimension_numbers = p.scatter_dimension_numbers();
+  if (p.has_dot_dimension_numbers()) a->dot_dimension_numbers = p.dot_dimension_numbers();
+  if (p.has_ragged_dot_dimension_numbers()) {
+    a->ragged_dot_dimension_numbers = p.ragged_dot_dimension_numbers();
+  }
+  if (p.has_precision_config()) a->precision_config = p.precision_config();
+  if (p.has_gather_dimension_numbers()) a->gather_dimension_numbers = p.gather_dimension_numbers();
+  if (p.has_scatter_dimension_numbers()) {
+    a->scatter_dimension_numbers = p.scatter_dimension_numbers();
+  }
   a->indices_are_sorted = p.indices_are_sorted();
   a->unique_indices = p.unique_indices();
-  a->padding_config = p.padding_config();
+  if (p.has_padding_config()) a->padding_config = p.padding_config();
 
   if (opcode == HloOpcode::kCompare) {
     auto direction = ComparisonDirectionFromName(p.comparison_direction());
@@ -268,8 +274,8 @@ absl::Status ReadAttributes(const Proto& p, HloInstruction* instruction, Proto* 
   a->mantissa_bits = p.mantissa_bits();
   a->fft_type = p.fft_type();
   a->fft_length = ToVector(p.fft_length());
-  a->triangular_solve_options = p.triangular_solve_options();
-  a->cholesky_options = p.cholesky_options();
+  if (p.has_triangular_solve_options()) a->triangular_solve_options = p.triangular_solve_options();
+  if (p.has_cholesky_options()) a->cholesky_options = p.cholesky_options();
   a->is_stable = p.is_stable();
   a->k = p.k();
   if (opcode == HloOpcode::kTopK) {
@@ -318,15 +324,15 @@ absl::Status ReadAttributes(const Proto& p, HloInstruction* instruction, Proto* 
     rest->clear_is_cross_program_prefetch();  // The index itself stays carried.
   }
   if (opcode == HloOpcode::kDomain) {
-    a->domain_entry_sharding = p.domain_entry_sharding();
-    a->domain_exit_sharding = p.domain_exit_sharding();
+    if (p.has_domain_entry_sharding()) a->domain_entry_sharding = p.domain_entry_sharding();
+    if (p.has_domain_exit_sharding()) a->domain_exit_sharding = p.domain_exit_sharding();
     if (p.has_domain_entry_sharding() || p.has_domain_exit_sharding()) a->domain_kind = "sharding";
     rest->clear_domain_entry_sharding();
     rest->clear_domain_exit_sharding();
   }
   a->async_execution_thread = p.async_execution_thread();
   a->has_result_accuracy = p.has_result_accuracy();
-  a->result_accuracy = p.result_accuracy();
+  if (p.has_result_accuracy()) a->result_accuracy = p.result_accuracy();
   return absl::OkStatus();
 }
 
@@ -352,7 +358,7 @@ void WriteAttributes(const HloInstruction& instruction, Proto* p) {
   for (int64_t d : a.gather_slice_sizes) p->add_gather_slice_sizes(d);
   if (a.has_window) *p->mutable_window() = a.window;
   const bool is_conv = opcode == HloOpcode::kConvolution;
-  if (is_conv || a.convolution_dimension_numbers.ByteSizeLong() > 0) {
+  if (is_conv || a.convolution_dimension_numbers->ByteSizeLong() > 0) {
     *p->mutable_convolution_dimension_numbers() = a.convolution_dimension_numbers;
   }
   if (is_conv || is_custom_call || a.feature_group_count != 1) {
@@ -361,25 +367,25 @@ void WriteAttributes(const HloInstruction& instruction, Proto* p) {
   if (is_conv || is_custom_call || a.batch_group_count != 1) {
     p->set_batch_group_count(a.batch_group_count);
   }
-  if (opcode == HloOpcode::kDot || a.dot_dimension_numbers.ByteSizeLong() > 0) {
+  if (opcode == HloOpcode::kDot || a.dot_dimension_numbers->ByteSizeLong() > 0) {
     *p->mutable_dot_dimension_numbers() = a.dot_dimension_numbers;
   }
-  if (opcode == HloOpcode::kRaggedDot || a.ragged_dot_dimension_numbers.ByteSizeLong() > 0) {
+  if (opcode == HloOpcode::kRaggedDot || a.ragged_dot_dimension_numbers->ByteSizeLong() > 0) {
     *p->mutable_ragged_dot_dimension_numbers() = a.ragged_dot_dimension_numbers;
   }
   if (opcode == HloOpcode::kDot || opcode == HloOpcode::kRaggedDot || is_conv || is_custom_call ||
-      a.precision_config.ByteSizeLong() > 0) {
+      a.precision_config->ByteSizeLong() > 0) {
     *p->mutable_precision_config() = a.precision_config;
   }
-  if (opcode == HloOpcode::kGather || a.gather_dimension_numbers.ByteSizeLong() > 0) {
+  if (opcode == HloOpcode::kGather || a.gather_dimension_numbers->ByteSizeLong() > 0) {
     *p->mutable_gather_dimension_numbers() = a.gather_dimension_numbers;
   }
-  if (opcode == HloOpcode::kScatter || a.scatter_dimension_numbers.ByteSizeLong() > 0) {
+  if (opcode == HloOpcode::kScatter || a.scatter_dimension_numbers->ByteSizeLong() > 0) {
     *p->mutable_scatter_dimension_numbers() = a.scatter_dimension_numbers;
   }
   p->set_indices_are_sorted(a.indices_are_sorted);
   p->set_unique_indices(a.unique_indices);
-  if (opcode == HloOpcode::kPad || a.padding_config.ByteSizeLong() > 0) {
+  if (opcode == HloOpcode::kPad || a.padding_config->ByteSizeLong() > 0) {
     *p->mutable_padding_config() = a.padding_config;
   }
   if (opcode == HloOpcode::kCompare) {
@@ -426,10 +432,10 @@ void WriteAttributes(const HloInstruction& instruction, Proto* p) {
   p->set_mantissa_bits(a.mantissa_bits);
   p->set_fft_type(a.fft_type);
   for (int64_t d : a.fft_length) p->add_fft_length(d);
-  if (opcode == HloOpcode::kTriangularSolve || a.triangular_solve_options.ByteSizeLong() > 0) {
+  if (opcode == HloOpcode::kTriangularSolve || a.triangular_solve_options->ByteSizeLong() > 0) {
     *p->mutable_triangular_solve_options() = a.triangular_solve_options;
   }
-  if (opcode == HloOpcode::kCholesky || a.cholesky_options.ByteSizeLong() > 0) {
+  if (opcode == HloOpcode::kCholesky || a.cholesky_options->ByteSizeLong() > 0) {
     *p->mutable_cholesky_options() = a.cholesky_options;
   }
   p->set_is_stable(a.is_stable);
@@ -471,7 +477,7 @@ void WriteAttributes(const HloInstruction& instruction, Proto* p) {
     }
   }
   if ((opcode == HloOpcode::kDomain && a.domain_kind == "sharding") ||
-      a.domain_entry_sharding.ByteSizeLong() > 0 || a.domain_exit_sharding.ByteSizeLong() > 0) {
+      a.domain_entry_sharding->ByteSizeLong() > 0 || a.domain_exit_sharding->ByteSizeLong() > 0) {
     *p->mutable_domain_entry_sharding() = a.domain_entry_sharding;
     *p->mutable_domain_exit_sharding() = a.domain_exit_sharding;
   }

@@ -338,10 +338,10 @@ std::unique_ptr<HloModule> BuildModule() {
   auto* dot = Add(e, HloInstruction::Create(HloOpcode::kDot, Shape(xla::F32, {2, 2}),
                                             {p0, transpose}),
                   "dot");
-  dot->mutable_attrs()->dot_dimension_numbers.add_lhs_contracting_dimensions(1);
-  dot->mutable_attrs()->dot_dimension_numbers.add_rhs_contracting_dimensions(0);
-  dot->mutable_attrs()->precision_config.add_operand_precision(xla::PrecisionConfig::HIGHEST);
-  dot->mutable_attrs()->precision_config.add_operand_precision(xla::PrecisionConfig::DEFAULT);
+  dot->mutable_attrs()->dot_dimension_numbers->add_lhs_contracting_dimensions(1);
+  dot->mutable_attrs()->dot_dimension_numbers->add_rhs_contracting_dimensions(0);
+  dot->mutable_attrs()->precision_config->add_operand_precision(xla::PrecisionConfig::HIGHEST);
+  dot->mutable_attrs()->precision_config->add_operand_precision(xla::PrecisionConfig::DEFAULT);
   auto* slice = Add(e, HloInstruction::Create(HloOpcode::kSlice, Shape(xla::F32, {1, 2}), {bcast}),
                     "slice");
   slice->mutable_attrs()->slice_starts = {1, 0};
@@ -484,7 +484,7 @@ TEST(ModuleProtoTest, AttributesSurvive) {
   EXPECT_EQ(Find(m, "gte")->tuple_index(), 1);
   ASSERT_EQ(Find(m, "slice")->control_predecessors().size(), 1u);
   EXPECT_EQ(Find(m, "slice")->control_predecessors()[0]->name(), "gte");
-  EXPECT_EQ(Find(m, "dot")->attrs().precision_config.operand_precision(0),
+  EXPECT_EQ(Find(m, "dot")->attrs().precision_config->operand_precision(0),
             xla::PrecisionConfig::HIGHEST);
   const HloInstruction* fusion = Find(m, "fusion");
   EXPECT_EQ(fusion->fusion_kind(), FusionKind::kLoop);

@@ -295,7 +295,7 @@ absl::Status Parser::ParseAttribute(Attr attr, InstructionContext* context) {
   };
   xla::DotDimensionNumbers* dot_dnums =
       op == O::kRaggedDot ? instruction->mutable_attrs()
-                                ->ragged_dot_dimension_numbers.mutable_dot_dimension_numbers()
+                                ->ragged_dot_dimension_numbers->mutable_dot_dimension_numbers()
                           : nullptr;
   std::vector<int64_t> list;
   auto read_list = [&](google::protobuf::RepeatedField<int64_t>* field) -> absl::Status {
@@ -354,7 +354,7 @@ absl::Status Parser::ParseAttribute(Attr attr, InstructionContext* context) {
     case Attr::kResultAccuracy: {
       HloAttributes* attrs = instruction->mutable_attrs();
       attrs->has_result_accuracy = true;
-      return ParseResultAccuracy(&attrs->result_accuracy);
+      return ParseResultAccuracy(attrs->result_accuracy.mutable_value());
     }
     default:
       break;
@@ -380,9 +380,9 @@ absl::Status Parser::ParseAttribute(Attr attr, InstructionContext* context) {
       return ParseInt64List(&attrs->dynamic_slice_sizes);
     case Attr::kWindow:
       attrs->has_window = true;
-      return ParseWindow(&attrs->window);
+      return ParseWindow(attrs->window.mutable_value());
     case Attr::kDimLabels:
-      return ParseConvolutionDimensionNumbers(&attrs->convolution_dimension_numbers);
+      return ParseConvolutionDimensionNumbers(attrs->convolution_dimension_numbers.mutable_value());
     case Attr::kFeatureGroupCount:
       return ParseInt64(&attrs->feature_group_count);
     case Attr::kBatchGroupCount:
@@ -391,7 +391,8 @@ absl::Status Parser::ParseAttribute(Attr attr, InstructionContext* context) {
     case Attr::kRhsContractingDims:
     case Attr::kLhsBatchDims:
     case Attr::kRhsBatchDims: {
-      xla::DotDimensionNumbers* d = dot_dnums ? dot_dnums : &attrs->dot_dimension_numbers;
+      xla::DotDimensionNumbers* d =
+          dot_dnums ? dot_dnums : attrs->dot_dimension_numbers.mutable_value();
       if (attr == Attr::kLhsContractingDims)
         return read_list(d->mutable_lhs_contracting_dimensions());
       if (attr == Attr::kRhsContractingDims)
@@ -400,11 +401,11 @@ absl::Status Parser::ParseAttribute(Attr attr, InstructionContext* context) {
       return read_list(d->mutable_rhs_batch_dimensions());
     }
     case Attr::kLhsRaggedDims:
-      return read_list(attrs->ragged_dot_dimension_numbers.mutable_lhs_ragged_dimensions());
+      return read_list(attrs->ragged_dot_dimension_numbers->mutable_lhs_ragged_dimensions());
     case Attr::kRhsGroupDims:
-      return read_list(attrs->ragged_dot_dimension_numbers.mutable_rhs_group_dimensions());
+      return read_list(attrs->ragged_dot_dimension_numbers->mutable_rhs_group_dimensions());
     case Attr::kOperandPrecision: {
-      auto* precisions = attrs->precision_config.mutable_operand_precision();
+      auto* precisions = attrs->precision_config->mutable_operand_precision();
       precisions->Clear();
       HLOC_RETURN_IF_ERROR(Expect(TokenKind::kLbrace, "'{' to start operand_precision"));
       if (Eat(TokenKind::kRbrace)) return absl::OkStatus();
@@ -438,49 +439,49 @@ absl::Status Parser::ParseAttribute(Attr attr, InstructionContext* context) {
               return xla::PrecisionConfig::Algorithm_Parse(name, out);
             },
             &algorithm));
-        attrs->precision_config.set_algorithm(algorithm);
+        attrs->precision_config->set_algorithm(algorithm);
         return absl::OkStatus();
       }
     case Attr::kSparsity:
       return ParseSparsity(instruction->mutable_carried_proto_fields()->mutable_sparsity_config());
     case Attr::kOffsetDims:
-      return read_list(attrs->gather_dimension_numbers.mutable_offset_dims());
+      return read_list(attrs->gather_dimension_numbers->mutable_offset_dims());
     case Attr::kCollapsedSliceDims:
-      return read_list(attrs->gather_dimension_numbers.mutable_collapsed_slice_dims());
+      return read_list(attrs->gather_dimension_numbers->mutable_collapsed_slice_dims());
     case Attr::kStartIndexMap:
-      return read_list(attrs->gather_dimension_numbers.mutable_start_index_map());
+      return read_list(attrs->gather_dimension_numbers->mutable_start_index_map());
     case Attr::kOperandBatchingDims:
-      return read_list(attrs->gather_dimension_numbers.mutable_operand_batching_dims());
+      return read_list(attrs->gather_dimension_numbers->mutable_operand_batching_dims());
     case Attr::kStartIndicesBatchingDims:
-      return read_list(attrs->gather_dimension_numbers.mutable_start_indices_batching_dims());
+      return read_list(attrs->gather_dimension_numbers->mutable_start_indices_batching_dims());
     case Attr::kSliceSizes:
       return ParseInt64List(&attrs->gather_slice_sizes);
     case Attr::kIndexVectorDim: {
       int64_t d;
       HLOC_RETURN_IF_ERROR(ParseInt64(&d));
       if (op == O::kGather) {
-        attrs->gather_dimension_numbers.set_index_vector_dim(d);
+        attrs->gather_dimension_numbers->set_index_vector_dim(d);
       } else {
-        attrs->scatter_dimension_numbers.set_index_vector_dim(d);
+        attrs->scatter_dimension_numbers->set_index_vector_dim(d);
       }
       return absl::OkStatus();
     }
     case Attr::kIndicesAreSorted:
       return ParseBool(&attrs->indices_are_sorted);
     case Attr::kUpdateWindowDims:
-      return read_list(attrs->scatter_dimension_numbers.mutable_update_window_dims());
+      return read_list(attrs->scatter_dimension_numbers->mutable_update_window_dims());
     case Attr::kInsertedWindowDims:
-      return read_list(attrs->scatter_dimension_numbers.mutable_inserted_window_dims());
+      return read_list(attrs->scatter_dimension_numbers->mutable_inserted_window_dims());
     case Attr::kScatterDimsToOperandDims:
-      return read_list(attrs->scatter_dimension_numbers.mutable_scatter_dims_to_operand_dims());
+      return read_list(attrs->scatter_dimension_numbers->mutable_scatter_dims_to_operand_dims());
     case Attr::kInputBatchingDims:
-      return read_list(attrs->scatter_dimension_numbers.mutable_input_batching_dims());
+      return read_list(attrs->scatter_dimension_numbers->mutable_input_batching_dims());
     case Attr::kScatterIndicesBatchingDims:
-      return read_list(attrs->scatter_dimension_numbers.mutable_scatter_indices_batching_dims());
+      return read_list(attrs->scatter_dimension_numbers->mutable_scatter_indices_batching_dims());
     case Attr::kUniqueIndices:
       return ParseBool(&attrs->unique_indices);
     case Attr::kPadding:
-      return ParsePaddingConfig(&attrs->padding_config);
+      return ParsePaddingConfig(attrs->padding_config.mutable_value());
     case Attr::kDirection:
       return parse_enum(
           "a comparison direction (EQ, NE, GE, GT, LE, LT)",
@@ -608,13 +609,13 @@ absl::Status Parser::ParseAttribute(Attr attr, InstructionContext* context) {
     case Attr::kUnitDiagonal: {
       bool v;
       HLOC_RETURN_IF_ERROR(ParseBool(&v));
-      if (attr == Attr::kLeftSide) attrs->triangular_solve_options.set_left_side(v);
-      if (attr == Attr::kUnitDiagonal) attrs->triangular_solve_options.set_unit_diagonal(v);
+      if (attr == Attr::kLeftSide) attrs->triangular_solve_options->set_left_side(v);
+      if (attr == Attr::kUnitDiagonal) attrs->triangular_solve_options->set_unit_diagonal(v);
       if (attr == Attr::kLower) {
         if (op == O::kCholesky) {
-          attrs->cholesky_options.set_lower(v);
+          attrs->cholesky_options->set_lower(v);
         } else {
-          attrs->triangular_solve_options.set_lower(v);
+          attrs->triangular_solve_options->set_lower(v);
         }
       }
       return absl::OkStatus();
@@ -627,7 +628,7 @@ absl::Status Parser::ParseAttribute(Attr attr, InstructionContext* context) {
             return xla::TriangularSolveOptions::Transpose_Parse(std::string(s), out);
           },
           &transpose));
-      attrs->triangular_solve_options.set_transpose_a(transpose);
+      attrs->triangular_solve_options->set_transpose_a(transpose);
       return absl::OkStatus();
     }
     case Attr::kIsStable:
@@ -696,10 +697,10 @@ absl::Status Parser::ParseAttribute(Attr attr, InstructionContext* context) {
           HLOC_RETURN_IF_ERROR(ParseString(&attrs->domain_kind));
         } else if (key.text == "entry" && !entry) {
           entry = true;
-          HLOC_RETURN_IF_ERROR(ParseSharding(&attrs->domain_entry_sharding));
+          HLOC_RETURN_IF_ERROR(ParseSharding(attrs->domain_entry_sharding.mutable_value()));
         } else if (key.text == "exit" && !exit) {
           exit = true;
-          HLOC_RETURN_IF_ERROR(ParseSharding(&attrs->domain_exit_sharding));
+          HLOC_RETURN_IF_ERROR(ParseSharding(attrs->domain_exit_sharding.mutable_value()));
         } else {
           return ErrorAt(key.offset,
                          absl::StrCat("unexpected or repeated domain field '", key.text, "'"));

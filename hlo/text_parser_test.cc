@@ -202,14 +202,14 @@ TEST(TextParser, ConvolutionWindowAndDimLabels) {
   ASSERT_NE(module, nullptr);
   const HloAttributes& a = module->entry()->root()->attrs();
   ASSERT_TRUE(a.has_window);
-  ASSERT_EQ(a.window.dimensions_size(), 3);
-  EXPECT_EQ(a.window.dimensions(0).stride(), 2);
-  EXPECT_EQ(a.window.dimensions(2).padding_low(), -1);
-  EXPECT_EQ(a.window.dimensions(2).padding_high(), 2);
-  EXPECT_EQ(a.window.dimensions(2).base_dilation(), 2);
-  EXPECT_EQ(a.window.dimensions(0).window_dilation(), 2);
-  EXPECT_TRUE(a.window.dimensions(1).window_reversal());
-  const auto& d = a.convolution_dimension_numbers;
+  ASSERT_EQ(a.window->dimensions_size(), 3);
+  EXPECT_EQ(a.window->dimensions(0).stride(), 2);
+  EXPECT_EQ(a.window->dimensions(2).padding_low(), -1);
+  EXPECT_EQ(a.window->dimensions(2).padding_high(), 2);
+  EXPECT_EQ(a.window->dimensions(2).base_dilation(), 2);
+  EXPECT_EQ(a.window->dimensions(0).window_dilation(), 2);
+  EXPECT_TRUE(a.window->dimensions(1).window_reversal());
+  const auto& d = *a.convolution_dimension_numbers;
   EXPECT_EQ(d.input_batch_dimension(), 0);
   EXPECT_EQ(d.input_feature_dimension(), 4);
   EXPECT_EQ(d.kernel_input_feature_dimension(), 3);
@@ -217,8 +217,8 @@ TEST(TextParser, ConvolutionWindowAndDimLabels) {
   ASSERT_EQ(d.output_spatial_dimensions_size(), 3);
   EXPECT_EQ(d.output_spatial_dimensions(2), 3);
   EXPECT_EQ(a.feature_group_count, 2);
-  ASSERT_EQ(a.precision_config.operand_precision_size(), 2);
-  EXPECT_EQ(a.precision_config.operand_precision(1), xla::PrecisionConfig::HIGHEST);
+  ASSERT_EQ(a.precision_config->operand_precision_size(), 2);
+  EXPECT_EQ(a.precision_config->operand_precision(1), xla::PrecisionConfig::HIGHEST);
 }
 
 TEST(TextParser, DimLabelsWithUnorderedSpatialDimensions) {
@@ -226,7 +226,7 @@ TEST(TextParser, DimLabelsWithUnorderedSpatialDimensions) {
   k = f32[3,3,1,4] parameter(1)
   ROOT c = f32[8,4,3,3] convolution(a, k), window={size=3x3}, dim_labels=bf10_10io->bf01)"));
   ASSERT_NE(module, nullptr);
-  const auto& d = module->entry()->root()->attrs().convolution_dimension_numbers;
+  const auto& d = *module->entry()->root()->attrs().convolution_dimension_numbers;
   EXPECT_EQ(d.input_spatial_dimensions(0), 3);
   EXPECT_EQ(d.input_spatial_dimensions(1), 2);
   EXPECT_EQ(d.kernel_spatial_dimensions(0), 1);
@@ -243,15 +243,15 @@ TEST(TextParser, DotRaggedDotAndSparsity) {
   ROOT r = f32[2,3,5] ragged-dot(a, b, g), lhs_contracting_dims={2}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0})"));
   ASSERT_NE(module, nullptr);
   const HloAttributes& d = Find(*module, "d")->attrs();
-  EXPECT_EQ(d.dot_dimension_numbers.lhs_contracting_dimensions(0), 2);
-  EXPECT_EQ(d.dot_dimension_numbers.rhs_batch_dimensions(0), 0);
-  EXPECT_EQ(d.precision_config.algorithm(), xla::PrecisionConfig::ALG_DOT_BF16_BF16_F32_X3);
+  EXPECT_EQ(d.dot_dimension_numbers->lhs_contracting_dimensions(0), 2);
+  EXPECT_EQ(d.dot_dimension_numbers->rhs_batch_dimensions(0), 0);
+  EXPECT_EQ(d.precision_config->algorithm(), xla::PrecisionConfig::ALG_DOT_BF16_BF16_F32_X3);
   const xla::HloInstructionProto* carried = Find(*module, "s")->carried_proto_fields();
   ASSERT_NE(carried, nullptr);
   EXPECT_EQ(carried->sparsity_config().lhs().dimension(), 2);
   EXPECT_EQ(carried->sparsity_config().lhs().num_non_zero(), 2);
   EXPECT_EQ(carried->sparsity_config().lhs().block_size(), 4);
-  const auto& r = Find(*module, "r")->attrs().ragged_dot_dimension_numbers;
+  const auto& r = *Find(*module, "r")->attrs().ragged_dot_dimension_numbers;
   EXPECT_EQ(r.dot_dimension_numbers().rhs_contracting_dimensions(0), 1);
   EXPECT_EQ(r.lhs_ragged_dimensions(0), 0);
   EXPECT_EQ(r.rhs_group_dimensions(0), 0);
@@ -273,15 +273,15 @@ ENTRY e {
 })");
   ASSERT_NE(module, nullptr);
   const HloAttributes& g = Find(*module, "g")->attrs();
-  EXPECT_EQ(g.gather_dimension_numbers.offset_dims_size(), 2);
-  EXPECT_EQ(g.gather_dimension_numbers.start_index_map(0), 1);
-  EXPECT_EQ(g.gather_dimension_numbers.operand_batching_dims(0), 0);
-  EXPECT_EQ(g.gather_dimension_numbers.index_vector_dim(), 1);
+  EXPECT_EQ(g.gather_dimension_numbers->offset_dims_size(), 2);
+  EXPECT_EQ(g.gather_dimension_numbers->start_index_map(0), 1);
+  EXPECT_EQ(g.gather_dimension_numbers->operand_batching_dims(0), 0);
+  EXPECT_EQ(g.gather_dimension_numbers->index_vector_dim(), 1);
   EXPECT_EQ(g.gather_slice_sizes, (std::vector<int64_t>{1, 5, 6}));
   EXPECT_TRUE(g.indices_are_sorted);
   HloInstruction* sc = Find(*module, "sc");
-  EXPECT_EQ(sc->attrs().scatter_dimension_numbers.scatter_dims_to_operand_dims(0), 1);
-  EXPECT_EQ(sc->attrs().scatter_dimension_numbers.scatter_indices_batching_dims(0), 0);
+  EXPECT_EQ(sc->attrs().scatter_dimension_numbers->scatter_dims_to_operand_dims(0), 1);
+  EXPECT_EQ(sc->attrs().scatter_dimension_numbers->scatter_indices_batching_dims(0), 0);
   EXPECT_TRUE(sc->attrs().unique_indices);
   EXPECT_EQ(sc->to_apply()->name(), "add");
 }
@@ -293,7 +293,7 @@ TEST(TextParser, PadCompareAndReducePrecision) {
   c = pred[4,4] compare(p, p), direction=LT, type=TOTALORDER
   ROOT r = f32[4,4] reduce-precision(p), exponent_bits=5, mantissa_bits=10)"));
   ASSERT_NE(module, nullptr);
-  const auto& pad = Find(*module, "pd")->attrs().padding_config;
+  const auto& pad = *Find(*module, "pd")->attrs().padding_config;
   ASSERT_EQ(pad.dimensions_size(), 2);
   EXPECT_EQ(pad.dimensions(0).interior_padding(), 1);
   EXPECT_EQ(pad.dimensions(1).edge_padding_low(), -1);
@@ -419,10 +419,10 @@ ENTRY e {
   ROOT t = (f32[4,4], f32[4,4]) tuple(ch, so)
 })");
   ASSERT_NE(module, nullptr);
-  const auto& ts = Find(*module, "ts")->attrs().triangular_solve_options;
+  const auto& ts = *Find(*module, "ts")->attrs().triangular_solve_options;
   EXPECT_TRUE(ts.left_side() && ts.lower() && ts.unit_diagonal());
   EXPECT_EQ(ts.transpose_a(), xla::TriangularSolveOptions::NO_TRANSPOSE);
-  EXPECT_TRUE(Find(*module, "ch")->attrs().cholesky_options.lower());
+  EXPECT_TRUE(Find(*module, "ch")->attrs().cholesky_options->lower());
   EXPECT_EQ(Find(*module, "f")->attrs().fft_type, xla::RFFT);
   EXPECT_TRUE(Find(*module, "so")->attrs().is_stable);
   EXPECT_EQ(Find(*module, "tk")->attrs().k, 2);
@@ -518,8 +518,8 @@ ENTRY e {
   EXPECT_EQ(m.scheduling_name(), "s");
   const HloAttributes& d = Find(*module, "d")->attrs();
   EXPECT_EQ(d.domain_kind, "sharding");
-  EXPECT_EQ(d.domain_entry_sharding.type(), xla::OpSharding::MAXIMAL);
-  EXPECT_EQ(d.domain_exit_sharding.type(), xla::OpSharding::TUPLE);
+  EXPECT_EQ(d.domain_entry_sharding->type(), xla::OpSharding::MAXIMAL);
+  EXPECT_EQ(d.domain_exit_sharding->type(), xla::OpSharding::TUPLE);
   HloInstruction* c = Find(*module, "c");
   EXPECT_TRUE(c->is_composite());
   ASSERT_NE(c->FindFrontendAttribute("composite.attributes"), nullptr);
@@ -536,10 +536,10 @@ TEST(TextParser, ResultAccuracyControlPredecessorsAndCarriedFields) {
   ASSERT_NE(module, nullptr);
   const HloAttributes& a = Find(*module, "a")->attrs();
   ASSERT_TRUE(a.has_result_accuracy);
-  EXPECT_EQ(a.result_accuracy.mode(), xla::ResultAccuracy::HIGHEST);
+  EXPECT_EQ(a.result_accuracy->mode(), xla::ResultAccuracy::HIGHEST);
   HloInstruction* b = Find(*module, "b");
-  EXPECT_EQ(b->attrs().result_accuracy.tolerance().ulps(), 10);
-  EXPECT_DOUBLE_EQ(b->attrs().result_accuracy.tolerance().atol(), 0.5);
+  EXPECT_EQ(b->attrs().result_accuracy->tolerance().ulps(), 10);
+  EXPECT_DOUBLE_EQ(b->attrs().result_accuracy->tolerance().atol(), 0.5);
   ASSERT_EQ(b->control_predecessors().size(), 1u);
   EXPECT_EQ(b->control_predecessors()[0]->name(), "a");
   const auto* carried = Find(*module, "c")->carried_proto_fields();

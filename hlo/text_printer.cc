@@ -176,7 +176,7 @@ void AppendOpcodeAttributes(const HloInstruction& instruction, std::string* out)
       break;
     case O::kReduceWindow:
     case O::kSelectAndScatter:
-      if (a.has_window && a.window.dimensions_size() > 0) {
+      if (a.has_window && a.window->dimensions_size() > 0) {
         Key("window", out);
         AppendWindow(a.window, out);
       }
@@ -187,12 +187,12 @@ void AppendOpcodeAttributes(const HloInstruction& instruction, std::string* out)
         Key("custom_call_target", out);
         AppendQuoted(a.custom_call_target, out);
       }
-      if (a.has_window && a.window.dimensions_size() > 0) {
+      if (a.has_window && a.window->dimensions_size() > 0) {
         Key("window", out);
         AppendWindow(a.window, out);
       }
       if (instruction.opcode() == O::kConvolution ||
-          a.convolution_dimension_numbers.ByteSizeLong() > 0) {
+          a.convolution_dimension_numbers->ByteSizeLong() > 0) {
         Key("dim_labels", out);
         AppendDimLabels(a.convolution_dimension_numbers, out);
       }
@@ -252,16 +252,16 @@ void AppendOpcodeAttributes(const HloInstruction& instruction, std::string* out)
         AppendSparsity(carried->sparsity_config(), out);
       }
       break;
-    case O::kRaggedDot:
-      AppendDotDimensions(a.ragged_dot_dimension_numbers.dot_dimension_numbers(), out);
-      NonEmptyIntListAttr("lhs_ragged_dims", a.ragged_dot_dimension_numbers.lhs_ragged_dimensions(),
-                          out);
-      NonEmptyIntListAttr("rhs_group_dims", a.ragged_dot_dimension_numbers.rhs_group_dimensions(),
-                          out);
+    case O::kRaggedDot: {
+      const xla::RaggedDotDimensionNumbers& r = a.ragged_dot_dimension_numbers;
+      AppendDotDimensions(r.dot_dimension_numbers(), out);
+      NonEmptyIntListAttr("lhs_ragged_dims", r.lhs_ragged_dimensions(), out);
+      NonEmptyIntListAttr("rhs_group_dims", r.rhs_group_dimensions(), out);
       AppendPrecisionConfig(a.precision_config, out);
       break;
+    }
     case O::kGather: {
-      const auto& g = a.gather_dimension_numbers;
+      const auto& g = *a.gather_dimension_numbers;
       IntListAttr("offset_dims", g.offset_dims(), out);
       IntListAttr("collapsed_slice_dims", g.collapsed_slice_dims(), out);
       IntListAttr("start_index_map", g.start_index_map(), out);
@@ -273,7 +273,7 @@ void AppendOpcodeAttributes(const HloInstruction& instruction, std::string* out)
       break;
     }
     case O::kScatter: {
-      const auto& s = a.scatter_dimension_numbers;
+      const auto& s = *a.scatter_dimension_numbers;
       IntListAttr("update_window_dims", s.update_window_dims(), out);
       IntListAttr("inserted_window_dims", s.inserted_window_dims(), out);
       IntListAttr("scatter_dims_to_operand_dims", s.scatter_dims_to_operand_dims(), out);
@@ -319,7 +319,7 @@ void AppendOpcodeAttributes(const HloInstruction& instruction, std::string* out)
       IntListAttr("fft_length", a.fft_length, out);
       break;
     case O::kTriangularSolve: {
-      const auto& t = a.triangular_solve_options;
+      const auto& t = *a.triangular_solve_options;
       BoolAttrIfTrue("left_side", t.left_side(), out);
       BoolAttrIfTrue("lower", t.lower(), out);
       BoolAttrIfTrue("unit_diagonal", t.unit_diagonal(), out);
@@ -330,7 +330,7 @@ void AppendOpcodeAttributes(const HloInstruction& instruction, std::string* out)
       break;
     }
     case O::kCholesky:
-      BoolAttrIfTrue("lower", a.cholesky_options.lower(), out);
+      BoolAttrIfTrue("lower", a.cholesky_options->lower(), out);
       break;
     case O::kTopK:
       absl::StrAppend(out, ", k=", a.k, ", largest=", a.largest ? "true" : "false");

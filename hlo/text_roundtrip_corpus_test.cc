@@ -4,44 +4,27 @@
 // printouts must be identical. Inputs that are not valid HLO text (lit files
 // whose pieces are MLIR or deliberately broken) are listed with the reason,
 // and must be exactly the known ones below.
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "hlo/testing/corpus.h"
 #include "hlo/text_parser.h"
 #include "hlo/text_printer.h"
 
 namespace hloc {
 namespace {
 
-namespace fs = std::filesystem;
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-std::vector<fs::path> FilesWithSuffix(const fs::path& dir, absl::string_view suffix) {
-  std::vector<fs::path> files;
-  std::error_code error;
-  for (const auto& entry : fs::directory_iterator(dir, error)) {
-    if (entry.is_regular_file() && absl::EndsWith(entry.path().filename().string(), suffix)) {
-      files.push_back(entry.path());
-    }
-  }
-  std::sort(files.begin(), files.end());
-  return files;
+// The whole file, or "" when it cannot be read.
+std::string ReadFile(const std::string& path) {
+  std::string text;
+  testdata::ReadFile(path, &text);
+  return text;
 }
 
 // Pieces of the corpus that are not valid HLO text, as "file#piece" -> a
@@ -118,12 +101,9 @@ TEST(TextRoundTripCorpus, XlaTestFilesReachAFixedPoint) {
     GTEST_SKIP() << "HLOC_CORPUS_DIR is not set";
   }
   Tally tally;
-  for (const char* subdir : {"xla", "xla2023"}) {
-    for (const fs::path& file : FilesWithSuffix(fs::path(corpus) / subdir, ".hlo")) {
-      ++tally.files;
-      RoundTrip(absl::StrCat(subdir, "/", file.filename().string()), ReadFile(file), &tally,
-                /*failures_allowed=*/true);
-    }
+  for (const testdata::CorpusFile& file : testdata::ListCorpusFiles(corpus)) {
+    ++tally.files;
+    RoundTrip(file.id(), ReadFile(file.path), &tally, /*failures_allowed=*/true);
   }
   Report("XLA corpus", tally);
   EXPECT_GT(tally.files, 0) << "no .hlo files under " << corpus;
@@ -134,16 +114,12 @@ TEST(TextRoundTripCorpus, XlaTestFilesReachAFixedPoint) {
 }
 
 TEST(TextRoundTripCorpus, JaxDumpsParseAndReachAFixedPoint) {
-  const char* srcdir = std::getenv("TEST_SRCDIR");
-  const char* workspace = std::getenv("TEST_WORKSPACE");
-  fs::path zoo = srcdir != nullptr && workspace != nullptr
-                     ? fs::path(srcdir) / workspace / "tests/jax/zoo"
-                     : fs::path("tests/jax/zoo");
+  const std::string zoo = testdata::ZooDir();
   Tally tally;
   for (const char* suffix : {".before.txt", ".after.txt"}) {
-    for (const fs::path& file : FilesWithSuffix(zoo, suffix)) {
+    for (const std::string& file : testdata::ListFiles(zoo, suffix)) {
       ++tally.files;
-      RoundTrip(file.filename().string(), ReadFile(file), &tally, /*failures_allowed=*/false);
+      RoundTrip(file, ReadFile(zoo + "/" + file), &tally, /*failures_allowed=*/false);
     }
   }
   Report("JAX zoo", tally);

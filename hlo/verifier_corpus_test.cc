@@ -3,15 +3,7 @@
 // dumps (tests/jax/zoo/*.before.txt and *.after.txt, the latter with XLA:CPU
 // fusions and custom calls). Modules that fail must be exactly the known
 // genuinely invalid ones listed below, each with the reason it fails.
-#include <dirent.h>
-#include <limits.h>
-#include <stdlib.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -19,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "hlo/testing/corpus.h"
 #include "hlo/text_parser.h"
 #include "hlo/verifier.h"
 
@@ -72,28 +65,6 @@ const std::vector<ExpectedFailure> kExpectedCorpusFailures = {
      "concatenate dimension 1"},
 };
 
-std::vector<std::string> ListFiles(const std::string& dir, const std::string& suffix) {
-  std::vector<std::string> files;
-  DIR* d = opendir(dir.c_str());
-  if (d == nullptr) return files;
-  while (dirent* entry = readdir(d)) {
-    std::string name = entry->d_name;
-    if (absl::EndsWith(name, suffix)) files.push_back(name);
-  }
-  closedir(d);
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
-bool ReadFile(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  *out = buffer.str();
-  return true;
-}
-
 struct CorpusResult {
   int files = 0, modules = 0, unparsed_files = 0;
   std::map<std::string, std::string> failures;  // module id -> message
@@ -104,7 +75,7 @@ CorpusResult VerifyFiles(const std::string& dir, const std::vector<std::string>&
   CorpusResult result;
   for (const std::string& file : files) {
     std::string text;
-    if (!ReadFile(dir + "/" + file, &text)) continue;
+    if (!testdata::ReadFile(dir + "/" + file, &text)) continue;
     ++result.files;
     ParseOptions options;
     options.filename = file;
@@ -125,36 +96,14 @@ CorpusResult VerifyFiles(const std::string& dir, const std::vector<std::string>&
   return result;
 }
 
-// The workspace root, found through the runfiles link to this test's source.
-std::string WorkspaceRoot() {
-  const char* srcdir = getenv("TEST_SRCDIR");
-  const char* workspace = getenv("TEST_WORKSPACE");
-  if (srcdir == nullptr || workspace == nullptr) return "";
-  const std::string link = absl::StrCat(srcdir, "/", workspace, "/hlo/verifier_corpus_test.cc");
-  char resolved[PATH_MAX];
-  if (realpath(link.c_str(), resolved) == nullptr) return "";
-  std::string path = resolved;
-  const std::string suffix = "/hlo/verifier_corpus_test.cc";
-  if (!absl::EndsWith(path, suffix)) return "";
-  return path.substr(0, path.size() - suffix.size());
-}
-
-// $HLOC_CORPUS_DIR, else ../shared/corpus beside the workspace.
-std::string CorpusDir() {
-  const char* dir = getenv("HLOC_CORPUS_DIR");
-  if (dir != nullptr && *dir != '\0') return dir;
-  const std::string root = WorkspaceRoot();
-  return root.empty() ? "" : root + "/../shared/corpus";
-}
-
 TEST(VerifierCorpusTest, XlaCorpus) {
-  const std::string root = CorpusDir();
+  const std::string root = testdata::CorpusDir();
   if (root.empty()) GTEST_SKIP() << "HLOC_CORPUS_DIR is not set and the workspace is unknown";
   std::map<std::string, std::string> failures;
   int files = 0, modules = 0, unparsed = 0;
   for (const char* sub : {"xla", "xla2023"}) {
     const std::string dir = root + "/" + sub;
-    CorpusResult result = VerifyFiles(dir, ListFiles(dir, ".hlo"));
+    CorpusResult result = VerifyFiles(dir, testdata::ListFiles(dir, ".hlo"));
     files += result.files;
     modules += result.modules;
     unparsed += result.unparsed_files;
@@ -181,11 +130,10 @@ TEST(VerifierCorpusTest, XlaCorpus) {
 }
 
 TEST(VerifierCorpusTest, JaxZoo) {
-  const std::string root = WorkspaceRoot();
-  const std::string dir = root + "/tests/jax/zoo";
-  std::vector<std::string> files = ListFiles(dir, ".before.txt");
-  for (const std::string& f : ListFiles(dir, ".after.txt")) files.push_back(f);
-  if (root.empty() || files.empty()) GTEST_SKIP() << "tests/jax/zoo not found";
+  const std::string dir = testdata::ZooDir();
+  std::vector<std::string> files = testdata::ListFiles(dir, ".before.txt");
+  for (const std::string& f : testdata::ListFiles(dir, ".after.txt")) files.push_back(f);
+  if (files.empty()) GTEST_SKIP() << "tests/jax/zoo not found";
   CorpusResult result = VerifyFiles(dir, files);
   EXPECT_EQ(result.unparsed_files, 0);
   EXPECT_EQ(result.modules, static_cast<int>(files.size()));
@@ -197,7 +145,7 @@ TEST(VerifierCorpusTest, JaxZoo) {
   // After XLA:CPU's layout assignment, layouts are complete and consistent.
   VerifierOptions layouts;
   layouts.layout_sensitive = true;
-  CorpusResult after = VerifyFiles(dir, ListFiles(dir, ".after.txt"), layouts);
+  CorpusResult after = VerifyFiles(dir, testdata::ListFiles(dir, ".after.txt"), layouts);
   EXPECT_GT(after.modules, 0);
   for (const auto& [id, message] : after.failures) {
     ADD_FAILURE() << "zoo module " << id << " rejected with layout checks: " << message;

@@ -103,7 +103,7 @@ class Simplifier {
         if (i->operand_count() == 1) return same(i->operand(0));
         return nullptr;
       case HloOpcode::kPad: {
-        for (const auto& d : i->attrs().padding_config.dimensions()) {
+        for (const auto& d : i->attrs().padding_config->dimensions()) {
           if (d.edge_padding_low() || d.edge_padding_high() || d.interior_padding()) return nullptr;
         }
         return same(i->operand(0));

@@ -10,22 +10,16 @@
 // backend/ and tests/; each fusion pass alone is checked in
 // passes/fusion/fusion_semantics_test.cc.
 #include <chrono>
-#include <climits>
-#include <cstdlib>
-#include <dirent.h>
-#include <fstream>
 #include <iostream>
 #include <map>
-#include <sstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "hlo/evaluator/compare.h"
 #include "hlo/evaluator/evaluator.h"
-#include "hlo/evaluator/random_arguments.h"
-#include "hlo/text_parser.h"
-#include "hlo/verifier.h"
+#include "hlo/evaluator/test_arguments.h"
+#include "hlo/testing/corpus.h"
 #include "passes/standard_pipelines.h"
 
 namespace hloc {
@@ -35,59 +29,8 @@ constexpr int kShards = 8;
 // Modules whose reference run takes longer are skipped (the interpreter is
 // slow in unoptimized builds; fusion_semantics_test still fuses them).
 constexpr double kMaxReferenceSeconds = 1.0;
-constexpr int64_t kMaxArgumentBytes = int64_t{64} << 20;
 
 const char* const kPipelines[] = {"default", "simplify", "outline", "fallback"};
-
-std::vector<std::string> ListFiles(const std::string& dir, absl::string_view suffix) {
-  std::vector<std::string> files;
-  DIR* d = opendir(dir.c_str());
-  if (d == nullptr) return files;
-  while (dirent* entry = readdir(d)) {
-    std::string name = entry->d_name;
-    if (absl::EndsWith(name, suffix)) files.push_back(name);
-  }
-  closedir(d);
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
-bool ReadFile(const std::string& path, std::string* text) {
-  std::ifstream in(path);
-  if (!in) return false;
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  *text = contents.str();
-  return true;
-}
-
-std::string CorpusDir() {
-  const char* dir = getenv("HLOC_CORPUS_DIR");
-  if (dir != nullptr && *dir != '\0') return dir;
-  // Beside the workspace, found through this file's runfile link.
-  const char* srcdir = getenv("TEST_SRCDIR");
-  const char* workspace = getenv("TEST_WORKSPACE");
-  if (srcdir == nullptr || workspace == nullptr) return "";
-  const std::string suffix = "/passes/standard_pipelines_semantics_test.cc";
-  char resolved[PATH_MAX];
-  if (realpath(absl::StrCat(srcdir, "/", workspace, suffix).c_str(), resolved) == nullptr) {
-    return "";
-  }
-  std::string path = resolved;
-  if (!absl::EndsWith(path, suffix)) return "";
-  return path.substr(0, path.size() - suffix.size()) + "/../shared/corpus";
-}
-
-bool HasNondeterministicOps(const HloModule& module) {
-  bool found = false;
-  for (const HloComputation* c : module.computations()) {
-    c->ForEachInstruction([&](HloInstruction* i) {
-      found = found || i->opcode() == HloOpcode::kRng ||
-              i->opcode() == HloOpcode::kRngGetAndUpdateState;
-    });
-  }
-  return found;
-}
 
 struct PipelineTally {
   int ran = 0, changed = 0, exact = 0, within_tolerance = 0;
@@ -130,34 +73,15 @@ void CheckModule(const std::string& id, const HloModule& module, Tally* tally) {
       if (seconds > 5) std::cout << "  slow: " << id << " " << seconds << " s" << phases << "\n";
     }
   } slow_report{id};
-  if (!VerifyModule(module).ok()) {
-    ++tally->skipped["does not verify"];
+  std::vector<Literal> arguments;
+  const std::string skip = RandomArgumentsForTest(module, 11, &arguments);
+  if (!skip.empty()) {
+    ++tally->skipped[skip];
     return;
   }
-  if (HasNondeterministicOps(module)) {
-    ++tally->skipped["random number generation"];
-    return;
-  }
-  // Sized before they are made: drawing gigabytes of random numbers is slow.
-  int64_t bytes = 0;
-  for (const HloInstruction* parameter : module.entry()->parameters()) {
-    std::optional<int64_t> size =
-        parameter == nullptr ? std::nullopt : parameter->shape().CheckedByteSize();
-    bytes = size && bytes <= kMaxArgumentBytes ? bytes + *size : kMaxArgumentBytes + 1;
-  }
-  if (bytes > kMaxArgumentBytes) {
-    ++tally->skipped["arguments over 64 MiB"];
-    return;
-  }
-  absl::StatusOr<std::vector<Literal>> arguments = MakeRandomArguments(module, 11);
-  if (!arguments.ok()) {
-    ++tally->skipped["no random arguments for its parameters"];
-    return;
-  }
-  EvaluatorOptions evaluator_options;
-  evaluator_options.max_while_iterations = 100000;
+  const EvaluatorOptions evaluator_options = TestEvaluatorOptions();
   const auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<Literal> expected = Evaluate(module, *arguments, evaluator_options);
+  absl::StatusOr<Literal> expected = Evaluate(module, arguments, evaluator_options);
   if (!expected.ok()) {
     ++tally->skipped[absl::StrCat("the interpreter cannot run it (",
                                   ShortReason(expected.status().message()), ")")];
@@ -187,7 +111,7 @@ void CheckModule(const std::string& id, const HloModule& module, Tally* tally) {
     ++counts.ran;
     if (*changed) ++counts.changed;
     const auto evaluation_start = std::chrono::steady_clock::now();
-    absl::StatusOr<Literal> actual = Evaluate(*copy, *arguments, evaluator_options);
+    absl::StatusOr<Literal> actual = Evaluate(*copy, arguments, evaluator_options);
     absl::StrAppend(&slow_report.phases, ", ", name, " ", pipeline_seconds, "+",
                     SecondsSince(evaluation_start), " s");
     if (!actual.ok()) {
@@ -227,28 +151,21 @@ class StandardPipelinesOnCorpus : public ::testing::TestWithParam<int> {};
 
 TEST_P(StandardPipelinesOnCorpus, ResultsUnchanged) {
   const int shard = GetParam();
-  const std::string root = CorpusDir();
+  const std::string root = testdata::CorpusDir();
   if (root.empty()) GTEST_SKIP() << "HLOC_CORPUS_DIR is not set and the workspace is unknown";
   Tally tally;
   int index = 0;  // Over every module of the corpus; this shard takes every kShards-th.
-  for (const char* sub : {"xla", "xla2023"}) {
-    const std::string dir = root + "/" + sub;
-    for (const std::string& file : ListFiles(dir, ".hlo")) {
-      std::string text;
-      if (!ReadFile(dir + "/" + file, &text)) continue;
-      ParseOptions options;
-      options.filename = file;
-      std::vector<absl::StatusOr<std::unique_ptr<HloModule>>> modules =
-          ParseEachHloModule(text, options);
-      for (size_t i = 0; i < modules.size(); ++i) {
-        if (index++ % kShards != shard) continue;
-        if (!modules[i].ok()) {
-          ++tally.modules;
-          ++tally.skipped["does not parse"];
-          continue;
-        }
-        CheckModule(absl::StrCat(sub, "/", file, "#", i), **modules[i], &tally);
+  std::vector<testdata::CorpusModule> modules;
+  for (const testdata::CorpusFile& file : testdata::ListCorpusFiles(root)) {
+    if (!testdata::ParseCorpusFile(file, &modules)) continue;
+    for (const testdata::CorpusModule& piece : modules) {
+      if (index++ % kShards != shard) continue;
+      if (!piece.module.ok()) {
+        ++tally.modules;
+        ++tally.skipped["does not parse"];
+        continue;
       }
+      CheckModule(piece.id, **piece.module, &tally);
     }
   }
   if (tally.modules == 0) GTEST_SKIP() << "no corpus modules under " << root;

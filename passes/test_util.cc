@@ -1,6 +1,7 @@
 #include "passes/test_util.h"
 
 #include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
 #include "hlo/evaluator/evaluator.h"
 #include "hlo/evaluator/random_arguments.h"
 #include "hlo/evaluator/compare.h"
@@ -15,6 +16,15 @@ absl::StatusOr<std::unique_ptr<HloModule>> ParseAndVerify(const std::string& tex
   HLOC_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module, ParseHloModule(text));
   HLOC_RETURN_IF_ERROR(VerifyModule(*module));
   return module;
+}
+
+std::unique_ptr<HloModule> ParseAndVerifyOrFail(absl::string_view text) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseAndVerify(std::string(text));
+  if (!module.ok()) {
+    ADD_FAILURE() << module.status();
+    return nullptr;
+  }
+  return *std::move(module);
 }
 
 absl::StatusOr<bool> RunAndVerify(HloPass& pass, HloModule& module) {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "hlo/module.h"
 #include "passes/pass.h"
 
@@ -14,6 +15,10 @@ namespace hloc::testing {
 
 // Parses and verifies; a failure is a test bug, reported as an error status.
 absl::StatusOr<std::unique_ptr<HloModule>> ParseAndVerify(const std::string& text);
+
+// The same for gtest bodies: on error fails the current test and returns
+// nullptr. (fusion_test::Parse and outlining_testing::ParseOrDie are this.)
+std::unique_ptr<HloModule> ParseAndVerifyOrFail(absl::string_view text);
 
 // Runs `pass` and verifies the result; returns whether it changed the module.
 absl::StatusOr<bool> RunAndVerify(HloPass& pass, HloModule& module);

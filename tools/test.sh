@@ -14,6 +14,30 @@ passed=$(grep -cE '^//.* PASSED in ' "$log")
 failed=$(grep -cE '^//.* (FAILED|TIMEOUT|NO STATUS|FAILED TO BUILD)( in |$)' "$log")
 skipped=$(grep -cE '^//.* SKIPPED' "$log")
 rm -f "$log"
+# Test cases that skipped themselves inside a passing target (GPU tests on a
+# machine with no GPU, corpus tests without the corpus): count them and show
+# each target's first reason, so a skip is never mistaken for a pass.
+testlogs="$(bazel info bazel-testlogs "$@" 2>/dev/null)"
+if [ -d "$testlogs" ]; then
+  python3 - "$testlogs" <<'PY'
+import os, re, sys
+root = sys.argv[1]
+total = 0
+for dirpath, _, files in sorted(os.walk(root)):
+    if "test.log" not in files:
+        continue
+    text = open(os.path.join(dirpath, "test.log"), errors="replace").read()
+    cases = re.findall(r"^\[  SKIPPED \] \S+ \(\d+ ms\)$", text, re.M)
+    if not cases:
+        continue
+    total += len(cases)
+    reason = re.search(r"^\S+:\d+: Skipped\n(.*)$", text, re.M)
+    target = "//" + os.path.relpath(dirpath, root).replace(os.sep, "/")
+    target = re.sub(r"/shard_\d+_of_\d+$", "", target)
+    print(f"  skipped cases: {len(cases):4d} in {target}: {reason.group(1)[:150] if reason else '?'}")
+print(f"gtest cases skipped inside passing targets: {total}")
+PY
+fi
 # A build failure leaves no per-target lines; count it as a failure.
 if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
 echo "tests: $passed passed, $failed failed, $skipped skipped"

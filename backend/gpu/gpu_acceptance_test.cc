@@ -5,20 +5,16 @@
 // covers are split into one-op kernels, as the runtime would run them; the
 // op kinds that still get Unimplemented are listed (and must not be
 // elementwise). Work runs on all cores; the corpus is split into shards.
-#include <dirent.h>
-
 #include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
-#include <climits>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <mutex>
 #include <set>
-#include <sstream>
 #include <thread>
 
 #include "absl/container/flat_hash_map.h"
@@ -29,6 +25,7 @@
 #include "backend/gpu/kernel_sites.h"
 #include "backend/llvm/kernel_fingerprint.h"
 #include "gtest/gtest.h"
+#include "hlo/testing/corpus.h"
 #include "hlo/text_parser.h"
 #include "hlo/verifier.h"
 #include "passes/standard_pipelines.h"
@@ -36,48 +33,6 @@
 namespace hloc {
 namespace gpu {
 namespace {
-
-std::vector<std::string> ListFiles(const std::string& dir, absl::string_view suffix) {
-  std::vector<std::string> files;
-  DIR* d = opendir(dir.c_str());
-  if (d == nullptr) return files;
-  while (dirent* entry = readdir(d)) {
-    std::string name = entry->d_name;
-    if (absl::EndsWith(name, suffix)) files.push_back(name);
-  }
-  closedir(d);
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
-bool ReadFile(const std::string& path, std::string* text) {
-  std::ifstream in(path);
-  if (!in) return false;
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  *text = contents.str();
-  return true;
-}
-
-std::string WorkspaceRoot() {
-  const char* srcdir = std::getenv("TEST_SRCDIR");
-  const char* workspace = std::getenv("TEST_WORKSPACE");
-  if (srcdir == nullptr || workspace == nullptr) return "";
-  const std::string suffix = "/backend/gpu/gpu_acceptance_test.cc";
-  const std::string link = absl::StrCat(srcdir, "/", workspace, suffix);
-  char resolved[PATH_MAX];
-  if (realpath(link.c_str(), resolved) == nullptr) return "";
-  std::string path = resolved;
-  if (!absl::EndsWith(path, suffix)) return "";
-  return path.substr(0, path.size() - suffix.size());
-}
-
-std::string CorpusDir() {
-  const char* dir = std::getenv("HLOC_CORPUS_DIR");
-  if (dir != nullptr && *dir != '\0') return dir;
-  const std::string root = WorkspaceRoot();
-  return root.empty() ? "" : root + "/../shared/corpus";
-}
 
 // Which part of the work this test process does (Bazel test sharding).
 struct Shard {
@@ -311,17 +266,16 @@ class Acceptance {
 };
 
 TEST(GpuAcceptance, JaxZoo) {
-  const std::string root = WorkspaceRoot();
-  const std::string dir = root + "/tests/jax/zoo";
-  std::vector<std::string> files = ListFiles(dir, ".before.txt");
-  if (root.empty() || files.empty()) GTEST_SKIP() << "tests/jax/zoo not found";
+  const std::string dir = testdata::ZooDir();
+  std::vector<std::string> files = testdata::ListFiles(dir, ".before.txt");
+  if (files.empty()) GTEST_SKIP() << "tests/jax/zoo not found";
   if (RunfilesPtxas().empty()) GTEST_SKIP() << "no runfiles (ptxas)";
   Shard shard;
   Acceptance acceptance;
   for (size_t i = 0; i < files.size(); ++i) {
     if (!shard.Mine(i)) continue;
     std::string text;
-    ASSERT_TRUE(ReadFile(dir + "/" + files[i], &text)) << files[i];
+    ASSERT_TRUE(testdata::ReadFile(dir + "/" + files[i], &text)) << files[i];
     ParseOptions options;
     options.filename = files[i];
     absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text, options);
@@ -336,29 +290,21 @@ TEST(GpuAcceptance, JaxZoo) {
 }
 
 TEST(GpuAcceptance, XlaCorpus) {
-  const std::string root = CorpusDir();
+  const std::string root = testdata::CorpusDir();
   if (root.empty()) GTEST_SKIP() << "HLOC_CORPUS_DIR is not set and the workspace is unknown";
   if (RunfilesPtxas().empty()) GTEST_SKIP() << "no runfiles (ptxas)";
   Shard shard;
   Acceptance acceptance;
   size_t file_index = 0;
-  for (const char* sub : {"xla", "xla2023"}) {
-    const std::string dir = root + "/" + sub;
-    // HLOC_GPU_ACCEPTANCE_FILTER=TEXT limits the run to files naming TEXT.
-    const char* filter = std::getenv("HLOC_GPU_ACCEPTANCE_FILTER");
-    for (const std::string& file : ListFiles(dir, ".hlo")) {
-      if (filter != nullptr && !absl::StrContains(file, filter)) continue;
-      if (!shard.Mine(file_index++)) continue;
-      std::string text;
-      if (!ReadFile(dir + "/" + file, &text)) continue;
-      ParseOptions options;
-      options.filename = file;
-      std::vector<absl::StatusOr<std::unique_ptr<HloModule>>> modules =
-          ParseEachHloModule(text, options);
-      for (size_t i = 0; i < modules.size(); ++i) {
-        if (!modules[i].ok()) continue;
-        acceptance.AddModule(absl::StrCat(sub, "/", file, "#", i), *std::move(modules[i]));
-      }
+  // HLOC_GPU_ACCEPTANCE_FILTER=TEXT limits the run to files naming TEXT.
+  const char* filter = std::getenv("HLOC_GPU_ACCEPTANCE_FILTER");
+  std::vector<testdata::CorpusModule> modules;
+  for (const testdata::CorpusFile& file : testdata::ListCorpusFiles(root)) {
+    if (filter != nullptr && !absl::StrContains(file.name, filter)) continue;
+    if (!shard.Mine(file_index++)) continue;
+    if (!testdata::ParseCorpusFile(file, &modules)) continue;
+    for (testdata::CorpusModule& piece : modules) {
+      if (piece.module.ok()) acceptance.AddModule(piece.id, *std::move(piece.module));
     }
   }
   if (file_index == 0) GTEST_SKIP() << "no corpus modules under " << root;

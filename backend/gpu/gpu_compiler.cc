@@ -458,7 +458,7 @@ class GpuCompilation {
     HloInstruction* p = c->AddInstruction(HloInstruction::CreateParameter(0, shape, "p0"));
     HloInstruction* zero = c->AddInstruction(
         HloInstruction::CreateConstant(Literal(Shape::Scalar(shape.element_type()))));
-    const auto& spatial = conv.attrs().convolution_dimension_numbers.input_spatial_dimensions();
+    const auto& spatial = conv.attrs().convolution_dimension_numbers->input_spatial_dimensions();
     xla::PaddingConfig config;
     std::vector<int64_t> dims = shape.dimensions();
     for (int64_t d = 0; d < shape.rank(); ++d) {

@@ -4,8 +4,6 @@
 // (result and time). On a machine without a usable GPU every test reports
 // SKIPPED with the reason.
 #include <cublas_v2.h>
-#include <dirent.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +16,7 @@
 #include "backend/gpu/gpu_compiler.h"
 #include "backend/gpu/gpu_pipeline.h"
 #include "gtest/gtest.h"
+#include "hlo/testing/corpus.h"
 #include "hlo/evaluator/compare.h"
 #include "hlo/evaluator/evaluator.h"
 #include "hlo/evaluator/random_arguments.h"
@@ -36,28 +35,8 @@ namespace {
     if (!reason.empty()) GTEST_SKIP() << reason;    \
   } while (0)
 
-std::string ZooDir() {
-  const char* srcdir = std::getenv("TEST_SRCDIR");
-  const char* workspace = std::getenv("TEST_WORKSPACE");
-  if (srcdir != nullptr && workspace != nullptr) {
-    return absl::StrCat(srcdir, "/", workspace, "/tests/jax/zoo");
-  }
-  return "tests/jax/zoo";
-}
-
-std::vector<std::string> ZooModels() {
-  std::vector<std::string> names;
-  DIR* dir = opendir(ZooDir().c_str());
-  if (dir == nullptr) return names;
-  while (dirent* entry = readdir(dir)) {
-    std::string file = entry->d_name;
-    const std::string suffix = ".snapshot.pb";
-    if (absl::EndsWith(file, suffix)) names.push_back(file.substr(0, file.size() - suffix.size()));
-  }
-  closedir(dir);
-  std::sort(names.begin(), names.end());
-  return names;
-}
+using testdata::ZooDir;
+using testdata::ZooModels;
 
 PrimitiveType FirstLeafType(const Shape& shape) {
   if (shape.IsTuple()) {

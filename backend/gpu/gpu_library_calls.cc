@@ -140,7 +140,7 @@ absl::StatusOr<std::vector<std::string>> EpilogueSteps(absl::string_view text) {
 }
 
 bool AllDefaultPrecision(const HloInstruction& hlo) {
-  for (int p : hlo.attrs().precision_config.operand_precision()) {
+  for (int p : hlo.attrs().precision_config->operand_precision()) {
     if (p != xla::PrecisionConfig::DEFAULT) return false;
   }
   return true;
@@ -375,7 +375,7 @@ absl::StatusOr<LibraryCallPlan> PlanConv(const HloInstruction& call, const CallA
   const std::vector<int64_t> k_spatial(dn.kernel_spatial_dimensions().begin(),
                                        dn.kernel_spatial_dimensions().end());
   const int64_t r = static_cast<int64_t>(in_spatial.size());
-  if (r < 1 || r > 3 || a.window.dimensions_size() != r) {
+  if (r < 1 || r > 3 || a.window->dimensions_size() != r) {
     return Refuse(absl::StrCat(r, " spatial dimensions (cuDNN path takes 1 to 3)"));
   }
   std::optional<cuda::ConvLayout> in_layout =
@@ -418,14 +418,14 @@ absl::StatusOr<LibraryCallPlan> PlanConv(const HloInstruction& call, const CallA
   }
   bool asymmetric = false;
   for (int64_t i = 0; i < r; ++i) {
-    const xla::WindowDimension& w = a.window.dimensions(i);
+    const xla::WindowDimension& w = a.window->dimensions(i);
     if (w.base_dilation() > 1) return Refuse("input (lhs) dilation: a transposed convolution");
     if (w.window_reversal()) return Refuse("window reversal");
     if (w.padding_low() < 0 || w.padding_high() < 0) return Refuse("negative padding");
     asymmetric = asymmetric || w.padding_low() != w.padding_high();
   }
   for (int64_t i = 0; i < r; ++i) {
-    const xla::WindowDimension& w = a.window.dimensions(i);
+    const xla::WindowDimension& w = a.window->dimensions(i);
     // Asymmetric padding: the input is padded explicitly, cuDNN pads nothing.
     const int64_t extra = asymmetric ? w.padding_low() + w.padding_high() : 0;
     if (asymmetric) {

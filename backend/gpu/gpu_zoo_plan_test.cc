@@ -3,8 +3,6 @@
 // kernels as PTX assembled by ptxas for sm_90, gemm/conv calls as library
 // thunks — or fails with an Unimplemented error naming the op that has no
 // GPU path. The plans go to the test log.
-#include <dirent.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +15,7 @@
 #include "backend/gpu/gpu_compiler.h"
 #include "backend/gpu/gpu_pipeline.h"
 #include "gtest/gtest.h"
+#include "hlo/testing/corpus.h"
 #include "hlo/loader.h"
 #include "passes/standard_pipelines.h"
 
@@ -24,28 +23,8 @@ namespace hloc {
 namespace gpu {
 namespace {
 
-std::string ZooDir() {
-  const char* srcdir = std::getenv("TEST_SRCDIR");
-  const char* workspace = std::getenv("TEST_WORKSPACE");
-  if (srcdir != nullptr && workspace != nullptr) {
-    return absl::StrCat(srcdir, "/", workspace, "/tests/jax/zoo");
-  }
-  return "tests/jax/zoo";
-}
-
-std::vector<std::string> ZooModels() {
-  std::vector<std::string> names;
-  DIR* dir = opendir(ZooDir().c_str());
-  if (dir == nullptr) return names;
-  while (dirent* entry = readdir(dir)) {
-    std::string file = entry->d_name;
-    const std::string suffix = ".snapshot.pb";
-    if (absl::EndsWith(file, suffix)) names.push_back(file.substr(0, file.size() - suffix.size()));
-  }
-  closedir(dir);
-  std::sort(names.begin(), names.end());
-  return names;
-}
+using testdata::ZooDir;
+using testdata::ZooModels;
 
 // Models with an op that has no GPU path, and that op.
 const std::map<std::string, std::string>& ExpectedUnimplemented() {

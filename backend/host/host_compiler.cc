@@ -172,7 +172,8 @@ class HostCompilation {
       // Computed straight into the caller's result when nothing else needs it.
       if (buffers_[id].kind == BufferSpec::Kind::kTemp) buffers_[id].is_output = true;
     }
-    program_->result_shape_ = entry->root()->shape();
+    // A bounded dynamic result comes back at its bounds, as the interpreter's.
+    program_->result_shape_ = StaticBounds(entry->root()->shape());
     spec.outputs = outputs;
     spec.buffers = std::move(buffers_);
     spec.code_owner = program_->compiler_;
@@ -598,8 +599,7 @@ absl::StatusOr<Literal> HostProgram::Execute(absl::Span<const Literal> arguments
     CollectLiteralLeaves(arguments[i], &leaves);
     for (const Literal* leaf : leaves) parameters.push_back(leaf->raw());
   }
-  // A bounded dynamic result comes back at its bounds, as the interpreter's.
-  HLOC_ASSIGN_OR_RETURN(Literal result, Literal::Create(StaticBounds(result_shape_)));
+  HLOC_ASSIGN_OR_RETURN(Literal result, Literal::Create(result_shape_));
   std::vector<Literal*> leaves;
   CollectMutableLeaves(&result, &leaves);
   std::vector<void*> outputs;

@@ -4,12 +4,13 @@
 // reference interpreter on the same random arguments.
 //
 // A module is skipped, with the reason counted, when it does not verify,
-// uses collectives, infeed/outfeed or other side effects the host cannot
-// run, draws random numbers (rng: nondeterministic), has arguments or
-// results too large for a test, or when the interpreter itself cannot run
-// it or takes too long (the interpreter defines the right answer). Ops with
-// no host kernel run through the interpreter fallback; the test counts the
-// modules that needed it. One test per corpus file, so Bazel shards them;
+// uses collectives, async ops, infeed/outfeed or other side effects the
+// host cannot run, draws random numbers (rng: nondeterministic), has
+// arguments or results too large for a test, or when the interpreter itself
+// cannot run it or takes too long (the interpreter defines the right
+// answer). Ops with no host kernel run through the interpreter fallback; the
+// test counts the modules that needed it, per opcode. One test per corpus
+// file, so Bazel shards them;
 // each shard prints its tally per mode at the end.
 #include <dirent.h>
 
@@ -101,9 +102,7 @@ std::string UnsupportedReason(const HloModule& module) {
                  op == HloOpcode::kAllGather || op == HloOpcode::kAllToAll ||
                  op == HloOpcode::kReduceScatter || op == HloOpcode::kCollectivePermute ||
                  op == HloOpcode::kPartitionId || op == HloOpcode::kReplicaId) {
-        reason = absl::StrCat("collective or async op (", HloOpcodeName(op), ")");
-      } else if (op == HloOpcode::kInfeed || op == HloOpcode::kOutfeed) {
-        reason = "infeed/outfeed";
+        reason = absl::StrCat("collective, async or feed op (", HloOpcodeName(op), ")");
       }
     });
   }
@@ -119,14 +118,14 @@ int64_t LongestContraction(const HloModule& module) {
       if (i->opcode() == HloOpcode::kDot && i->operand_count() >= 1) {
         int64_t k = 1;
         const Shape& lhs = i->operand(0)->shape();
-        for (int64_t d : i->attrs().dot_dimension_numbers.lhs_contracting_dimensions()) {
+        for (int64_t d : i->attrs().dot_dimension_numbers->lhs_contracting_dimensions()) {
           if (d >= 0 && d < lhs.rank()) k *= lhs.dimensions(d);
         }
         longest = std::max(longest, k);
       } else if (i->opcode() == HloOpcode::kConvolution && i->operand_count() >= 2) {
         const Shape& rhs = i->operand(1)->shape();
         const int64_t out_feature =
-            i->attrs().convolution_dimension_numbers.kernel_output_feature_dimension();
+            i->attrs().convolution_dimension_numbers->kernel_output_feature_dimension();
         if (rhs.IsArray() && out_feature >= 0 && out_feature < rhs.rank() &&
             rhs.dimensions(out_feature) > 0) {
           longest = std::max(longest, rhs.element_count() / rhs.dimensions(out_feature));

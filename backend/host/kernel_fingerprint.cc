@@ -36,6 +36,10 @@ double EstimateCost(const HloComputation& computation) {
   double total = 0;
   for (const HloInstruction* hlo : computation.MakeInstructionPostOrder()) {
     double per_element = OpWeight(*hlo);
+    // A variadic reduce's (or any tuple's) elements are those of one leaf.
+    const Shape& shape = hlo->shape().IsTuple() && hlo->shape().tuple_shapes_size() > 0
+                             ? hlo->shape().tuple_shapes(0)
+                             : hlo->shape();
     switch (hlo->opcode()) {
       case HloOpcode::kReduce:
       case HloOpcode::kDot:
@@ -45,23 +49,20 @@ double EstimateCost(const HloComputation& computation) {
         double inner = 1;
         for (const HloInstruction* operand : hlo->operands()) {
           inner = std::max(inner, static_cast<double>(ElementCount(operand->shape())) /
-                                      std::max<int64_t>(1, ElementCount(hlo->shape())));
+                                      std::max<int64_t>(1, ElementCount(shape)));
         }
         per_element = 2 * inner + 2;
         break;
       }
       case HloOpcode::kReduceWindow: {
         double inner = 1;
-        for (const auto& d : hlo->attrs().window.dimensions()) inner *= d.size();
+        for (const auto& d : hlo->attrs().window->dimensions()) inner *= d.size();
         per_element = 2 * inner + 2;
         break;
       }
       default:
         break;
     }
-    const Shape& shape = hlo->shape().IsTuple() && hlo->shape().tuple_shapes_size() > 0
-                             ? hlo->shape().tuple_shapes(0)
-                             : hlo->shape();
     total += per_element * static_cast<double>(ElementCount(shape));
   }
   return total;

@@ -181,7 +181,7 @@ OneDnnRefusal ConvolutionFromHlo(const HloInstruction& convolution, ConvolutionS
   const int64_t spatial = dn.input_spatial_dimensions_size();
   if (spatial < 1 || spatial > 3) return absl::StrCat(spatial, " spatial dimensions (oneDNN: 1-3)");
   if (dn.kernel_spatial_dimensions_size() != spatial ||
-      dn.output_spatial_dimensions_size() != spatial || a.window.dimensions_size() != spatial ||
+      dn.output_spatial_dimensions_size() != spatial || a.window->dimensions_size() != spatial ||
       input.rank() != spatial + 2 || kernel.rank() != spatial + 2 || out.rank() != spatial + 2) {
     return "inconsistent ranks";
   }
@@ -233,7 +233,7 @@ OneDnnRefusal ConvolutionFromHlo(const HloInstruction& convolution, ConvolutionS
   s.dst_dims = {batch, out_features};
   s.dst_strides = {os[dn.output_batch_dimension()], os[dn.output_feature_dimension()]};
   for (int64_t i = 0; i < spatial; ++i) {
-    const xla::WindowDimension& w = a.window.dimensions(i);
+    const xla::WindowDimension& w = a.window->dimensions(i);
     const int64_t in_size = input.dimensions(dn.input_spatial_dimensions(i));
     const int64_t k_size = kernel.dimensions(dn.kernel_spatial_dimensions(i));
     const int64_t out_size = out.dimensions(dn.output_spatial_dimensions(i));

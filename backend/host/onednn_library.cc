@@ -195,7 +195,7 @@ OneDnnRefusal ReadConvolutionCall(const HloInstruction& call,
   const HloAttributes& a = conv->attrs();
   const xla::ConvolutionDimensionNumbers& dn = a.convolution_dimension_numbers;
   std::vector<int64_t> size, stride, pad_low, pad_high, rhs_dilation;
-  for (const xla::WindowDimension& w : a.window.dimensions()) {
+  for (const xla::WindowDimension& w : a.window->dimensions()) {
     size.push_back(w.size());
     stride.push_back(w.stride() == 0 ? 1 : w.stride());
     pad_low.push_back(w.padding_low());

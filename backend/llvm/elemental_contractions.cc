@@ -138,7 +138,7 @@ absl::StatusOr<ElementGenerator> ElementalIrEmitter::MakeReduceWindowGenerator(
   const int64_t n = hlo.operand_count() / 2;
   if (n < 1 || hlo.operand_count() != 2 * n) return Malformed(hlo, "odd operand count");
   const Shape& in = hlo.operand(0)->shape();
-  if (hlo.attrs().window.dimensions_size() != in.rank()) {
+  if (hlo.attrs().window->dimensions_size() != in.rank()) {
     return Malformed(hlo, "window rank differs from operand rank");
   }
   return ElementGenerator([this, &hlo, operands, n](const IrIndex& index) -> absl::StatusOr<llvm::Value*> {
@@ -314,7 +314,7 @@ absl::StatusOr<ElementGenerator> ElementalIrEmitter::MakeConvolutionGenerator(
   const int64_t spatial = dn.input_spatial_dimensions_size();
   if (dn.kernel_spatial_dimensions_size() != spatial ||
       dn.output_spatial_dimensions_size() != spatial ||
-      hlo.attrs().window.dimensions_size() != spatial || input.rank() != spatial + 2 ||
+      hlo.attrs().window->dimensions_size() != spatial || input.rank() != spatial + 2 ||
       kernel.rank() != spatial + 2) {
     return Malformed(hlo, "convolution ranks do not match the dimension numbers");
   }

@@ -37,8 +37,8 @@ int64_t Flatten(const std::vector<int64_t>& index, const std::vector<int64_t>& d
 
 // Convolution straight from XLA's definition, in double.
 Literal ReferenceConvolution(const HloInstruction& conv, const Literal& lhs, const Literal& rhs) {
-  const auto& dn = conv.attrs().convolution_dimension_numbers;
-  const auto& window = conv.attrs().window;
+  const auto& dn = *conv.attrs().convolution_dimension_numbers;
+  const auto& window = *conv.attrs().window;
   const Shape& out_shape = conv.shape();
   Literal out(out_shape);
   const int64_t nsp = dn.input_spatial_dimensions_size();

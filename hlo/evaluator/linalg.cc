@@ -20,7 +20,7 @@ absl::StatusOr<Literal> EvalCholesky(const HloInstruction& hlo, Operands ops) {
   }
   const int64_t n = s.dimensions(s.rank() - 1);
   const int64_t batches = n == 0 ? 0 : a.element_count() / (n * n);
-  const bool lower = hlo.attrs().cholesky_options.lower();
+  const bool lower = hlo.attrs().cholesky_options->lower();
   HLOC_ASSIGN_OR_RETURN(Literal out, NewLiteral(hlo, hlo.shape()));
   std::vector<double> l(n * n);
   for (int64_t b = 0; b < batches; ++b) {

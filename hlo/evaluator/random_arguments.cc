@@ -117,7 +117,7 @@ int64_t IndexBoundForUse(const HloInstruction& user, int64_t operand_number) {
   switch (user.opcode()) {
     case HloOpcode::kGather:
       if (operand_number != 1) return 0;
-      for (int64_t d : a.gather_dimension_numbers.start_index_map()) {
+      for (int64_t d : a.gather_dimension_numbers->start_index_map()) {
         if (d >= 0 && d < operand.rank() && d < static_cast<int64_t>(a.gather_slice_sizes.size())) {
           tighten(operand.dimensions(d), a.gather_slice_sizes[d]);
         }
@@ -128,7 +128,7 @@ int64_t IndexBoundForUse(const HloInstruction& user, int64_t operand_number) {
       if (operand_number != n) return 0;
       // Window sizes are not easy to recover per dim; keep indices valid as
       // single-element starts, which also keeps 1-sized windows in range.
-      for (int64_t d : a.scatter_dimension_numbers.scatter_dims_to_operand_dims()) {
+      for (int64_t d : a.scatter_dimension_numbers->scatter_dims_to_operand_dims()) {
         if (d >= 0 && d < operand.rank()) tighten(operand.dimensions(d), 1);
       }
       break;

@@ -6,69 +6,21 @@
 // every pass), evaluates again and compares. It also checks that a second run
 // of the pipeline changes nothing.
 #include <chrono>
-#include <climits>
-#include <cstdlib>
-#include <dirent.h>
-#include <fstream>
 #include <iostream>
 #include <map>
-#include <sstream>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "hlo/evaluator/compare.h"
 #include "hlo/evaluator/evaluator.h"
-#include "hlo/evaluator/random_arguments.h"
+#include "hlo/evaluator/test_arguments.h"
+#include "hlo/testing/corpus.h"
 #include "hlo/text_parser.h"
 #include "hlo/text_printer.h"
-#include "hlo/verifier.h"
 #include "passes/fusion/fusion_pipeline.h"
 
 namespace hloc {
 namespace {
-
-std::vector<std::string> ListFiles(const std::string& dir, absl::string_view suffix) {
-  std::vector<std::string> files;
-  DIR* d = opendir(dir.c_str());
-  if (d == nullptr) return files;
-  while (dirent* entry = readdir(d)) {
-    std::string name = entry->d_name;
-    if (absl::EndsWith(name, suffix)) files.push_back(name);
-  }
-  closedir(d);
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
-bool ReadFile(const std::string& path, std::string* text) {
-  std::ifstream in(path);
-  if (!in) return false;
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  *text = contents.str();
-  return true;
-}
-
-std::string WorkspaceRoot() {
-  const char* srcdir = getenv("TEST_SRCDIR");
-  const char* workspace = getenv("TEST_WORKSPACE");
-  if (srcdir == nullptr || workspace == nullptr) return "";
-  const std::string suffix = "/passes/fusion/fusion_semantics_test.cc";
-  const std::string link = absl::StrCat(srcdir, "/", workspace, suffix);
-  char resolved[PATH_MAX];
-  if (realpath(link.c_str(), resolved) == nullptr) return "";
-  std::string path = resolved;
-  if (!absl::EndsWith(path, suffix)) return "";
-  return path.substr(0, path.size() - suffix.size());
-}
-
-std::string CorpusDir() {
-  const char* dir = getenv("HLOC_CORPUS_DIR");
-  if (dir != nullptr && *dir != '\0') return dir;
-  const std::string root = WorkspaceRoot();
-  return root.empty() ? "" : root + "/../shared/corpus";
-}
 
 struct Variant {
   const char* name;
@@ -83,16 +35,6 @@ std::vector<Variant> Variants() {
   variants[2].name = "fallback";
   variants[2].options.fallback = true;
   return variants;
-}
-
-bool HasNondeterministicOps(const HloModule& module) {
-  bool found = false;
-  for (const HloComputation* c : module.computations()) {
-    c->ForEachInstruction([&](HloInstruction* i) {
-      found = found || i->opcode() == HloOpcode::kRng;
-    });
-  }
-  return found;
 }
 
 struct Tally {
@@ -113,22 +55,11 @@ void CheckModule(const std::string& id, std::unique_ptr<HloModule> module, Tally
       if (seconds > 2) std::cout << "  slow: " << id << " " << seconds << " s\n";
     }
   } slow_report{id, start};
-  if (!VerifyModule(*module).ok() || HasNondeterministicOps(*module)) return;
-  // Sized before they are made: drawing gigabytes of random numbers is slow.
-  constexpr int64_t kMaxArgumentBytes = int64_t{64} << 20;
-  int64_t bytes = 0;
-  for (const HloInstruction* parameter : module->entry()->parameters()) {
-    std::optional<int64_t> size =
-        parameter == nullptr ? std::nullopt : parameter->shape().CheckedByteSize();
-    bytes = size && bytes <= kMaxArgumentBytes ? bytes + *size : kMaxArgumentBytes + 1;
-  }
-  if (bytes > kMaxArgumentBytes) return;
-  absl::StatusOr<std::vector<Literal>> arguments = MakeRandomArguments(*module, 7);
-  if (!arguments.ok()) return;
-  EvaluatorOptions evaluator_options;
-  evaluator_options.max_while_iterations = 100000;
+  std::vector<Literal> arguments;
+  if (!RandomArgumentsForTest(*module, 7, &arguments).empty()) return;
+  const EvaluatorOptions evaluator_options = TestEvaluatorOptions();
   const auto evaluation_start = std::chrono::steady_clock::now();
-  absl::StatusOr<Literal> expected = Evaluate(*module, *arguments, evaluator_options);
+  absl::StatusOr<Literal> expected = Evaluate(*module, arguments, evaluator_options);
   if (!expected.ok()) return;
   ++tally->runnable;
   // Modules that take the interpreter long are still fused, verified and
@@ -149,7 +80,7 @@ void CheckModule(const std::string& id, std::unique_ptr<HloModule> module, Tally
     }
     if (*changed) ++tally->fused;
     if (compare) {
-      absl::StatusOr<Literal> actual = Evaluate(*copy, *arguments, evaluator_options);
+      absl::StatusOr<Literal> actual = Evaluate(*copy, arguments, evaluator_options);
       if (!actual.ok()) {
         tally->failures[where] = absl::StrCat("fused module fails to run: ",
                                               actual.status().message());
@@ -183,15 +114,14 @@ void Report(const char* what, const Tally& tally) {
 }
 
 TEST(FusionSemantics, JaxZoo) {
-  const std::string root = WorkspaceRoot();
-  const std::string dir = root + "/tests/jax/zoo";
-  std::vector<std::string> files = ListFiles(dir, ".before.txt");
-  for (const std::string& f : ListFiles(dir, ".after.txt")) files.push_back(f);
-  if (root.empty() || files.empty()) GTEST_SKIP() << "tests/jax/zoo not found";
+  const std::string dir = testdata::ZooDir();
+  std::vector<std::string> files = testdata::ListFiles(dir, ".before.txt");
+  for (const std::string& f : testdata::ListFiles(dir, ".after.txt")) files.push_back(f);
+  if (files.empty()) GTEST_SKIP() << "tests/jax/zoo not found";
   Tally tally;
   for (const std::string& file : files) {
     std::string text;
-    ASSERT_TRUE(ReadFile(dir + "/" + file, &text)) << file;
+    ASSERT_TRUE(testdata::ReadFile(dir + "/" + file, &text)) << file;
     ParseOptions options;
     options.filename = file;
     absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text, options);
@@ -203,22 +133,14 @@ TEST(FusionSemantics, JaxZoo) {
 }
 
 TEST(FusionSemantics, XlaCorpus) {
-  const std::string root = CorpusDir();
+  const std::string root = testdata::CorpusDir();
   if (root.empty()) GTEST_SKIP() << "HLOC_CORPUS_DIR is not set and the workspace is unknown";
   Tally tally;
-  for (const char* sub : {"xla", "xla2023"}) {
-    const std::string dir = root + "/" + sub;
-    for (const std::string& file : ListFiles(dir, ".hlo")) {
-      std::string text;
-      if (!ReadFile(dir + "/" + file, &text)) continue;
-      ParseOptions options;
-      options.filename = file;
-      std::vector<absl::StatusOr<std::unique_ptr<HloModule>>> modules =
-          ParseEachHloModule(text, options);
-      for (size_t i = 0; i < modules.size(); ++i) {
-        if (!modules[i].ok()) continue;
-        CheckModule(absl::StrCat(sub, "/", file, "#", i), std::move(*modules[i]), &tally);
-      }
+  std::vector<testdata::CorpusModule> modules;
+  for (const testdata::CorpusFile& file : testdata::ListCorpusFiles(root)) {
+    if (!testdata::ParseCorpusFile(file, &modules)) continue;
+    for (testdata::CorpusModule& piece : modules) {
+      if (piece.module.ok()) CheckModule(piece.id, *std::move(piece.module), &tally);
     }
   }
   if (tally.modules == 0) GTEST_SKIP() << "no corpus modules under " << root;

@@ -15,25 +15,20 @@
 #include "hlo/text_printer.h"
 #include "hlo/verifier.h"
 #include "passes/pass.h"
+#include "passes/test_util.h"
 
 namespace hloc {
 namespace fusion_test {
 
+// Parses and verifies (passes/test_util.h); nullptr and a test failure on error.
 inline std::unique_ptr<HloModule> Parse(absl::string_view text) {
-  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text);
-  EXPECT_TRUE(module.ok()) << module.status();
-  if (!module.ok()) return nullptr;
-  absl::Status verified = VerifyModule(**module);
-  EXPECT_TRUE(verified.ok()) << verified;
-  return std::move(*module);
+  return testing::ParseAndVerifyOrFail(text);
 }
 
 // Runs `pass`, checks the module still verifies; returns whether it changed.
 inline bool RunAndVerify(HloPass& pass, HloModule& module) {
-  absl::StatusOr<bool> changed = pass.Run(module);
+  absl::StatusOr<bool> changed = testing::RunAndVerify(pass, module);
   EXPECT_TRUE(changed.ok()) << changed.status();
-  absl::Status verified = VerifyModule(module);
-  EXPECT_TRUE(verified.ok()) << verified << "\n" << PrintModule(module);
   return changed.ok() && *changed;
 }
 

@@ -28,7 +28,7 @@ class LayerBuilder {
     const Shape matrix(xla::F32, {kWidth, kWidth});
     const Shape row(xla::F32, {kWidth});
     HloInstruction* dot = Add(HloOpcode::kDot, matrix, {x, w});
-    xla::DotDimensionNumbers* dnums = &dot->mutable_attrs()->dot_dimension_numbers;
+    xla::DotDimensionNumbers* dnums = dot->mutable_attrs()->dot_dimension_numbers.mutable_value();
     dnums->add_lhs_contracting_dimensions(1);
     dnums->add_rhs_contracting_dimensions(0);
     HloInstruction* bias = Broadcast(Scalar(0.1f), matrix, {});

@@ -49,12 +49,12 @@ Refusal CheckConv(const HloInstruction* conv, const LibraryCheckOptions& options
     return absl::StrCat(conv->name(), " has batch_group_count=", a.batch_group_count,
                         " (a weight-gradient convolution)");
   }
-  int64_t spatial = a.convolution_dimension_numbers.input_spatial_dimensions_size();
+  int64_t spatial = a.convolution_dimension_numbers->input_spatial_dimensions_size();
   if (spatial < 1 || spatial > 3) {
     return absl::StrCat(conv->name(), " has ", spatial,
                         " spatial dimensions (the library takes 1 to 3)");
   }
-  for (const xla::WindowDimension& w : a.window.dimensions()) {
+  for (const xla::WindowDimension& w : a.window->dimensions()) {
     if (w.base_dilation() > 1) {
       return absl::StrCat(
           conv->name(),
@@ -69,7 +69,7 @@ Refusal CheckConv(const HloInstruction* conv, const LibraryCheckOptions& options
 Refusal CheckConvBias(const Match& m, const LibraryCheckOptions& options) {
   const HloInstruction* conv = m.Get("conv");
   HLOC_REFUSE_IF(CheckConv(conv, options));
-  int64_t feature = conv->attrs().convolution_dimension_numbers.output_feature_dimension();
+  int64_t feature = conv->attrs().convolution_dimension_numbers->output_feature_dimension();
   const HloInstruction* add = m.Get("bias_add");
   HLOC_REFUSE_IF(
       CheckVectorAlong(m.Get("bias_broadcast"), m.Get("bias"), feature, add->shape(), "bias"));
@@ -82,7 +82,7 @@ std::string ConvAttributes(const Match& m, absl::string_view epilogue) {
   const HloAttributes& a = conv->attrs();
   const xla::ConvolutionDimensionNumbers& dn = a.convolution_dimension_numbers;
   std::vector<int64_t> size, stride, pad_low, pad_high, rhs_dilation;
-  for (const xla::WindowDimension& w : a.window.dimensions()) {
+  for (const xla::WindowDimension& w : a.window->dimensions()) {
     size.push_back(w.size());
     stride.push_back(w.stride() == 0 ? 1 : w.stride());
     pad_low.push_back(w.padding_low());

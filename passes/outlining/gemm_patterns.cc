@@ -32,7 +32,7 @@ using pattern::Op;
 using pattern::Pattern;
 
 bool HasBatchDims(const HloInstruction& dot) {
-  return dot.attrs().dot_dimension_numbers.lhs_batch_dimensions_size() > 0;
+  return dot.attrs().dot_dimension_numbers->lhs_batch_dimensions_size() > 0;
 }
 
 Pattern GemmDot() {

@@ -118,7 +118,7 @@ Refusal ReadLibraryCall(HloInstruction* call, const LibraryEpilogueFamily* famil
   if (ops != 1) return absl::StrCat("its body has ", ops, " dots/convolutions, not one");
   out->feature_dimension =
       out->op->opcode() == HloOpcode::kConvolution
-          ? out->op->attrs().convolution_dimension_numbers.output_feature_dimension()
+          ? out->op->attrs().convolution_dimension_numbers->output_feature_dimension()
           : call->shape().rank() - 1;
   return std::nullopt;
 }

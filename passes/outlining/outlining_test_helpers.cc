@@ -11,21 +11,12 @@
 #include "hlo/verifier.h"
 #include "passes/call_inliner.h"
 #include "passes/outlining/composite_attributes.h"
+#include "passes/test_util.h"
 
 namespace hloc::outlining_testing {
 
 std::unique_ptr<HloModule> ParseOrDie(absl::string_view text) {
-  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text);
-  if (!module.ok()) {
-    ADD_FAILURE() << module.status();
-    return nullptr;
-  }
-  absl::Status valid = VerifyModule(**module);
-  if (!valid.ok()) {
-    ADD_FAILURE() << valid;
-    return nullptr;
-  }
-  return std::move(module).value();
+  return testing::ParseAndVerifyOrFail(text);
 }
 
 std::string WorkspacePath(const std::string& relative_path) {

@@ -125,7 +125,7 @@ TEST(Matcher, OneUseShapeAndAttributeConstraints) {
   EXPECT_TRUE(Matches(dot, Op(HloOpcode::kDot).WithRank(2).WithElementType(xla::F32)));
   EXPECT_FALSE(Matches(dot, Op(HloOpcode::kDot).WithElementType(xla::BF16)));
   auto contracts_dim1 = [](const HloInstruction& i) {
-    const auto& dn = i.attrs().dot_dimension_numbers;
+    const auto& dn = *i.attrs().dot_dimension_numbers;
     return dn.lhs_contracting_dimensions_size() == 1 && dn.lhs_contracting_dimensions(0) == 1;
   };
   EXPECT_TRUE(Matches(dot, Op(HloOpcode::kDot).Where(contracts_dim1, "lhs contracts dim 1")));
