@@ -44,8 +44,8 @@ struct ConvolutionPiece {
 class ConvolutionOperation : public OneDnnOperation {
  public:
   ConvolutionOperation(const ConvolutionSpec& spec, std::vector<ConvolutionPiece> pieces,
-                       int64_t tasks, const dnnl::engine& engine)
-      : spec_(spec), pieces_(std::move(pieces)), tasks_(tasks) {
+                       int64_t tasks, int omp_threads, const dnnl::engine& engine)
+      : spec_(spec), pieces_(std::move(pieces)), tasks_(tasks), omp_threads_(omp_threads) {
     // Scratch buffers in the primitive's layouts: the kernel per piece, the
     // input and result per task.
     for (const ConvolutionPiece& piece : pieces_) {
@@ -61,10 +61,9 @@ class ConvolutionOperation : public OneDnnOperation {
   absl::Status Run(absl::Span<void* const> buffers, const dnnl::engine& engine,
                    runtime::ThreadPool* pool) const override {
     std::lock_guard<std::mutex> lock(mu_);  // The scratch buffers are shared.
-    const int threads = pool == nullptr ? 1 : pool->num_threads();
-    const bool whole = tasks_ == 1;
-    // A whole convolution runs on OpenMP threads as many as the pool's.
-    ScopedOmpThreads scoped(whole ? threads : 1);
+    // The thread count the primitives were created for (oneDNN's OpenMP
+    // kernels expect the same count at execution).
+    ScopedOmpThreads scoped(pool == nullptr ? 1 : omp_threads_);
     for (size_t p = 0; p < pieces_.size(); ++p) {
       if (!pieces_[p].weights_in) continue;
       memory user(pieces_[p].user_weights, engine, buffers[spec_.kernel_buffer]);
@@ -109,7 +108,7 @@ class ConvolutionOperation : public OneDnnOperation {
       }
       stream.wait();
     };
-    if (whole) {
+    if (tasks_ == 1) {
       run_task(0);
       return absl::OkStatus();
     }
@@ -136,6 +135,7 @@ class ConvolutionOperation : public OneDnnOperation {
   ConvolutionSpec spec_;
   std::vector<ConvolutionPiece> pieces_;  // Full slices, then a shorter last one.
   int64_t tasks_;
+  int omp_threads_;
   mutable std::mutex mu_;
   std::vector<memory> weights_scratch_, src_scratch_, dst_scratch_;
 };
@@ -304,6 +304,11 @@ absl::StatusOr<std::shared_ptr<const OneDnnOperation>> BuildConvolution(
     slice = (batch + wanted - 1) / wanted;
     tasks = (batch + slice - 1) / slice;
   }
+  // A whole convolution uses OpenMP threads only when it is big enough to
+  // pay for them: on a busy machine a small one stalled for tens of
+  // milliseconds waiting for a descheduled OpenMP thread (bench/RESULTS.md).
+  constexpr double kOpenMpMinMacs = double{1 << 24};
+  const int omp_threads = (tasks == 1 && macs >= kOpenMpMinMacs) ? threads : 1;
 
   auto make_piece = [&](int64_t images) -> absl::StatusOr<ConvolutionPiece> {
     std::vector<int64_t> src_dims = spec.src_dims, dst_dims = spec.dst_dims;
@@ -323,7 +328,7 @@ absl::StatusOr<std::shared_ptr<const OneDnnOperation>> BuildConvolution(
                                                 spec.dilation, spec.pad_low, spec.pad_high);
       return dnnl::convolution_forward::primitive_desc(desc, attr, engine, /*allow_empty=*/true);
     };
-    ScopedOmpThreads scoped(tasks == 1 ? threads : 1);
+    ScopedOmpThreads scoped(omp_threads);
     dnnl::convolution_forward::primitive_desc chosen = make_pd(src, weights, dst);
     if (!chosen || IsFallbackImplementation(chosen.impl_info_str())) {
       const auto any = memory::format_tag::any;
@@ -371,7 +376,7 @@ absl::StatusOr<std::shared_ptr<const OneDnnOperation>> BuildConvolution(
     pieces.push_back(*std::move(rest));
   }
   return std::shared_ptr<const OneDnnOperation>(
-      std::make_shared<ConvolutionOperation>(spec, std::move(pieces), tasks, engine));
+      std::make_shared<ConvolutionOperation>(spec, std::move(pieces), tasks, omp_threads, engine));
 }
 
 }  // namespace host
