@@ -210,4 +210,17 @@ absl::StatusOr<OutlineResult> OutlineInstructions(HloComputation* computation,
   return result;
 }
 
+std::unique_ptr<HloComputation> WrapInstruction(const HloInstruction& hlo) {
+  auto wrapper = std::make_unique<HloComputation>(absl::StrCat("wrapped_", hlo.name()));
+  std::vector<HloInstruction*> parameters;
+  for (int64_t i = 0; i < hlo.operand_count(); ++i) {
+    parameters.push_back(wrapper->AddInstruction(
+        HloInstruction::CreateParameter(i, hlo.operand(i)->shape(), absl::StrCat("p", i))));
+  }
+  HloInstruction* op = wrapper->AddInstruction(hlo.CloneWithNewOperands(hlo.shape(), parameters));
+  op->set_name(hlo.name());
+  wrapper->set_root(op);
+  return wrapper;
+}
+
 }  // namespace hloc

@@ -8,6 +8,7 @@
 #ifndef HLOC_HLO_OUTLINE_H_
 #define HLOC_HLO_OUTLINE_H_
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -53,6 +54,11 @@ struct OutlineResult {
 absl::StatusOr<OutlineResult> OutlineInstructions(HloComputation* computation,
                                                   absl::Span<HloInstruction* const> instructions,
                                                   const OutlineOptions& options = {});
+
+// A detached computation holding a copy of `hlo` (same name) applied to
+// parameters p0, p1, ... shaped like its operands: how a backend compiles one
+// unfused op with the same machinery as a fused computation.
+std::unique_ptr<HloComputation> WrapInstruction(const HloInstruction& hlo);
 
 }  // namespace hloc
 

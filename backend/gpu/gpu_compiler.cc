@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "backend/llvm/array_leaves.h"
+#include "hlo/outline.h"
 #include "hlo/status_macros.h"
 #include "passes/outlining/composite_attributes.h"
 
@@ -57,19 +58,6 @@ absl::Status InstructionError(const HloInstruction& hlo, absl::string_view messa
       absl::StrCat("instruction %", hlo.name(), " (", HloOpcodeName(hlo.opcode()), "): ", message));
 }
 
-// A computation holding `hlo` applied to parameters shaped like its operands.
-std::unique_ptr<HloComputation> WrapInstruction(const HloInstruction& hlo) {
-  auto wrapper = std::make_unique<HloComputation>(absl::StrCat("wrapped_", hlo.name()));
-  std::vector<HloInstruction*> parameters;
-  for (int64_t i = 0; i < hlo.operand_count(); ++i) {
-    parameters.push_back(wrapper->AddInstruction(
-        HloInstruction::CreateParameter(i, hlo.operand(i)->shape(), absl::StrCat("p", i))));
-  }
-  HloInstruction* op = wrapper->AddInstruction(hlo.CloneWithNewOperands(hlo.shape(), parameters));
-  op->set_name(hlo.name());
-  wrapper->set_root(op);
-  return wrapper;
-}
 
 // Ops no GPU kernel emitter or library covers.
 bool HasNoGpuPath(HloOpcode op) {
@@ -303,7 +291,7 @@ class GpuCompilation {
         break;
     }
     if (HasNoGpuPath(hlo.opcode())) return NoGpuPath(hlo);
-    std::unique_ptr<HloComputation> wrapper = WrapInstruction(hlo);
+    std::unique_ptr<HloComputation> wrapper = hloc::WrapInstruction(hlo);
     absl::StatusOr<bool> compiled = EmitKernel(hlo, *wrapper, out);
     if (!compiled.ok()) return compiled.status();
     if (!*compiled) return NoGpuPath(hlo, unimplemented_reason_);

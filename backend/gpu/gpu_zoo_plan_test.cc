@@ -107,8 +107,12 @@ TEST(GpuZooPlanTest, LibraryCallsOfTheConvAndMlpModels) {
     auto program = CompileForGpu(*snapshot->module, options);
     ASSERT_TRUE(program.ok()) << e.model << ": " << program.status();
     const GpuCompileReport& r = (*program)->report();
-    if (e.gemm) EXPECT_FALSE(r.gemms.empty()) << e.model << "\n" << r.ToString();
-    if (e.conv) EXPECT_FALSE(r.convs.empty()) << e.model << "\n" << r.ToString();
+    if (e.gemm) {
+      EXPECT_FALSE(r.gemms.empty()) << e.model << "\n" << r.ToString();
+    }
+    if (e.conv) {
+      EXPECT_FALSE(r.convs.empty()) << e.model << "\n" << r.ToString();
+    }
   }
 }
 

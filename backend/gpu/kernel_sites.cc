@@ -1,6 +1,8 @@
 // Kernel sites of a module (see kernel_sites.h).
 #include "backend/gpu/kernel_sites.h"
 
+#include "hlo/outline.h"
+
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 
@@ -82,16 +84,7 @@ bool NeedsKernel(const HloInstruction& hlo) {
 }
 
 std::shared_ptr<HloComputation> WrapInstruction(const HloInstruction& hlo) {
-  auto wrapper = std::make_shared<HloComputation>(absl::StrCat("wrapped_", hlo.name()));
-  std::vector<HloInstruction*> parameters;
-  for (int64_t i = 0; i < hlo.operand_count(); ++i) {
-    parameters.push_back(wrapper->AddInstruction(
-        HloInstruction::CreateParameter(i, hlo.operand(i)->shape(), absl::StrCat("p", i))));
-  }
-  HloInstruction* op = wrapper->AddInstruction(hlo.CloneWithNewOperands(hlo.shape(), parameters));
-  op->set_name(hlo.name());
-  wrapper->set_root(op);
-  return wrapper;
+  return hloc::WrapInstruction(hlo);
 }
 
 KernelSites CollectKernelSites(const HloModule& module) {

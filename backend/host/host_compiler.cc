@@ -26,6 +26,7 @@
 #include "absl/strings/str_join.h"
 #include "backend/host/library_calls.h"
 #include "backend/host/onednn_library.h"
+#include "hlo/outline.h"
 #include "hlo/status_macros.h"
 
 namespace hloc {
@@ -80,19 +81,6 @@ absl::Status InstructionError(const HloInstruction& hlo, absl::string_view messa
                                                  HloOpcodeName(hlo.opcode()), "): ", message));
 }
 
-// A computation holding `hlo` applied to parameters shaped like its operands.
-std::unique_ptr<HloComputation> WrapInstruction(const HloInstruction& hlo) {
-  auto wrapper = std::make_unique<HloComputation>(absl::StrCat("wrapped_", hlo.name()));
-  std::vector<HloInstruction*> parameters;
-  for (int64_t i = 0; i < hlo.operand_count(); ++i) {
-    parameters.push_back(wrapper->AddInstruction(
-        HloInstruction::CreateParameter(i, hlo.operand(i)->shape(), absl::StrCat("p", i))));
-  }
-  HloInstruction* op = wrapper->AddInstruction(hlo.CloneWithNewOperands(hlo.shape(), parameters));
-  op->set_name(hlo.name());
-  wrapper->set_root(op);
-  return wrapper;
-}
 
 // `shape` with every bounded dynamic dimension made static at its bound.
 Shape StaticBounds(Shape shape) {
