@@ -50,7 +50,7 @@ class SiteCollector {
         sites_.library_ops.push_back(hlo);
         continue;
       }
-      std::shared_ptr<HloComputation> wrapper = WrapInstruction(*hlo);
+      std::shared_ptr<HloComputation> wrapper = hloc::WrapInstruction(*hlo);
       const HloComputation* raw = wrapper.get();
       sites_.kernels.push_back({hlo, raw, std::move(wrapper), false});
     }
@@ -81,10 +81,6 @@ bool NeedsKernel(const HloInstruction& hlo) {
     case HloOpcode::kFusion: return false;
     default: return true;
   }
-}
-
-std::shared_ptr<HloComputation> WrapInstruction(const HloInstruction& hlo) {
-  return hloc::WrapInstruction(hlo);
 }
 
 KernelSites CollectKernelSites(const HloModule& module) {

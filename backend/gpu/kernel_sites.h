@@ -34,9 +34,6 @@ struct KernelSites {
 // Whether `hlo` runs in a generated kernel when no fusion covers it.
 bool NeedsKernel(const HloInstruction& hlo);
 
-// A computation applying `hlo` to parameters shaped like its operands.
-std::shared_ptr<HloComputation> WrapInstruction(const HloInstruction& hlo);
-
 KernelSites CollectKernelSites(const HloModule& module);
 
 // The ops of a fused computation as one-op kernel sites, for a fusion no
