@@ -1,11 +1,22 @@
 #!/usr/bin/env bash
 # Builds a self-contained `hloc` into DIR: LLVM, Abseil and protobuf linked
-# statically, libstdc++ and libgcc too (-static-libstdc++ -static-libgcc),
-# CUDA loaded at run time with dlopen (nothing CUDA is linked). The binary
-# then runs on any x86-64 Linux with a glibc at least as new as this image's,
-# with or without a GPU, and needs none of this image's packages.
+# statically, CUDA loaded at run time with dlopen (nothing CUDA is linked).
+# The binary then runs on any x86-64 Linux with a glibc and a libstdc++ at
+# least as new as this image's (GCC 12), with or without a GPU, and needs
+# none of this image's packages.
+#
+# libstdc++ and libgcc_s stay shared on purpose: cuDNN, cuBLAS and the driver
+# load the system's libstdc++, and a second, static copy in the executable
+# splits the iostream/locale state between the two (seen on an H100: cuDNN's
+# engine finalization crashed in a facet of the wrong type).
 #
 #   bash tools/build_standalone.sh DIR [--output_base=PATH] [--bundle-shared]
+#        [--target=//PKG:NAME] [--keep-symbols]
+#
+# --target links another cc_binary or cc_test the same way (default
+# //tools:hloc), into DIR/NAME: the GPU tests and benchmarks are carried to a
+# machine with a GPU like this. Bazel builds it with --dynamic_mode=off, so
+# hloc's own libraries are linked in rather than left as shared objects.
 #
 # Libraries with no static archive on this system (oneDNN: Debian ships only
 # libdnnl.so, which the host backend links) make the ldd check fail, naming
@@ -19,15 +30,19 @@
 # lists), and checks with ldd that only glibc-level libraries remain.
 set -euo pipefail
 
-usage() { echo "usage: $0 DIR [--output_base=PATH] [--bundle-shared]" >&2; exit 2; }
+usage() { echo "usage: $0 DIR [--output_base=PATH] [--bundle-shared] [--target=//PKG:NAME] [--keep-symbols]" >&2; exit 2; }
 [ $# -ge 1 ] || usage
 out_dir=$1; shift
 output_base=""
 bundle=0
+target=//tools:hloc
+strip=(-s)
 for arg in "$@"; do
   case "$arg" in
     --output_base=*) output_base="--output_base=${arg#--output_base=}" ;;
     --bundle-shared) bundle=1 ;;
+    --target=//*:*) target=${arg#--target=} ;;
+    --keep-symbols) strip=() ;;
     *) usage ;;
   esac
 done
@@ -39,10 +54,12 @@ mkdir -p "$out_dir"
 out_dir=$(cd "$out_dir" && pwd)
 
 # shellcheck disable=SC2086
-bazel $output_base build -c opt //tools:hloc
-bin=$(bazel $output_base info -c opt bazel-bin 2>/dev/null)
-execroot=$(bazel $output_base info -c opt execution_root 2>/dev/null)
-params="$bin/tools/hloc-2.params"
+bazel $output_base build -c opt --dynamic_mode=off "$target"
+bin=$(bazel $output_base info -c opt --dynamic_mode=off bazel-bin 2>/dev/null)
+execroot=$(bazel $output_base info -c opt --dynamic_mode=off execution_root 2>/dev/null)
+package=${target#//}; package=${package%%:*}
+name=${target##*:}
+params="$bin/$package/$name-2.params"
 [ -f "$params" ] || { echo "error: Bazel's link parameters $params not found" >&2; exit 1; }
 
 llvm_libdir=$("$llvm_config" --libdir)
@@ -74,7 +91,8 @@ while IFS= read -r arg; do
     -labsl_*)
       if [ "$absl_added" = 0 ]; then link_args+=("${absl_group[@]}"); absl_added=1; fi
       continue ;;
-    -lprotobuf|-lz|-lzstd|-lxml2|-ltinfo) link_args+=("$(static_of "$arg")"); continue ;;
+    -lprotobuf|-lz|-lzstd|-lxml2|-ltinfo|-lgtest|-lgtest_main|-lgmock|-lgmock_main|-lbenchmark|-lbenchmark_main)
+      link_args+=("$(static_of "$arg")"); continue ;;
     -lstdc++) continue ;;
   esac
   if [ "${skip_next:-0}" = 1 ]; then skip_next=0; continue; fi
@@ -97,32 +115,36 @@ done
 # Abseil archives may be needed by protobuf's or LLVM's objects too.
 link_args+=("${absl_group[@]}")
 
-echo "linking $out_dir/hloc (static LLVM, Abseil, protobuf, libstdc++)..."
-(cd "$execroot" && g++ -o "$out_dir/hloc" "${link_args[@]}" \
-    -static-libstdc++ -static-libgcc -Wl,--gc-sections -s -ldl -lpthread -Wl,--disable-new-dtags '-Wl,-rpath,$ORIGIN')
+echo "linking $out_dir/$name (static LLVM, Abseil, protobuf)..."
+(cd "$execroot" && g++ -o "$out_dir/$name" "${link_args[@]}" \
+    -Wl,--gc-sections "${strip[@]}" -ldl -lpthread -Wl,--disable-new-dtags '-Wl,-rpath,$ORIGIN')
 
-echo "== $out_dir/hloc: $(du -h "$out_dir/hloc" | cut -f1) ($(stat -c %s "$out_dir/hloc") bytes)"
+echo "== $out_dir/$name: $(du -h "$out_dir/$name" | cut -f1) ($(stat -c %s "$out_dir/$name") bytes)"
 echo "== ldd:"
-ldd "$out_dir/hloc" | tee "$out_dir/hloc.ldd"
-# glibc's own libraries and the loader only.
-allowed='linux-vdso|ld-linux|libc\.so|libm\.so|libdl\.so|libpthread\.so|librt\.so'
-if grep -vE "$allowed" "$out_dir/hloc.ldd" | grep -q .; then
+ldd "$out_dir/$name" | tee "$out_dir/$name.ldd"
+# glibc's own libraries, the loader and the GCC runtime only.
+allowed='linux-vdso|ld-linux|libc\.so|libm\.so|libdl\.so|libpthread\.so|librt\.so|libstdc\+\+\.so|libgcc_s\.so'
+if grep -vE "$allowed" "$out_dir/$name.ldd" | grep -q .; then
   if [ "$bundle" = 0 ]; then
     echo "error: libraries beyond glibc remain (no static archive for them here):" >&2
-    grep -vE "$allowed" "$out_dir/hloc.ldd" >&2
+    grep -vE "$allowed" "$out_dir/$name.ldd" >&2
     echo "rerun with --bundle-shared to copy them into $out_dir" >&2
     exit 1
   fi
   # Copy each remaining library (ldd lists transitive ones too) next to hloc.
-  grep -vE "$allowed" "$out_dir/hloc.ldd" | awk '$3 ~ /^\// {print $3}' | while read -r lib; do
+  grep -vE "$allowed" "$out_dir/$name.ldd" | awk '$3 ~ /^\// {print $3}' | while read -r lib; do
     cp -L "$lib" "$out_dir/"
     echo "bundled $(basename "$lib") ($(du -hL "$lib" | cut -f1))"
   done
-  ldd "$out_dir/hloc" | tee "$out_dir/hloc.ldd"
-  if grep -vE "$allowed" "$out_dir/hloc.ldd" | grep -v "$out_dir/" | grep -q .; then
+  ldd "$out_dir/$name" | tee "$out_dir/$name.ldd"
+  if grep -vE "$allowed" "$out_dir/$name.ldd" | grep -v "$out_dir/" | grep -q .; then
     echo "error: libraries outside $out_dir remain" >&2
     exit 1
   fi
 fi
-"$out_dir/hloc" --help >/dev/null
-echo "ok: hloc --help runs; beyond glibc it needs only what is in $out_dir"
+if [ "$target" = //tools:hloc ]; then
+  "$out_dir/$name" --help >/dev/null
+  echo "ok: hloc --help runs; beyond glibc it needs only what is in $out_dir"
+else
+  echo "ok: beyond glibc $name needs only what is in $out_dir"
+fi

@@ -19,6 +19,7 @@
 #include "absl/container/node_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "backend/gpu/host_fallback.h"
 #include "backend/llvm/array_leaves.h"
 #include "hlo/outline.h"
 #include "hlo/status_macros.h"
@@ -59,25 +60,28 @@ absl::Status InstructionError(const HloInstruction& hlo, absl::string_view messa
 }
 
 
-// Ops no GPU kernel emitter or library covers.
-bool HasNoGpuPath(HloOpcode op) {
-  switch (op) {
-    case HloOpcode::kSort:
-    case HloOpcode::kScatter:
+// Ops no GPU kernel emitter or library covers: they run on the host.
+// (Sort, topk, the "TopK" custom call and scatter have kernels.)
+bool HasNoGpuKernel(const HloInstruction& hlo) {
+  switch (hlo.opcode()) {
+    case HloOpcode::kCustomCall:
+      return hlo.attrs().custom_call_target != "TopK";
     case HloOpcode::kRng:
     case HloOpcode::kRngBitGenerator:
     case HloOpcode::kRngGetAndUpdateState:
-    case HloOpcode::kCustomCall:
-    case HloOpcode::kTopK:
     case HloOpcode::kFft:
     case HloOpcode::kTriangularSolve:
     case HloOpcode::kCholesky:
     case HloOpcode::kSelectAndScatter:
       return true;
     default:
-      return IsAsyncOrCommunication(op);
+      return false;
   }
 }
+
+// Ops with no GPU path at all (a single-device program has no peers, and
+// the interpreter does not run them either).
+bool HasNoGpuPath(HloOpcode op) { return IsAsyncOrCommunication(op); }
 
 absl::Status NoGpuPath(const HloInstruction& hlo, absl::string_view detail = "") {
   return absl::UnimplementedError(
@@ -114,6 +118,8 @@ std::string GpuCompileReport::ToString() const {
   for (const std::string& s : strategies) absl::StrAppend(&out, "  kernel ", s, "\n");
   for (const std::string& s : library) absl::StrAppend(&out, "  library ", s, "\n");
   for (const std::string& s : inlined) absl::StrAppend(&out, "  inlined ", s, "\n");
+  if (host_fallbacks > 0) absl::StrAppend(&out, host_fallbacks, " ops run on the host\n");
+  for (const std::string& s : host) absl::StrAppend(&out, "  host ", s, "\n");
   return out;
 }
 
@@ -291,10 +297,44 @@ class GpuCompilation {
         break;
     }
     if (HasNoGpuPath(hlo.opcode())) return NoGpuPath(hlo);
+    if (HasNoGpuKernel(hlo)) {
+      return EmitHostFallback(
+          hlo,
+          hlo.opcode() == HloOpcode::kCustomCall
+              ? absl::StrCat("no GPU kernel for custom-call target \"",
+                             hlo.attrs().custom_call_target, "\"")
+              : absl::StrCat("no GPU kernel for ", HloOpcodeName(hlo.opcode())),
+          out);
+    }
     std::unique_ptr<HloComputation> wrapper = hloc::WrapInstruction(hlo);
     absl::StatusOr<bool> compiled = EmitKernel(hlo, *wrapper, out);
     if (!compiled.ok()) return compiled.status();
-    if (!*compiled) return NoGpuPath(hlo, unimplemented_reason_);
+    if (!*compiled) return EmitHostFallback(hlo, unimplemented_reason_, out);
+    return absl::OkStatus();
+  }
+
+  // `hlo` computed on the host by the interpreter (host_fallback.h): its
+  // operands copied down, its results copied back up.
+  absl::Status EmitHostFallback(const HloInstruction& hlo, absl::string_view reason,
+                                GpuThunkSequence* out) {
+    HLOC_ASSIGN_OR_RETURN(cuda::HostCallbackThunk::Function function, MakeHostFallback(hlo));
+    std::vector<BufferId> inputs = OperandLeaves(hlo);
+    std::vector<int64_t> input_bytes;
+    for (BufferId id : inputs) {
+      Use(id);
+      input_bytes.push_back(buffers_[id].size);
+    }
+    std::vector<BufferId> results = NewTemps(hlo);
+    std::vector<int64_t> result_bytes;
+    for (BufferId id : results) result_bytes.push_back(buffers_[id].size);
+    const std::string label = absl::StrCat("%", hlo.name());
+    out->push_back(std::make_unique<cuda::HostCallbackThunk>(
+        label, std::string(reason), std::move(inputs), std::move(input_bytes), results,
+        std::move(result_bytes), std::move(function)));
+    ++report().host_fallbacks;
+    report().host.push_back(absl::StrCat(label, " (", HloOpcodeName(hlo.opcode()),
+                                         ") runs on host: ", reason));
+    leaves_[&hlo] = std::move(results);
     return absl::OkStatus();
   }
 
@@ -325,6 +365,18 @@ class GpuCompilation {
                               GpuThunkSequence* out, absl::string_view label = "") {
     const std::string name = label.empty() ? absl::StrCat("%", hlo.name()) : std::string(label);
     args.insert(args.end(), results.begin(), results.end());
+    // Outputs the kernel updates in place start as copies of inputs.
+    for (const auto& [input, output] : kernel.copy_before) {
+      if (input < 0 || output < 0 || input >= static_cast<int64_t>(args.size()) ||
+          output >= static_cast<int64_t>(args.size())) {
+        return InstructionError(hlo, "kernel copy_before out of range");
+      }
+      out->push_back(std::make_unique<cuda::DeviceCopyThunk>(args[input], args[output],
+                                                             buffers_[args[output]].size));
+    }
+    if (kernel.scratch_bytes > 0) {
+      args.push_back(NewTemp(kernel.scratch_bytes, absl::StrCat(name, ".scratch")));
+    }
     if (static_cast<int64_t>(args.size()) != kernel.num_buffers) {
       return InstructionError(hlo, absl::StrCat("kernel takes ", kernel.num_buffers,
                                                 " buffers, the instruction has ", args.size()));

@@ -14,9 +14,13 @@
 // padding, a missing libcublasLt/libcudnn, ...) are compiled from their
 // callee instead — as one kernel when the emitters cover the whole callee,
 // else op by op — and the report (and the ledger, when given) says why.
-// Ops with no GPU path (sort, scatter, rng, custom calls, collectives, ...)
-// are Unimplemented errors naming the instruction: there is no silent
-// fallback to the host.
+// Sort, topk (op and "TopK" custom call) and scatter get kernels of their
+// own. Ops with no GPU kernel (rng, fft, cholesky, triangular-solve,
+// select-and-scatter, other custom calls, ops on types the emitters lack)
+// run on the host through a HostCallbackThunk (host_fallback.h): never
+// silently — the report lists each as "runs on host: <reason>", and such a
+// program is not captured into a CUDA graph. Collectives and async ops are
+// Unimplemented errors naming the instruction.
 //
 // Scheduling and buffer liveness follow backend/host/host_compiler.cc
 // (post order, nested computations inline at their caller; a while loop's
@@ -63,6 +67,8 @@ struct GpuCompileReport {
   int64_t unfused_fusions = 0;  // Fusions compiled op by op.
   int64_t library_calls = 0;    // cuBLASLt / cuDNN thunks.
   int64_t inlined_library_calls = 0;
+  int64_t host_fallbacks = 0;           // Ops run on the host (HostCallbackThunk).
+  std::vector<std::string> host;        // "%fft.2 runs on host: <why>"
   std::vector<std::string> strategies;  // "%fusion.2: loop hloc_1a2b (grid 4, block 256)"
   std::vector<std::string> library;     // "%gemm.3 hloc.gemm_bias -> cuBLASLt gemm ..."
   std::vector<std::string> inlined;     // "%gemm.4 hloc.gemm_bias_gelu inlined: <why>"

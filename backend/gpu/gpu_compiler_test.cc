@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "backend/gpu/gpu_library_calls.h"
+#include "backend/gpu/host_fallback.h"
 #include "gtest/gtest.h"
 #include "hlo/text_parser.h"
 #include "passes/standard_pipelines.h"
@@ -336,36 +337,135 @@ ENTRY main {
   EXPECT_FALSE(program->executable().graph_capturable());
 }
 
-TEST(GpuCompilerTest, OpsWithoutAGpuPathAreClearErrors) {
-  const std::string sort = R"(
+TEST(GpuCompilerTest, SortTopkAndScatterBecomeKernels) {
+  auto module = Prepare(R"(
 HloModule m
 less {
   a = f32[] parameter(0)
   b = f32[] parameter(1)
   ROOT lt = pred[] compare(a, b), direction=LT
 }
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[4,16] parameter(0)
+  long = f32[10000] parameter(1)
+  i = s32[3,1] parameter(2)
+  u = f32[3,16] parameter(3)
+  s = f32[4,16] sort(x), dimensions={1}, to_apply=less
+  sl = f32[10000] sort(long), dimensions={0}, to_apply=less
+  t = (f32[4,2], s32[4,2]) topk(x), k=2, largest=true
+  tv = f32[4,2] get-tuple-element(t), index=0
+  c = (f32[4,3], s32[4,3]) custom-call(x), custom_call_target="TopK"
+  cv = f32[4,3] get-tuple-element(c), index=0
+  sc = f32[4,16] scatter(x, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+  ROOT r = (f32[4,16], f32[10000], f32[4,2], f32[4,3], f32[4,16]) tuple(s, sl, tv, cv, sc)
+})",
+                        "default");
+  ASSERT_NE(module, nullptr);
+  auto program = Plan(*module);
+  ASSERT_NE(program, nullptr);
+  const std::string plan = program->PlanToString();
+  EXPECT_EQ(program->report().host_fallbacks, 0) << plan;
+  EXPECT_TRUE(absl::StrContains(plan, ": sort-shared")) << plan;
+  EXPECT_TRUE(absl::StrContains(plan, "%sl: sort-global")) << plan;
+  EXPECT_TRUE(absl::StrContains(plan, "%sl.scratch")) << plan;
+  EXPECT_TRUE(absl::StrContains(plan, "%t: topk-shared")) << plan;
+  EXPECT_TRUE(absl::StrContains(plan, "%c: topk-shared")) << plan;
+  EXPECT_TRUE(absl::StrContains(plan, "%sc: scatter-atomic")) << plan;
+  // The scatter's result starts as a copy of its operand.
+  const std::string thunks = program->executable().ThunksToString();
+  const size_t scatter = thunks.find("kernel %sc ");
+  ASSERT_NE(scatter, std::string::npos) << thunks;
+  EXPECT_NE(thunks.rfind("copy ", scatter), std::string::npos) << thunks;
+  EXPECT_TRUE(program->executable().graph_capturable());
+}
+
+TEST(GpuCompilerTest, OpsWithoutAKernelRunOnTheHostVisibly) {
+  auto module = Prepare(R"(
+HloModule m
 ENTRY main {
   x = f32[16] parameter(0)
-  ROOT s = f32[16] sort(x), dimensions={0}, to_apply=less
-})";
-  auto module = Prepare(sort, "default");
+  c = f32[16] custom-call(x), custom_call_target="foo"
+  state = u64[2] parameter(1)
+  r = (u64[2], u32[8]) rng-bit-generator(state), algorithm=rng_three_fry
+  bits = u32[8] get-tuple-element(r), index=1
+  n = f32[16] negate(c)
+  ROOT t = (f32[16], u32[8]) tuple(n, bits)
+})",
+                        "default");
+  ASSERT_NE(module, nullptr);
+  auto program = Plan(*module);
+  ASSERT_NE(program, nullptr);
+  const std::string plan = program->PlanToString();
+  EXPECT_EQ(program->report().host_fallbacks, 2) << plan;
+  EXPECT_TRUE(absl::StrContains(
+      plan, "%c (custom-call) runs on host: no GPU kernel for custom-call target \"foo\""))
+      << plan;
+  EXPECT_TRUE(absl::StrContains(plan, "(rng-bit-generator) runs on host")) << plan;
+  EXPECT_TRUE(absl::StrContains(program->executable().ThunksToString(), "host %c inputs="))
+      << plan;
+  // Host steps synchronize: no CUDA graph.
+  EXPECT_FALSE(program->executable().graph_capturable());
+}
+
+// The host step's function on host buffers (what HostCallbackThunk calls
+// between its copies).
+TEST(HostFallbackTest, RunsTheInstructionInTheInterpreter) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(R"(
+HloModule m
+ENTRY main {
+  x = f32[2,2] parameter(0)
+  ROOT c = f32[2,2] cholesky(x), lower=true
+})");
+  ASSERT_TRUE(module.ok()) << module.status();
+  absl::StatusOr<cuda::HostCallbackThunk::Function> function =
+      MakeHostFallback(*(*module)->entry()->root());
+  ASSERT_TRUE(function.ok()) << function.status();
+  const float x[4] = {4, 2, 2, 5};
+  float l[4] = {-1, -1, -1, -1};
+  const void* inputs[] = {x};
+  void* outputs[] = {l};
+  ASSERT_TRUE((*function)(inputs, outputs).ok());
+  EXPECT_FLOAT_EQ(l[0], 2);
+  EXPECT_FLOAT_EQ(l[2], 1);
+  EXPECT_FLOAT_EQ(l[3], 2);
+
+  module = ParseHloModule(R"(
+HloModule m
+ENTRY main {
+  x = f32[4] parameter(0)
+  ROOT c = f32[4] custom-call(x), custom_call_target="foo"
+})");
+  ASSERT_TRUE(module.ok()) << module.status();
+  function = MakeHostFallback(*(*module)->entry()->root());
+  ASSERT_TRUE(function.ok()) << function.status();
+  absl::Status status = (*function)(inputs, outputs);
+  EXPECT_FALSE(status.ok());
+  EXPECT_TRUE(absl::StrContains(status.message(), "foo")) << status;
+}
+
+TEST(GpuCompilerTest, CollectivesAreClearErrors) {
+  auto module = Prepare(R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[16] parameter(0)
+  ROOT a = f32[16] all-reduce(x), to_apply=add
+})",
+                        "default");
   ASSERT_NE(module, nullptr);
   absl::StatusOr<std::unique_ptr<GpuProgram>> program = CompileForGpu(*module, PlanOptions());
   ASSERT_FALSE(program.ok());
   EXPECT_EQ(program.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_EQ(program.status().message(), "instruction %s (sort) has no GPU implementation in hloc");
-
-  const std::string custom = R"(
-HloModule m
-ENTRY main {
-  x = f32[16] parameter(0)
-  ROOT c = f32[16] custom-call(x), custom_call_target="foo"
-})";
-  module = Prepare(custom, "default");
-  ASSERT_NE(module, nullptr);
-  program = CompileForGpu(*module, PlanOptions());
-  ASSERT_FALSE(program.ok());
-  EXPECT_TRUE(absl::StrContains(program.status().message(), "%c (custom-call)"))
+  EXPECT_TRUE(absl::StrContains(program.status().message(), "(all-reduce) has no GPU implementation"))
       << program.status();
 }
 

@@ -14,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "backend/gpu/gpu_compiler.h"
+#include "backend/gpu/gpu_device_test_util.h"
 #include "backend/gpu/gpu_pipeline.h"
 #include "gtest/gtest.h"
 #include "hlo/testing/corpus.h"
@@ -29,61 +30,16 @@ namespace hloc {
 namespace gpu {
 namespace {
 
-#define SKIP_WITHOUT_GPU()                          \
-  do {                                              \
-    const std::string reason = cuda::NoGpuReason(); \
-    if (!reason.empty()) GTEST_SKIP() << reason;    \
-  } while (0)
+#define SKIP_WITHOUT_GPU() HLOC_SKIP_WITHOUT_GPU()
 
 using testdata::ZooDir;
 using testdata::ZooModels;
 
-PrimitiveType FirstLeafType(const Shape& shape) {
-  if (shape.IsTuple()) {
-    for (const Shape& e : shape.tuple_shapes()) {
-      PrimitiveType t = FirstLeafType(e);
-      if (t != xla::PRIMITIVE_TYPE_INVALID) return t;
-    }
-    return xla::PRIMITIVE_TYPE_INVALID;
-  }
-  return shape.element_type();
-}
+cuda::CudaDevice* Device() { return TestDevice(); }
 
-// Library summation orders and GPU math functions differ from the interpreter's.
-Tolerance GpuTolerance(PrimitiveType type) {
-  if (type == xla::BF16) return Tolerance{3e-2, 3e-2};
-  if (type == xla::F16) return Tolerance{5e-3, 5e-3};
-  return Tolerance{2e-4, 2e-5};
-}
-
-// One device for the whole test binary.
-cuda::CudaDevice* Device() {
-  static cuda::CudaDevice* device = [] {
-    absl::StatusOr<std::unique_ptr<cuda::CudaDevice>> d = cuda::CudaDevice::Open(0);
-    return d.ok() ? d->release() : nullptr;
-  }();
-  return device;
-}
-
-// Optimizes, compiles for the device, loads and runs `module` on `arguments`.
 absl::StatusOr<Literal> RunOnDevice(const HloModule& module, absl::Span<const Literal> arguments,
                                     bool use_graph, std::string* plan = nullptr) {
-  std::unique_ptr<HloModule> optimized = module.Clone();
-  absl::StatusOr<bool> changed = OptimizeForGpu(*optimized);
-  if (!changed.ok()) return changed.status();
-  GpuProgramOptions options;
-  options.codegen.target = TargetForDevice(Device()->info());
-  absl::StatusOr<std::unique_ptr<GpuProgram>> program = CompileForGpu(*optimized, options);
-  if (!program.ok()) return program.status();
-  if (plan != nullptr) *plan = (*program)->PlanToString();
-  cuda::GpuLoadOptions load;
-  load.use_cuda_graph = use_graph;
-  absl::Status loaded = (*program)->Load(Device(), load);
-  if (!loaded.ok()) return loaded;
-  // Twice: the second run replays the CUDA graph when one was captured.
-  absl::StatusOr<Literal> first = (*program)->Execute(arguments);
-  if (!first.ok()) return first.status();
-  return (*program)->Execute(arguments);
+  return RunOnTestDevice(module, arguments, use_graph, plan);
 }
 
 class GpuZooTest : public ::testing::TestWithParam<std::string> {};
@@ -94,7 +50,7 @@ TEST_P(GpuZooTest, MatchesTheInterpreter) {
   const std::string path = absl::StrCat(ZooDir(), "/", GetParam(), ".snapshot.pb");
   absl::StatusOr<LoadedSnapshot> snapshot = LoadSnapshotFromFile(path);
   ASSERT_TRUE(snapshot.ok()) << snapshot.status();
-  static const std::set<std::string> kNoGpuPath = {"embedding_scatter", "topk_sort"};
+  static const std::set<std::string> kNoGpuPath = {};  // Every zoo model runs on the GPU.
   std::string plan;
   absl::StatusOr<Literal> actual =
       RunOnDevice(*snapshot->module, snapshot->arguments, /*use_graph=*/true, &plan);

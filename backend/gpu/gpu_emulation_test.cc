@@ -31,7 +31,9 @@
 #include "hlo/evaluator/compare.h"
 #include "hlo/evaluator/evaluator.h"
 #include "hlo/evaluator/random_arguments.h"
+#include "hlo/testing/corpus.h"
 #include "hlo/text_parser.h"
+#include "hlo/verifier.h"
 #include "llvm/AsmParser/Parser.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/IR/IRBuilder.h"
@@ -320,7 +322,23 @@ std::string CheckKernel(Emulator& emulator, const HloComputation& computation, u
   }
   std::vector<Literal*> result_leaves;
   CollectLeaves(&actual, &result_leaves);
+  const size_t first_output = buffers.size();
   for (Literal* leaf : result_leaves) buffers.push_back(leaf->mutable_raw());
+  // What the launcher does around the kernel: copies into outputs updated in
+  // place (scatter), and the scratch buffer (long sorts).
+  for (const auto& [input, output] : kernel->copy_before) {
+    if (input < 0 || output < static_cast<int64_t>(first_output) ||
+        output >= static_cast<int64_t>(buffers.size())) {
+      return "copy_before out of range";
+    }
+    const Literal* out_leaf = result_leaves[output - first_output];
+    std::memcpy(buffers[output], buffers[input], out_leaf->size_bytes());
+  }
+  std::vector<uint64_t> scratch;
+  if (kernel->scratch_bytes > 0) {
+    scratch.resize(static_cast<size_t>(kernel->scratch_bytes + 7) / 8, 0x5a5a5a5a5a5a5a5aull);
+    buffers.push_back(scratch.data());
+  }
   if (static_cast<int64_t>(buffers.size()) != kernel->num_buffers) return "buffer count";
   if (!kernel->empty() && !Launch(*entry, kernel->launch, buffers)) {
     return "barrier deadlock";
@@ -335,6 +353,17 @@ std::string CheckKernel(Emulator& emulator, const HloComputation& computation, u
       tolerance.rtol = 1e-5;
       tolerance.atol = 1e-5;
     }
+  }
+  // Atomic scatters combine duplicate indices in whatever order the threads
+  // arrive, the interpreter in update order: sums round differently (an
+  // ulp or two per duplicate; f16/bf16 ulps are coarse).
+  if (kernel->strategy == "scatter-atomic") {
+    const PrimitiveType type = computation.root()->shape().IsArray()
+                                   ? computation.root()->shape().element_type()
+                                   : xla::F32;
+    const bool coarse = type == xla::F16 || type == xla::BF16;
+    tolerance.rtol = coarse ? 1e-2 : 1e-4;
+    tolerance.atol = coarse ? 1e-2 : 1e-5;
   }
   ComparisonReport report = CompareLiterals(*expected, actual, tolerance);
   return report.ok ? "" : absl::StrCat(kernel->strategy, ": ", report.ToString());
@@ -459,6 +488,250 @@ TEST(GpuEmulation, EmitterKernelsMatchTheInterpreter) {
     EXPECT_EQ(CheckKernel(emulator, *computation, 7, &ran), "") << name;
     EXPECT_TRUE(ran) << name;
   }
+}
+
+constexpr char kSortScatter[] = R"(
+HloModule m
+lt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=LT
+}
+lt_f16 {
+  a = f16[] parameter(0)
+  b = f16[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=LT
+}
+gt_pair {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
+  ROOT c = pred[] compare(a, b), direction=GT
+}
+lt_u8_pair {
+  a = u8[] parameter(0)
+  b = u8[] parameter(1)
+  i = f32[] parameter(2)
+  j = f32[] parameter(3)
+  ROOT c = pred[] compare(a, b), direction=LT
+}
+lt_total {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=LT, type=TOTALORDER
+}
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+add_f16 {
+  a = f16[] parameter(0)
+  b = f16[] parameter(1)
+  ROOT s = f16[] add(a, b)
+}
+max_s64 {
+  a = s64[] parameter(0)
+  b = s64[] parameter(1)
+  ROOT s = s64[] maximum(a, b)
+}
+set {
+  a = f32[] parameter(0)
+  ROOT b = f32[] parameter(1)
+}
+add_max {
+  a0 = f32[] parameter(0)
+  a1 = s32[] parameter(1)
+  b0 = f32[] parameter(2)
+  b1 = s32[] parameter(3)
+  s0 = f32[] add(a0, b0)
+  s1 = s32[] maximum(a1, b1)
+  ROOT t = (f32[], s32[]) tuple(s0, s1)
+}
+sort_rows {
+  x = f32[6,100] parameter(0)
+  ROOT s = f32[6,100] sort(x), dimensions={1}, to_apply=lt
+}
+sort_dim0 {
+  x = f32[37,5] parameter(0)
+  ROOT s = f32[37,5] sort(x), dimensions={0}, to_apply=lt_total
+}
+sort_middle {
+  x = f16[3,19,4] parameter(0)
+  ROOT s = f16[3,19,4] sort(x), dimensions={1}, to_apply=lt_f16
+}
+sort_pairs {
+  x = f32[3,50] parameter(0)
+  i = s32[3,50] parameter(1)
+  ROOT s = (f32[3,50], s32[3,50]) sort(x, i), dimensions={1}, is_stable=true, to_apply=gt_pair
+}
+sort_ties {
+  k = u8[2,300] parameter(0)
+  v = f32[2,300] parameter(1)
+  ROOT s = (u8[2,300], f32[2,300]) sort(k, v), dimensions={1}, to_apply=lt_u8_pair
+}
+sort_1d {
+  x = f32[1000] parameter(0)
+  ROOT s = f32[1000] sort(x), dimensions={0}, to_apply=lt
+}
+sort_uncached {
+  x = f32[2,5000] parameter(0)
+  ROOT s = f32[2,5000] sort(x), dimensions={1}, to_apply=lt
+}
+sort_long {
+  x = f32[2,9000] parameter(0)
+  ROOT s = f32[2,9000] sort(x), dimensions={1}, to_apply=lt
+}
+topk_op {
+  x = f32[4,40] parameter(0)
+  ROOT t = (f32[4,5], s32[4,5]) topk(x), k=5, largest=true
+}
+topk_smallest {
+  x = s32[3,64] parameter(0)
+  ROOT t = (s32[3,7], s32[3,7]) topk(x), k=7, largest=false
+}
+topk_call {
+  x = f32[3,20] parameter(0)
+  ROOT t = (f32[3,4], s32[3,4]) custom-call(x), custom_call_target="TopK"
+}
+scatter_add {
+  t = f32[16,8] parameter(0)
+  i = s32[10,1] parameter(1)
+  u = f32[10,8] parameter(2)
+  ROOT s = f32[16,8] scatter(t, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+}
+scatter_set {
+  t = f32[16,8] parameter(0)
+  i = s32[10,1] parameter(1)
+  u = f32[10,8] parameter(2)
+  ROOT s = f32[16,8] scatter(t, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=set
+}
+scatter_f16 {
+  t = f16[9,5] parameter(0)
+  i = s32[7,1] parameter(1)
+  u = f16[7,5] parameter(2)
+  ROOT s = f16[9,5] scatter(t, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add_f16
+}
+scatter_s64 {
+  t = s64[6] parameter(0)
+  i = s32[20] parameter(1)
+  u = s64[20] parameter(2)
+  ROOT s = s64[6] scatter(t, i, u), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=max_s64
+}
+scatter_windows {
+  t = f32[5,5] parameter(0)
+  i = s32[6,2] parameter(1)
+  u = f32[6,3,3] parameter(2)
+  ROOT s = f32[5,5] scatter(t, i, u), update_window_dims={1,2}, inserted_window_dims={}, scatter_dims_to_operand_dims={0,1}, index_vector_dim=1, to_apply=set
+}
+scatter_unique {
+  t = f32[6,8] parameter(0)
+  i = s32[1,1] parameter(1)
+  u = f32[1,8] parameter(2)
+  ROOT s = f32[6,8] scatter(t, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, unique_indices=true, to_apply=add
+}
+scatter_variadic {
+  t0 = f32[8,4] parameter(0)
+  t1 = s32[8,4] parameter(1)
+  i = s32[6,1] parameter(2)
+  u0 = f32[6,4] parameter(3)
+  u1 = s32[6,4] parameter(4)
+  ROOT s = (f32[8,4], s32[8,4]) scatter(t0, t1, i, u0, u1), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add_max
+}
+ENTRY e {
+  ROOT p = f32[] parameter(0)
+}
+)";
+
+// Sort, topk and scatter kernels against the interpreter; `strategy` is
+// what each must choose.
+TEST(GpuEmulation, SortTopkScatterKernelsMatchTheInterpreter) {
+  Emulator emulator;
+  ASSERT_TRUE(emulator.error().empty()) << emulator.error();
+  std::unique_ptr<HloModule> module = ParseForTest(kSortScatter);
+  ASSERT_NE(module, nullptr);
+  const std::vector<std::pair<const char*, const char*>> cases = {
+      {"sort_rows", "sort-shared-cached"},     {"sort_dim0", "sort-shared-cached"},
+      {"sort_middle", "sort-shared-cached"},   {"sort_pairs", "sort-shared-cached"},
+      {"sort_ties", "sort-shared-cached"},     {"sort_1d", "sort-shared-cached"},
+      {"sort_uncached", "sort-shared"},        {"sort_long", "sort-global"},
+      {"topk_op", "topk-shared-cached"},       {"topk_smallest", "topk-shared-cached"},
+      {"topk_call", "topk-shared-cached"},
+      {"scatter_add", "scatter-atomic"}, {"scatter_set", "scatter-ordered"},
+      {"scatter_f16", "scatter-atomic"}, {"scatter_s64", "scatter-atomic"},
+      {"scatter_windows", "scatter-serial"}, {"scatter_unique", "scatter"},
+      {"scatter_variadic", "scatter-ordered"}};
+  int sorts = 0, scatters = 0;
+  for (const auto& [name, strategy] : cases) {
+    const HloComputation* computation = module->FindComputation(name);
+    ASSERT_NE(computation, nullptr) << name;
+    GpuCompileOptions options;
+    options.assemble = false;
+    absl::StatusOr<GpuKernel> kernel = CompileGpuKernel(*computation, options);
+    ASSERT_TRUE(kernel.ok()) << name << ": " << kernel.status();
+    EXPECT_EQ(kernel->strategy, strategy) << name;
+    for (uint64_t seed : {3, 17}) {
+      bool ran = false;
+      EXPECT_EQ(CheckKernel(emulator, *computation, seed, &ran), "") << name << " seed " << seed;
+      EXPECT_TRUE(ran) << name;
+    }
+    ++(absl::StartsWith(name, "scatter") ? scatters : sorts);
+  }
+  std::cout << "sort/topk cases emulated: " << sorts << ", scatter cases: " << scatters << "\n";
+}
+
+// Every sort, topk and scatter of the corpus (after the default pipeline)
+// small enough to emulate.
+TEST(GpuEmulation, CorpusSortScatterKernelsMatchTheInterpreter) {
+  const std::string root = testdata::CorpusDir();
+  if (root.empty()) GTEST_SKIP() << "HLOC_CORPUS_DIR is not set";
+  Emulator emulator;
+  ASSERT_TRUE(emulator.error().empty()) << emulator.error();
+  int checked = 0, skipped = 0, modules_with_ops = 0;
+  std::vector<testdata::CorpusModule> pieces;
+  for (const testdata::CorpusFile& file : testdata::ListCorpusFiles(root)) {
+    if (!testdata::ParseCorpusFile(file, &pieces)) continue;
+    for (testdata::CorpusModule& piece : pieces) {
+      if (!piece.module.ok()) continue;
+      std::unique_ptr<HloModule> module = *std::move(piece.module);
+      if (!VerifyModule(*module).ok()) continue;
+      absl::StatusOr<std::unique_ptr<HloPassPipeline>> pipeline =
+          MakeStandardPipeline("default", PipelineOptions(), nullptr);
+      if (!pipeline.ok() || !(*pipeline)->Run(*module).ok()) continue;
+      bool any = false;
+      for (const KernelSite& site : CollectKernelSites(*module).kernels) {
+        const HloOpcode op = site.instruction->opcode();
+        if (op != HloOpcode::kSort && op != HloOpcode::kScatter && op != HloOpcode::kTopK &&
+            op != HloOpcode::kCustomCall) {
+          continue;
+        }
+        any = true;
+        GpuCompileOptions options;
+        options.assemble = false;
+        absl::StatusOr<GpuKernel> probe = CompileGpuKernel(*site.computation, options);
+        if (!probe.ok() || probe->launch.total_threads() > (1 << 17)) {
+          std::cout << "  skipped " << piece.id << " %" << site.instruction->name() << ": "
+                    << (probe.ok() ? "too many threads" : probe.status().ToString()) << "\n";
+          ++skipped;
+          continue;
+        }
+        bool ran = false;
+        EXPECT_EQ(CheckKernel(emulator, *site.computation, 5, &ran), "")
+            << piece.id << " %" << site.instruction->name();
+        if (!ran) {
+          std::cout << "  skipped " << piece.id << " %" << site.instruction->name()
+                    << ": the interpreter or the argument generator cannot run it\n";
+        }
+        ++(ran ? checked : skipped);
+      }
+      if (any) ++modules_with_ops;
+    }
+  }
+  std::cout << "corpus sort/topk/scatter kernels emulated: " << checked << " in "
+            << modules_with_ops << " modules (" << skipped
+            << " skipped: no kernel, too many threads, or not runnable)\n";
+  EXPECT_GT(checked, 0);
 }
 
 // Every kernel of every zoo model (after the default pipeline) small enough

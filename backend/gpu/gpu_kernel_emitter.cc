@@ -26,6 +26,48 @@ int64_t GridBlocks(const GpuTarget& target, int64_t work, int64_t per_block) {
   return std::max<int64_t>(1, std::min(needed, cap));
 }
 
+llvm::Function* CreateKernelFunction(llvm::Module* module, const std::string& name,
+                                     const std::vector<const Shape*>& buffer_shapes,
+                                     int64_t num_inputs, bool outputs_read, bool scratch) {
+  llvm::LLVMContext& context = module->getContext();
+  llvm::Type* global_ptr = llvm::PointerType::get(context, kGlobalAddressSpace);
+  const int64_t num_buffers = static_cast<int64_t>(buffer_shapes.size()) + (scratch ? 1 : 0);
+  llvm::Function* kernel = llvm::Function::Create(
+      llvm::FunctionType::get(llvm::Type::getVoidTy(context),
+                              std::vector<llvm::Type*>(num_buffers, global_ptr), false),
+      llvm::GlobalValue::ExternalLinkage, name, module);
+  kernel->addFnAttr(llvm::Attribute::NoUnwind);
+  for (int64_t i = 0; i < num_buffers; ++i) {
+    // Outputs never share memory with inputs or each other; inputs are only
+    // read, so noalias holds for them even when two name the same buffer.
+    // noalias + readonly lets the backend use the read-only data cache
+    // (ld.global.nc).
+    kernel->addParamAttr(i, llvm::Attribute::NoAlias);
+    kernel->addParamAttr(i, llvm::Attribute::NoCapture);
+    kernel->addParamAttr(i, llvm::Attribute::NoUndef);
+    if (i < num_inputs) {
+      kernel->addParamAttr(i, llvm::Attribute::ReadOnly);
+    } else if (!outputs_read && i < static_cast<int64_t>(buffer_shapes.size())) {
+      kernel->addParamAttr(i, llvm::Attribute::WriteOnly);
+    }
+    kernel->addParamAttr(i, llvm::Attribute::getWithAlignment(context, llvm::Align(16)));
+    if (i >= static_cast<int64_t>(buffer_shapes.size())) {
+      kernel->getArg(i)->setName("scratch");
+      continue;
+    }
+    const int64_t bytes = ElementCount(*buffer_shapes[i]) *
+                          std::max<int64_t>(1, ByteWidth(buffer_shapes[i]->element_type()));
+    if (bytes > 0) {
+      kernel->addParamAttr(
+          i, llvm::Attribute::getWithDereferenceableBytes(context, static_cast<uint64_t>(bytes)));
+    }
+    kernel->getArg(i)->setName(i < num_inputs ? absl::StrCat("in", i)
+                                              : absl::StrCat("out", i - num_inputs));
+  }
+
+  return kernel;
+}
+
 absl::StatusOr<EmittedGpuKernel> EmitGpuKernel(const HloComputation& computation,
                                                const std::string& name, llvm::Module* module,
                                                const codegen::MathLowering* math,
@@ -34,6 +76,15 @@ absl::StatusOr<EmittedGpuKernel> EmitGpuKernel(const HloComputation& computation
   if (computation.root() == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat("computation ", computation.name(), " has no root"));
+  }
+  {
+    absl::StatusOr<std::optional<EmittedGpuKernel>> special =
+        TryEmitSortKernel(computation, name, module, math, target);
+    if (special.ok() && !special->has_value()) {
+      special = TryEmitScatterKernel(computation, name, module, math, target);
+    }
+    if (!special.ok()) return special.status();
+    if (special->has_value()) return **special;
   }
   std::vector<std::vector<ArrayLeaf>> parameter_leaves;
   std::vector<const Shape*> buffer_shapes;
@@ -53,32 +104,8 @@ absl::StatusOr<EmittedGpuKernel> EmitGpuKernel(const HloComputation& computation
   for (const codegen::KernelOutput& output : state.outputs) buffer_shapes.push_back(output.shape);
   const int64_t num_buffers = static_cast<int64_t>(buffer_shapes.size());
 
-  llvm::Type* global_ptr = llvm::PointerType::get(context, kGlobalAddressSpace);
-  llvm::Function* kernel = llvm::Function::Create(
-      llvm::FunctionType::get(llvm::Type::getVoidTy(context),
-                              std::vector<llvm::Type*>(num_buffers, global_ptr), false),
-      llvm::GlobalValue::ExternalLinkage, name, module);
-  kernel->addFnAttr(llvm::Attribute::NoUnwind);
-  for (int64_t i = 0; i < num_buffers; ++i) {
-    // Outputs never share memory with inputs or each other; inputs are only
-    // read, so noalias holds for them even when two name the same buffer.
-    // noalias + readonly lets the backend use the read-only data cache
-    // (ld.global.nc).
-    kernel->addParamAttr(i, llvm::Attribute::NoAlias);
-    kernel->addParamAttr(i, llvm::Attribute::NoCapture);
-    kernel->addParamAttr(i, llvm::Attribute::NoUndef);
-    kernel->addParamAttr(i,
-                         i < num_inputs ? llvm::Attribute::ReadOnly : llvm::Attribute::WriteOnly);
-    kernel->addParamAttr(i, llvm::Attribute::getWithAlignment(context, llvm::Align(16)));
-    const int64_t bytes = ElementCount(*buffer_shapes[i]) *
-                          std::max<int64_t>(1, ByteWidth(buffer_shapes[i]->element_type()));
-    if (bytes > 0) {
-      kernel->addParamAttr(
-          i, llvm::Attribute::getWithDereferenceableBytes(context, static_cast<uint64_t>(bytes)));
-    }
-    kernel->getArg(i)->setName(i < num_inputs ? absl::StrCat("in", i)
-                                              : absl::StrCat("out", i - num_inputs));
-  }
+  llvm::Function* kernel = CreateKernelFunction(module, name, buffer_shapes, num_inputs,
+                                                /*outputs_read=*/false, /*scratch=*/false);
 
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(context, "entry", kernel));
   codegen::ElementalIrEmitter elemental(&b, module, math);

@@ -1,6 +1,10 @@
 // GPU kernels in LLVM IR (NVPTX). One kernel computes one fused (or one-op)
-// computation with the ABI of kernel_codegen.h. The strategy is chosen from
-// the computation's outputs, first match wins:
+// computation with the ABI of kernel_codegen.h. A computation whose root is
+// a sort, topk ("TopK" custom call too) or scatter of its parameters gets
+// that op's kernel (sort_kernel_emitter.cc: bitonic sort of positions, a
+// block per row; scatter_kernel_emitter.cc: atomic, ordered or serial
+// updates in place). Otherwise the strategy is chosen from the
+// computation's outputs, first match wins:
 //
 //   row-reduction     outputs are reductions of the input's minor dimension
 //                     (plus elementwise epilogues): a warp (small rows) or a
@@ -23,7 +27,9 @@
 #ifndef HLOC_BACKEND_GPU_GPU_KERNEL_EMITTER_H_
 #define HLOC_BACKEND_GPU_GPU_KERNEL_EMITTER_H_
 
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -44,6 +50,8 @@ struct EmittedGpuKernel {
   int64_t num_inputs = 0;
   std::string strategy;
   int64_t vector_width = 1;
+  std::vector<std::pair<int64_t, int64_t>> copy_before;  // See GpuKernel.
+  int64_t scratch_bytes = 0;                             // See GpuKernel.
 };
 
 // Adds kernel `name` computing `computation` to `module` (whose target is
@@ -71,6 +79,25 @@ struct GpuKernelState {
 absl::StatusOr<bool> TryEmitReductionKernel(GpuKernelState& state);
 absl::StatusOr<bool> TryEmitTransposeKernel(GpuKernelState& state);
 absl::Status EmitLoopKernel(GpuKernelState& state);
+
+// Sort and topk (sort_kernel_emitter.cc) and scatter
+// (scatter_kernel_emitter.cc) kernels: each builds its own function (their
+// outputs are read back, some take scratch). nullopt, having emitted
+// nothing, when the computation's root is not their op.
+absl::StatusOr<std::optional<EmittedGpuKernel>> TryEmitSortKernel(
+    const HloComputation& computation, const std::string& name, llvm::Module* module,
+    const codegen::MathLowering* math, const GpuTarget& target);
+absl::StatusOr<std::optional<EmittedGpuKernel>> TryEmitScatterKernel(
+    const HloComputation& computation, const std::string& name, llvm::Module* module,
+    const codegen::MathLowering* math, const GpuTarget& target);
+
+// The kernel function over `buffer_shapes` (inputs first, `num_inputs` of
+// them, then outputs, then a scratch pointer when `scratch`): noalias,
+// 16-byte aligned global pointers; inputs readonly, outputs writeonly unless
+// `outputs_read`.
+llvm::Function* CreateKernelFunction(llvm::Module* module, const std::string& name,
+                                     const std::vector<const Shape*>& buffer_shapes,
+                                     int64_t num_inputs, bool outputs_read, bool scratch);
 
 // Blocks for `work` items of `per_block` each, capped so that huge shapes
 // use a grid-stride loop instead of an enormous grid.

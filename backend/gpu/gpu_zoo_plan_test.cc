@@ -1,8 +1,8 @@
 // Every JAX zoo model through the CUDA pipeline (gpu_pipeline.h) and the backend's
-// compiler in plan mode (no GPU): each model either compiles to a plan —
+// compiler in plan mode (no GPU): each model compiles to a plan —
 // kernels as PTX assembled by ptxas for sm_90, gemm/conv calls as library
-// thunks — or fails with an Unimplemented error naming the op that has no
-// GPU path. The plans go to the test log.
+// thunks, sort/topk/scatter as their own kernels — with no op left to a
+// host fallback. The plans go to the test log.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -26,15 +26,6 @@ namespace {
 using testdata::ZooDir;
 using testdata::ZooModels;
 
-// Models with an op that has no GPU path, and that op.
-const std::map<std::string, std::string>& ExpectedUnimplemented() {
-  static const auto* expected = new std::map<std::string, std::string>{
-      {"embedding_scatter", "(scatter)"},
-      {"topk_sort", "(topk)"},
-  };
-  return *expected;
-}
-
 class GpuZooPlanTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GpuZooPlanTest, CompilesToAPlan) {
@@ -57,19 +48,12 @@ TEST_P(GpuZooPlanTest, CompilesToAPlan) {
   options.cudnn = LibraryUse::kAvailable;
   options.codegen.target = GpuTarget::ForComputeCapability(90);
   absl::StatusOr<std::unique_ptr<GpuProgram>> program = CompileForGpu(module, options);
-  auto unimplemented = ExpectedUnimplemented().find(GetParam());
-  if (unimplemented != ExpectedUnimplemented().end()) {
-    ASSERT_FALSE(program.ok()) << "expected an error naming " << unimplemented->second;
-    EXPECT_EQ(program.status().code(), absl::StatusCode::kUnimplemented) << program.status();
-    EXPECT_TRUE(absl::StrContains(program.status().message(), unimplemented->second))
-        << program.status();
-    std::printf("%s: %s\n", GetParam().c_str(), std::string(program.status().message()).c_str());
-    return;
-  }
   ASSERT_TRUE(program.ok()) << program.status();
   const GpuCompileReport& report = (*program)->report();
   std::printf("==== %s\n%s\n", GetParam().c_str(), (*program)->PlanToString().c_str());
   EXPECT_GT(report.kernels + report.library_calls, 0);
+  // Sort, topk and scatter have kernels: nothing runs on the host.
+  EXPECT_EQ(report.host_fallbacks, 0) << (*program)->PlanToString();
   // Every kernel has PTX, and (ptxas being installed here) a cubin.
   const std::string thunks = (*program)->executable().ThunksToString();
   EXPECT_FALSE(absl::StrContains(thunks, "ptx=0B")) << thunks;

@@ -94,6 +94,8 @@ absl::StatusOr<GpuKernel> AddKernel(const HloComputation& computation, const std
   kernel.num_inputs = emitted->num_inputs;
   kernel.strategy = emitted->strategy;
   kernel.vector_width = emitted->vector_width;
+  kernel.copy_before = emitted->copy_before;
+  kernel.scratch_bytes = emitted->scratch_bytes;
   return kernel;
 }
 

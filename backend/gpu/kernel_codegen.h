@@ -8,8 +8,11 @@
 //   __global__ void NAME(T0* p0, T1* p1, ..., Tn* pn)
 // with one global pointer per array leaf of the computation's parameters in
 // parameter order, then one per array leaf of the root (tuple roots: every
-// leaf, depth first). Every pointer must be 16-byte aligned and outputs must
-// not overlap inputs or each other; inputs are only read. The runtime
+// leaf, depth first), then a scratch pointer for kernels that ask for one
+// (GpuKernel::scratch_bytes). Every pointer must be 16-byte aligned and
+// outputs must not overlap inputs or each other; inputs are only read.
+// Outputs are only written, except those the launcher first fills with a
+// copy of an input (GpuKernel::copy_before), which the kernel updates. The runtime
 // launches it with `GpuKernel::launch` (grid, block, dynamic shared bytes:
 // always 0 today, shared memory is static).
 //
@@ -21,6 +24,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -87,18 +91,31 @@ struct GpuKernel {
   int64_t num_buffers = 0;  // Parameter leaves, then root leaves.
   int64_t num_inputs = 0;   // Of which parameter leaves.
   // "loop", "loop-vectorized", "row-reduction", "column-reduction",
-  // "transpose".
+  // "transpose", "sort-shared", "sort-global", "topk-shared", "topk-global",
+  // "scatter", "scatter-atomic", "scatter-ordered", "scatter-serial".
   std::string strategy;
   // Elements a thread handles per grid-stride step (loop kernels: 1, 2, 4...).
   int64_t vector_width = 1;
   // Launch dims of zero threads: nothing to run (an output with 0 elements).
   bool empty() const { return launch.total_threads() == 0; }
+  // (input buffer, output buffer) pairs the launcher copies, input into
+  // output, before the launch: the kernel then updates that output in place
+  // (scatter). Such outputs are read as well as written.
+  std::vector<std::pair<int64_t, int64_t>> copy_before;
+  // Bytes of scratch memory (uninitialized, 16-byte aligned) the kernel
+  // takes as one extra pointer after the outputs; counted in num_buffers.
+  // 0: none. (Sorts of rows too long for shared memory keep their
+  // permutation there.)
+  int64_t scratch_bytes = 0;
 };
 
 // Compiles `computation`. Unimplemented when the emitters do not cover it
-// (an op with no elemental form, such as sort or scatter, or a type such as
-// complex); the caller then runs the computation op by op or through a
-// library. Other errors are bugs or bad input.
+// (an op with no elemental form and no kernel of its own, such as fft, or a
+// type such as complex); sort, topk (op and "TopK" custom call) and scatter
+// have kernels of their own when they are the computation's root and read
+// parameters directly (one-op wrappers). On Unimplemented the caller runs
+// the computation op by op, through a library or on the host. Other errors
+// are bugs or bad input.
 absl::StatusOr<GpuKernel> CompileGpuKernel(const HloComputation& computation,
                                            const GpuCompileOptions& options);
 

@@ -131,6 +131,21 @@ less {
   b = f32[] parameter(1)
   ROOT lt = pred[] compare(a, b), direction=LT
 }
+add_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+scatter_add {
+  t = f32[100,32] parameter(0)
+  i = s32[50,1] parameter(1)
+  u = f32[50,32] parameter(2)
+  ROOT s = f32[100,32] scatter(t, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add_f32
+}
+no_kernel {
+  x = f32[4,4] parameter(0)
+  ROOT c = f32[4,4] cholesky(x), lower=true
+}
 ENTRY e {
   ROOT p = f32[] parameter(0)
 }
@@ -409,8 +424,9 @@ TEST_F(KernelCodegenTest, BatchPutsKernelsInOneCubin) {
   const std::string ptxas = RunfilesPtxas();
   if (ptxas.empty()) GTEST_SKIP() << "no runfiles";
   std::vector<const HloComputation*> computations = {
-      &Computation("elementwise"), &Computation("elementwise_renamed"), &Computation("sorting"),
-      &Computation("columns"),     &Computation("transpose"),           &Computation("argmax")};
+      &Computation("elementwise"), &Computation("elementwise_renamed"), &Computation("no_kernel"),
+      &Computation("columns"),     &Computation("transpose"),           &Computation("argmax"),
+      &Computation("sorting")};
   for (int sm : {80, 90}) {
     GpuCompileOptions options;
     options.target = GpuTarget::ForComputeCapability(sm);
@@ -427,9 +443,11 @@ TEST_F(KernelCodegenTest, BatchPutsKernelsInOneCubin) {
     EXPECT_EQ(batch->kernels[3]->strategy, "column-reduction");
     EXPECT_EQ(batch->kernels[4]->strategy, "transpose");
     EXPECT_EQ(batch->kernels[5]->strategy, "row-reduction");
+    EXPECT_EQ(batch->kernels[6]->strategy, "sort-shared-cached");
     EXPECT_TRUE(FileCheck(batch->ptx, absl::StrCat(R"(
 CHECK: .target sm_)",
                                                    sm, R"(
+CHECK: .visible .entry hloc_
 CHECK: .visible .entry hloc_
 CHECK: .visible .entry hloc_
 CHECK: .visible .entry hloc_
@@ -462,10 +480,44 @@ TEST_F(KernelCodegenTest, PtxasErrorsAreReported) {
   EXPECT_NE(cubin.status().message().find("rejected"), std::string::npos) << cubin.status();
 }
 
-TEST_F(KernelCodegenTest, SortIsUnimplemented) {
-  absl::StatusOr<GpuKernel> kernel = CompileGpuKernel(Computation("sorting"), options_);
+TEST_F(KernelCodegenTest, CholeskyIsUnimplemented) {
+  absl::StatusOr<GpuKernel> kernel = CompileGpuKernel(Computation("no_kernel"), options_);
   ASSERT_FALSE(kernel.ok());
   EXPECT_EQ(kernel.status().code(), absl::StatusCode::kUnimplemented) << kernel.status();
+}
+
+// A block per row: the positions and the row's elements in shared memory,
+// a barrier per bitonic stage, the comparator inlined.
+TEST_F(KernelCodegenTest, SortKernelSortsPositionsInSharedMemory) {
+  GpuKernel kernel = Compile("sorting");
+  EXPECT_EQ(kernel.strategy, "sort-shared-cached");
+  EXPECT_EQ(kernel.launch.grid[0], 1);
+  EXPECT_EQ(kernel.launch.block[0], 32);
+  EXPECT_EQ(kernel.scratch_bytes, 0);
+  EXPECT_TRUE(kernel.copy_before.empty());
+  EXPECT_TRUE(FileCheck(kernel.ptx, R"(
+CHECK-DAG: .shared .align 16 .b8 {{.*}}_positions[256]
+CHECK-DAG: .shared .align 16 .b8 {{.*}}_values0[256]
+CHECK: bar.sync
+CHECK: setp.lt.f32
+CHECK: bar.sync
+)"));
+}
+
+// Duplicate indices and an add combiner: one thread per update element and
+// a compare-and-swap loop; the result starts as a copy of the operand.
+TEST_F(KernelCodegenTest, ScatterAddUsesCompareAndSwap) {
+  GpuKernel kernel = Compile("scatter_add");
+  EXPECT_EQ(kernel.strategy, "scatter-atomic");
+  EXPECT_EQ(kernel.launch.block[0], 256);
+  EXPECT_EQ(kernel.launch.grid[0], 7);  // 50 * 32 updates.
+  ASSERT_EQ(kernel.copy_before.size(), 1u);
+  EXPECT_EQ(kernel.copy_before[0], std::make_pair(int64_t{0}, int64_t{3}));
+  EXPECT_TRUE(FileCheck(kernel.ptx, R"(
+CHECK: .visible .entry hloc_
+CHECK: add{{.*}}.f32
+CHECK: atom.global.cas.b32
+)"));
 }
 
 TEST_F(KernelCodegenTest, KernelNamesAreStableAndCacheHitsOnRenamedCopies) {

@@ -1,8 +1,9 @@
 // Where a module needs GPU kernels, after the pass pipeline: every fusion,
 // and every other op the kernel emitters may cover, wrapped as a one-op
 // computation (the same split the host compiler makes). Ops that only
-// regroup buffers (tuples, bitcasts, copies) need no kernel; sort, scatter,
-// custom calls, rng and friends go to libraries or fallbacks. Control flow
+// regroup buffers (tuples, bitcasts, copies) need no kernel; sort, topk
+// (and the "TopK" custom call) and scatter have kernels of their own; other
+// custom calls, rng and friends go to libraries or host fallbacks. Control flow
 // (while, conditional, call, composite library calls) is looked through, so
 // nested computations contribute their kernels too. LLVM-free.
 #ifndef HLOC_BACKEND_GPU_KERNEL_SITES_H_

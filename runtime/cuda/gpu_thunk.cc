@@ -267,5 +267,55 @@ void GpuConditionalThunk::AppendTo(std::string* out, int indent) const {
   }
 }
 
+// ---- host callback
+
+absl::Status HostCallbackThunk::Initialize(GpuInitContext& context) {
+  HLOC_CUDA_RETURN_IF_ERROR(CheckIds(inputs_, context.buffers.size(), label_));
+  HLOC_CUDA_RETURN_IF_ERROR(CheckIds(outputs_, context.buffers.size(), label_));
+  if (input_bytes_.size() != inputs_.size() || output_bytes_.size() != outputs_.size() ||
+      !function_) {
+    return absl::InvalidArgumentError(absl::StrCat(label_, ": malformed host step"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status HostCallbackThunk::Execute(GpuExecutionContext& context) const {
+  // 8-byte words keep every host copy aligned for any element type.
+  auto words = [](int64_t bytes) { return static_cast<size_t>((bytes + 7) / 8); };
+  std::vector<std::vector<uint64_t>> in(inputs_.size()), out(outputs_.size());
+  std::vector<const void*> in_ptrs(inputs_.size());
+  std::vector<void*> out_ptrs(outputs_.size());
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    in[i].resize(words(input_bytes_[i]));
+    in_ptrs[i] = in[i].data();
+    if (input_bytes_[i] > 0) {
+      HLOC_CUDA_RETURN_IF_ERROR(
+          context.device->CopyToHost(in[i].data(), context.buffers[inputs_[i]], input_bytes_[i]));
+    }
+  }
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    out[i].resize(words(output_bytes_[i]));
+    out_ptrs[i] = out[i].data();
+  }
+  HLOC_CUDA_RETURN_IF_ERROR(context.device->Synchronize());
+  absl::Status status = function_(in_ptrs, out_ptrs);
+  if (!status.ok()) {
+    return absl::Status(status.code(), absl::StrCat(label_, " (on the host): ", status.message()));
+  }
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    if (output_bytes_[i] > 0) {
+      HLOC_CUDA_RETURN_IF_ERROR(context.device->CopyToDevice(context.buffers[outputs_[i]],
+                                                             out[i].data(), output_bytes_[i]));
+    }
+  }
+  // The host copies die with this call.
+  return context.device->Synchronize();
+}
+
+void HostCallbackThunk::AppendTo(std::string* out, int indent) const {
+  absl::StrAppend(out, Indent(indent), "host ", label_, " inputs=", Ids(inputs_),
+                  " outputs=", Ids(outputs_), " (runs on host: ", reason_, ")\n");
+}
+
 }  // namespace cuda
 }  // namespace hloc

@@ -14,11 +14,13 @@
 #include <cuda.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/types/span.h"
 #include "runtime/cuda/autotune_cache.h"
 #include "runtime/cuda/cublaslt_gemm.h"
 #include "runtime/cuda/cuda_device.h"
@@ -202,6 +204,43 @@ class GpuConditionalThunk : public GpuThunk {
   BufferId selector_;
   bool selector_is_pred_;
   std::vector<GpuThunkSequence> branches_;
+};
+
+// One step run on the host, for an op with no GPU kernel: synchronizes,
+// copies `inputs` to host memory, calls `function` on them (inputs, then
+// output buffers of `output_bytes` each), copies the outputs back and
+// synchronizes again. The compiler supplies the function (the runtime knows
+// nothing of HLO) and the reason the op runs here; both show in dumps.
+// Reads back to the host, so a program with one is not captured into a
+// CUDA graph.
+class HostCallbackThunk : public GpuThunk {
+ public:
+  using Function = std::function<absl::Status(absl::Span<const void* const> inputs,
+                                              absl::Span<void* const> outputs)>;
+  HostCallbackThunk(std::string label, std::string reason, std::vector<BufferId> inputs,
+                    std::vector<int64_t> input_bytes, std::vector<BufferId> outputs,
+                    std::vector<int64_t> output_bytes, Function function)
+      : label_(std::move(label)),
+        reason_(std::move(reason)),
+        inputs_(std::move(inputs)),
+        input_bytes_(std::move(input_bytes)),
+        outputs_(std::move(outputs)),
+        output_bytes_(std::move(output_bytes)),
+        function_(std::move(function)) {}
+  absl::Status Initialize(GpuInitContext& context) override;
+  absl::Status Execute(GpuExecutionContext& context) const override;
+  void AppendTo(std::string* out, int indent) const override;
+  bool ReadsBackToHost() const override { return true; }
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::string label_;
+  std::string reason_;
+  std::vector<BufferId> inputs_;
+  std::vector<int64_t> input_bytes_;
+  std::vector<BufferId> outputs_;
+  std::vector<int64_t> output_bytes_;
+  Function function_;
 };
 
 }  // namespace cuda
