@@ -21,6 +21,7 @@
 #include "absl/strings/str_join.h"
 #include "backend/gpu/host_fallback.h"
 #include "backend/llvm/array_leaves.h"
+#include "hlo/shape_bounds.h"
 #include "hlo/outline.h"
 #include "hlo/status_macros.h"
 #include "passes/outlining/composite_attributes.h"
@@ -156,7 +157,8 @@ class GpuCompilation {
     ++time_;
     const std::vector<BufferId>& outputs = leaves_.at(entry->root());
     for (BufferId id : outputs) Use(id);
-    program_->result_shape_ = entry->root()->shape();
+    // A bounded dynamic result comes back at its bounds, as the interpreter's.
+    program_->result_shape_ = StaticBounds(entry->root()->shape());
     spec.outputs = outputs;
     spec.buffers = std::move(buffers_);
     HLOC_ASSIGN_OR_RETURN(program_->executable_, cuda::GpuExecutable::Create(std::move(spec)));

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "hlo/shape_bounds.h"
 #include "hlo/evaluator/evaluator.h"
 #include "hlo/outline.h"
 
@@ -47,7 +48,7 @@ absl::StatusOr<cuda::HostCallbackThunk::Function> MakeHostFallback(const HloInst
         std::vector<Literal> arguments;
         size_t next = 0;
         for (const Shape& shape : operand_shapes) {
-          absl::StatusOr<Literal> argument = Literal::Create(shape);
+          absl::StatusOr<Literal> argument = Literal::Create(StaticBounds(shape));
           if (!argument.ok()) return argument.status();
           std::vector<Literal*> leaves;
           MutableLeaves(&*argument, &leaves);

@@ -186,6 +186,17 @@ absl::StatusOr<double> GpuExecutable::TimeRun(const GpuExecuteOptions& options) 
   return device_->TimeOnStream([&] { return RunThunks(options); });
 }
 
+absl::StatusOr<double> GpuExecutable::TimeRuns(int runs, const GpuExecuteOptions& options) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (device_ == nullptr) return absl::FailedPreconditionError("executable not loaded");
+  if (runs < 1) return absl::InvalidArgumentError(absl::StrCat("TimeRuns: ", runs, " runs"));
+  HLOC_CUDA_RETURN_IF_ERROR(device_->MakeCurrent());
+  return device_->TimeOnStream([&]() -> absl::Status {
+    for (int i = 0; i < runs; ++i) HLOC_CUDA_RETURN_IF_ERROR(RunThunks(options));
+    return absl::OkStatus();
+  });
+}
+
 std::string GpuExecutable::ThunksToString() const {
   std::string out;
   AppendSequence(spec_.thunks, &out, 0);

@@ -10,7 +10,7 @@
 // printed and its memory reported on any machine.
 //
 // With `use_cuda_graph`, a program whose thunks never read back to the host
-// (no while or conditional) is captured into a CUDA graph on its first run
+// (no while, conditional or host step) is captured into a CUDA graph on its first run
 // and replayed on later runs; addresses do not move between runs, so the
 // graph stays valid.
 #ifndef HLOC_RUNTIME_CUDA_GPU_EXECUTABLE_H_
@@ -66,6 +66,9 @@ class GpuExecutable {
   // Milliseconds of the device work of one run (parameters already in
   // place from the previous Execute; graph launch when captured).
   absl::StatusOr<double> TimeRun(const GpuExecuteOptions& options = {});
+  // Milliseconds of `runs` back-to-back runs between one pair of events, for
+  // runs shorter than the launch and event overhead of a single TimeRun.
+  absl::StatusOr<double> TimeRuns(int runs, const GpuExecuteOptions& options = {});
 
   int64_t num_parameters() const { return static_cast<int64_t>(parameter_sizes_.size()); }
   int64_t parameter_size(int64_t i) const { return parameter_sizes_[i]; }
