@@ -50,6 +50,7 @@
 #include "absl/strings/str_cat.h"
 #include "backend/gpu/gpu_compiler.h"
 #include "backend/gpu/gpu_pipeline.h"
+#include "hlo/shape_util.h"
 #include "hlo/evaluator/compare.h"
 #include "hlo/evaluator/evaluator.h"
 #include "hlo/evaluator/random_arguments.h"
@@ -253,15 +254,6 @@ absl::StatusOr<std::vector<Literal>> PatternArguments(const HloModule& module, u
   return arguments;
 }
 
-PrimitiveType FirstLeafType(const Shape& shape) {
-  if (!shape.IsTuple()) return shape.element_type();
-  for (const Shape& e : shape.tuple_shapes()) {
-    const PrimitiveType t = FirstLeafType(e);
-    if (t != xla::PRIMITIVE_TYPE_INVALID) return t;
-  }
-  return xla::PRIMITIVE_TYPE_INVALID;
-}
-
 // Library summation orders, TF32 and GPU math functions differ from the
 // interpreter's (as in backend/gpu/gpu_device_test.cc).
 Tolerance GpuTolerance(PrimitiveType type, bool tf32) {
@@ -392,7 +384,7 @@ absl::StatusOr<std::string> BenchModel(const std::string& path, const Options& o
   for (const Literal& a : arguments) absl::StrAppend(&sums, sums.empty() ? "" : ", ", Checksum(a));
   absl::StrAppend(&json, ", \"arg_checksums\": [", sums, "]");
 
-  const Tolerance tolerance = GpuTolerance(FirstLeafType(result.shape()), o.tf32);
+  const Tolerance tolerance = GpuTolerance(FirstArrayType(result.shape()), o.tf32);
   const double work = InterpreterWork(*module);
   if (!o.verify) {
     absl::StrAppend(&json, ", \"verified\": \"skipped: --no-verify\"");
@@ -516,7 +508,7 @@ std::string VerifySmall(const std::string& text, cuda::CudaDevice* device) {
   absl::StatusOr<Literal> expected = Evaluate(**module, *args);
   if (!expected.ok()) return absl::StrCat("interpreter: ", expected.status().message());
   ComparisonReport r =
-      CompareLiterals(*expected, *actual, GpuTolerance(FirstLeafType(expected->shape()), false));
+      CompareLiterals(*expected, *actual, GpuTolerance(FirstArrayType(expected->shape()), false));
   return r.ok ? "ok" : absl::StrCat("MISMATCH: ", r.ToString());
 }
 

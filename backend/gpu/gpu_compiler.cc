@@ -21,7 +21,7 @@
 #include "absl/strings/str_join.h"
 #include "backend/gpu/host_fallback.h"
 #include "backend/llvm/array_leaves.h"
-#include "hlo/shape_bounds.h"
+#include "hlo/shape_util.h"
 #include "hlo/outline.h"
 #include "hlo/status_macros.h"
 #include "passes/outlining/composite_attributes.h"

@@ -7,11 +7,8 @@
 // failure naming the op. One test per corpus file, so Bazel and
 // GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS shard them; each process prints its
 // tally at the end. With no usable GPU every test is SKIPPED with the reason.
-#include <cctype>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -20,7 +17,6 @@
 #include "gtest/gtest.h"
 #include "hlo/evaluator/compare.h"
 #include "hlo/testing/corpus_cases.h"
-#include "hlo/text_parser.h"
 
 namespace hloc {
 namespace gpu {
@@ -75,41 +71,18 @@ class GpuCorpusTest : public ::testing::TestWithParam<std::string> {};
 TEST_P(GpuCorpusTest, MatchesInterpreter) {
   HLOC_SKIP_WITHOUT_GPU();
   ASSERT_NE(TestDevice(), nullptr);
-  const std::string path = absl::StrCat(std::getenv("HLOC_CORPUS_DIR"), "/", GetParam());
-  std::ifstream in(path);
-  ASSERT_TRUE(in) << path;
-  std::ostringstream text;
-  text << in.rdbuf();
-  ParseOptions options;
-  options.filename = GetParam();
-  std::vector<absl::StatusOr<std::unique_ptr<HloModule>>> modules =
-      ParseEachHloModule(text.str(), options);
-  CorpusTally& tally = GlobalTally();
-  std::map<std::string, size_t> failures_before;
-  for (const auto& [mode, counts] : tally.modes) failures_before[mode] = counts.failures.size();
-  for (size_t i = 0; i < modules.size(); ++i) {
-    if (!modules[i].ok()) {
-      ++tally.modules;
-      ++tally.skipped["does not parse"];
-      continue;
-    }
-    CheckModule(absl::StrCat(GetParam(), "#", i), **modules[i], &tally);
+  CorpusTally* tally = &GlobalTally();
+  for (const std::string& failure : testdata::CheckCorpusFile(
+           GetParam(), tally,
+           [&](const std::string& id, const HloModule& module) { CheckModule(id, module, tally); })) {
+    ADD_FAILURE() << failure;
   }
-  for (const auto& [mode, counts] : tally.modes) {
-    for (size_t f = failures_before[mode]; f < counts.failures.size(); ++f) {
-      ADD_FAILURE() << counts.failures[f];
-    }
-  }
-}
-
-std::string TestName(const ::testing::TestParamInfo<std::string>& info) {
-  std::string name;
-  for (char c : info.param) name.push_back(std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
-  return name;
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, GpuCorpusTest, ::testing::ValuesIn(testdata::CorpusFileIds()),
-                         TestName);
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return testdata::CorpusTestName(info.param);
+                         });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GpuCorpusTest);
 
 class TallyPrinter : public ::testing::Environment {

@@ -62,7 +62,7 @@ TEST_P(GpuZooTest, MatchesTheInterpreter) {
   ASSERT_TRUE(actual.ok()) << actual.status() << "\n" << plan;
   absl::StatusOr<Literal> expected = Evaluate(*snapshot->module, snapshot->arguments);
   ASSERT_TRUE(expected.ok()) << expected.status();
-  const Tolerance tolerance = GpuTolerance(FirstLeafType(expected->shape()));
+  const Tolerance tolerance = GpuTolerance(FirstArrayType(expected->shape()));
   ComparisonReport report = CompareLiterals(*expected, *actual, tolerance);
   EXPECT_TRUE(report.ok) << GetParam() << ": " << report.ToString() << "\n" << plan;
   if (snapshot->result.has_value()) {

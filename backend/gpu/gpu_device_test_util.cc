@@ -39,17 +39,6 @@ absl::StatusOr<Literal> RunOnTestDevice(const HloModule& module,
   return (*program)->Execute(arguments);
 }
 
-PrimitiveType FirstLeafType(const Shape& shape) {
-  if (shape.IsTuple()) {
-    for (const Shape& e : shape.tuple_shapes()) {
-      PrimitiveType t = FirstLeafType(e);
-      if (t != xla::PRIMITIVE_TYPE_INVALID) return t;
-    }
-    return xla::PRIMITIVE_TYPE_INVALID;
-  }
-  return shape.element_type();
-}
-
 Tolerance GpuTolerance(PrimitiveType type) {
   if (type == xla::BF16) return Tolerance{3e-2, 3e-2};
   if (type == xla::F16) return Tolerance{5e-3, 5e-3};

@@ -12,6 +12,7 @@
 #include "hlo/evaluator/compare.h"
 #include "hlo/literal.h"
 #include "hlo/module.h"
+#include "hlo/shape_util.h"
 #include "runtime/cuda/cuda_device.h"
 
 namespace hloc {
@@ -33,9 +34,6 @@ cuda::CudaDevice* TestDevice();
 absl::StatusOr<Literal> RunOnTestDevice(const HloModule& module,
                                         absl::Span<const Literal> arguments, bool use_graph,
                                         std::string* plan = nullptr);
-
-// The first array element type of `shape` (depth first).
-PrimitiveType FirstLeafType(const Shape& shape);
 
 // Library summation orders and GPU math functions differ from the
 // interpreter's.

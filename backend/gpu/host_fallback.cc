@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "hlo/shape_bounds.h"
+#include "hlo/shape_util.h"
 #include "hlo/evaluator/evaluator.h"
 #include "hlo/outline.h"
 

@@ -13,14 +13,11 @@
 // file, so Bazel shards them;
 // each shard prints its tally per mode at the end.
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -33,7 +30,6 @@
 #include "gtest/gtest.h"
 #include "hlo/evaluator/compare.h"
 #include "hlo/testing/corpus_cases.h"
-#include "hlo/text_parser.h"
 #include "hlo/verifier.h"
 #include "runtime/thread_pool.h"
 
@@ -103,40 +99,18 @@ void CheckModule(const std::string& id, const HloModule& module, CorpusTally* ta
 class HostCorpusTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(HostCorpusTest, MatchesInterpreter) {
-  const std::string path = absl::StrCat(std::getenv("HLOC_CORPUS_DIR"), "/", GetParam());
-  std::ifstream in(path);
-  ASSERT_TRUE(in) << path;
-  std::ostringstream text;
-  text << in.rdbuf();
-  ParseOptions options;
-  options.filename = GetParam();
-  std::vector<absl::StatusOr<std::unique_ptr<HloModule>>> modules =
-      ParseEachHloModule(text.str(), options);
-  CorpusTally& tally = GlobalTally();
-  std::map<std::string, size_t> failures_before;
-  for (const auto& [mode, counts] : tally.modes) failures_before[mode] = counts.failures.size();
-  for (size_t i = 0; i < modules.size(); ++i) {
-    if (!modules[i].ok()) {
-      ++tally.modules;
-      ++tally.skipped["does not parse"];
-      continue;
-    }
-    CheckModule(absl::StrCat(GetParam(), "#", i), **modules[i], &tally);
-  }
-  for (const auto& [mode, counts] : tally.modes) {
-    for (size_t f = failures_before[mode]; f < counts.failures.size(); ++f) {
-      ADD_FAILURE() << counts.failures[f];
-    }
+  CorpusTally* tally = &GlobalTally();
+  for (const std::string& failure : testdata::CheckCorpusFile(
+           GetParam(), tally,
+           [&](const std::string& id, const HloModule& module) { CheckModule(id, module, tally); })) {
+    ADD_FAILURE() << failure;
   }
 }
 
-std::string TestName(const ::testing::TestParamInfo<std::string>& info) {
-  std::string name;
-  for (char c : info.param) name.push_back(std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
-  return name;
-}
-
-INSTANTIATE_TEST_SUITE_P(Corpus, HostCorpusTest, ::testing::ValuesIn(testdata::CorpusFileIds()), TestName);
+INSTANTIATE_TEST_SUITE_P(Corpus, HostCorpusTest, ::testing::ValuesIn(testdata::CorpusFileIds()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return testdata::CorpusTestName(info.param);
+                         });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(HostCorpusTest);
 
 TEST(HostCorpusListTest, FindsCorpus) {

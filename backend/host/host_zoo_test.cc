@@ -17,6 +17,7 @@
 #include "backend/host/host_pipeline_modes.h"
 #include "backend/host/host_test_util.h"
 #include "gtest/gtest.h"
+#include "hlo/shape_util.h"
 #include "hlo/evaluator/compare.h"
 #include "hlo/evaluator/evaluator.h"
 #include "hlo/loader.h"
@@ -55,17 +56,6 @@ Tolerance XlaTolerance(PrimitiveType type) {
   return Tolerance{1e-4, 1e-5};
 }
 
-PrimitiveType FirstLeafType(const Shape& shape) {
-  if (shape.IsTuple()) {
-    for (const Shape& e : shape.tuple_shapes()) {
-      PrimitiveType t = FirstLeafType(e);
-      if (t != xla::PRIMITIVE_TYPE_INVALID) return t;
-    }
-    return xla::PRIMITIVE_TYPE_INVALID;
-  }
-  return shape.element_type();
-}
-
 class HostZooTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(HostZooTest, MatchesXlaAndInterpreter) {
@@ -87,7 +77,7 @@ TEST_P(HostZooTest, MatchesXlaAndInterpreter) {
             << (*program)->executable().MemoryReport().substr(
                    0, (*program)->executable().MemoryReport().find('\n') + 1);
 
-  const Tolerance xla = XlaTolerance(FirstLeafType(snapshot->result->shape()));
+  const Tolerance xla = XlaTolerance(FirstArrayType(snapshot->result->shape()));
   ComparisonReport vs_xla = CompareLiterals(*snapshot->result, *actual, xla);
   EXPECT_TRUE(vs_xla.ok) << "vs XLA: " << vs_xla.ToString();
 
@@ -116,7 +106,7 @@ TEST_P(HostZooTest, OptimizedModuleMatchesXla) {
   absl::StatusOr<Literal> actual = (*program)->Execute(snapshot->arguments, &pool);
   ASSERT_TRUE(actual.ok()) << actual.status();
   std::cout << GetParam() << " (optimized): " << (*program)->report().ToString();
-  const Tolerance xla = XlaTolerance(FirstLeafType(snapshot->result->shape()));
+  const Tolerance xla = XlaTolerance(FirstArrayType(snapshot->result->shape()));
   ComparisonReport vs_xla = CompareLiterals(*snapshot->result, *actual, xla);
   EXPECT_TRUE(vs_xla.ok) << "vs XLA: " << vs_xla.ToString();
 }
@@ -150,7 +140,7 @@ TEST_P(HostZooModeTest, MatchesXlaAndInterpreter) {
   execute.min_parallel_cost = 64;  // Split small kernels too: exercises the pool.
   absl::StatusOr<Literal> actual = (*program)->Execute(snapshot->arguments, &pool, execute);
   ASSERT_TRUE(actual.ok()) << actual.status();
-  const Tolerance tolerance = XlaTolerance(FirstLeafType(snapshot->result->shape()));
+  const Tolerance tolerance = XlaTolerance(FirstArrayType(snapshot->result->shape()));
   ComparisonReport vs_xla = CompareLiterals(*snapshot->result, *actual, tolerance);
   EXPECT_TRUE(vs_xla.ok) << "vs XLA: " << vs_xla.ToString();
   absl::StatusOr<Literal> interpreted = Evaluate(*snapshot->module, snapshot->arguments);

@@ -5,13 +5,17 @@
 #include <dirent.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "hlo/evaluator/evaluator.h"
 #include "hlo/evaluator/random_arguments.h"
+#include "hlo/text_parser.h"
 #include "hlo/verifier.h"
 
 namespace hloc {
@@ -162,6 +166,44 @@ void CorpusTally::Print(const std::string& title, std::ostream& out) const {
         << mode.failures.size() << "\n";
     for (const auto& [note, count] : mode.notes) out << "    " << count << " " << note << "\n";
   }
+}
+
+std::vector<std::string> CheckCorpusFile(
+    const std::string& file_id, CorpusTally* tally,
+    const std::function<void(const std::string& id, const HloModule& module)>& check) {
+  const char* root = std::getenv("HLOC_CORPUS_DIR");
+  const std::string path = absl::StrCat(root == nullptr ? "" : root, "/", file_id);
+  std::ifstream in(path);
+  if (!in) return {absl::StrCat("cannot read ", path)};
+  std::ostringstream text;
+  text << in.rdbuf();
+  ParseOptions options;
+  options.filename = file_id;
+  std::vector<absl::StatusOr<std::unique_ptr<HloModule>>> modules =
+      ParseEachHloModule(text.str(), options);
+  std::map<std::string, size_t> failures_before;
+  for (const auto& [mode, counts] : tally->modes) failures_before[mode] = counts.failures.size();
+  for (size_t i = 0; i < modules.size(); ++i) {
+    if (!modules[i].ok()) {
+      ++tally->modules;
+      ++tally->skipped["does not parse"];
+      continue;
+    }
+    check(absl::StrCat(file_id, "#", i), **modules[i]);
+  }
+  std::vector<std::string> added;
+  for (const auto& [mode, counts] : tally->modes) {
+    for (size_t f = failures_before[mode]; f < counts.failures.size(); ++f) {
+      added.push_back(counts.failures[f]);
+    }
+  }
+  return added;
+}
+
+std::string CorpusTestName(const std::string& file_id) {
+  std::string name;
+  for (char c : file_id) name.push_back(std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
+  return name;
 }
 
 }  // namespace testdata

@@ -8,6 +8,7 @@
 #define HLOC_HLO_TESTING_CORPUS_CASES_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <ostream>
 #include <string>
@@ -67,6 +68,18 @@ struct CorpusTally {
   std::map<std::string, Mode> modes;
   void Print(const std::string& title, std::ostream& out) const;
 };
+
+// Parses every module of the corpus file `file_id` ("xla/NAME.hlo" under
+// $HLOC_CORPUS_DIR) and calls `check` with "xla/NAME.hlo#INDEX" and the module
+// for each one that parses (the others count as skipped); returns the
+// failures `check` added to any mode of `tally` meanwhile, or one failure
+// when the file cannot be read.
+std::vector<std::string> CheckCorpusFile(
+    const std::string& file_id, CorpusTally* tally,
+    const std::function<void(const std::string& id, const HloModule& module)>& check);
+
+// A test name made of `file_id` (letters and digits; others become '_').
+std::string CorpusTestName(const std::string& file_id);
 
 }  // namespace testdata
 }  // namespace hloc
