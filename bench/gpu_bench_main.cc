@@ -2,7 +2,7 @@
 // measurement, for bench/gpu_vs_xla.py (which adds XLA through JAX):
 //
 //   gpu_bench FILE... [--repeats N | --min-time S] [--tf32] [--no-graph]
-//                     [--no-verify] [--seed N] [--plan]
+//                     [--no-verify] [--seed N] [--plan] [--library-only]
 //   gpu_bench --bandwidth [--log2-elements N] [--repeats N | --min-time S]
 //   gpu_bench --gemm [--quick] [--repeats N | --min-time S]
 //   gpu_bench --dry-run [FILE...] [--bandwidth] [--gemm]
@@ -96,13 +96,14 @@ struct Options {
   bool verify = true;
   bool quick = false;
   bool plan = false;
+  bool library_only = false;  // No generated alternatives of library calls.
   int log2_elements = 26;
   uint64_t seed = 1;
 };
 
 const char kUsage[] =
     "usage: gpu_bench FILE... [--repeats N | --min-time S] [--tf32] [--no-graph] [--no-verify]\n"
-    "                 [--seed N] [--plan]\n"
+    "                 [--seed N] [--plan] [--library-only]\n"
     "       gpu_bench --bandwidth [--log2-elements N] [--repeats N | --min-time S]\n"
     "       gpu_bench --gemm [--quick] [--repeats N | --min-time S]\n"
     "       gpu_bench --dry-run [FILE...] [--bandwidth] [--gemm]   (compile for sm_90, no GPU;\n"
@@ -132,7 +133,8 @@ bool ParseOptions(int argc, char** argv, Options* o) {
         {"--bandwidth", &o->bandwidth, true}, {"--gemm", &o->gemm, true},
         {"--dry-run", &o->dry_run, true},     {"--tf32", &o->tf32, true},
         {"--no-graph", &o->graph, false},     {"--no-verify", &o->verify, false},
-        {"--quick", &o->quick, true},         {"--plan", &o->plan, true}};
+        {"--quick", &o->quick, true},         {"--plan", &o->plan, true},
+        {"--library-only", &o->library_only, true}};
     const Switch* matched = nullptr;
     for (const Switch& s : switches) {
       if (arg == s.name) matched = &s;
@@ -179,7 +181,7 @@ struct Compiled {
 // OptimizeForGpu + CompileForGpu for `target`. `assume_libraries` plans
 // cuBLASLt/cuDNN calls without loading the libraries (dry runs).
 absl::StatusOr<Compiled> Compile(const HloModule& module, const gpu::GpuTarget& target, bool tf32,
-                                 bool assume_libraries) {
+                                 bool assume_libraries, bool library_only = false) {
   Compiled c;
   Clock::time_point start = Clock::now();
   std::unique_ptr<HloModule> optimized = module.Clone();
@@ -188,6 +190,7 @@ absl::StatusOr<Compiled> Compile(const HloModule& module, const gpu::GpuTarget& 
   gpu::GpuProgramOptions options;
   options.codegen.target = target;
   options.library.allow_tf32 = tf32;
+  options.library.try_generated = !library_only;
   if (assume_libraries) {
     pipeline.cublaslt = pipeline.cudnn = gpu::LibraryUse::kAvailable;
     options.cublaslt = options.cudnn = gpu::LibraryUse::kAvailable;
@@ -356,13 +359,14 @@ absl::StatusOr<std::string> BenchModel(const std::string& path, const Options& o
     HLOC_ASSIGN_OR_RETURN(arguments, MakeRandomArguments(*module, o.seed));
   }
   HLOC_ASSIGN_OR_RETURN(Compiled c, Compile(*module, gpu::TargetForDevice(device->info()), o.tf32,
-                                            /*assume_libraries=*/false));
-  if (o.plan) std::fprintf(stderr, "%s\n", c.program->PlanToString().c_str());
+                                            /*assume_libraries=*/false, o.library_only));
   std::string json = ReportFields(c);
   const Clock::time_point load_start = Clock::now();
   cuda::GpuLoadOptions load;
   load.use_cuda_graph = o.graph;
   HLOC_RETURN_IF_ERROR(c.program->Load(device, load));
+  // After Load: the plan then shows each library-or-generated choice.
+  if (o.plan) std::fprintf(stderr, "%s\n", c.program->PlanToString().c_str());
   absl::StrAppend(&json, ", \"load_s\": ", Since(load_start));
   // The first run copies the arguments in and captures the graph; the
   // second replays it. Both leave the arguments on the device.

@@ -20,10 +20,10 @@ void FreeArena(void* p) { std::free(p); }
 
 absl::StatusOr<std::unique_ptr<Executable>> Executable::Create(ProgramSpec spec) {
   std::unique_ptr<Executable> executable(new Executable(std::move(spec)));
-  const std::vector<BufferSpec>& buffers = executable->spec_.buffers;
-  std::vector<BufferInterval> temps;
-  std::vector<size_t> temp_ids;
-  for (size_t i = 0; i < buffers.size(); ++i) {
+  Executable& e = *executable;
+  const std::vector<BufferSpec>& buffers = e.spec_.buffers;
+  const size_t n = buffers.size();
+  for (size_t i = 0; i < n; ++i) {
     const BufferSpec& b = buffers[i];
     if (b.size < 0) return absl::InvalidArgumentError(absl::StrCat("buffer ", i, " has size < 0"));
     switch (b.kind) {
@@ -32,7 +32,7 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Create(ProgramSpec spec)
           return absl::InvalidArgumentError(absl::StrCat("buffer ", i, " has parameter index ",
                                                          b.parameter));
         }
-        executable->num_parameters_ = std::max(executable->num_parameters_, b.parameter + 1);
+        e.num_parameters_ = std::max(e.num_parameters_, b.parameter + 1);
         break;
       case BufferSpec::Kind::kConstant:
         if (static_cast<int64_t>(b.data.size()) != b.size) {
@@ -41,51 +41,96 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Create(ProgramSpec spec)
         }
         break;
       case BufferSpec::Kind::kTemp:
-        if (b.is_output) break;  // Placed in the caller's memory, or in the arena below.
         if (b.live.first_use > b.live.last_use) {
           return absl::InvalidArgumentError(absl::StrCat("buffer ", i, " is live over [",
                                                          b.live.first_use, ", ", b.live.last_use,
                                                          "]"));
         }
-        temps.push_back({b.size, b.live.first_use, b.live.last_use});
-        temp_ids.push_back(i);
         break;
     }
+    if (b.shares >= 0 && (b.kind != BufferSpec::Kind::kTemp || static_cast<size_t>(b.shares) >= n ||
+                          buffers[b.shares].kind != BufferSpec::Kind::kTemp ||
+                          buffers[b.shares].size != b.size)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "buffer ", i, " shares buffer ", b.shares, ": both must be temporaries of one size"));
+    }
   }
-  executable->parameter_sizes_.assign(executable->num_parameters_, 0);
+  e.parameter_sizes_.assign(e.num_parameters_, 0);
   for (const BufferSpec& b : buffers) {
-    if (b.kind == BufferSpec::Kind::kParameter) executable->parameter_sizes_[b.parameter] = b.size;
+    if (b.kind == BufferSpec::Kind::kParameter) e.parameter_sizes_[b.parameter] = b.size;
   }
-  for (BufferId id : executable->spec_.outputs) {
-    if (id < 0 || static_cast<size_t>(id) >= buffers.size()) {
+  const std::vector<BufferId>& outputs = e.spec_.outputs;
+  for (BufferId id : outputs) {
+    if (id < 0 || static_cast<size_t>(id) >= n) {
       return absl::InvalidArgumentError(absl::StrCat("output buffer ", id, " out of range"));
     }
   }
-  // An output buffer lives in the caller's memory when it is named by
-  // exactly one output; otherwise it goes to the arena like any temporary.
-  const std::vector<BufferId>& outputs = executable->spec_.outputs;
-  executable->output_in_place_.assign(outputs.size(), false);
-  for (size_t i = 0; i < buffers.size(); ++i) {
+  e.aliased_parameter_.assign(outputs.size(), -1);
+  std::vector<bool> parameter_aliased(e.num_parameters_, false);
+  for (const auto& [j, k] : e.spec_.output_parameter_aliases) {
+    if (j < 0 || j >= static_cast<int64_t>(outputs.size()) || k < 0 || k >= e.num_parameters_ ||
+        e.aliased_parameter_[j] >= 0 || parameter_aliased[k] ||
+        e.parameter_sizes_[k] != buffers[outputs[j]].size) {
+      return absl::InvalidArgumentError(absl::StrCat("output ", j, " cannot alias parameter ", k));
+    }
+    e.aliased_parameter_[j] = k;
+    parameter_aliased[k] = true;
+  }
+  // Storage groups: follow `shares` to the buffer that owns the bytes.
+  e.storage_root_.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    BufferId root = static_cast<BufferId>(i);
+    for (size_t steps = 0; buffers[root].shares >= 0; ++steps) {
+      if (steps == n) {
+        return absl::InvalidArgumentError(absl::StrCat("buffer ", i, " shares in a cycle"));
+      }
+      root = buffers[root].shares;
+    }
+    e.storage_root_[i] = root;
+    if (root != static_cast<BufferId>(i)) e.shared_bytes_ += buffers[i].size;
+  }
+  // A group is computed in the caller's memory for output j when one of its
+  // members is flagged is_output and output j is the only output naming any
+  // member; otherwise it goes to the arena like any temporary.
+  std::vector<int64_t> outputs_naming(n, 0);
+  for (BufferId id : outputs) ++outputs_naming[e.storage_root_[id]];
+  e.root_output_.assign(n, -1);
+  e.output_in_place_.assign(outputs.size(), false);
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    const BufferSpec& b = buffers[outputs[j]];
+    const BufferId root = e.storage_root_[outputs[j]];
+    if (b.kind == BufferSpec::Kind::kTemp && b.is_output && outputs_naming[root] == 1) {
+      e.root_output_[root] = static_cast<int64_t>(j);
+      e.output_in_place_[j] = true;
+    }
+  }
+  // Each group in the arena is live over the union of its members' intervals.
+  std::vector<BufferInterval> group_live(n);
+  std::vector<bool> is_temp_root(n, false);
+  for (size_t i = 0; i < n; ++i) {
     const BufferSpec& b = buffers[i];
-    if (b.kind != BufferSpec::Kind::kTemp || !b.is_output) continue;
-    const auto uses = std::count(outputs.begin(), outputs.end(), static_cast<BufferId>(i));
-    if (uses == 1) {
-      executable->output_in_place_[std::find(outputs.begin(), outputs.end(),
-                                             static_cast<BufferId>(i)) - outputs.begin()] = true;
-      continue;
+    if (b.kind != BufferSpec::Kind::kTemp) continue;
+    const BufferId root = e.storage_root_[i];
+    BufferInterval& live = group_live[root];
+    if (!is_temp_root[root]) {
+      live = {buffers[root].size, b.live.first_use, b.live.last_use};
+      is_temp_root[root] = true;
     }
-    if (b.live.first_use > b.live.last_use) {
-      return absl::InvalidArgumentError(absl::StrCat("buffer ", i, " has a bad live range"));
-    }
-    temps.push_back({b.size, b.live.first_use, b.live.last_use});
+    live.first_use = std::min(live.first_use, b.live.first_use);
+    live.last_use = std::max(live.last_use, b.live.last_use);
+  }
+  std::vector<BufferInterval> temps;
+  std::vector<size_t> temp_ids;
+  for (size_t i = 0; i < n; ++i) {
+    if (!is_temp_root[i] || e.root_output_[i] >= 0) continue;
+    temps.push_back(group_live[i]);
     temp_ids.push_back(i);
   }
-  executable->arena_ = AssignArenaOffsets(temps, kAlignment);
-  executable->temp_ids_ = temp_ids;
-  executable->arena_offset_.assign(buffers.size(), -1);
-  for (size_t t = 0; t < temp_ids.size(); ++t) {
-    executable->arena_offset_[temp_ids[t]] = executable->arena_.offsets[t];
-  }
+  e.arena_ = AssignArenaOffsets(temps, kAlignment);
+  e.temp_ids_ = temp_ids;
+  e.arena_buffers_ = temps;
+  e.arena_offset_.assign(n, -1);
+  for (size_t t = 0; t < temp_ids.size(); ++t) e.arena_offset_[temp_ids[t]] = e.arena_.offsets[t];
   return executable;
 }
 
@@ -130,17 +175,18 @@ absl::Status Executable::Execute(absl::Span<const void* const> parameters,
       case BufferSpec::Kind::kConstant:
         pointer = const_cast<uint8_t*>(b.data.data());
         break;
-      case BufferSpec::Kind::kTemp:
-        if (arena_offset_[i] >= 0) pointer = static_cast<uint8_t*>(arena.get()) + arena_offset_[i];
+      case BufferSpec::Kind::kTemp: {
+        const BufferId root = storage_root_[i];
+        if (root_output_[root] >= 0) {
+          if (b.size > 0) pointer = outputs[root_output_[root]];
+        } else if (arena_offset_[root] >= 0) {
+          pointer = static_cast<uint8_t*>(arena.get()) + arena_offset_[root];
+        }
         break;
+      }
     }
     if (pointer == nullptr) pointer = const_cast<uint8_t*>(kEmpty);
     context.buffers[i] = pointer;
-  }
-  for (size_t j = 0; j < outputs.size(); ++j) {
-    if (output_in_place_[j] && spec_.buffers[spec_.outputs[j]].size > 0) {
-      context.buffers[spec_.outputs[j]] = outputs[j];
-    }
   }
   absl::Status status = ExecuteSequence(spec_.thunks, context);
   {
@@ -150,7 +196,8 @@ absl::Status Executable::Execute(absl::Span<const void* const> parameters,
   if (!status.ok()) return status;
   for (size_t j = 0; j < outputs.size(); ++j) {
     const BufferSpec& b = spec_.buffers[spec_.outputs[j]];
-    if (b.size > 0 && !output_in_place_[j]) {
+    // An output aliasing a parameter that it passes through is already there.
+    if (b.size > 0 && !output_in_place_[j] && outputs[j] != context.buffers[spec_.outputs[j]]) {
       std::memcpy(outputs[j], context.buffers[spec_.outputs[j]], b.size);
     }
   }
@@ -160,26 +207,45 @@ absl::Status Executable::Execute(absl::Span<const void* const> parameters,
 std::string Executable::ThunksToString() const {
   std::string out;
   AppendSequence(spec_.thunks, &out, 0);
+  for (size_t i = 0; i < storage_root_.size(); ++i) {
+    if (storage_root_[i] != static_cast<BufferId>(i)) {
+      absl::StrAppend(&out, "b", i, " shares b", storage_root_[i], "'s bytes\n");
+    }
+  }
   return out;
 }
 
 std::string Executable::MemoryReport() const {
   std::vector<BufferInterval> temps;
   std::vector<std::string> names;
-  for (size_t id : temp_ids_) {
-    const BufferSpec& b = spec_.buffers[id];
-    temps.push_back({b.size, b.live.first_use, b.live.last_use});
-    names.push_back(b.name);
+  std::vector<std::vector<std::string>> members(spec_.buffers.size());
+  for (size_t i = 0; i < spec_.buffers.size(); ++i) {
+    const bool shares = storage_root_[i] != static_cast<BufferId>(i);
+    if (spec_.buffers[i].kind == BufferSpec::Kind::kTemp && shares) {
+      members[storage_root_[i]].push_back(spec_.buffers[i].name);
+    }
   }
-  int64_t constant_bytes = 0, output_bytes = 0;
+  for (size_t t = 0; t < temp_ids_.size(); ++t) {
+    const size_t id = temp_ids_[t];
+    temps.push_back(arena_buffers_[t]);  // A group's interval covers its members'.
+    std::string name = spec_.buffers[id].name;
+    for (const std::string& member : members[id]) absl::StrAppend(&name, " = ", member);
+    names.push_back(std::move(name));
+  }
+  int64_t constant_bytes = 0, output_bytes = 0, sharing = 0;
   for (size_t j = 0; j < spec_.outputs.size(); ++j) {
     if (output_in_place_[j]) output_bytes += spec_.buffers[spec_.outputs[j]].size;
   }
-  for (const BufferSpec& b : spec_.buffers) {
+  for (size_t i = 0; i < spec_.buffers.size(); ++i) {
+    const BufferSpec& b = spec_.buffers[i];
     if (b.kind == BufferSpec::Kind::kConstant) constant_bytes += b.size;
+    if (storage_root_[i] != static_cast<BufferId>(i)) ++sharing;  // Only temporaries share.
   }
   return absl::StrCat(ArenaReport(arena_, temps, names), "outputs computed in place ",
-                      output_bytes, " B, constants ", constant_bytes, " B\n");
+                      output_bytes, " B, constants ", constant_bytes, " B, ", sharing,
+                      " buffers in another's bytes (", shared_bytes_, " B); peak ",
+                      arena_.arena_size + output_bytes + constant_bytes,
+                      " B besides the parameters\n");
 }
 
 }  // namespace runtime

@@ -203,6 +203,132 @@ TEST(ExecutableTest, ConditionalPicksBranch) {
   }
 }
 
+// buffers[1][0] += 1: an update in place when buffers[1] shares buffers[0]'s
+// bytes (buffers[0] is not read).
+void BumpFirstKernel(void* const* buffers, int64_t, int64_t) {
+  static_cast<float*>(buffers[1])[0] += 1;
+}
+
+TEST(ExecutableTest, SharedStorageUpdatesLoopStateInPlace) {
+  // state (b1, 256 floats) counts to 100 in its first element; the body's
+  // result b3 shares the state's bytes, so the copy back does nothing and
+  // the rest of the state is never rewritten.
+  const int64_t n = 256;
+  ProgramSpec spec;
+  BufferSpec param;
+  param.kind = BufferSpec::Kind::kParameter;
+  param.parameter = 0;
+  param.size = n * 4;
+  spec.buffers.push_back(param);                       // b0: init
+  spec.buffers.push_back(Temp(n * 4, 0, 3, "state"));  // b1
+  spec.buffers.push_back(Temp(1, 1, 1, "pred"));       // b2
+  spec.buffers.push_back(Temp(n * 4, 2, 3, "next"));   // b3
+  spec.buffers.push_back(Temp(n * 4, 4, 4, "twice"));  // b4
+  spec.buffers[3].shares = 1;
+  ThunkSequence condition, body;
+  condition.push_back(std::make_unique<KernelThunk>("lt", &LessThan100Kernel,
+                                                    std::vector<BufferId>{1, 2}, 1, 1));
+  body.push_back(std::make_unique<KernelThunk>("bump", &BumpFirstKernel,
+                                               std::vector<BufferId>{1, 3}, 1, 1));
+  body.push_back(std::make_unique<CopyThunk>(3, 1, n * 4));
+  spec.thunks.push_back(std::make_unique<CopyThunk>(0, 1, n * 4));
+  spec.thunks.push_back(
+      std::make_unique<WhileThunk>("loop", std::move(condition), 2, std::move(body)));
+  spec.thunks.push_back(std::make_unique<KernelThunk>("double", &DoubleKernel,
+                                                      std::vector<BufferId>{1, 4}, n, 1));
+  spec.outputs = {4};
+  auto executable = Executable::Create(std::move(spec));
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  EXPECT_EQ((*executable)->storage_of(3), 1);
+  EXPECT_EQ((*executable)->shared_bytes(), n * 4);
+  // state+next and pred; without sharing, next would need its own 1 KiB.
+  EXPECT_EQ((*executable)->arena().arena_size, n * 4 + 64);
+  const std::string report = (*executable)->MemoryReport();
+  EXPECT_NE(report.find("state = next"), std::string::npos) << report;
+  EXPECT_NE(report.find("1 buffers in another's bytes (1024 B)"), std::string::npos) << report;
+  std::vector<float> in(n), out(n);
+  for (int64_t i = 0; i < n; ++i) in[i] = static_cast<float>(i);
+  const void* params[] = {in.data()};
+  void* outs[] = {out.data()};
+  ASSERT_TRUE((*executable)->Execute(params, outs, nullptr).ok());
+  EXPECT_EQ(out[0], 200.0f);
+  for (int64_t i = 1; i < n; ++i) ASSERT_EQ(out[i], 2.0f * i);
+}
+
+TEST(ExecutableTest, SharedOutputGroupComputedInCallerMemory) {
+  // t1 shares out's bytes; out is the only output, so both live in it.
+  ProgramSpec spec;
+  BufferSpec param;
+  param.kind = BufferSpec::Kind::kParameter;
+  param.parameter = 0;
+  param.size = 16;
+  spec.buffers.push_back(param);
+  spec.buffers.push_back(Temp(16, 1, 2, "t1"));
+  spec.buffers.push_back(Temp(16, 2, 3, "out"));
+  spec.buffers[1].shares = 2;
+  spec.buffers[2].is_output = true;
+  spec.thunks.push_back(std::make_unique<KernelThunk>("double", &DoubleKernel,
+                                                      std::vector<BufferId>{0, 1}, 4, 1));
+  spec.thunks.push_back(std::make_unique<KernelThunk>("bump", &BumpFirstKernel,
+                                                      std::vector<BufferId>{1, 2}, 1, 1));
+  spec.outputs = {2};
+  auto executable = Executable::Create(std::move(spec));
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  EXPECT_EQ((*executable)->arena().arena_size, 0);
+  float in[4] = {1, 2, 3, 4}, out[4] = {};
+  const void* params[] = {in};
+  void* outs[] = {out};
+  ASSERT_TRUE((*executable)->Execute(params, outs, nullptr).ok());
+  EXPECT_EQ(out[0], 3.0f);
+  EXPECT_EQ(out[3], 8.0f);
+}
+
+TEST(ExecutableTest, BigCopySplitOverThreads) {
+  // 2 MiB + a ragged tail: copied in chunks over the pool.
+  const int64_t n = (int64_t{1} << 19) + 37;
+  ProgramSpec spec;
+  BufferSpec param;
+  param.kind = BufferSpec::Kind::kParameter;
+  param.parameter = 0;
+  param.size = n * 4;
+  spec.buffers.push_back(param);
+  spec.buffers.push_back(Temp(n * 4, 0, 1, "copy"));
+  spec.buffers.push_back(Temp(n * 4, 1, 2, "out"));
+  spec.thunks.push_back(std::make_unique<CopyThunk>(0, 1, n * 4));
+  spec.thunks.push_back(std::make_unique<KernelThunk>("double", &DoubleKernel,
+                                                      std::vector<BufferId>{1, 2}, n, 1));
+  spec.outputs = {2};
+  auto executable = Executable::Create(std::move(spec));
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  std::vector<float> in(n), out(n);
+  for (int64_t i = 0; i < n; ++i) in[i] = static_cast<float>(i);
+  ThreadPool pool(3);
+  const void* params[] = {in.data()};
+  void* outs[] = {out.data()};
+  ASSERT_TRUE((*executable)->Execute(params, outs, &pool).ok());
+  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(out[i], 2.0f * i) << i;
+}
+
+TEST(ExecutableTest, RejectsBadSharing) {
+  for (int variant = 0; variant < 3; ++variant) {
+    ProgramSpec spec;
+    BufferSpec param;
+    param.kind = BufferSpec::Kind::kParameter;
+    param.parameter = 0;
+    param.size = 16;
+    spec.buffers.push_back(param);
+    spec.buffers.push_back(Temp(16, 0, 1, "a"));
+    spec.buffers.push_back(Temp(variant == 2 ? 32 : 16, 1, 2, "b"));
+    if (variant == 0) spec.buffers[1].shares = 0;  // A parameter's bytes.
+    if (variant == 1) {                            // A cycle.
+      spec.buffers[1].shares = 2;
+      spec.buffers[2].shares = 1;
+    }
+    if (variant == 2) spec.buffers[1].shares = 2;  // Sizes differ.
+    EXPECT_FALSE(Executable::Create(std::move(spec)).ok()) << variant;
+  }
+}
+
 TEST(ExecutableTest, RejectsBadSpecs) {
   ProgramSpec spec;
   BufferSpec constant;

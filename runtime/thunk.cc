@@ -61,9 +61,26 @@ void KernelThunk::AppendTo(std::string* out, int indent) const {
 }
 
 absl::Status CopyThunk::Execute(ExecutionContext& context) const {
-  if (bytes_ > 0 && source_ != destination_) {
-    std::memmove(context.buffers[destination_], context.buffers[source_], bytes_);
+  // Buffers that share storage (an update in place) need no copy.
+  void* destination = context.buffers[destination_];
+  const void* source = context.buffers[source_];
+  if (bytes_ <= 0 || source == destination) return absl::OkStatus();
+  // Big copies of distinct buffers go over the pool in chunks, as a kernel
+  // writing the same bytes would.
+  constexpr int64_t kChunk = int64_t{256} << 10;
+  const uint8_t* from = static_cast<const uint8_t*>(source);
+  uint8_t* to = static_cast<uint8_t*>(destination);
+  const bool overlap = from < to + bytes_ && to < from + bytes_;
+  if (context.pool == nullptr || context.pool->num_threads() == 1 || bytes_ < 4 * kChunk ||
+      overlap) {
+    std::memmove(destination, source, bytes_);
+    return absl::OkStatus();
   }
+  context.pool->ParallelFor((bytes_ + kChunk - 1) / kChunk, 1, [&](int64_t begin, int64_t end) {
+    const int64_t first = begin * kChunk;
+    const int64_t last = std::min(end * kChunk, bytes_);
+    std::memcpy(to + first, from + first, last - first);
+  });
   return absl::OkStatus();
 }
 

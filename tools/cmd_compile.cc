@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
+#include "backend/gpu/gpu_pipeline.h"
 #include "backend/gpu/kernel_codegen.h"
 #include "backend/gpu/kernel_sites.h"
 #include "backend/host/kernel_compiler.h"
@@ -144,9 +145,18 @@ absl::Status RunCompile(const Args& args) {
   std::string index;  // kernels.txt for --emit=cubin.
   int64_t kernels = 0, not_covered = 0;
   for (const std::unique_ptr<HloModule>& module : modules) {
-    HLOC_ASSIGN_OR_RETURN(std::unique_ptr<HloPassPipeline> pipeline,
-                          MakeStandardPipeline(flags.pipeline, PipelineOptions(), nullptr));
-    HLOC_RETURN_IF_ERROR(pipeline->Run(*module).status());
+    if (flags.pipeline == "cuda") {
+      // The CUDA backend's own pipeline (gpu_pipeline.h): what `hloc run
+      // --backend=cuda` compiles, row-normalization fusions included.
+      gpu::GpuPipelineOptions cuda;
+      cuda.cublaslt = gpu::LibraryUse::kAvailable;
+      cuda.cudnn = gpu::LibraryUse::kAvailable;
+      HLOC_RETURN_IF_ERROR(gpu::OptimizeForGpu(*module, cuda).status());
+    } else {
+      HLOC_ASSIGN_OR_RETURN(std::unique_ptr<HloPassPipeline> pipeline,
+                            MakeStandardPipeline(flags.pipeline, PipelineOptions(), nullptr));
+      HLOC_RETURN_IF_ERROR(pipeline->Run(*module).status());
+    }
     gpu::KernelSites sites = gpu::CollectKernelSites(*module);
     for (size_t s = 0; s < sites.kernels.size(); ++s) {
       const gpu::KernelSite& site = sites.kernels[s];
@@ -228,8 +238,10 @@ Command CompileCommand() {
       "print the LLVM IR, PTX or assembly of every kernel, or write cubins",
       "usage: hloc compile FILE [--target=cuda|host] [--emit=llvm|ptx|asm|cubin] [--sm=80|90]\n"
       "                    [--pipeline=NAME] [-o OUT | --output=OUT]\n"
-      "  Runs the pipeline (default: 'default') and generates every kernel of the\n"
-      "  module: each fusion, and each unfused elemental op as a one-op kernel.\n"
+      "  Runs the pipeline (default: 'default'; 'cuda': the CUDA backend's own, with\n"
+      "  library calls assumed available and row-normalization fusions) and generates\n"
+      "  every kernel of the module: each fusion, and each unfused elemental op as a\n"
+      "  one-op kernel.\n"
       "  Ops that run in libraries or fallbacks (sort, scatter, custom calls, ...)\n"
       "  are listed as comments. Needs no GPU.\n"
       "  --target=cuda (default): --emit=llvm (optimized NVPTX IR, libdevice\n"

@@ -55,11 +55,17 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
   run_test gpu_corpus_device_test "$cores" 240
   grep -hE '^(gpu corpus|  )' "$out/gpu_corpus_device_test.log" | head -60 >>"$summary"
   if [ -x "$bin/hloc" ]; then
-    for m in mlp softmax conv2d; do
-      (cd "$repo" && timeout 120 "$bin/hloc" run "tests/jax/zoo/$m.snapshot.pb" --backend=cuda) \
-        >"$out/hloc_run_$m.log" 2>&1
-      note "hloc run --backend=cuda $m: exit $? $(tail -1 "$out/hloc_run_$m.log")"
+    # The self-contained CLI: each model on the GPU, compared with the interpreter.
+    for m in softmax conv2d mlp_gelu while_loop; do
+      {
+        cd "$repo" &&
+          timeout 120 "$bin/hloc" run "tests/jax/zoo/$m.snapshot.pb" --backend=cuda --output="$out/.cuda.pb" &&
+          timeout 120 "$bin/hloc" run "tests/jax/zoo/$m.snapshot.pb" --backend=interpreter --output="$out/.ref.pb" &&
+          "$bin/hloc" compare "$out/.ref.pb" "$out/.cuda.pb"
+      } >>"$out/hloc_run.log" 2>&1
+      note "hloc run --backend=cuda $m vs interpreter: exit $? $(tail -1 "$out/hloc_run.log")"
     done
+    rm -f "$out/.cuda.pb" "$out/.ref.pb"
   fi
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then

@@ -4,7 +4,9 @@
 // PTX and assembled by ptxas, for sm_80 and for sm_90. Fusions no emitter
 // covers are split into one-op kernels, as the runtime would run them; the
 // op kinds that still get Unimplemented are listed (and must not be
-// elementwise). Work runs on all cores; the corpus is split into shards.
+// elementwise). RowNormalizationFusion runs after the default pipeline, as
+// in the CUDA pipeline. Work runs on all cores; the corpus is split into
+// shards.
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -23,6 +25,7 @@
 #include "backend/gpu/gpu_test_util.h"
 #include "backend/gpu/kernel_codegen.h"
 #include "backend/gpu/kernel_sites.h"
+#include "backend/gpu/row_normalization_fusion.h"
 #include "backend/llvm/kernel_fingerprint.h"
 #include "gtest/gtest.h"
 #include "hlo/testing/corpus.h"
@@ -77,6 +80,15 @@ class Acceptance {
         MakeStandardPipeline("default", PipelineOptions(), nullptr);
     if (!pipeline.ok() || !(*pipeline)->Run(*module).ok()) {
       ++pipeline_failures_;
+      return;
+    }
+    // The CUDA pipeline's own last fusion step: its merged fusions must
+    // verify and assemble too.
+    RowNormalizationFusion row_normalization;
+    absl::StatusOr<bool> merged = row_normalization.Run(*module);
+    absl::Status verified = merged.ok() ? VerifyModule(*module) : merged.status();
+    if (!verified.ok()) {
+      failures_.push_back(absl::StrCat(id, ": row-normalization-fusion: ", verified.message()));
       return;
     }
     ++modules_compiled_;

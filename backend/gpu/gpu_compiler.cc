@@ -21,6 +21,7 @@
 #include "absl/strings/str_join.h"
 #include "backend/gpu/host_fallback.h"
 #include "backend/llvm/array_leaves.h"
+#include "runtime/cuda/alternatives_thunk.h"
 #include "hlo/shape_util.h"
 #include "hlo/outline.h"
 #include "hlo/status_macros.h"
@@ -119,6 +120,7 @@ std::string GpuCompileReport::ToString() const {
   for (const std::string& s : strategies) absl::StrAppend(&out, "  kernel ", s, "\n");
   for (const std::string& s : library) absl::StrAppend(&out, "  library ", s, "\n");
   for (const std::string& s : inlined) absl::StrAppend(&out, "  inlined ", s, "\n");
+  for (const std::string& s : alternatives) absl::StrAppend(&out, "  alternatives ", s, "\n");
   if (host_fallbacks > 0) absl::StrAppend(&out, host_fallbacks, " ops run on the host\n");
   for (const std::string& s : host) absl::StrAppend(&out, "  host ", s, "\n");
   return out;
@@ -364,7 +366,8 @@ class GpuCompilation {
 
   absl::Status AddKernelThunk(const HloInstruction& hlo, const GpuKernel& kernel,
                               std::vector<BufferId> args, const std::vector<BufferId>& results,
-                              GpuThunkSequence* out, absl::string_view label = "") {
+                              GpuThunkSequence* out, absl::string_view label = "",
+                              bool count = true) {
     const std::string name = label.empty() ? absl::StrCat("%", hlo.name()) : std::string(label);
     args.insert(args.end(), results.begin(), results.end());
     // Outputs the kernel updates in place start as copies of inputs.
@@ -389,8 +392,29 @@ class GpuCompilation {
       image = std::make_shared<cuda::KernelImage>(
           cuda::KernelImage{kernel.name, kernel.ptx, kernel.cubin});
     }
+    // Split reductions: a combine kernel runs next, over the same buffers.
+    std::vector<BufferId> second_args;
+    if (!kernel.second_name.empty()) second_args = args;
     out->push_back(std::make_unique<cuda::KernelLaunchThunk>(name, image, launch, std::move(args),
                                                              kernel.strategy));
+    if (!kernel.second_name.empty()) {
+      GpuKernel second;
+      second.name = kernel.second_name;
+      second.launch = kernel.second_launch;
+      HLOC_ASSIGN_OR_RETURN(cuda::LaunchConfig second_launch, ToLaunchConfig(second));
+      out->push_back(std::make_unique<cuda::KernelLaunchThunk>(
+          absl::StrCat(name, ".combine"),
+          std::make_shared<cuda::KernelImage>(
+              cuda::KernelImage{kernel.second_name, image->ptx, image->cubin}),
+          second_launch, std::move(second_args), "reduction-combine"));
+      if (count) {
+        ++report().kernels;
+        report().strategies.push_back(absl::StrCat(
+            name, ".combine: reduction-combine ", kernel.second_name, " (grid ",
+            kernel.second_launch.grid[0], ", block ", kernel.second_launch.block[0], ")"));
+      }
+    }
+    if (!count) return absl::OkStatus();
     ++report().kernels;
     report().strategies.push_back(absl::StrCat(name, ": ", kernel.strategy, " ", kernel.name,
                                                " (grid ", kernel.launch.grid[0], ", block ",
@@ -450,7 +474,56 @@ class GpuCompilation {
       if (compiled) return absl::OkStatus();
       return EmitInline(*call.to_apply(), call, out);
     }
+    if (options_.library.try_generated &&
+        LibraryCallFlops(*plan) <= options_.library.try_generated_max_flops) {
+      return EmitLibraryOrGenerated(call, composite, *plan, out);
+    }
     return EmitLibraryThunk(call, composite, *plan, out);
+  }
+
+  // The library call and, when the callee compiles to one kernel, that
+  // kernel as the other alternative of the same step: it reads the call's
+  // operands and writes the library call's result buffer; its scratch (if
+  // any) is a temporary live only at this step, like the library's
+  // workspace, so the two never share memory with each other or with
+  // anything live across the step.
+  absl::Status EmitLibraryOrGenerated(const HloInstruction& call, absl::string_view composite,
+                                      const LibraryCallPlan& plan, GpuThunkSequence* out) {
+    absl::StatusOr<std::shared_ptr<const GpuKernel>> kernel =
+        cache_->GetOrCompile(*call.to_apply());
+    if (!kernel.ok()) {
+      if (kernel.status().code() != absl::StatusCode::kUnimplemented) {
+        return absl::Status(kernel.status().code(),
+                            absl::StrCat("compiling %", call.name(),
+                                         " as generated code: ", kernel.status().message()));
+      }
+      return EmitLibraryThunk(call, composite, plan, out);
+    }
+    GpuThunkSequence library, generated;
+    HLOC_RETURN_IF_ERROR(EmitLibraryThunk(call, composite, plan, &library));
+    std::vector<BufferId> args = OperandLeaves(call);
+    for (BufferId id : args) Use(id);
+    const std::string label = absl::StrCat("%", call.name());
+    HLOC_RETURN_IF_ERROR(AddKernelThunk(call, **kernel, std::move(args), leaves_.at(&call),
+                                        &generated, label, /*count=*/false));
+    const int64_t workspace = plan.library == GpuLibrary::kCublasLt
+                                  ? options_.gemm_workspace_bytes
+                                  : options_.conv_workspace_bytes;
+    // With the device name, the autotune cache key: what the library runs
+    // and which kernel was generated.
+    std::string fingerprint = absl::StrCat(composite, " ", plan.ToString(), " workspace=", workspace,
+                                           " | generated ", (*kernel)->name, " ",
+                                           (*kernel)->strategy, " grid=", (*kernel)->launch.grid[0],
+                                           " block=", (*kernel)->launch.block[0]);
+    out->push_back(std::make_unique<cuda::LibraryOrGeneratedThunk>(
+        label, std::move(fingerprint), std::move(library), std::move(generated)));
+    const std::string line = absl::StrCat(
+        label, " ", composite, ": ", GpuLibraryName(plan.library), " or generated ",
+        (*kernel)->strategy, " ", (*kernel)->name, " (grid ", (*kernel)->launch.grid[0],
+        ", block ", (*kernel)->launch.block[0], ")");
+    report().alternatives.push_back(line);
+    Ledger(call, true, "library-or-generated", "timed at load, the faster runs", line);
+    return absl::OkStatus();
   }
 
   // The buffer holding a value a library call reads.

@@ -10,6 +10,11 @@
 // placement) that GpuProgram::Load then puts on a device. That "plan only"
 // use is what tests and `hloc compile` see on machines without a GPU.
 //
+// A library call whose callee is also one generated kernel (and small
+// enough, LibraryCallOptions::try_generated*) gets both: a
+// LibraryOrGeneratedThunk that GpuProgram::Load times (or looks up in the
+// autotune cache) to run the faster.
+//
 // Library calls the libraries cannot take (erf GELU, asymmetric conv
 // padding, a missing libcublasLt/libcudnn, ...) are compiled from their
 // callee instead — as one kernel when the emitters cover the whole callee,
@@ -72,6 +77,10 @@ struct GpuCompileReport {
   std::vector<std::string> strategies;  // "%fusion.2: loop hloc_1a2b (grid 4, block 256)"
   std::vector<std::string> library;     // "%gemm.3 hloc.gemm_bias -> cuBLASLt gemm ..."
   std::vector<std::string> inlined;     // "%gemm.4 hloc.gemm_bias_gelu inlined: <why>"
+  // Library calls that also have a generated alternative (chosen at load):
+  // "%gemm.3 hloc.gemm: cuBLASLt or generated loop hloc_1a2b (grid 1, block 64)".
+  // Their kernels are not counted in `kernels` / `strategies`.
+  std::vector<std::string> alternatives;
   std::vector<std::pair<std::string, cuda::GemmConfig>> gemms;  // By call name.
   std::vector<std::pair<std::string, cuda::ConvConfig>> convs;
   std::string ToString() const;

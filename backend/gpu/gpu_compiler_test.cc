@@ -384,6 +384,45 @@ ENTRY main {
   EXPECT_TRUE(program->executable().graph_capturable());
 }
 
+// A reduction to few outputs over a long extent is split: the partials
+// kernel and its combine kernel launch back to back over the same buffers
+// (input, output, scratch).
+TEST(GpuCompilerTest, SplitReductionLaunchesTwoKernelsOverOneScratch) {
+  auto module = Prepare(R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[4194304] parameter(0)
+  zero = f32[] constant(0)
+  ROOT s = f32[] reduce(x, zero), dimensions={0}, to_apply=add
+})",
+                        "default");
+  ASSERT_NE(module, nullptr);
+  auto program = Plan(*module);
+  ASSERT_NE(program, nullptr);
+  const std::string plan = program->PlanToString();
+  EXPECT_EQ(program->report().kernels, 2) << plan;
+  EXPECT_TRUE(absl::StrContains(plan, ": row-reduction-split")) << plan;
+  EXPECT_TRUE(absl::StrContains(plan, ".combine: reduction-combine")) << plan;
+  EXPECT_TRUE(absl::StrContains(plan, ".scratch")) << plan;
+  const std::string thunks = program->executable().ThunksToString();
+  const size_t first = thunks.find("row-reduction-split");
+  const size_t second = thunks.find("reduction-combine");
+  ASSERT_NE(first, std::string::npos) << thunks;
+  ASSERT_NE(second, std::string::npos) << thunks;
+  EXPECT_LT(first, second) << thunks;
+  auto buffers = [&](size_t at) {
+    const size_t begin = thunks.find("buffers=(", at);
+    return thunks.substr(begin, thunks.find(')', begin) - begin);
+  };
+  EXPECT_EQ(buffers(first), buffers(second)) << thunks;
+  EXPECT_TRUE(program->executable().graph_capturable());
+}
+
 TEST(GpuCompilerTest, OpsWithoutAKernelRunOnTheHostVisibly) {
   auto module = Prepare(R"(
 HloModule m
@@ -479,6 +518,121 @@ TEST(GpuLibraryCallsTest, ReadsCompositeAttributeValues) {
   EXPECT_EQ(CompositeAttributeValue(text, "lhs_batch_dims"), "array<i64>");
   EXPECT_FALSE(CompositeAttributeValue(text, "beta").has_value());
   EXPECT_FALSE(CompositeAttributeValue(text, "pha").has_value());
+}
+
+// Library calls whose callee is one generated kernel carry that kernel as a
+// second alternative of the same step (chosen at load).
+TEST(GpuCompilerTest, LibraryCallsAlsoGetAGeneratedAlternative) {
+  auto gemm = Prepare(R"(
+HloModule m
+ENTRY main {
+  x = f32[8,32] parameter(0)
+  w = f32[32,64] parameter(1)
+  b = f32[64] parameter(2)
+  dot = f32[8,64] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[8,64] broadcast(b), dimensions={1}
+  add = f32[8,64] add(dot, bb)
+  zero = f32[] constant(0)
+  zb = f32[8,64] broadcast(zero), dimensions={}
+  ROOT relu = f32[8,64] maximum(add, zb)
+})",
+                      "outline");
+  ASSERT_NE(gemm, nullptr);
+  FusionLedger ledger;
+  GpuProgramOptions options = PlanOptions();
+  options.ledger = &ledger;
+  auto program = Plan(*gemm, options);
+  ASSERT_NE(program, nullptr);
+  const GpuCompileReport& report = program->report();
+  ASSERT_EQ(report.alternatives.size(), 1u) << program->PlanToString();
+  EXPECT_TRUE(absl::StrContains(report.alternatives[0], "hloc.gemm_bias_relu: cuBLASLt or generated "))
+      << report.alternatives[0];
+  EXPECT_EQ(report.library_calls, 1);
+  EXPECT_EQ(report.kernels, 0);  // The alternative's kernel is not a launch of its own.
+  EXPECT_EQ(ledger.Find("gpu-compiler", "library-or-generated").size(), 1u) << ledger.ToText();
+  const std::string thunks = program->executable().ThunksToString();
+  // Both alternatives under one step: the cuBLASLt call (lhs, rhs, bias,
+  // output, workspace) and the kernel (lhs, rhs, bias, the same output).
+  const size_t step = thunks.find("alternatives %");
+  const size_t library = thunks.find("  library:\n    cublaslt ");
+  const size_t generated = thunks.find("  generated:\n    kernel ");
+  ASSERT_NE(step, std::string::npos) << thunks;
+  ASSERT_NE(library, std::string::npos) << thunks;
+  ASSERT_NE(generated, std::string::npos) << thunks;
+  EXPECT_LT(step, library);
+  EXPECT_LT(library, generated);
+  EXPECT_TRUE(absl::StrContains(thunks, "(chosen at load)")) << thunks;
+  EXPECT_TRUE(absl::StrContains(thunks, "buffers=(0, 1, 2, 3, 4)")) << thunks;
+  EXPECT_TRUE(absl::StrContains(thunks.substr(generated), "buffers=(0, 1, 2, 3)")) << thunks;
+  EXPECT_TRUE(program->executable().graph_capturable());
+
+  // Off, or the call is more work than the limit: the library alone.
+  for (int variant = 0; variant < 2; ++variant) {
+    GpuProgramOptions off = PlanOptions();
+    if (variant == 0) off.library.try_generated = false;
+    if (variant == 1) off.library.try_generated_max_flops = 1000;  // The gemm is 32768.
+    auto alone = Plan(*gemm, off);
+    ASSERT_NE(alone, nullptr);
+    EXPECT_TRUE(alone->report().alternatives.empty()) << variant;
+    EXPECT_EQ(alone->report().library_calls, 1);
+    EXPECT_FALSE(absl::StrContains(alone->executable().ThunksToString(), "alternatives"));
+  }
+  // No library: generated code only, as before.
+  GpuProgramOptions no_library = PlanOptions();
+  no_library.cublaslt = LibraryUse::kUnavailable;
+  auto inlined = Plan(*gemm, no_library);
+  ASSERT_NE(inlined, nullptr);
+  EXPECT_TRUE(inlined->report().alternatives.empty());
+  EXPECT_EQ(inlined->report().inlined.size(), 1u);
+
+  // A convolution: the library alternative keeps its filter relayout kernel
+  // before cuDNN; the generated one is the whole callee.
+  auto conv = Prepare(R"(
+HloModule m
+ENTRY main {
+  x = f32[2,8,8,3] parameter(0)
+  k = f32[3,3,3,16] parameter(1)
+  b = f32[16] parameter(2)
+  conv = f32[2,8,8,16] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  bb = f32[2,8,8,16] broadcast(b), dimensions={3}
+  add = f32[2,8,8,16] add(conv, bb)
+  zero = f32[] constant(0)
+  zb = f32[2,8,8,16] broadcast(zero), dimensions={}
+  ROOT relu = f32[2,8,8,16] maximum(add, zb)
+})",
+                      "outline");
+  ASSERT_NE(conv, nullptr);
+  program = Plan(*conv);
+  ASSERT_NE(program, nullptr);
+  ASSERT_EQ(program->report().alternatives.size(), 1u) << program->PlanToString();
+  EXPECT_TRUE(absl::StrContains(program->report().alternatives[0], "cuDNN or generated "));
+  const std::string conv_thunks = program->executable().ThunksToString();
+  const size_t conv_library = conv_thunks.find("  library:\n    kernel ");
+  const size_t cudnn = conv_thunks.find("    cudnn ");
+  const size_t conv_generated = conv_thunks.find("  generated:\n    kernel ");
+  EXPECT_NE(conv_library, std::string::npos) << conv_thunks;
+  EXPECT_LT(conv_library, cudnn) << conv_thunks;
+  EXPECT_LT(cudnn, conv_generated) << conv_thunks;
+  EXPECT_TRUE(absl::StrContains(program->PlanToString(), "  alternatives %"))
+      << program->PlanToString();
+}
+
+TEST(GpuLibraryCallsTest, CountsTheProductsFlops) {
+  LibraryCallPlan gemm;
+  gemm.gemm.batch = 2;
+  gemm.gemm.m = 8;
+  gemm.gemm.n = 16;
+  gemm.gemm.k = 32;
+  EXPECT_DOUBLE_EQ(LibraryCallFlops(gemm), 2.0 * 2 * 8 * 16 * 32);
+  LibraryCallPlan conv;
+  conv.library = GpuLibrary::kCudnn;
+  conv.conv.batch = 2;
+  conv.conv.input_features = 8;
+  conv.conv.output_features = 16;
+  conv.conv.groups = 2;
+  conv.conv.output_spatial = {5, 6};
+  conv.conv.filter_spatial = {3, 3};
+  EXPECT_DOUBLE_EQ(LibraryCallFlops(conv), 2.0 * 2 * 16 * (8 / 2) * 5 * 6 * 3 * 3);
 }
 
 }  // namespace

@@ -9,10 +9,12 @@
 // tally at the end. With no usable GPU every test is SKIPPED with the reason.
 #include <cstdlib>
 #include <iostream>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "backend/gpu/gpu_device_test_util.h"
 #include "gtest/gtest.h"
 #include "hlo/evaluator/compare.h"
@@ -47,6 +49,16 @@ void CheckModule(const std::string& id, const HloModule& module, CorpusTally* ta
       counts.failures.push_back(absl::StrCat(id, ": ", actual.status().ToString()));
       continue;
     }
+    // Ops with no GPU kernel run on the host (visible in the plan).
+    std::set<std::string> host_ops;
+    for (absl::string_view line : absl::StrSplit(plan, '\n')) {
+      const size_t at = line.find(") runs on host");
+      const size_t open = line.rfind('(', at);
+      if (at != absl::string_view::npos && open != absl::string_view::npos) {
+        host_ops.insert(std::string(line.substr(open + 1, at - open - 1)));
+      }
+    }
+    for (const std::string& op : host_ops) ++counts.notes["ran " + op + " on the host"];
     // Libraries and GPU math differ from the interpreter: take the looser of
     // the contraction-aware tolerance and the GPU one.
     Tolerance tolerance = test_case.tolerance;

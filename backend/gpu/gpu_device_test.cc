@@ -5,14 +5,17 @@
 // SKIPPED with the reason.
 #include <cublas_v2.h>
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "backend/gpu/gpu_compiler.h"
 #include "backend/gpu/gpu_device_test_util.h"
 #include "backend/gpu/gpu_pipeline.h"
@@ -23,6 +26,8 @@
 #include "hlo/evaluator/random_arguments.h"
 #include "hlo/loader.h"
 #include "hlo/text_parser.h"
+#include "runtime/cuda/alternatives_thunk.h"
+#include "runtime/cuda/autotune_cache.h"
 #include "runtime/cuda/cuda_device.h"
 #include "runtime/cuda/dynamic_library.h"
 
@@ -103,6 +108,54 @@ ENTRY main {
   a = f32[1000,64] parameter(0)
   z = f32[] constant(0)
   ROOT r = f32[64] reduce(a, z), dimensions={0}, to_apply=add
+})",
+    // Split reductions (a partials kernel, then a combine kernel).
+    R"(HloModule split_full_sum
+add { x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y) }
+ENTRY main {
+  a = f32[1048576] parameter(0)
+  z = f32[] constant(1)
+  ROOT r = f32[] reduce(a, z), dimensions={0}, to_apply=add
+})",
+    R"(HloModule split_few_rows_max
+max { x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT m = f32[] maximum(x, y) }
+ENTRY main {
+  a = f32[4,262144] parameter(0)
+  z = f32[] constant(-inf)
+  ROOT r = f32[4] reduce(a, z), dimensions={1}, to_apply=max
+})",
+    R"(HloModule split_columns
+add { x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y) }
+ENTRY main {
+  a = f32[65536,32] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[32] reduce(a, z), dimensions={0}, to_apply=add
+})",
+    R"(HloModule split_argmax
+argmax { av = f32[] parameter(0)
+  ai = s32[] parameter(1)
+  bv = f32[] parameter(2)
+  bi = s32[] parameter(3)
+  gt = pred[] compare(av, bv), direction=GT
+  eq = pred[] compare(av, bv), direction=EQ
+  lt = pred[] compare(ai, bi), direction=LT
+  tie = pred[] and(eq, lt)
+  pick = pred[] or(gt, tie)
+  v = f32[] select(pick, av, bv)
+  i = s32[] select(pick, ai, bi)
+  ROOT r = (f32[], s32[]) tuple(v, i) }
+ENTRY main {
+  a = f32[8,131072] parameter(0)
+  i = s32[8,131072] iota(), iota_dimension=1
+  z = f32[] constant(-inf)
+  zi = s32[] constant(0)
+  ROOT r = (f32[8], s32[8]) reduce(a, i, z, zi), dimensions={1}, to_apply=argmax
 })",
     R"(HloModule transpose
 ENTRY main {
@@ -247,6 +300,102 @@ TEST(GpuGemmTest, MatchesAndKeepsUpWithCublasCalledDirectly) {
               n, best_ours, best_theirs, 100.0 * best_theirs / best_ours);
   cublas.destroy(handle);
   for (CUdeviceptr p : {*a, *b, *c}) device->Free(p).IgnoreError();
+}
+
+// Library or generated kernel, timed at load (runtime/cuda/
+// alternatives_thunk.h): an 8x8x8 gemm, where the generated kernel may win,
+// and a 2048^3 one, where cuBLASLt must. Every way of choosing computes the
+// right product, and a reload takes the cached choice without timing.
+TEST(GpuLibraryOrGeneratedTest, TimesBothAlternativesAndCachesTheChoice) {
+  SKIP_WITHOUT_GPU();
+  cuda::CudaDevice* device = Device();
+  ASSERT_NE(device, nullptr);
+  cuda::AutotuneCache cache;  // In memory: shared by the loads below.
+  for (int n : {8, 2048}) {
+    const std::string text =
+        absl::StrCat("HloModule gemm\nENTRY main {\n  a = f32[", n, ",", n,
+                     "] parameter(0)\n  b = f32[", n, ",", n, "] parameter(1)\n  ROOT d = f32[", n,
+                     ",", n, "] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n");
+    absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text);
+    ASSERT_TRUE(module.ok()) << module.status();
+    absl::StatusOr<std::vector<Literal>> arguments = MakeRandomArguments(**module, 9);
+    ASSERT_TRUE(arguments.ok()) << arguments.status();
+    // The reference: the interpreter for the small product; for the large
+    // one (too slow to interpret) 512 sampled entries summed in double.
+    std::optional<Literal> expected;
+    if (n <= 64) {
+      absl::StatusOr<Literal> evaluated = Evaluate(**module, *arguments);
+      ASSERT_TRUE(evaluated.ok()) << evaluated.status();
+      expected = *std::move(evaluated);
+    }
+    auto check = [&](const Literal& actual, absl::string_view how) {
+      if (expected.has_value()) {
+        ComparisonReport report = CompareLiterals(*expected, actual, GpuTolerance(xla::F32));
+        EXPECT_TRUE(report.ok) << n << " " << how << ": " << report.ToString();
+        return;
+      }
+      const float* a = reinterpret_cast<const float*>((*arguments)[0].raw());
+      const float* b = reinterpret_cast<const float*>((*arguments)[1].raw());
+      const float* d = reinterpret_cast<const float*>(actual.raw());
+      int bad = 0;
+      for (int s = 0; s < 512; ++s) {
+        const int64_t i = (s * 7919) % n, j = (s * 104729 + 13) % n;
+        double sum = 0, magnitude = 0;
+        for (int64_t l = 0; l < n; ++l) {
+          sum += double{a[i * n + l]} * b[l * n + j];
+          magnitude += std::abs(double{a[i * n + l]} * b[l * n + j]);
+        }
+        if (std::abs(d[i * n + j] - sum) > 1e-3 * magnitude + 1e-5) ++bad;
+      }
+      EXPECT_EQ(bad, 0) << n << " " << how << ": sampled entries off";
+    };
+    struct Load {
+      const char* how;
+      cuda::AlternativeSelection selection;
+    };
+    std::string timed_choice;
+    for (const Load& load : {Load{"timed", cuda::AlternativeSelection::kTimed},
+                             Load{"reloaded", cuda::AlternativeSelection::kTimed},
+                             Load{"library", cuda::AlternativeSelection::kLibrary},
+                             Load{"generated", cuda::AlternativeSelection::kGenerated}}) {
+      std::unique_ptr<HloModule> optimized = (*module)->Clone();
+      ASSERT_TRUE(OptimizeForGpu(*optimized).ok());
+      GpuProgramOptions options;
+      options.codegen.target = TargetForDevice(device->info());
+      absl::StatusOr<std::unique_ptr<GpuProgram>> program = CompileForGpu(*optimized, options);
+      ASSERT_TRUE(program.ok()) << program.status();
+      ASSERT_EQ((*program)->report().alternatives.size(), 1u) << (*program)->PlanToString();
+      cuda::GpuLoadOptions load_options;
+      load_options.autotune_cache = &cache;
+      load_options.alternatives = load.selection;
+      absl::Status loaded = (*program)->Load(device, load_options);
+      ASSERT_TRUE(loaded.ok()) << loaded << "\n" << (*program)->PlanToString();
+      std::string choice;
+      for (const std::string& line : (*program)->executable().load_log()) {
+        if (absl::StrContains(line, "-> library") || absl::StrContains(line, "-> generated")) {
+          choice = line;
+        }
+      }
+      ASSERT_FALSE(choice.empty()) << absl::StrJoin((*program)->executable().load_log(), "\n");
+      std::printf("gemm %dx%dx%d %s: %s\n", n, n, n, load.how, choice.c_str());
+      absl::StatusOr<Literal> actual = (*program)->Execute(*arguments);
+      ASSERT_TRUE(actual.ok()) << actual.status() << "\n" << (*program)->PlanToString();
+      check(*actual, load.how);
+      if (load.selection != cuda::AlternativeSelection::kTimed) {
+        EXPECT_TRUE(absl::StrContains(choice, absl::StrCat("-> ", load.how, " (forced)"))) << choice;
+      } else if (timed_choice.empty()) {
+        EXPECT_TRUE(absl::StrContains(choice, " ms vs generated ")) << choice;
+        EXPECT_FALSE(absl::StrContains(choice, "(cached)")) << choice;
+        timed_choice = choice;
+        if (n >= 1024) {
+          EXPECT_TRUE(absl::EndsWith(choice, "-> library")) << choice;
+        }
+      } else {
+        // The same decision, from the cache.
+        EXPECT_EQ(choice, absl::StrCat(timed_choice, " (cached)"));
+      }
+    }
+  }
 }
 
 }  // namespace

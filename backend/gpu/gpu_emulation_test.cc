@@ -24,9 +24,13 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "backend/gpu/gpu_pipeline.h"
+#include "backend/gpu/gpu_compiler.h"
+#include "backend/gpu/gpu_library_calls.h"
 #include "backend/gpu/gpu_test_util.h"
 #include "backend/gpu/kernel_codegen.h"
 #include "backend/gpu/kernel_sites.h"
+#include "backend/gpu/row_normalization_fusion.h"
 #include "gtest/gtest.h"
 #include "hlo/evaluator/compare.h"
 #include "hlo/evaluator/evaluator.h"
@@ -215,18 +219,22 @@ class Emulator {
 
   const std::string& error() const { return error_; }
 
-  // The host entry `void entry(void* const* buffers)` for a kernel's IR.
-  // Identical computations share a kernel name: loaded once.
-  absl::StatusOr<Entry> Load(const GpuKernel& kernel) {
-    auto loaded = loaded_.find(kernel.name);
+  // The host entry `void entry(void* const* buffers)` for a kernel's IR
+  // (`second`: its second entry, GpuKernel::second_name). Identical
+  // computations share a kernel name: loaded once.
+  absl::StatusOr<Entry> Load(const GpuKernel& kernel, bool second = false) {
+    const std::string& name = second ? kernel.second_name : kernel.name;
+    auto loaded = loaded_.find(name);
     if (loaded != loaded_.end()) return loaded->second;
-    absl::StatusOr<Entry> entry = Compile(kernel);
-    if (entry.ok()) loaded_[kernel.name] = *entry;
-    return entry;
+    absl::Status compiled = Compile(kernel);
+    if (!compiled.ok()) return compiled;
+    loaded = loaded_.find(name);
+    if (loaded == loaded_.end()) return absl::InternalError("kernel entry missing");
+    return loaded->second;
   }
 
  private:
-  absl::StatusOr<Entry> Compile(const GpuKernel& kernel) {
+  absl::Status Compile(const GpuKernel& kernel) {
     auto context = std::make_unique<llvm::LLVMContext>();
     llvm::SMDiagnostic diagnostic;
     std::unique_ptr<llvm::Module> module =
@@ -244,29 +252,35 @@ class Emulator {
     }
     module->setTargetTriple(jit_->getTargetTriple().str());
     module->setDataLayout(jit_->getDataLayout());
-    llvm::Function* gpu_entry = module->getFunction(kernel.name);
-    if (gpu_entry == nullptr) return absl::InternalError("kernel function missing");
-    // The wrapper reads each buffer pointer straight as a global pointer.
-    const std::string wrapper_name = absl::StrCat("emu_", kernel.name);
-    llvm::Function* wrapper = llvm::Function::Create(
-        llvm::FunctionType::get(llvm::Type::getVoidTy(*context),
-                                {llvm::PointerType::getUnqual(*context)}, false),
-        llvm::GlobalValue::ExternalLinkage, wrapper_name, module.get());
-    llvm::IRBuilder<> b(llvm::BasicBlock::Create(*context, "entry", wrapper));
-    std::vector<llvm::Value*> args;
-    for (llvm::Argument& arg : gpu_entry->args()) {
-      llvm::Value* slot = b.CreateConstInBoundsGEP1_64(llvm::PointerType::getUnqual(*context),
-                                                       wrapper->getArg(0), arg.getArgNo());
-      args.push_back(b.CreateLoad(arg.getType(), slot));
+    std::vector<std::string> names = {kernel.name};
+    if (!kernel.second_name.empty()) names.push_back(kernel.second_name);
+    for (const std::string& name : names) {
+      llvm::Function* gpu_entry = module->getFunction(name);
+      if (gpu_entry == nullptr) return absl::InternalError("kernel function missing");
+      // The wrapper reads each buffer pointer straight as a global pointer.
+      llvm::Function* wrapper = llvm::Function::Create(
+          llvm::FunctionType::get(llvm::Type::getVoidTy(*context),
+                                  {llvm::PointerType::getUnqual(*context)}, false),
+          llvm::GlobalValue::ExternalLinkage, absl::StrCat("emu_", name), module.get());
+      llvm::IRBuilder<> b(llvm::BasicBlock::Create(*context, "entry", wrapper));
+      std::vector<llvm::Value*> args;
+      for (llvm::Argument& arg : gpu_entry->args()) {
+        llvm::Value* slot = b.CreateConstInBoundsGEP1_64(llvm::PointerType::getUnqual(*context),
+                                                         wrapper->getArg(0), arg.getArgNo());
+        args.push_back(b.CreateLoad(arg.getType(), slot));
+      }
+      b.CreateCall(gpu_entry, args);
+      b.CreateRetVoid();
     }
-    b.CreateCall(gpu_entry, args);
-    b.CreateRetVoid();
     llvm::Error added =
         jit_->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(context)));
     if (added) return absl::InternalError(llvm::toString(std::move(added)));
-    auto address = jit_->lookup(wrapper_name);
-    if (!address) return absl::InternalError(llvm::toString(address.takeError()));
-    return address->toPtr<Entry>();
+    for (const std::string& name : names) {
+      auto address = jit_->lookup(absl::StrCat("emu_", name));
+      if (!address) return absl::InternalError(llvm::toString(address.takeError()));
+      loaded_[name] = address->toPtr<Entry>();
+    }
+    return absl::OkStatus();
   }
 
   std::map<std::string, Entry> loaded_;
@@ -287,9 +301,10 @@ void CollectLeaves(Literal* literal, std::vector<Literal*>* out) {
 // says whether the comparison happened (not for computations with no
 // kernel, or that the interpreter or the argument generator cannot handle).
 std::string CheckKernel(Emulator& emulator, const HloComputation& computation, uint64_t seed,
-                        bool* ran) {
+                        bool* ran, const GpuTarget& target = GpuTarget()) {
   *ran = false;
   GpuCompileOptions options;
+  options.target = target;
   options.assemble = false;
   options.keep_unoptimized_ir = true;
   absl::StatusOr<GpuKernel> kernel = CompileGpuKernel(computation, options);
@@ -342,6 +357,12 @@ std::string CheckKernel(Emulator& emulator, const HloComputation& computation, u
   if (static_cast<int64_t>(buffers.size()) != kernel->num_buffers) return "buffer count";
   if (!kernel->empty() && !Launch(*entry, kernel->launch, buffers)) {
     return "barrier deadlock";
+  }
+  // Split reductions: the combine kernel, over the same buffers.
+  if (!kernel->empty() && !kernel->second_name.empty()) {
+    absl::StatusOr<Entry> second = emulator.Load(*kernel, /*second=*/true);
+    if (!second.ok()) return absl::StrCat("JIT: ", second.status().message());
+    if (!Launch(*second, kernel->second_launch, buffers)) return "barrier deadlock (combine)";
   }
   *ran = true;
   // Dot and convolution sum many products in f32 in the emitter's order,
@@ -487,6 +508,164 @@ TEST(GpuEmulation, EmitterKernelsMatchTheInterpreter) {
     bool ran = false;
     EXPECT_EQ(CheckKernel(emulator, *computation, 7, &ran), "") << name;
     EXPECT_TRUE(ran) << name;
+  }
+}
+
+constexpr char kSplitReductions[] = R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+add_s32 {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT s = s32[] add(a, b)
+}
+add_bf16 {
+  a = bf16[] parameter(0)
+  b = bf16[] parameter(1)
+  ROOT s = bf16[] add(a, b)
+}
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+argmax_reducer {
+  av = f32[] parameter(0)
+  ai = s32[] parameter(1)
+  bv = f32[] parameter(2)
+  bi = s32[] parameter(3)
+  gt = pred[] compare(av, bv), direction=GT
+  eq = pred[] compare(av, bv), direction=EQ
+  lt = pred[] compare(ai, bi), direction=LT
+  tie = pred[] and(eq, lt)
+  pick = pred[] or(gt, tie)
+  v = f32[] select(pick, av, bv)
+  i = s32[] select(pick, ai, bi)
+  ROOT r = (f32[], s32[]) tuple(v, i)
+}
+full_sum {
+  x = f32[70000] parameter(0)
+  one = f32[] constant(1)
+  ROOT s = f32[] reduce(x, one), dimensions={0}, to_apply=add
+}
+full_max {
+  x = f32[2,35000] parameter(0)
+  ninf = f32[] constant(-inf)
+  ROOT m = f32[] reduce(x, ninf), dimensions={0,1}, to_apply=max
+}
+full_s32 {
+  x = s32[70000] parameter(0)
+  seven = s32[] constant(7)
+  ROOT s = s32[] reduce(x, seven), dimensions={0}, to_apply=add_s32
+}
+full_argmax {
+  x = f32[70000] parameter(0)
+  iota = s32[70000] iota(), iota_dimension=0
+  ninf = f32[] constant(-inf)
+  zero = s32[] constant(0)
+  ROOT r = (f32[], s32[]) reduce(x, iota, ninf, zero), dimensions={0}, to_apply=argmax_reducer
+}
+few_long_rows {
+  x = f32[4,70000] parameter(0)
+  zero = f32[] constant(0)
+  ROOT s = f32[4] reduce(x, zero), dimensions={1}, to_apply=add
+}
+strided_rows {
+  x = f32[40,4,2000] parameter(0)
+  zero = f32[] constant(0)
+  ROOT s = f32[4] reduce(x, zero), dimensions={0,2}, to_apply=add
+}
+columns {
+  x = f32[4096,20] parameter(0)
+  zero = f32[] constant(0)
+  ROOT s = f32[20] reduce(x, zero), dimensions={0}, to_apply=add
+}
+middle_columns {
+  x = f32[3,2048,40] parameter(0)
+  ninf = f32[] constant(-inf)
+  ROOT m = f32[3,40] reduce(x, ninf), dimensions={1}, to_apply=max
+}
+epilogue {
+  x = f32[3,70000] parameter(0)
+  y = f32[3] parameter(1)
+  zero = f32[] constant(0)
+  ninf = f32[] constant(-inf)
+  s = f32[3] reduce(x, zero), dimensions={1}, to_apply=add
+  m = f32[3] reduce(x, ninf), dimensions={1}, to_apply=max
+  d = f32[3] divide(s, m)
+  e = f32[3] multiply(s, y)
+  ROOT t = (f32[3], f32[3], f32[3], f32[3]) tuple(s, m, d, e)
+}
+bf16_to_f32 {
+  x = bf16[3,70000] parameter(0)
+  c = f32[3,70000] convert(x)
+  zero = f32[] constant(0)
+  ROOT s = f32[3] reduce(c, zero), dimensions={1}, to_apply=add
+}
+bf16_sum {
+  x = bf16[70000] parameter(0)
+  zero = bf16[] constant(0)
+  ROOT s = bf16[] reduce(x, zero), dimensions={0}, to_apply=add_bf16
+}
+not_split {
+  x = f32[128,4096] parameter(0)
+  zero = f32[] constant(0)
+  ROOT s = f32[128] reduce(x, zero), dimensions={1}, to_apply=add
+}
+ENTRY e {
+  ROOT p = f32[] parameter(0)
+}
+)";
+
+// Reductions split across blocks (a partials kernel, then a combine
+// kernel) against the interpreter; `strategy` is what each must choose on
+// a device with `sms` SMs (fewer SMs: fewer chunks, quicker to emulate).
+TEST(GpuEmulation, SplitReductionsMatchTheInterpreter) {
+  Emulator emulator;
+  ASSERT_TRUE(emulator.error().empty()) << emulator.error();
+  std::unique_ptr<HloModule> module = ParseForTest(kSplitReductions);
+  ASSERT_NE(module, nullptr);
+  struct Case {
+    const char* name;
+    const char* strategy;
+    int sms;
+  };
+  for (const Case& c : {Case{"full_sum", "row-reduction-split", 132},
+                        Case{"full_max", "row-reduction-split", 132},
+                        Case{"full_s32", "row-reduction-split", 132},
+                        Case{"full_argmax", "row-reduction-split", 132},
+                        Case{"few_long_rows", "row-reduction-split", 132},
+                        Case{"strided_rows", "row-reduction-split", 8},
+                        Case{"columns", "column-reduction-split", 132},
+                        Case{"middle_columns", "column-reduction-split", 8},
+                        Case{"epilogue", "row-reduction-split", 108},
+                        Case{"bf16_to_f32", "row-reduction-split", 132},
+                        Case{"bf16_sum", "row-reduction-split", 132},
+                        Case{"not_split", "row-reduction", 132}}) {
+    const HloComputation* computation = module->FindComputation(c.name);
+    ASSERT_NE(computation, nullptr) << c.name;
+    GpuTarget target;
+    target.sm_count = c.sms;
+    GpuCompileOptions options;
+    options.target = target;
+    options.assemble = false;
+    absl::StatusOr<GpuKernel> kernel = CompileGpuKernel(*computation, options);
+    ASSERT_TRUE(kernel.ok()) << c.name << ": " << kernel.status();
+    EXPECT_EQ(kernel->strategy, c.strategy) << c.name;
+    EXPECT_EQ(kernel->second_name.empty(), std::string(c.strategy) == "row-reduction") << c.name;
+    std::cout << c.name << ": " << kernel->strategy << " grid " << kernel->launch.grid[0]
+              << " block " << kernel->launch.block[0] << "x" << kernel->launch.block[1]
+              << ", combine grid " << kernel->second_launch.grid[0] << " block "
+              << kernel->second_launch.block[0] << ", scratch " << kernel->scratch_bytes
+              << " bytes\n";
+    if (kernel->second_name.empty()) continue;  // The unsplit kernel is checked above.
+    bool ran = false;
+    EXPECT_EQ(CheckKernel(emulator, *computation, 5, &ran, target), "") << c.name;
+    EXPECT_TRUE(ran) << c.name;
   }
 }
 
@@ -681,14 +860,46 @@ TEST(GpuEmulation, SortTopkScatterKernelsMatchTheInterpreter) {
   std::cout << "sort/topk cases emulated: " << sorts << ", scatter cases: " << scatters << "\n";
 }
 
+// Whether `computation` reduces an operand of 2^16 elements or more (a
+// candidate for a split reduction).
+bool HasLongReduction(const HloComputation& computation) {
+  for (const HloInstruction* hlo : computation.instructions()) {
+    if (hlo->opcode() == HloOpcode::kReduce && hlo->operand(0)->shape().IsArray() &&
+        hlo->operand(0)->shape().element_count() >= (1 << 16)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The kernel of a corpus site with a long reduction, compiled for a device
+// of 4 SMs (few chunks), emulated when it splits and is small enough.
+void CheckCorpusSplitReduction(Emulator& emulator, const std::string& id, const KernelSite& site,
+                               int* checked) {
+  GpuTarget target;
+  target.sm_count = 4;
+  GpuCompileOptions options;
+  options.target = target;
+  options.assemble = false;
+  absl::StatusOr<GpuKernel> probe = CompileGpuKernel(*site.computation, options);
+  if (!probe.ok() || probe->second_name.empty() ||
+      probe->launch.total_threads() + probe->second_launch.total_threads() > (1 << 17)) {
+    return;
+  }
+  bool ran = false;
+  EXPECT_EQ(CheckKernel(emulator, *site.computation, 5, &ran, target), "")
+      << id << " %" << site.instruction->name();
+  if (ran) ++*checked;
+}
+
 // Every sort, topk and scatter of the corpus (after the default pipeline)
-// small enough to emulate.
+// small enough to emulate, and the reductions that split.
 TEST(GpuEmulation, CorpusSortScatterKernelsMatchTheInterpreter) {
   const std::string root = testdata::CorpusDir();
   if (root.empty()) GTEST_SKIP() << "HLOC_CORPUS_DIR is not set";
   Emulator emulator;
   ASSERT_TRUE(emulator.error().empty()) << emulator.error();
-  int checked = 0, skipped = 0, modules_with_ops = 0;
+  int checked = 0, skipped = 0, modules_with_ops = 0, split_checked = 0;
   std::vector<testdata::CorpusModule> pieces;
   for (const testdata::CorpusFile& file : testdata::ListCorpusFiles(root)) {
     if (!testdata::ParseCorpusFile(file, &pieces)) continue;
@@ -702,6 +913,10 @@ TEST(GpuEmulation, CorpusSortScatterKernelsMatchTheInterpreter) {
       bool any = false;
       for (const KernelSite& site : CollectKernelSites(*module).kernels) {
         const HloOpcode op = site.instruction->opcode();
+        if (HasLongReduction(*site.computation)) {
+          CheckCorpusSplitReduction(emulator, piece.id, site, &split_checked);
+          continue;
+        }
         if (op != HloOpcode::kSort && op != HloOpcode::kScatter && op != HloOpcode::kTopK &&
             op != HloOpcode::kCustomCall) {
           continue;
@@ -731,7 +946,179 @@ TEST(GpuEmulation, CorpusSortScatterKernelsMatchTheInterpreter) {
   std::cout << "corpus sort/topk/scatter kernels emulated: " << checked << " in "
             << modules_with_ops << " modules (" << skipped
             << " skipped: no kernel, too many threads, or not runnable)\n";
+  std::cout << "corpus split reductions emulated (4 SMs): " << split_checked << "\n";
   EXPECT_GT(checked, 0);
+}
+
+constexpr char kRowNormalizations[] = R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+add_bf16 {
+  a = bf16[] parameter(0)
+  b = bf16[] parameter(1)
+  ROOT s = bf16[] add(a, b)
+}
+max_bf16 {
+  a = bf16[] parameter(0)
+  b = bf16[] parameter(1)
+  ROOT m = bf16[] maximum(a, b)
+}
+softmax {
+  x = f32[37,100] parameter(0)
+  ninf = f32[] constant(-inf)
+  m = f32[37] reduce(x, ninf), dimensions={1}, to_apply=max
+  mb = f32[37,100] broadcast(m), dimensions={0}
+  c = f32[37,100] subtract(x, mb)
+  e = f32[37,100] exponential(c)
+  zero = f32[] constant(0)
+  s = f32[37] reduce(e, zero), dimensions={1}, to_apply=add
+  sb = f32[37,100] broadcast(s), dimensions={0}
+  ROOT d = f32[37,100] divide(e, sb)
+}
+log_softmax {
+  x = f32[6,700] parameter(0)
+  ninf = f32[] constant(-inf)
+  m = f32[6] reduce(x, ninf), dimensions={1}, to_apply=max
+  mb = f32[6,700] broadcast(m), dimensions={0}
+  c = f32[6,700] subtract(x, mb)
+  e = f32[6,700] exponential(c)
+  zero = f32[] constant(0)
+  s = f32[6] reduce(e, zero), dimensions={1}, to_apply=add
+  l = f32[6] log(s)
+  l1 = f32[6,1] reshape(l)
+  l2 = f32[6] reshape(l1)
+  lb = f32[6,700] broadcast(l2), dimensions={0}
+  ROOT r = f32[6,700] subtract(c, lb)
+}
+layer_norm {
+  x = f32[2,5,64] parameter(0)
+  g = f32[64] parameter(1)
+  b = f32[64] parameter(2)
+  zero = f32[] constant(0)
+  sixty_four = f32[] constant(64)
+  n = f32[2,5] broadcast(sixty_four), dimensions={}
+  sum = f32[2,5] reduce(x, zero), dimensions={2}, to_apply=add
+  mean = f32[2,5] divide(sum, n)
+  meanb = f32[2,5,64] broadcast(mean), dimensions={0,1}
+  c = f32[2,5,64] subtract(x, meanb)
+  sq = f32[2,5,64] multiply(c, c)
+  sqsum = f32[2,5] reduce(sq, zero), dimensions={2}, to_apply=add
+  var = f32[2,5] divide(sqsum, n)
+  eps = f32[] constant(1e-5)
+  epsb = f32[2,5] broadcast(eps), dimensions={}
+  ve = f32[2,5] add(var, epsb)
+  r = f32[2,5] rsqrt(ve)
+  rb = f32[2,5,64] broadcast(r), dimensions={0,1}
+  norm = f32[2,5,64] multiply(c, rb)
+  gb = f32[2,5,64] broadcast(g), dimensions={2}
+  scaled = f32[2,5,64] multiply(norm, gb)
+  bb = f32[2,5,64] broadcast(b), dimensions={2}
+  out = f32[2,5,64] add(scaled, bb)
+  ROOT t = (f32[2,5,64], f32[2,5]) tuple(out, mean)
+}
+rms_norm {
+  x = bf16[4,3000] parameter(0)
+  w = bf16[3000] parameter(1)
+  xf = f32[4,3000] convert(x)
+  sq = f32[4,3000] multiply(xf, xf)
+  zero = f32[] constant(0)
+  sum = f32[4] reduce(sq, zero), dimensions={1}, to_apply=add
+  len = f32[] constant(3000)
+  lenb = f32[4] broadcast(len), dimensions={}
+  ms = f32[4] divide(sum, lenb)
+  eps = f32[] constant(1e-6)
+  epsb = f32[4] broadcast(eps), dimensions={}
+  mse = f32[4] add(ms, epsb)
+  r = f32[4] rsqrt(mse)
+  rb = f32[4,3000] broadcast(r), dimensions={0}
+  y = f32[4,3000] multiply(xf, rb)
+  yb = bf16[4,3000] convert(y)
+  wb = bf16[4,3000] broadcast(w), dimensions={1}
+  ROOT o = bf16[4,3000] multiply(yb, wb)
+}
+transposed_input {
+  x = f32[64,64] parameter(0)
+  xt = f32[64,64] transpose(x), dimensions={1,0}
+  y = f32[64,64] add(x, xt)
+  ninf = f32[] constant(-inf)
+  m = f32[64] reduce(y, ninf), dimensions={1}, to_apply=max
+  mb = f32[64,64] broadcast(m), dimensions={0}
+  c = f32[64,64] subtract(y, mb)
+  ROOT o = f32[64,64] multiply(c, xt)
+}
+softmax_bf16 {
+  x = bf16[9,256] parameter(0)
+  ninf = bf16[] constant(-inf)
+  m = bf16[9] reduce(x, ninf), dimensions={1}, to_apply=max_bf16
+  mb = bf16[9,256] broadcast(m), dimensions={0}
+  c = bf16[9,256] subtract(x, mb)
+  e = bf16[9,256] exponential(c)
+  zero = bf16[] constant(0)
+  s = bf16[9] reduce(e, zero), dimensions={1}, to_apply=add_bf16
+  sb = bf16[9,256] broadcast(s), dimensions={0}
+  ROOT d = bf16[9,256] divide(e, sb)
+}
+ENTRY e {
+  ROOT p = f32[] parameter(0)
+}
+)";
+
+// Row normalizations get one row-normalization kernel each, which agrees
+// with the interpreter: hand-written ones, and those the CUDA pipeline
+// makes of the zoo's softmax, layer norm, attention and transformer block.
+TEST(GpuEmulation, RowNormalizationKernelsMatchTheInterpreter) {
+  Emulator emulator;
+  ASSERT_TRUE(emulator.error().empty()) << emulator.error();
+  std::unique_ptr<HloModule> module = ParseForTest(kRowNormalizations);
+  ASSERT_NE(module, nullptr);
+  auto check = [&](const HloComputation& computation, const std::string& what) {
+    GpuCompileOptions options;
+    options.assemble = false;
+    absl::StatusOr<GpuKernel> kernel = CompileGpuKernel(computation, options);
+    ASSERT_TRUE(kernel.ok()) << what << ": " << kernel.status();
+    EXPECT_EQ(kernel->strategy, "row-normalization") << what;
+    bool ran = false;
+    EXPECT_EQ(CheckKernel(emulator, computation, 5, &ran), "") << what;
+    EXPECT_TRUE(ran) << what;
+  };
+  for (const char* name :
+       {"softmax", "log_softmax", "layer_norm", "rms_norm", "transposed_input", "softmax_bf16"}) {
+    const HloComputation* computation = module->FindComputation(name);
+    ASSERT_NE(computation, nullptr) << name;
+    check(*computation, name);
+  }
+  const char* srcdir = std::getenv("TEST_SRCDIR");
+  const char* workspace = std::getenv("TEST_WORKSPACE");
+  if (srcdir == nullptr || workspace == nullptr) GTEST_SKIP() << "no runfiles";
+  for (const char* model : {"softmax", "layer_norm", "attention", "transformer_block"}) {
+    std::ifstream in(absl::StrCat(srcdir, "/", workspace, "/tests/jax/zoo/", model,
+                                  ".before.txt"));
+    ASSERT_TRUE(in.good()) << model;
+    std::stringstream text;
+    text << in.rdbuf();
+    std::unique_ptr<HloModule> zoo = ParseForTest(text.str());
+    ASSERT_NE(zoo, nullptr) << model;
+    GpuPipelineOptions pipeline;
+    pipeline.cublaslt = LibraryUse::kAvailable;
+    pipeline.cudnn = LibraryUse::kAvailable;
+    ASSERT_TRUE(OptimizeForGpu(*zoo, pipeline).ok()) << model;
+    int row_normalizations = 0;
+    for (const KernelSite& site : CollectKernelSites(*zoo).kernels) {
+      if (!site.fused || !IsRowNormalizationFusion(*site.instruction)) continue;
+      ++row_normalizations;
+      check(*site.computation, absl::StrCat(model, " %", site.instruction->name()));
+    }
+    EXPECT_GT(row_normalizations, 0) << model;
+  }
 }
 
 // Every kernel of every zoo model (after the default pipeline) small enough
@@ -777,6 +1164,85 @@ TEST(GpuEmulation, ZooKernelsMatchTheInterpreter) {
   std::cout << "zoo kernels emulated: " << checked << " (" << skipped
             << " skipped: too many threads, no kernel, or not runnable)\n";
   EXPECT_GT(checked, 20);
+}
+
+// The generated alternative of library calls (gpu_compiler.h: the callee as
+// one kernel, timed against cuBLASLt / cuDNN at load) matches the
+// interpreter on its own.
+TEST(GpuEmulation, GeneratedAlternativesOfLibraryCallsMatchTheInterpreter) {
+  const char* const kModules[] = {
+      R"(HloModule gemm_bias_relu
+ENTRY main {
+  x = f32[8,8] parameter(0)
+  w = f32[8,8] parameter(1)
+  b = f32[8] parameter(2)
+  dot = f32[8,8] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[8,8] broadcast(b), dimensions={1}
+  add = f32[8,8] add(dot, bb)
+  zero = f32[] constant(0)
+  zb = f32[8,8] broadcast(zero), dimensions={}
+  ROOT relu = f32[8,8] maximum(add, zb)
+})",
+      R"(HloModule batched_gemm_rhs_transposed
+ENTRY main {
+  x = f32[2,8,16] parameter(0)
+  w = f32[2,12,16] parameter(1)
+  ROOT d = f32[2,8,12] dot(x, w), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={2}
+})",
+      R"(HloModule conv_nhwc_bias_relu
+ENTRY main {
+  x = f32[2,6,6,3] parameter(0)
+  k = f32[3,3,3,8] parameter(1)
+  b = f32[8] parameter(2)
+  conv = f32[2,6,6,8] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  bb = f32[2,6,6,8] broadcast(b), dimensions={3}
+  add = f32[2,6,6,8] add(conv, bb)
+  zero = f32[] constant(0)
+  zb = f32[2,6,6,8] broadcast(zero), dimensions={}
+  ROOT relu = f32[2,6,6,8] maximum(add, zb)
+})",
+      R"(HloModule conv_nchw_strided
+ENTRY main {
+  x = f32[1,4,9,9] parameter(0)
+  k = f32[8,4,3,3] parameter(1)
+  ROOT conv = f32[1,8,5,5] convolution(x, k), window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01
+})",
+  };
+  Emulator emulator;
+  ASSERT_TRUE(emulator.error().empty()) << emulator.error();
+  for (const char* text : kModules) {
+    std::unique_ptr<HloModule> module = ParseForTest(text);
+    ASSERT_NE(module, nullptr);
+    absl::StatusOr<std::unique_ptr<HloPassPipeline>> pipeline =
+        MakeStandardPipeline("outline", PipelineOptions(), nullptr);
+    ASSERT_TRUE(pipeline.ok());
+    ASSERT_TRUE((*pipeline)->Run(*module).ok()) << module->name();
+    GpuProgramOptions options;
+    options.cublaslt = LibraryUse::kAvailable;
+    options.cudnn = LibraryUse::kAvailable;
+    options.codegen.assemble = false;
+    absl::StatusOr<std::unique_ptr<GpuProgram>> program = CompileForGpu(*module, options);
+    ASSERT_TRUE(program.ok()) << module->name() << ": " << program.status();
+    const GpuCompileReport& report = (*program)->report();
+    int checked = 0;
+    for (const HloComputation* computation : module->computations()) {
+      for (const HloInstruction* call : computation->MakeInstructionPostOrder()) {
+        if (call->opcode() != HloOpcode::kCall || !GpuLibraryFamily(*call).has_value()) continue;
+        bool listed = false;
+        for (const std::string& line : report.alternatives) {
+          listed |= absl::StartsWith(line, absl::StrCat("%", call->name(), " "));
+        }
+        EXPECT_TRUE(listed) << module->name() << " %" << call->name() << "\n"
+                            << (*program)->PlanToString();
+        bool ran = false;
+        EXPECT_EQ(CheckKernel(emulator, *call->to_apply(), 5, &ran), "")
+            << module->name() << " %" << call->name();
+        EXPECT_TRUE(ran) << module->name() << " %" << call->name();
+        ++checked;
+      }
+    }
+    EXPECT_EQ(checked, 1) << module->name() << "\n" << (*program)->PlanToString();
+  }
 }
 
 }  // namespace

@@ -85,6 +85,9 @@ absl::StatusOr<EmittedGpuKernel> EmitGpuKernel(const HloComputation& computation
     }
     if (!special.ok()) return special.status();
     if (special->has_value()) return **special;
+    special = TryEmitSplitReductionKernel(computation, name, module, math, target);
+    if (!special.ok()) return special.status();
+    if (special->has_value()) return **special;
   }
   std::vector<std::vector<ArrayLeaf>> parameter_leaves;
   std::vector<const Shape*> buffer_shapes;
@@ -124,8 +127,12 @@ absl::StatusOr<EmittedGpuKernel> EmitGpuKernel(const HloComputation& computation
   state.target = &target;
   state.num_inputs = num_inputs;
 
-  absl::StatusOr<bool> done = TryEmitReductionKernel(state);
+  absl::StatusOr<bool> done = TryEmitRowNormalizationKernel(computation, state);
   if (!done.ok()) return done.status();
+  if (!*done) {
+    done = TryEmitReductionKernel(state);
+    if (!done.ok()) return done.status();
+  }
   if (!*done) {
     done = TryEmitTransposeKernel(state);
     if (!done.ok()) return done.status();

@@ -6,6 +6,16 @@
 // updates in place). Otherwise the strategy is chosen from the
 // computation's outputs, first match wins:
 //
+//   row-normalization reductions of the same trailing (row) dimensions whose
+//                     results are broadcast back along the row (softmax,
+//                     layer norm; see row_normalization.h): a warp or block
+//                     per row runs every reduction and writes each output
+//                     once (row_normalization_kernel_emitter.cc).
+//   row-reduction-split, column-reduction-split
+//                     the two below when they would launch fewer blocks
+//                     than the device has SMs and the reduced extent is
+//                     long: blocks reduce chunks of it into scratch, then a
+//                     second kernel folds each output's chunk partials.
 //   row-reduction     outputs are reductions of the input's minor dimension
 //                     (plus elementwise epilogues): a warp (small rows) or a
 //                     block (long rows) per output; lanes stride the row,
@@ -52,6 +62,8 @@ struct EmittedGpuKernel {
   int64_t vector_width = 1;
   std::vector<std::pair<int64_t, int64_t>> copy_before;  // See GpuKernel.
   int64_t scratch_bytes = 0;                             // See GpuKernel.
+  std::string second_name;                               // See GpuKernel.
+  LaunchDims second_launch;                              // See GpuKernel.
 };
 
 // Adds kernel `name` computing `computation` to `module` (whose target is
@@ -76,7 +88,25 @@ struct GpuKernelState {
 
 // Each returns false, having emitted nothing, when its strategy does not
 // apply.
+absl::StatusOr<bool> TryEmitRowNormalizationKernel(const HloComputation& computation,
+                                                   GpuKernelState& state);
 absl::StatusOr<bool> TryEmitReductionKernel(GpuKernelState& state);
+
+// Reductions split across blocks (split_reduction_kernel_emitter.cc): a
+// partials kernel and a combine kernel (`second_name`), when the reduction
+// kernel alone would leave most SMs idle (few outputs with long reduced
+// extents, column reductions with few kept columns). nullopt, having
+// emitted nothing, when the computation is not such a reduction.
+absl::StatusOr<std::optional<EmittedGpuKernel>> TryEmitSplitReductionKernel(
+    const HloComputation& computation, const std::string& name, llvm::Module* module,
+    const codegen::MathLowering* math, const GpuTarget& target);
+// The reduction emitter's passes (reduction_kernel_emitter.cc): kWhole is
+// TryEmitReductionKernel; kPartials stores per-chunk partials in `scratch`
+// and kCombine folds them into the outputs. The split phases return false,
+// having emitted nothing, when splitting does not pay.
+enum class ReductionPhase { kWhole, kPartials, kCombine };
+absl::StatusOr<bool> TryEmitReductionPhase(GpuKernelState& state, ReductionPhase phase,
+                                           llvm::Value* scratch);
 absl::StatusOr<bool> TryEmitTransposeKernel(GpuKernelState& state);
 absl::Status EmitLoopKernel(GpuKernelState& state);
 

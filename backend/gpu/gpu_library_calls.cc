@@ -516,6 +516,21 @@ std::string LibraryCallPlan::ToString() const {
   return out;
 }
 
+double LibraryCallFlops(const LibraryCallPlan& plan) {
+  if (plan.library == GpuLibrary::kCublasLt) {
+    const cuda::GemmConfig& g = plan.gemm;
+    return 2.0 * static_cast<double>(g.batch) * static_cast<double>(g.m) *
+           static_cast<double>(g.n) * static_cast<double>(g.k);
+  }
+  const cuda::ConvConfig& c = plan.conv;
+  double flops = 2.0 * static_cast<double>(c.batch) * static_cast<double>(c.output_features) *
+                 static_cast<double>(c.input_features) /
+                 static_cast<double>(std::max<int64_t>(c.groups, 1));
+  for (int64_t d : c.output_spatial) flops *= static_cast<double>(d);
+  for (int64_t d : c.filter_spatial) flops *= static_cast<double>(d);
+  return flops;
+}
+
 std::optional<std::string> CompositeAttributeValue(absl::string_view text, absl::string_view name) {
   absl::string_view rest = text;
   while (true) {

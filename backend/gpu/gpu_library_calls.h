@@ -71,6 +71,14 @@ absl::Status GpuLibraryAvailable(LibraryUse use, GpuLibrary library);
 struct LibraryCallOptions {
   // f32 gemms/convolutions whose HLO precision is DEFAULT may use TF32.
   bool allow_tf32 = false;
+  // Also compile each library call as generated code when its whole callee
+  // is one generated kernel, so the program holds both alternatives and
+  // GpuExecutable::Load times them and keeps the faster
+  // (runtime/cuda/alternatives_thunk.h). Calls of more than
+  // `try_generated_max_flops` (LibraryCallFlops) get the library only: the
+  // generated kernels do not tile, and timing them would only slow loading.
+  bool try_generated = true;
+  double try_generated_max_flops = double{1} * (int64_t{1} << 36);
 };
 
 // The library composite family `call` belongs to ("hloc.gemm",
@@ -83,6 +91,10 @@ std::optional<std::string> GpuLibraryFamily(const HloInstruction& call);
 // message is that reason. Errors for malformed calls are InvalidArgument.
 absl::StatusOr<LibraryCallPlan> PlanLibraryCall(const HloInstruction& call,
                                                 const LibraryCallOptions& options = {});
+
+// Floating-point operations of the product (2 per multiply-add) a plan
+// computes; the epilogue is not counted.
+double LibraryCallFlops(const LibraryCallPlan& plan);
 
 // The value of `name` in an MLIR-style attribute dictionary text
 // ("{alpha = 1.0 : f64, epilogue = \"bias\"}"): strings unquoted, typed

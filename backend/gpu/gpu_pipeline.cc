@@ -2,6 +2,7 @@
 #include "backend/gpu/gpu_pipeline.h"
 
 #include "absl/strings/str_cat.h"
+#include "backend/gpu/row_normalization_fusion.h"
 #include "hlo/status_macros.h"
 #include "passes/call_inliner.h"
 #include "passes/dead_code_elimination.h"
@@ -76,6 +77,11 @@ absl::StatusOr<bool> OptimizeForGpu(HloModule& module, const GpuPipelineOptions&
                           MakeStandardPipeline("fusion", options.pipeline, ledger));
     HLOC_ASSIGN_OR_RETURN(bool fused, fusion->Run(module));
     changed = changed || fused;
+    // Softmax, layer norm and their kin: one kernel per row instead of one
+    // per reduction.
+    RowNormalizationFusion row_normalization({}, ledger);
+    HLOC_ASSIGN_OR_RETURN(bool merged, row_normalization.Run(module));
+    changed = changed || merged;
   }
   DeadCodeElimination dce;
   HLOC_ASSIGN_OR_RETURN(bool removed, dce.Run(module));

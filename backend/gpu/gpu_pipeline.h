@@ -2,7 +2,7 @@
 // passes with one step added between library outlining and fusion:
 //
 //   simplify -> outline library calls (+ epilogues) -> InlineCallsWithoutGpuLibrary
-//            -> fusion -> dead code elimination
+//            -> fusion -> RowNormalizationFusion -> dead code elimination
 //
 // InlineCallsWithoutGpuLibrary inlines every composite call the CUDA
 // backend will not run in a library — softmax, layer norm and attention

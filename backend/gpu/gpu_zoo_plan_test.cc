@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "backend/gpu/gpu_compiler.h"
 #include "backend/gpu/gpu_pipeline.h"
+#include "backend/gpu/row_normalization_fusion.h"
 #include "gtest/gtest.h"
 #include "hlo/testing/corpus.h"
 #include "hlo/loader.h"
@@ -43,6 +44,11 @@ TEST_P(GpuZooPlanTest, CompilesToAPlan) {
     std::printf("inlined %s (%s): %s\n", e->subjects[0].c_str(), e->rule.c_str(),
                 e->reason.c_str());
   }
+  for (const LedgerEntry* e : ledger.Find(RowNormalizationFusion::kPassName, "")) {
+    std::printf("row normalization %s %s (%zu instructions): %s\n",
+                e->accepted ? "made" : "refused", e->result.c_str(), e->subjects.size(),
+                e->reason.c_str());
+  }
   GpuProgramOptions options;
   options.cublaslt = LibraryUse::kAvailable;
   options.cudnn = LibraryUse::kAvailable;
@@ -70,6 +76,40 @@ INSTANTIATE_TEST_SUITE_P(Zoo, GpuZooPlanTest, ::testing::ValuesIn(ZooModels()),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;
                          });
+
+TEST(GpuZooPlanTest, RowNormalizationsAreOneKernel) {
+  // Before RowNormalizationFusion: softmax 3 kernels, layer_norm 3,
+  // attention 7, transformer_block 14 (one per reduction plus epilogues).
+  struct Expect {
+    const char* model;
+    int64_t kernels;  // All generated kernels of the model.
+    int64_t row_normalizations;
+  };
+  for (const Expect& e : {Expect{"softmax", 1, 1}, Expect{"layer_norm", 1, 1},
+                          Expect{"attention", 6, 1}, Expect{"transformer_block", 9, 3}}) {
+    absl::StatusOr<LoadedSnapshot> snapshot =
+        LoadSnapshotFromFile(absl::StrCat(ZooDir(), "/", e.model, ".snapshot.pb"));
+    ASSERT_TRUE(snapshot.ok()) << snapshot.status();
+    GpuPipelineOptions pipeline;
+    pipeline.cublaslt = LibraryUse::kAvailable;
+    pipeline.cudnn = LibraryUse::kAvailable;
+    ASSERT_TRUE(OptimizeForGpu(*snapshot->module, pipeline).ok()) << e.model;
+    GpuProgramOptions options;
+    options.cublaslt = LibraryUse::kAvailable;
+    options.cudnn = LibraryUse::kAvailable;
+    options.codegen.assemble = false;
+    auto program = CompileForGpu(*snapshot->module, options);
+    ASSERT_TRUE(program.ok()) << e.model << ": " << program.status();
+    const GpuCompileReport& r = (*program)->report();
+    int64_t row_normalizations = 0;
+    for (const std::string& s : r.strategies) {
+      if (absl::StrContains(s, ": row-normalization ")) ++row_normalizations;
+    }
+    EXPECT_EQ(r.kernels, e.kernels) << e.model << "\n" << (*program)->PlanToString();
+    EXPECT_EQ(row_normalizations, e.row_normalizations)
+        << e.model << "\n" << (*program)->PlanToString();
+  }
+}
 
 TEST(GpuZooPlanTest, LibraryCallsOfTheConvAndMlpModels) {
   // The models whose gemms/convs must reach the libraries.

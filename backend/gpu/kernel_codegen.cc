@@ -81,9 +81,11 @@ absl::StatusOr<GpuKernel> AddKernel(const HloComputation& computation, const std
   absl::StatusOr<EmittedGpuKernel> emitted =
       EmitGpuKernel(computation, name, &module, &math, target);
   if (!emitted.ok()) {
-    if (llvm::Function* partial = module.getFunction(name)) {
-      partial->dropAllReferences();
-      partial->eraseFromParent();
+    for (const std::string& entry : {name, absl::StrCat(name, "_combine")}) {
+      if (llvm::Function* partial = module.getFunction(entry)) {
+        partial->dropAllReferences();
+        partial->eraseFromParent();
+      }
     }
     return emitted.status();
   }
@@ -96,6 +98,8 @@ absl::StatusOr<GpuKernel> AddKernel(const HloComputation& computation, const std
   kernel.vector_width = emitted->vector_width;
   kernel.copy_before = emitted->copy_before;
   kernel.scratch_bytes = emitted->scratch_bytes;
+  kernel.second_name = emitted->second_name;
+  kernel.second_launch = emitted->second_launch;
   return kernel;
 }
 
@@ -161,7 +165,9 @@ absl::StatusOr<GpuKernel> CompileGpuKernel(const HloComputation& computation,
   PrepareModule(module, **machine);
   absl::StatusOr<GpuKernel> kernel = AddKernel(computation, name, module, options.target);
   if (!kernel.ok()) return kernel.status();
-  absl::StatusOr<ModuleCode> code = FinishModule(module, **machine, options, {name},
+  std::vector<std::string> entries = {name};
+  if (!kernel->second_name.empty()) entries.push_back(kernel->second_name);
+  absl::StatusOr<ModuleCode> code = FinishModule(module, **machine, options, entries,
                                                  /*unroll=*/!HasLongInnerLoops(computation));
   if (!code.ok()) return code.status();
   kernel->unoptimized_ir = std::move(code->unoptimized_ir);
@@ -199,6 +205,7 @@ absl::StatusOr<GpuKernelBatch> CompileGpuKernels(
     }
     if (kernel.ok()) {
       entries.push_back(name);
+      if (!kernel->second_name.empty()) entries.push_back(kernel->second_name);
       unroll = unroll && !HasLongInnerLoops(*computation);
     }
     batch.kernels.push_back(std::move(kernel));

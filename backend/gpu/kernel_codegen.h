@@ -90,7 +90,8 @@ struct GpuKernel {
   LaunchDims launch;
   int64_t num_buffers = 0;  // Parameter leaves, then root leaves.
   int64_t num_inputs = 0;   // Of which parameter leaves.
-  // "loop", "loop-vectorized", "row-reduction", "column-reduction",
+  // "loop", "loop-vectorized", "row-normalization", "row-reduction", "column-reduction",
+  // "row-reduction-split", "column-reduction-split" (with a second kernel),
   // "transpose", "sort-shared", "sort-global", "topk-shared", "topk-global",
   // "scatter", "scatter-atomic", "scatter-ordered", "scatter-serial".
   std::string strategy;
@@ -107,6 +108,11 @@ struct GpuKernel {
   // 0: none. (Sorts of rows too long for shared memory keep their
   // permutation there.)
   int64_t scratch_bytes = 0;
+  // A second entry of the same PTX/cubin the launcher runs right after this
+  // one, over the same buffers (scratch included), with `second_launch`;
+  // empty: none. (Split reductions: per-chunk partials, then their combine.)
+  std::string second_name;
+  LaunchDims second_launch;
 };
 
 // Compiles `computation`. Unimplemented when the emitters do not cover it

@@ -80,6 +80,21 @@ huge {
   x = f32[65536,65536] parameter(0)
   ROOT n = f32[65536,65536] negate(x)
 }
+split_full_sum {
+  x = f32[4194304] parameter(0)
+  zero = f32[] constant(0)
+  ROOT s = f32[] reduce(x, zero), dimensions={0}, to_apply=add
+}
+split_few_rows {
+  x = f32[4,4194304] parameter(0)
+  ninf = f32[] constant(-inf)
+  ROOT m = f32[4] reduce(x, ninf), dimensions={1}, to_apply=max
+}
+split_columns {
+  x = f32[65536,32] parameter(0)
+  zero = f32[] constant(0)
+  ROOT s = f32[32] reduce(x, zero), dimensions={0}, to_apply=add
+}
 two_shapes {
   x = f32[64,64] parameter(0)
   y = s32[100] parameter(1)
@@ -141,6 +156,30 @@ scatter_add {
   i = s32[50,1] parameter(1)
   u = f32[50,32] parameter(2)
   ROOT s = f32[100,32] scatter(t, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add_f32
+}
+softmax_long_rows {
+  x = f32[1024,1000] parameter(0)
+  ninf = f32[] constant(-inf)
+  m = f32[1024] reduce(x, ninf), dimensions={1}, to_apply=max
+  mb = f32[1024,1000] broadcast(m), dimensions={0}
+  c = f32[1024,1000] subtract(x, mb)
+  e = f32[1024,1000] exponential(c)
+  zero = f32[] constant(0)
+  s = f32[1024] reduce(e, zero), dimensions={1}, to_apply=add
+  sb = f32[1024,1000] broadcast(s), dimensions={0}
+  ROOT d = f32[1024,1000] divide(e, sb)
+}
+softmax_short_rows {
+  x = f32[4096,128] parameter(0)
+  ninf = f32[] constant(-inf)
+  m = f32[4096] reduce(x, ninf), dimensions={1}, to_apply=max
+  mb = f32[4096,128] broadcast(m), dimensions={0}
+  c = f32[4096,128] subtract(x, mb)
+  e = f32[4096,128] exponential(c)
+  zero = f32[] constant(0)
+  s = f32[4096] reduce(e, zero), dimensions={1}, to_apply=add
+  sb = f32[4096,128] broadcast(s), dimensions={0}
+  ROOT d = f32[4096,128] divide(e, sb)
 }
 no_kernel {
   x = f32[4,4] parameter(0)
@@ -259,6 +298,77 @@ CHECK: st.global.f32
 )"));
 }
 
+TEST_F(KernelCodegenTest, SoftmaxIsOneRowNormalizationKernel) {
+  GpuKernel kernel = Compile("softmax_long_rows");
+  EXPECT_EQ(kernel.strategy, "row-normalization");
+  EXPECT_EQ(kernel.launch.grid[0], 1024);  // A block per row of 1000.
+  EXPECT_EQ(kernel.launch.block[0], 128);
+  // The row is read once (8 elements a thread, into registers); max: fold,
+  // shuffles, warps' totals through shared memory, the row's result
+  // published to every thread; then exp and the sum (in double) the same
+  // way; the outputs (exp kept from the sum's pass) are the only global
+  // stores, after both reductions.
+  EXPECT_TRUE(FileCheck(kernel.ptx, R"(
+CHECK: .shared .align 16 .b8 warp_partials{{.*}}[16];
+CHECK: .shared .align 16 .f32 row_results
+CHECK: .shared .align 16 .b8 warp_partials{{.*}}[32];
+CHECK-NOT: st.global
+CHECK-COUNT-8: ld.global.nc.f32
+CHECK-NOT: ld.global
+CHECK: setp.nan.f32
+CHECK: shfl.sync.down.b32 {{.*}}, 16, 31, -1;
+CHECK: st.shared.f32
+CHECK: bar.sync 0;
+CHECK: ld.shared.f32
+CHECK: st.shared.f32 [row_results
+CHECK: bar.sync 0;
+CHECK: ld.shared.f32 {{.*}}[row_results
+CHECK-NOT: ld.global
+CHECK-NOT: st.global
+CHECK: ex2.approx
+CHECK: add.rn.f64
+CHECK: st.shared.f64
+CHECK: bar.sync 0;
+CHECK: cvt.rn.f32.f64
+CHECK: st.shared.f32 [row_results
+CHECK: bar.sync 0;
+CHECK-NOT: ld.global
+CHECK-NOT: ex2.approx
+CHECK-COUNT-8: st.global.f32
+CHECK-NOT: st.global
+CHECK: ret;
+)"));
+}
+
+TEST_F(KernelCodegenTest, ShortRowSoftmaxIsWarpPerRow) {
+  GpuKernel kernel = Compile("softmax_short_rows");
+  EXPECT_EQ(kernel.strategy, "row-normalization");
+  EXPECT_EQ(kernel.launch.grid[0], 4096 / 8);  // 8 warps, a row each.
+  EXPECT_EQ(kernel.launch.block[0], 256);
+  // No warp partials in shared memory: a row's warp shuffles to lane 0,
+  // which publishes the result to its lanes (a slot per row of the block).
+  // Four elements a lane, read once.
+  EXPECT_TRUE(FileCheck(kernel.ptx, R"(
+CHECK-NOT: warp_partials
+CHECK: .shared .align 16 .b8 row_results{{.*}}[32];
+CHECK-COUNT-4: ld.global.nc.f32
+CHECK-NOT: ld.global
+CHECK: shfl.sync.down.b32 {{.*}}, 16, 31, -1;
+CHECK: shfl.sync.down.b32 {{.*}}, 1, 31, -1;
+CHECK-NOT: st.global
+CHECK: st.shared.f32
+CHECK: bar.sync 0;
+CHECK: ex2.approx
+CHECK: add.rn.f64
+CHECK: cvt.rn.f32.f64
+CHECK: st.shared.f32
+CHECK: bar.sync 0;
+CHECK-NOT: ld.global
+CHECK-COUNT-4: st.global.f32
+CHECK-NOT: st.global
+)"));
+}
+
 TEST_F(KernelCodegenTest, ShortRowReductionIsWarpPerRow) {
   GpuKernel kernel = Compile("short_rows");
   EXPECT_EQ(kernel.strategy, "row-reduction");
@@ -291,6 +401,63 @@ CHECK: bar.sync 0;
 CHECK: ld.shared.f64
 CHECK: st.global.f32
 )"));
+}
+
+// Few outputs with long reduced extents: blocks reduce chunks into scratch
+// (one f64 partial per chunk), a second entry folds each output's chunks.
+TEST_F(KernelCodegenTest, FullReductionSplitsAcrossBlocks) {
+  GpuKernel kernel = Compile("split_full_sum");
+  EXPECT_EQ(kernel.strategy, "row-reduction-split");
+  EXPECT_EQ(kernel.launch.grid[0], 512);  // 132 SMs x 4 blocks of 512, rounded to chunks.
+  EXPECT_EQ(kernel.launch.block[0], 512);
+  EXPECT_EQ(kernel.vector_width, 4);
+  EXPECT_EQ(kernel.scratch_bytes, 512 * 8);
+  EXPECT_EQ(kernel.num_buffers, 3);  // x, result, scratch.
+  EXPECT_EQ(kernel.second_name, kernel.name + "_combine");
+  EXPECT_EQ(kernel.second_launch.grid[0], 1);
+  EXPECT_EQ(kernel.second_launch.block[0], 32);
+  EXPECT_TRUE(FileCheck(kernel.ptx, absl::StrCat(R"(
+CHECK: .entry )", kernel.name, R"((
+CHECK: ld.global.nc.v4.f32
+CHECK: shfl.sync.down.b32 {{.*}}, 16, 31, -1;
+CHECK: bar.sync 0;
+CHECK: st.global.f64
+CHECK-NOT: st.global.f32
+CHECK: .entry )", kernel.second_name, R"((
+CHECK: ld.global.{{(nc.)?}}f64
+CHECK: shfl.sync.down.b32 {{.*}}, 16, 31, -1;
+CHECK: cvt.rn.f32.f64
+CHECK: st.global.f32
+)")));
+  GpuKernel rows = Compile("split_few_rows");
+  EXPECT_EQ(rows.strategy, "row-reduction-split");
+  EXPECT_EQ(rows.launch.grid[0], 4 * 128);
+  EXPECT_EQ(rows.scratch_bytes, 4 * 128 * 4);  // f32 max partials.
+  EXPECT_EQ(rows.second_launch.block[0], 128);
+}
+
+TEST_F(KernelCodegenTest, ColumnReductionWithFewColumnsSplitsTheRows) {
+  GpuKernel kernel = Compile("split_columns");
+  EXPECT_EQ(kernel.strategy, "column-reduction-split");
+  EXPECT_EQ(kernel.launch.block[0], 32);
+  EXPECT_EQ(kernel.launch.block[1], 32);
+  EXPECT_EQ(kernel.launch.grid[0], 256);  // Chunks of 256 rows.
+  EXPECT_EQ(kernel.scratch_bytes, 32 * 256 * 8);
+  EXPECT_EQ(kernel.second_launch.grid[0], 4);  // A warp per column.
+  EXPECT_EQ(kernel.second_launch.block[0], 256);
+  EXPECT_TRUE(FileCheck(kernel.ptx, absl::StrCat(R"(
+CHECK: .entry )", kernel.name, R"((
+CHECK: .maxntid 32, 32, 1
+CHECK: ld.global.nc.f32
+CHECK: st.shared.f64
+CHECK: bar.sync 0;
+CHECK: ld.shared.f64
+CHECK: st.global.f64
+CHECK: .entry )", kernel.second_name, R"((
+CHECK: ld.global.{{(nc.)?}}f64
+CHECK: shfl.sync.down.b32
+CHECK: st.global.f32
+)")));
 }
 
 TEST_F(KernelCodegenTest, MultiOutputReductionSharesOnePass) {

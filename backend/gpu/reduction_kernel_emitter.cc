@@ -19,6 +19,16 @@
 //           owns column x, warp y rows y, y + W, ...; the W partials of each
 //           column meet in a W x 32 shared array and warp 0 folds them in
 //           row order and stores the tile (coalesced).
+//
+// Split reductions (ReductionPhase, driven by split_reduction_kernel_emitter
+// .cc). When the kernel above would launch fewer blocks than the device has
+// SMs and the reduced extent is long, the reduced elements are cut into
+// `chunks_` contiguous chunks: the partials kernel runs the row or column
+// code over (output, chunk) pairs and stores each chunk's partial, not yet
+// combined with the init value, in scratch (slot output * chunks + chunk per
+// hero leaf); the combine kernel folds an output's partials in chunk order
+// (a warp per output), applies the init value once and the epilogue, and
+// stores the outputs. Deterministic, and any reducer works.
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
@@ -48,10 +58,21 @@ struct Hero {
   std::vector<llvm::AllocaInst*> result;   // Per leaf: the final value.
 };
 
+// Split plans: the smallest number of input elements a block's chunk covers
+// per thread (row) or rows per warp (column), so that the extra kernel and
+// the partials' traffic stay small next to the reading.
+constexpr int64_t kSplitMinStepsPerThread = 4;
+constexpr int64_t kSplitMinRowsPerWarp = 8;
+constexpr int64_t kSplitRowThreads = 512;
+// Nor below this many input elements per block of the unsplit kernel: its
+// blocks finish within about a kernel launch anyway.
+constexpr int64_t kSplitMinElementsPerBlock = 1 << 16;
+
 class GpuReductionEmitter {
  public:
-  GpuReductionEmitter(GpuKernelState& state, const std::vector<const HloInstruction*>& heroes)
-      : state_(state), e_(*state.elemental), b_(*state.b) {
+  GpuReductionEmitter(GpuKernelState& state, const std::vector<const HloInstruction*>& heroes,
+                      ReductionPhase phase, llvm::Value* scratch)
+      : state_(state), e_(*state.elemental), b_(*state.b), phase_(phase), scratch_(scratch) {
     for (const HloInstruction* reduce : heroes) {
       Hero hero;
       hero.reduce = reduce;
@@ -116,6 +137,7 @@ class GpuReductionEmitter {
     } else if (kWarpSize * partial_bytes > shared_limit) {
       return false;
     }
+    if (phase_ != ReductionPhase::kWhole && !PlanSplit()) return false;
     absl::Status prepared = Prepare();
     if (!prepared.ok()) return prepared;
     EmittedGpuKernel& result = state_.result;
@@ -124,12 +146,17 @@ class GpuReductionEmitter {
       result.launch.grid[0] = 0;
       return true;
     }
-    absl::Status status = column_block_ > 1 ? EmitColumnReduction() : EmitRowReduction();
+    absl::Status status = phase_ == ReductionPhase::kCombine ? EmitCombine()
+                          : column_block_ > 1                ? EmitColumnReduction()
+                                                             : EmitRowReduction();
     if (!status.ok()) return status;
     return true;
   }
 
  private:
+  // A partial result: per hero, one value per leaf.
+  using Partial = std::vector<llvm::Value*>;
+
   absl::Status Prepare() {
     for (Hero& hero : heroes_) {
       for (int64_t i = 0; i < hero.arity; ++i) {
@@ -175,11 +202,114 @@ class GpuReductionEmitter {
       if (!g.ok()) return g.status();
       output_generators_.push_back(*std::move(g));
     }
+    if (phase_ != ReductionPhase::kWhole) {
+      // Scratch: per hero leaf, output_count * chunks partials, each array
+      // starting 16-byte aligned.
+      const llvm::DataLayout& layout = e_.module()->getDataLayout();
+      int64_t offset = 0;
+      for (const Hero& hero : heroes_) {
+        scratch_offsets_.emplace_back();
+        for (int64_t i = 0; i < hero.arity; ++i) {
+          scratch_offsets_.back().push_back(offset);
+          const int64_t bytes = output_count_ * chunks_ *
+                                static_cast<int64_t>(layout.getTypeAllocSize(hero.acc_types[i]));
+          offset += (bytes + 15) / 16 * 16;
+        }
+      }
+      state_.result.scratch_bytes = offset;
+    }
     return absl::OkStatus();
   }
 
-  // ---- Partials: per hero, one value per leaf.
-  using Partial = std::vector<llvm::Value*>;
+  // ---- Split plans.
+
+  // Elements a lane of a row fold with `stride` lanes reads per step (a
+  // vector load), and whether the reduced dimensions are the input's minor
+  // ones (contiguous rows).
+  int64_t RowWidth(int64_t stride, bool* contiguous) const {
+    *contiguous = true;
+    for (size_t i = 0; i < reduced_.size(); ++i) {
+      *contiguous = *contiguous &&
+                    reduced_[i] == static_cast<int64_t>(input_dims_.size() - reduced_.size() + i);
+    }
+    if (!*contiguous) return 1;
+    int64_t widest = 1;
+    for (const Hero& hero : heroes_) {
+      for (int64_t i = 0; i < hero.arity; ++i) {
+        widest =
+            std::max<int64_t>(widest, ByteWidth(hero.reduce->operand(i)->shape().element_type()));
+      }
+    }
+    int64_t width = std::min<int64_t>(4, 16 / widest);
+    while (width > 1 && (reduced_count_ % width != 0 || reduced_count_ < stride * width)) {
+      width /= 2;
+    }
+    return width;
+  }
+
+  // Whether splitting pays, and how: sets chunks_ and chunk_units_ (units
+  // of a row chunk, rows of a column chunk). Only when the unsplit kernel
+  // would leave SMs idle (a block per row with fewer rows than SMs, or
+  // fewer column tiles than SMs) and its blocks each read a lot.
+  bool PlanSplit() {
+    const int64_t sms = std::max(1, state_.target->sm_count);
+    const int64_t R = reduced_count_;
+    if (output_count_ == 0 || R == 0) return false;
+    if (R * std::min(column_block_, kWarpSize) < kSplitMinElementsPerBlock) return false;
+    if (column_block_ > 1) {
+      const int64_t tiles =
+          (output_count_ / column_block_) * ((column_block_ + kWarpSize - 1) / kWarpSize);
+      if (tiles >= sms) return false;
+      const int64_t warps = column_warps_;
+      const int64_t target_blocks = sms * std::max<int64_t>(1, 2048 / (warps * kWarpSize));
+      const int64_t chunks = (target_blocks + tiles - 1) / tiles;
+      int64_t rows = (R + chunks - 1) / chunks;
+      rows = (rows + warps - 1) / warps * warps;
+      chunk_units_ = std::max(rows, warps * kSplitMinRowsPerWarp);
+      chunks_ = (R + chunk_units_ - 1) / chunk_units_;
+    } else {
+      if (R <= kWarpRowLimit || output_count_ >= sms) return false;
+      const int64_t threads =
+          std::min<int64_t>(kSplitRowThreads, state_.target->max_threads_per_block);
+      bool contiguous = false;
+      const int64_t units = R / RowWidth(threads, &contiguous);
+      const int64_t target_blocks = sms * std::max<int64_t>(1, 2048 / threads);
+      const int64_t chunks = (target_blocks + output_count_ - 1) / output_count_;
+      int64_t per_chunk = (units + chunks - 1) / chunks;
+      per_chunk = (per_chunk + threads - 1) / threads * threads;
+      chunk_units_ = std::max(per_chunk, threads * kSplitMinStepsPerThread);
+      chunks_ = (units + chunk_units_ - 1) / chunk_units_;
+    }
+    return chunks_ >= 2;
+  }
+
+  // Where hero `h`'s leaf `i` keeps partial `slot` in scratch.
+  llvm::Value* ScratchSlot(size_t h, int64_t i, llvm::Value* slot) {
+    llvm::Value* base = b_.CreateInBoundsGEP(b_.getInt8Ty(), scratch_,
+                                             e_.Int64(scratch_offsets_[h][i]));
+    return b_.CreateInBoundsGEP(heroes_[h].acc_types[i], base, slot);
+  }
+  void StorePartialsToScratch(llvm::Value* slot) {
+    for (size_t h = 0; h < heroes_.size(); ++h) {
+      Partial values = LoadPartial(heroes_[h]);
+      for (int64_t i = 0; i < heroes_[h].arity; ++i) {
+        b_.CreateStore(values[i], ScratchSlot(h, i, slot));
+      }
+    }
+  }
+  std::vector<Partial> LoadPartialsFromScratch(llvm::Value* slot) {
+    std::vector<Partial> all;
+    for (size_t h = 0; h < heroes_.size(); ++h) {
+      Partial values;
+      for (int64_t i = 0; i < heroes_[h].arity; ++i) {
+        values.push_back(b_.CreateLoad(heroes_[h].acc_types[i], ScratchSlot(h, i, slot)));
+      }
+      all.push_back(std::move(values));
+    }
+    return all;
+  }
+
+  // ---- Partials.
 
   absl::StatusOr<Partial> ReadInput(Hero& hero, const IrIndex& index) {
     Partial values;
@@ -217,11 +347,11 @@ class GpuReductionEmitter {
   }
 
   // partial := the fold of the input elements in units u = begin,
-  // begin + step, ... < R / width, unit u being the `width` adjacent
-  // elements u * width + k (adjacent addresses in a row reduction, so the
-  // loads become vector loads), at input index `index_of(r)`. Only called
-  // when begin < R / width.
-  absl::Status FoldStrided(llvm::Value* begin, int64_t step, int64_t width,
+  // begin + step, ... < end (i64, at most R / width), unit u being the
+  // `width` adjacent elements u * width + k (adjacent addresses in a row
+  // reduction, so the loads become vector loads), at input index
+  // `index_of(r)`. Only called when begin < end.
+  absl::Status FoldStrided(llvm::Value* begin, int64_t step, int64_t width, llvm::Value* end,
                            const std::function<IrIndex(llvm::Value*)>& index_of) {
     auto fold_unit = [&](llvm::Value* unit, bool first) -> absl::Status {
       llvm::Value* base = width == 1 ? unit : b_.CreateMul(unit, e_.Int64(width), "", true, true);
@@ -251,7 +381,7 @@ class GpuReductionEmitter {
     llvm::Type* type = narrow ? b_.getInt32Ty() : b_.getInt64Ty();
     llvm::Value* next = b_.CreateAdd(narrow ? b_.CreateTrunc(begin, type) : begin,
                                      llvm::ConstantInt::get(type, step), "", true, true);
-    return EmitStridedLoop(e_, "fold", next, llvm::ConstantInt::get(type, units),
+    return EmitStridedLoop(e_, "fold", next, narrow ? b_.CreateTrunc(end, type) : end,
                            llvm::ConstantInt::get(type, step),
                            [&](llvm::Value* u) { return fold_unit(ToIndex(b_, u), false); });
   }
@@ -376,17 +506,29 @@ class GpuReductionEmitter {
     return all;
   }
 
+  // The (output, chunk) of work item `w`: chunk w % chunks, output w /
+  // chunks (w itself when not split).
+  std::pair<llvm::Value*, llvm::Value*> SplitWork(llvm::Value* w) {
+    if (chunks_ == 1) return {w, e_.Int64(0)};
+    return {b_.CreateUDiv(w, e_.Int64(chunks_)), b_.CreateURem(w, e_.Int64(chunks_))};
+  }
+
   absl::Status EmitRowReduction() {
     EmittedGpuKernel& result = state_.result;
-    result.strategy = "row-reduction";
+    const bool split = phase_ == ReductionPhase::kPartials;
+    result.strategy = split ? "row-reduction-split" : "row-reduction";
     const int64_t R = reduced_count_;
-    const bool warp_per_row = R <= kWarpRowLimit;
+    const bool warp_per_row = !split && R <= kWarpRowLimit;
     const int64_t threads =
-        warp_per_row ? std::min<int64_t>(256, output_count_ * kWarpSize)
-                     : std::clamp<int64_t>((R / 4 + kWarpSize - 1) / kWarpSize * kWarpSize, 64,
-                                           std::min(1024, state_.target->max_threads_per_block));
+        split ? std::min<int64_t>(kSplitRowThreads, state_.target->max_threads_per_block)
+        : warp_per_row
+            ? std::min<int64_t>(256, output_count_ * kWarpSize)
+            : std::clamp<int64_t>((R / 4 + kWarpSize - 1) / kWarpSize * kWarpSize, 64,
+                                  std::min(1024, state_.target->max_threads_per_block));
     const int64_t rows_per_block = warp_per_row ? threads / kWarpSize : 1;
-    const int64_t blocks = GridBlocks(*state_.target, output_count_, rows_per_block);
+    // Work items: outputs, or (output, chunk) pairs when split.
+    const int64_t work = output_count_ * chunks_;
+    const int64_t blocks = GridBlocks(*state_.target, work, rows_per_block);
     result.launch.block[0] = threads;
     result.launch.grid[0] = blocks;
     const int64_t stride = warp_per_row ? kWarpSize : threads;
@@ -395,45 +537,30 @@ class GpuReductionEmitter {
     // rows: a lane reads `width` adjacent elements per step (16 bytes of the
     // widest input), when rows split evenly and every lane gets a step.
     bool contiguous = true;
-    for (size_t i = 0; i < reduced_.size(); ++i) {
-      contiguous = contiguous &&
-                   reduced_[i] == static_cast<int64_t>(input_dims_.size() - reduced_.size() + i);
-    }
-    int64_t width = 1;
-    if (contiguous) {
-      int64_t widest = 1;
-      for (const Hero& hero : heroes_) {
-        for (int64_t i = 0; i < hero.arity; ++i) {
-          widest =
-              std::max<int64_t>(widest, ByteWidth(hero.reduce->operand(i)->shape().element_type()));
-        }
-      }
-      width = std::min<int64_t>(4, 16 / widest);
-      while (width > 1 && (R % width != 0 || R < stride * width)) width /= 2;
-    }
+    const int64_t width = RowWidth(stride, &contiguous);
     const int64_t units = R / width;
+    const int64_t chunk_units = split ? chunk_units_ : units;
     result.vector_width = width;
 
     llvm::Value* tid = ReadSpecialRegister(b_, SpecialRegister::kThreadIdX);
     llvm::Value* lane = b_.CreateAnd(tid, b_.getInt32(kWarpSize - 1), "lane");
     llvm::Value* warp = b_.CreateLShr(tid, b_.getInt32(5), "warp");
     llvm::Value* block = ToIndex(b_, ReadSpecialRegister(b_, SpecialRegister::kBlockIdX));
-    // The thread's first reduced element: its lane (warp per row) or its
+    // The thread's offset in its row (chunk): its lane (warp per row) or its
     // thread index (block per row).
-    llvm::Value* first = ToIndex(b_, warp_per_row ? lane : tid);
-    llvm::Value* first_row =
+    llvm::Value* offset = ToIndex(b_, warp_per_row ? lane : tid);
+    llvm::Value* first_item =
         warp_per_row
             ? b_.CreateAdd(b_.CreateMul(block, e_.Int64(rows_per_block)), ToIndex(b_, warp))
             : block;
-    const int64_t row_stride = blocks * rows_per_block;
+    const int64_t item_stride = blocks * rows_per_block;
     std::vector<std::vector<llvm::GlobalVariable*>> shared;
     if (!warp_per_row) shared = SharedPartials(warps);
-    // Lanes (threads) that own elements: the first min(units, stride).
-    llvm::Value* valid_lanes = b_.getInt32(static_cast<uint32_t>(std::min(units, stride)));
 
     return EmitStridedLoop(
-        e_, "row", first_row, e_.Int64(output_count_), e_.Int64(row_stride),
-        [&](llvm::Value* row) -> absl::Status {
+        e_, "row", first_item, e_.Int64(work), e_.Int64(item_stride),
+        [&](llvm::Value* item) -> absl::Status {
+          auto [row, chunk] = SplitWork(item);
           IrIndex out = e_.Delinearize(row, output_dims_);
           llvm::Value* row_start =
               contiguous ? b_.CreateMul(row, e_.Int64(R), "row_start", true, true) : nullptr;
@@ -442,15 +569,29 @@ class GpuReductionEmitter {
             if (contiguous) index.linear = b_.CreateAdd(row_start, r, "", true, true);
             return index;
           };
+          // This chunk's units [begin, end); lanes (threads) that own units:
+          // the first min(end - begin, stride).
+          llvm::Value* begin = b_.CreateMul(chunk, e_.Int64(chunk_units), "", true, true);
+          llvm::Value* end = e_.Int64(units);
+          llvm::Value* valid_lanes = b_.getInt32(static_cast<uint32_t>(std::min(units, stride)));
+          if (split) {
+            llvm::Value* chunk_end = b_.CreateAdd(begin, e_.Int64(chunk_units), "", true, true);
+            end = b_.CreateSelect(b_.CreateICmpSLT(chunk_end, end), chunk_end, end);
+            llvm::Value* length = b_.CreateSub(end, begin);
+            length = b_.CreateSelect(b_.CreateICmpSLT(length, e_.Int64(stride)), length,
+                                     e_.Int64(stride));
+            valid_lanes = b_.CreateTrunc(length, b_.getInt32Ty());
+          }
+          llvm::Value* first = b_.CreateAdd(begin, offset, "", true, true);
           if (R > 0) {
-            absl::Status status = e_.EmitIf(b_.CreateICmpSLT(first, e_.Int64(units)), [&] {
-              return FoldStrided(first, stride, width, index_of);
+            absl::Status status = e_.EmitIf(b_.CreateICmpSLT(first, end), [&] {
+              return FoldStrided(first, stride, width, end, index_of);
             });
             if (!status.ok()) return status;
             if (warp_per_row) {
               status = WarpCombine(lane, valid_lanes);
             } else {
-              // Lanes of warp w own units when 32w + lane < min(units, threads).
+              // Lanes of warp w own units when 32w + lane < valid_lanes.
               llvm::Value* in_warp =
                   b_.CreateSub(valid_lanes, b_.CreateMul(warp, b_.getInt32(kWarpSize)));
               status = WarpCombine(lane, in_warp);
@@ -461,17 +602,18 @@ class GpuReductionEmitter {
               });
               if (!status.ok()) return status;
               EmitBarrier(b_);
-              const int64_t valid_warps = (std::min(units, threads) + kWarpSize - 1) / kWarpSize;
+              llvm::Value* valid_warps = b_.CreateLShr(
+                  b_.CreateAdd(valid_lanes, b_.getInt32(kWarpSize - 1)), b_.getInt32(5));
               status = e_.EmitIf(b_.CreateICmpEQ(warp, b_.getInt32(0)), [&]() -> absl::Status {
-                absl::Status s = e_.EmitIf(
-                    b_.CreateICmpULT(lane, b_.getInt32(valid_warps)), [&]() -> absl::Status {
+                absl::Status s =
+                    e_.EmitIf(b_.CreateICmpULT(lane, valid_warps), [&]() -> absl::Status {
                       std::vector<Partial> loaded = LoadPartialsFrom(shared, lane);
                       for (size_t h = 0; h < heroes_.size(); ++h)
                         StorePartial(heroes_[h], loaded[h]);
                       return absl::OkStatus();
                     });
                 if (!s.ok()) return s;
-                return WarpCombine(lane, b_.getInt32(static_cast<uint32_t>(valid_warps)));
+                return WarpCombine(lane, valid_warps);
               });
               if (!status.ok()) return status;
             }
@@ -479,6 +621,11 @@ class GpuReductionEmitter {
           }
           llvm::Value* leader = b_.CreateICmpEQ(warp_per_row ? lane : tid, b_.getInt32(0));
           absl::Status status = e_.EmitIf(leader, [&]() -> absl::Status {
+            if (split) {
+              // The chunk's partial, its slot being the work item.
+              StorePartialsToScratch(item);
+              return absl::OkStatus();
+            }
             absl::Status s = Finish(R > 0);
             if (!s.ok()) return s;
             return StoreOutputs(out);
@@ -492,12 +639,16 @@ class GpuReductionEmitter {
 
   absl::Status EmitColumnReduction() {
     EmittedGpuKernel& result = state_.result;
-    result.strategy = "column-reduction";
+    const bool split = phase_ == ReductionPhase::kPartials;
+    result.strategy = split ? "column-reduction-split" : "column-reduction";
     const int64_t R = reduced_count_;
     const int64_t tiles_per_block_row = (column_block_ + kWarpSize - 1) / kWarpSize;
     const int64_t tiles = (output_count_ / column_block_) * tiles_per_block_row;
     const int64_t warps = column_warps_;
-    const int64_t blocks = GridBlocks(*state_.target, tiles, 1);
+    // Work items: tiles, or (tile, chunk) pairs when split.
+    const int64_t work = tiles * chunks_;
+    const int64_t chunk_rows = split ? chunk_units_ : R;
+    const int64_t blocks = GridBlocks(*state_.target, work, 1);
     result.launch.block[0] = kWarpSize;
     result.launch.block[1] = warps;
     result.launch.grid[0] = blocks;
@@ -507,11 +658,12 @@ class GpuReductionEmitter {
     llvm::Value* row = ReadSpecialRegister(b_, SpecialRegister::kThreadIdY);
     llvm::Value* block = ToIndex(b_, ReadSpecialRegister(b_, SpecialRegister::kBlockIdX));
     llvm::Value* slot = b_.CreateAdd(b_.CreateMul(row, b_.getInt32(kWarpSize)), lane, "slot");
-    const int64_t rows_folded = std::min(R, warps);
+    const int64_t rows_folded = std::min(chunk_rows, warps);
 
     return EmitStridedLoop(
-        e_, "tile", block, e_.Int64(tiles), e_.Int64(blocks),
-        [&](llvm::Value* tile) -> absl::Status {
+        e_, "tile", block, e_.Int64(work), e_.Int64(blocks),
+        [&](llvm::Value* item) -> absl::Status {
+          auto [tile, chunk] = SplitWork(item);
           llvm::Value* outer_linear = b_.CreateUDiv(tile, e_.Int64(tiles_per_block_row));
           llvm::Value* column = b_.CreateAdd(
               b_.CreateMul(b_.CreateURem(tile, e_.Int64(tiles_per_block_row)), e_.Int64(kWarpSize)),
@@ -524,12 +676,19 @@ class GpuReductionEmitter {
           std::vector<llvm::Value*> kept = outer.dims;
           kept.insert(kept.end(), minor.dims.begin(), minor.dims.end());
           auto index_of = [&](llvm::Value* r) { return InputIndex(kept, r); };
-          llvm::Value* first = ToIndex(b_, row);
+          // This chunk's rows [begin, end).
+          llvm::Value* begin = b_.CreateMul(chunk, e_.Int64(chunk_rows), "", true, true);
+          llvm::Value* end = e_.Int64(R);
+          if (split) {
+            llvm::Value* chunk_end = b_.CreateAdd(begin, e_.Int64(chunk_rows), "", true, true);
+            end = b_.CreateSelect(b_.CreateICmpSLT(chunk_end, end), chunk_end, end);
+          }
+          llvm::Value* first = b_.CreateAdd(begin, ToIndex(b_, row), "", true, true);
           if (R > 0) {
             absl::Status status =
-                e_.EmitIf(b_.CreateAnd(column_valid, b_.CreateICmpSLT(first, e_.Int64(R))),
+                e_.EmitIf(b_.CreateAnd(column_valid, b_.CreateICmpSLT(first, end)),
                           [&]() -> absl::Status {
-                            absl::Status s = FoldStrided(first, warps, 1, index_of);
+                            absl::Status s = FoldStrided(first, warps, 1, end, index_of);
                             if (!s.ok()) return s;
                             StorePartialTo(shared, slot);
                             return absl::OkStatus();
@@ -538,30 +697,103 @@ class GpuReductionEmitter {
             EmitBarrier(b_);
           }
           llvm::Value* leader = b_.CreateAnd(b_.CreateICmpEQ(row, b_.getInt32(0)), column_valid);
+          llvm::Value* output_linear =
+              b_.CreateAdd(b_.CreateMul(outer_linear, e_.Int64(column_block_)), column);
           absl::Status status = e_.EmitIf(leader, [&]() -> absl::Status {
             if (R > 0) {
-              // Row 0's partial is already in registers; fold rows 1.. in order.
+              // Row 0's partial is already in registers; fold rows 1.. in
+              // order (those of the chunk: a split's last chunk may be short).
               for (int64_t y = 1; y < rows_folded; ++y) {
-                std::vector<Partial> loaded =
-                    LoadPartialsFrom(shared, b_.CreateAdd(lane, b_.getInt32(y * kWarpSize)));
-                for (size_t h = 0; h < heroes_.size(); ++h) {
-                  absl::StatusOr<Partial> next =
-                      Combine(heroes_[h], LoadPartial(heroes_[h]), loaded[h]);
-                  if (!next.ok()) return next.status();
-                  StorePartial(heroes_[h], *next);
-                }
+                auto fold_row = [&]() -> absl::Status {
+                  std::vector<Partial> loaded =
+                      LoadPartialsFrom(shared, b_.CreateAdd(lane, b_.getInt32(y * kWarpSize)));
+                  for (size_t h = 0; h < heroes_.size(); ++h) {
+                    absl::StatusOr<Partial> next =
+                        Combine(heroes_[h], LoadPartial(heroes_[h]), loaded[h]);
+                    if (!next.ok()) return next.status();
+                    StorePartial(heroes_[h], *next);
+                  }
+                  return absl::OkStatus();
+                };
+                absl::Status s =
+                    split ? e_.EmitIf(b_.CreateICmpSLT(b_.CreateAdd(begin, e_.Int64(y)), end),
+                                      fold_row)
+                          : fold_row();
+                if (!s.ok()) return s;
               }
+            }
+            if (split) {
+              StorePartialsToScratch(b_.CreateAdd(
+                  b_.CreateMul(output_linear, e_.Int64(chunks_), "", true, true), chunk));
+              return absl::OkStatus();
             }
             absl::Status s = Finish(R > 0);
             if (!s.ok()) return s;
             IrIndex out;
             out.dims = kept;
-            out.linear = b_.CreateAdd(b_.CreateMul(outer_linear, e_.Int64(column_block_)), column);
+            out.linear = output_linear;
             return StoreOutputs(out);
           });
           if (!status.ok()) return status;
           if (R > 0) EmitBarrier(b_);
           return absl::OkStatus();
+        });
+  }
+
+  // The combine kernel of a split: a warp per output folds its chunks'
+  // partials (lane l: chunks l, l + 32, ...; then the warp tree), and lane
+  // 0 applies the init value and stores the outputs.
+  absl::Status EmitCombine() {
+    EmittedGpuKernel& result = state_.result;
+    result.strategy = "reduction-combine";
+    const int64_t threads = std::min<int64_t>(256, output_count_ * kWarpSize);
+    const int64_t rows_per_block = threads / kWarpSize;
+    const int64_t blocks = GridBlocks(*state_.target, output_count_, rows_per_block);
+    result.launch.block[0] = threads;
+    result.launch.grid[0] = blocks;
+    llvm::Value* tid = ReadSpecialRegister(b_, SpecialRegister::kThreadIdX);
+    llvm::Value* lane = b_.CreateAnd(tid, b_.getInt32(kWarpSize - 1), "lane");
+    llvm::Value* warp = b_.CreateLShr(tid, b_.getInt32(5), "warp");
+    llvm::Value* block = ToIndex(b_, ReadSpecialRegister(b_, SpecialRegister::kBlockIdX));
+    llvm::Value* first_row =
+        b_.CreateAdd(b_.CreateMul(block, e_.Int64(rows_per_block)), ToIndex(b_, warp));
+    llvm::Value* first = ToIndex(b_, lane);
+    return EmitStridedLoop(
+        e_, "output", first_row, e_.Int64(output_count_), e_.Int64(blocks * rows_per_block),
+        [&](llvm::Value* row) -> absl::Status {
+          llvm::Value* base = b_.CreateMul(row, e_.Int64(chunks_), "", true, true);
+          auto take = [&](llvm::Value* chunk, bool initial) -> absl::Status {
+            std::vector<Partial> loaded =
+                LoadPartialsFromScratch(b_.CreateAdd(base, chunk, "", true, true));
+            for (size_t h = 0; h < heroes_.size(); ++h) {
+              if (initial) {
+                StorePartial(heroes_[h], loaded[h]);
+                continue;
+              }
+              absl::StatusOr<Partial> next =
+                  Combine(heroes_[h], LoadPartial(heroes_[h]), loaded[h]);
+              if (!next.ok()) return next.status();
+              StorePartial(heroes_[h], *next);
+            }
+            return absl::OkStatus();
+          };
+          absl::Status status =
+              e_.EmitIf(b_.CreateICmpSLT(first, e_.Int64(chunks_)), [&]() -> absl::Status {
+                absl::Status s = take(first, true);
+                if (!s.ok()) return s;
+                return EmitStridedLoop(
+                    e_, "chunk", b_.CreateAdd(first, e_.Int64(kWarpSize)), e_.Int64(chunks_),
+                    e_.Int64(kWarpSize), [&](llvm::Value* c) { return take(c, false); });
+              });
+          if (!status.ok()) return status;
+          status = WarpCombine(
+              lane, b_.getInt32(static_cast<uint32_t>(std::min<int64_t>(chunks_, kWarpSize))));
+          if (!status.ok()) return status;
+          return e_.EmitIf(b_.CreateICmpEQ(lane, b_.getInt32(0)), [&]() -> absl::Status {
+            absl::Status s = Finish(true);
+            if (!s.ok()) return s;
+            return StoreOutputs(e_.Delinearize(row, output_dims_));
+          });
         });
   }
 
@@ -577,11 +809,19 @@ class GpuReductionEmitter {
   int64_t shared_bytes_ = 0;
   int64_t column_warps_ = 8;
   std::vector<ElementGenerator> output_generators_;
+  const ReductionPhase phase_;
+  llvm::Value* scratch_;  // The scratch argument (split phases).
+  // Split plan (PlanSplit): chunks per output, and the units (row) or rows
+  // (column) of every chunk but the last.
+  int64_t chunks_ = 1;
+  int64_t chunk_units_ = 0;
+  std::vector<std::vector<int64_t>> scratch_offsets_;  // Per hero leaf.
 };
 
 }  // namespace
 
-absl::StatusOr<bool> TryEmitReductionKernel(GpuKernelState& state) {
+absl::StatusOr<bool> TryEmitReductionPhase(GpuKernelState& state, ReductionPhase phase,
+                                           llvm::Value* scratch) {
   if (state.outputs.empty()) return false;
   codegen::ReductionHeroFinder finder;
   const std::vector<int64_t>& dims = state.outputs[0].shape->dimensions();
@@ -598,8 +838,12 @@ absl::StatusOr<bool> TryEmitReductionKernel(GpuKernelState& state) {
   // Too many heroes' partials would not fit in shared memory: a loop kernel
   // (a thread per output) still computes them.
   if (finder.heroes().size() > 8) return false;
-  GpuReductionEmitter emitter(state, finder.heroes());
+  GpuReductionEmitter emitter(state, finder.heroes(), phase, scratch);
   return emitter.Emit();
+}
+
+absl::StatusOr<bool> TryEmitReductionKernel(GpuKernelState& state) {
+  return TryEmitReductionPhase(state, ReductionPhase::kWhole, nullptr);
 }
 
 }  // namespace gpu

@@ -15,6 +15,15 @@
 // leaf's state, so no copy overwrites a value still to be read).
 // Conditionals copy the chosen branch's result into the conditional's own
 // buffers.
+//
+// In place (HostCompileOptions::update_in_place). A dynamic-update-slice of
+// a buffer (a plain op, or a fusion whose root updates a parameter nothing
+// else in it reads) becomes a copy of that buffer into the result and a
+// kernel writing only the update. When the old value is dead after that step
+// (buffer_sharing.h says when), the result shares the operand's bytes and the
+// copy does nothing: a scan's carried array is updated one row at a time. A
+// while loop's state shares its initial value's bytes in the same way, so
+// the loop starts without copying it.
 #include "backend/host/host_compiler.h"
 
 #include <algorithm>
@@ -24,8 +33,10 @@
 #include "absl/container/node_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "backend/host/buffer_sharing.h"
 #include "backend/host/library_calls.h"
 #include "backend/host/onednn_library.h"
+#include "hlo/shape_util.h"
 #include "hlo/outline.h"
 #include "hlo/status_macros.h"
 
@@ -82,13 +93,6 @@ absl::Status InstructionError(const HloInstruction& hlo, absl::string_view messa
 }
 
 
-// `shape` with every bounded dynamic dimension made static at its bound.
-Shape StaticBounds(Shape shape) {
-  for (int64_t i = 0; i < shape.rank(); ++i) shape.set_dynamic_dimension(i, false);
-  for (Shape& element : *shape.mutable_tuple_shapes()) element = StaticBounds(element);
-  return shape;
-}
-
 // Instructions the root reaches through operands and control edges.
 absl::flat_hash_set<const HloInstruction*> LiveInstructions(const HloComputation& computation) {
   absl::flat_hash_set<const HloInstruction*> live;
@@ -122,6 +126,13 @@ std::string HostCompileReport::ToString() const {
   for (const std::string& s : fallback_ops) absl::StrAppend(&out, "  fallback ", s, "\n");
   for (const std::string& s : onednn_calls) absl::StrAppend(&out, "  onednn ", s, "\n");
   for (const std::string& s : library_refusals) absl::StrAppend(&out, "  not onednn ", s, "\n");
+  for (const std::string& s : aliased_outputs) absl::StrAppend(&out, "  aliased ", s, "\n");
+  for (const std::string& s : alias_refusals) absl::StrAppend(&out, "  not aliased ", s, "\n");
+  if (update_kernels > 0 || loop_states_reused > 0) {
+    absl::StrAppend(&out, "  in place: ", updates_in_place, " of ", update_kernels,
+                    " update kernels, ", loop_states_reused, " loop states (", shared_bytes,
+                    " B shared)\n");
+  }
   return out;
 }
 
@@ -160,6 +171,11 @@ class HostCompilation {
       // Computed straight into the caller's result when nothing else needs it.
       if (buffers_[id].kind == BufferSpec::Kind::kTemp) buffers_[id].is_output = true;
     }
+    const BufferSharing::Decisions shared = sharing_.Resolve(&buffers_);
+    program_->report_.updates_in_place = shared.updates;
+    program_->report_.loop_states_reused = shared.loop_inits;
+    program_->report_.shared_bytes = shared.shared_bytes;
+    HLOC_RETURN_IF_ERROR(AliasOutputsWithParameters(*entry, outputs, &spec));
     // A bounded dynamic result comes back at its bounds, as the interpreter's.
     program_->result_shape_ = StaticBounds(entry->root()->shape());
     spec.outputs = outputs;
@@ -170,6 +186,69 @@ class HostCompilation {
   }
 
  private:
+  // The module's input_output_alias pairs that hold up: output leaf j may be
+  // computed in the memory of a donated parameter (HostProgram::
+  // ExecuteDonating). The others are listed in the report and run without
+  // sharing memory.
+  absl::Status AliasOutputsWithParameters(const HloComputation& entry,
+                                          const std::vector<BufferId>& outputs,
+                                          runtime::ProgramSpec* spec) {
+    const std::vector<ArrayLeaf> output_leaves = ArrayLeaves(entry.root()->shape());
+    std::vector<bool> output_taken(outputs.size(), false);
+    std::vector<BufferId> parameters_taken;
+    for (const auto& alias : program_->module_->config().input_output_alias.entries()) {
+      const ShapeIndex output_index(alias.output_shape_index().begin(),
+                                    alias.output_shape_index().end());
+      const ShapeIndex parameter_index(alias.parameter_shape_index().begin(),
+                                       alias.parameter_shape_index().end());
+      const std::string what =
+          absl::StrCat("output {", absl::StrJoin(output_index, ","), "} / parameter ",
+                       alias.parameter_number(), " {", absl::StrJoin(parameter_index, ","), "}");
+      auto j = std::find_if(output_leaves.begin(), output_leaves.end(),
+                            [&](const ArrayLeaf& leaf) { return leaf.index == output_index; });
+      if (j == output_leaves.end() || output_leaves.size() != outputs.size()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("input_output_alias ", what, ": no such array in the entry's result"));
+      }
+      const int64_t number = alias.parameter_number();
+      if (number < 0 || number >= entry.num_parameters()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("input_output_alias ", what, ": no such parameter"));
+      }
+      const std::vector<ArrayLeaf> parameter_leaves = ArrayLeaves(entry.parameter(number)->shape());
+      auto p = std::find_if(parameter_leaves.begin(), parameter_leaves.end(),
+                            [&](const ArrayLeaf& leaf) { return leaf.index == parameter_index; });
+      if (p == parameter_leaves.end()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("input_output_alias ", what, ": no such array in the parameter"));
+      }
+      if (!j->shape->Compatible(*p->shape)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("input_output_alias ", what, ": the arrays differ in shape"));
+      }
+      const size_t output = j - output_leaves.begin();
+      const BufferId parameter =
+          leaves_.at(entry.parameter(number)).at(p - parameter_leaves.begin());
+      std::string refusal;
+      if (output_taken[output] ||
+          std::count(parameters_taken.begin(), parameters_taken.end(), parameter) > 0) {
+        refusal = "aliased twice";
+      } else if (!sharing_.OutputMayReuseParameter(buffers_, outputs, outputs[output], parameter)) {
+        refusal = "the output is written before the parameter's last read";
+      }
+      if (!refusal.empty()) {
+        program_->report_.alias_refusals.push_back(absl::StrCat(what, ": ", refusal));
+        continue;
+      }
+      output_taken[output] = true;
+      parameters_taken.push_back(parameter);
+      spec->output_parameter_aliases.push_back(
+          {static_cast<int64_t>(output), buffers_[parameter].parameter});
+      program_->report_.aliased_outputs.push_back(what);
+    }
+    return absl::OkStatus();
+  }
+
   BufferId AddBuffer(BufferSpec spec) {
     buffers_.push_back(std::move(spec));
     return static_cast<BufferId>(buffers_.size() - 1);
@@ -191,7 +270,13 @@ class HostCompilation {
     }
     return ids;
   }
+  // `id` is read at this step.
   void Use(BufferId id) {
+    KeepLive(id);
+    sharing_.Read(id, time_);
+  }
+  // `id` keeps its bytes to this step (a loop state, a conditional's result).
+  void KeepLive(BufferId id) {
     BufferSpec& b = buffers_[id];
     if (b.kind == BufferSpec::Kind::kTemp) b.live.last_use = std::max(b.live.last_use, time_);
   }
@@ -332,6 +417,10 @@ class HostCompilation {
   // leaves. False when the kernel emitters do not cover the computation.
   absl::StatusOr<bool> EmitKernel(const HloInstruction& hlo, const HloComputation& computation,
                                   ThunkSequence* out) {
+    if (options_.update_in_place) {
+      HLOC_ASSIGN_OR_RETURN(bool updated, EmitUpdateInPlace(hlo, computation, out));
+      if (updated) return true;
+    }
     absl::StatusOr<CompiledKernel> kernel = program_->compiler_->Compile(computation);
     if (!kernel.ok()) {
       if (kernel.status().code() == absl::StatusCode::kUnimplemented) return false;
@@ -351,6 +440,50 @@ class HostCompilation {
                                                           kernel->cost_per_item));
     leaves_[&hlo] = std::move(results);
     ++program_->report_.kernels;
+    program_->report_.strategies.push_back(absl::StrCat("%", hlo.name(), ": ", kernel->strategy));
+    return true;
+  }
+
+  // A dynamic-update-slice of `hlo`'s operand p (UpdateInPlaceParameter):
+  // copy that operand's buffer into the result (nothing, once the result
+  // shares its bytes) and write the update. False when it does not apply.
+  absl::StatusOr<bool> EmitUpdateInPlace(const HloInstruction& hlo,
+                                         const HloComputation& computation, ThunkSequence* out) {
+    const int64_t p = UpdateInPlaceParameter(computation);
+    if (p < 0 || p >= hlo.operand_count() || computation.num_parameters() != hlo.operand_count() ||
+        !hlo.shape().IsArray()) {
+      return false;
+    }
+    const std::vector<BufferId>& target = leaves_.at(hlo.operand(p));
+    std::vector<BufferId> args = OperandLeaves(hlo);
+    // The kernel does not read the target, so no other input may be it.
+    if (target.size() != 1 || std::count(args.begin(), args.end(), target[0]) != 1) return false;
+    absl::StatusOr<CompiledKernel> kernel =
+        program_->compiler_->Compile(computation, KernelVariant::kUpdateInPlace);
+    if (!kernel.ok()) {
+      if (kernel.status().code() == absl::StatusCode::kUnimplemented) return false;
+      return kernel.status();
+    }
+    for (BufferId id : args) Use(id);
+    const BufferId result = NewTemps(hlo).at(0);
+    if (buffers_[result].size != buffers_[target[0]].size) {
+      return InstructionError(hlo, "updated operand and result differ in size");
+    }
+    args.push_back(result);
+    if (static_cast<int64_t>(args.size()) != kernel->num_buffers) {
+      return InstructionError(hlo, absl::StrCat("kernel takes ", kernel->num_buffers,
+                                                " buffers, the instruction has ", args.size()));
+    }
+    out->push_back(
+        std::make_unique<runtime::CopyThunk>(target[0], result, buffers_[result].size));
+    out->push_back(std::make_unique<runtime::KernelThunk>(absl::StrCat("%", hlo.name()),
+                                                          kernel->function, std::move(args),
+                                                          kernel->work_items,
+                                                          kernel->cost_per_item));
+    sharing_.AddCandidate(BufferSharing::Kind::kUpdate, target[0], result, time_);
+    leaves_[&hlo] = {result};
+    ++program_->report_.kernels;
+    ++program_->report_.update_kernels;
     program_->report_.strategies.push_back(absl::StrCat("%", hlo.name(), ": ", kernel->strategy));
     return true;
   }
@@ -380,15 +513,25 @@ class HostCompilation {
     if (state.size() != init.size()) return InstructionError(hlo, "state and init differ");
     for (size_t i = 0; i < state.size(); ++i) {
       out->push_back(std::make_unique<runtime::CopyThunk>(init[i], state[i], buffers_[state[i]].size));
+      // The state may take over an initial value read nowhere else.
+      if (options_.update_in_place && std::count(init.begin(), init.end(), init[i]) == 1) {
+        sharing_.AddCandidate(BufferSharing::Kind::kLoopInit, init[i], state[i], time_);
+      }
     }
+    const int loop = sharing_.BeginLoop(time_ + 1);
     ThunkSequence condition_thunks, body_thunks;
     leaves_[condition->parameter(0)] = state;
+    sharing_.EnterCondition(loop);
     HLOC_RETURN_IF_ERROR(EmitComputation(*condition, &condition_thunks));
+    sharing_.Exit();
     const std::vector<BufferId>& predicate = leaves_.at(condition->root());
     if (predicate.size() != 1) return InstructionError(hlo, "condition does not return a pred");
     const BufferId predicate_id = predicate[0];
+    Use(predicate_id);  // The loop reads it after the condition.
     leaves_[body->parameter(0)] = state;
+    sharing_.EnterBody(loop);
     HLOC_RETURN_IF_ERROR(EmitComputation(*body, &body_thunks));
+    sharing_.Exit();
     ++time_;
     const std::vector<BufferId> result = leaves_.at(body->root());
     if (result.size() != state.size()) return InstructionError(hlo, "body result and state differ");
@@ -413,7 +556,8 @@ class HostCompilation {
       }
     }
     ++time_;
-    for (BufferId id : state) Use(id);
+    for (BufferId id : state) KeepLive(id);
+    sharing_.EndLoop(loop, time_, state, result);
     out->push_back(std::make_unique<runtime::WhileThunk>(absl::StrCat("%", hlo.name()),
                                                          std::move(condition_thunks), predicate_id,
                                                          std::move(body_thunks)));
@@ -439,6 +583,7 @@ class HostCompilation {
       const HloComputation* branch = branches[b];
       if (branch->num_parameters() != 1) return InstructionError(hlo, "branch arity");
       leaves_[branch->parameter(0)] = leaves_.at(hlo.operand(b + 1));
+      sharing_.EnterBranch();
       HLOC_RETURN_IF_ERROR(EmitComputation(*branch, &branch_thunks[b]));
       ++time_;
       const std::vector<BufferId> root = leaves_.at(branch->root());
@@ -448,9 +593,10 @@ class HostCompilation {
         branch_thunks[b].push_back(
             std::make_unique<runtime::CopyThunk>(root[i], results[i], buffers_[results[i]].size));
       }
+      sharing_.Exit();
     }
     ++time_;
-    for (BufferId id : results) Use(id);
+    for (BufferId id : results) KeepLive(id);
     out->push_back(std::make_unique<runtime::ConditionalThunk>(
         absl::StrCat("%", hlo.name()), selector[0], selector_type == xla::PRED,
         std::move(branch_thunks)));
@@ -551,6 +697,7 @@ class HostCompilation {
   HostProgram* program_;
   std::shared_ptr<OneDnnContext> onednn_;  // Created with the first oneDNN call.
   std::vector<BufferSpec> buffers_;
+  BufferSharing sharing_;
   absl::node_hash_map<const HloInstruction*, std::vector<BufferId>> leaves_;  // Stable references.
   int64_t time_ = 0;
 };
@@ -568,21 +715,79 @@ absl::StatusOr<std::unique_ptr<HostProgram>> CompileForHost(const HloModule& mod
   return program;
 }
 
+namespace {
+
+absl::Status CheckArguments(absl::Span<const Literal> arguments,
+                            const std::vector<Shape>& parameter_shapes) {
+  if (arguments.size() != parameter_shapes.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("the entry computation takes ",
+                                                   parameter_shapes.size(), " arguments, got ",
+                                                   arguments.size()));
+  }
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    if (!arguments[i].shape().Compatible(parameter_shapes[i])) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "argument ", i, " has shape ", arguments[i].shape().ToString(false),
+          ", the parameter is ", parameter_shapes[i].ToString(false)));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// A literal of `shape` whose array leaf j is the donated argument leaf the
+// executable aliases with output j, or new memory.
+absl::StatusOr<Literal> ResultWithDonations(const Shape& shape,
+                                            const runtime::Executable& executable,
+                                            absl::Span<Literal* const> argument_leaves,
+                                            int64_t* next) {
+  if (shape.IsTuple()) {
+    std::vector<Literal> elements;
+    for (const Shape& element : shape.tuple_shapes()) {
+      HLOC_ASSIGN_OR_RETURN(Literal literal,
+                            ResultWithDonations(element, executable, argument_leaves, next));
+      elements.push_back(std::move(literal));
+    }
+    return Literal::Tuple(std::move(elements));
+  }
+  if (!shape.IsArray()) return Literal(shape);
+  const int64_t j = (*next)++;
+  const int64_t k = j < executable.num_outputs() ? executable.aliased_parameter(j) : -1;
+  if (k < 0 || k >= static_cast<int64_t>(argument_leaves.size()) ||
+      !argument_leaves[k]->shape().Compatible(shape)) {
+    return Literal::Create(shape);
+  }
+  Literal donated = std::move(*argument_leaves[k]);
+  if (shape.has_layout()) donated.set_layout(shape.layout());
+  return donated;
+}
+
+}  // namespace
+
+absl::StatusOr<Literal> HostProgram::ExecuteDonating(std::vector<Literal> arguments,
+                                                     runtime::ThreadPool* pool,
+                                                     const runtime::ExecuteOptions& options) const {
+  HLOC_RETURN_IF_ERROR(CheckArguments(arguments, parameter_shapes_));
+  std::vector<Literal*> argument_leaves;
+  for (Literal& argument : arguments) CollectMutableLeaves(&argument, &argument_leaves);
+  std::vector<const void*> parameters;
+  for (Literal* leaf : argument_leaves) parameters.push_back(leaf->raw());
+  int64_t next = 0;
+  HLOC_ASSIGN_OR_RETURN(Literal result,
+                        ResultWithDonations(result_shape_, *executable_, argument_leaves, &next));
+  std::vector<Literal*> leaves;
+  CollectMutableLeaves(&result, &leaves);
+  std::vector<void*> outputs;
+  for (Literal* leaf : leaves) outputs.push_back(leaf->mutable_raw());
+  HLOC_RETURN_IF_ERROR(executable_->Execute(parameters, outputs, pool, options));
+  return result;
+}
+
 absl::StatusOr<Literal> HostProgram::Execute(absl::Span<const Literal> arguments,
                                              runtime::ThreadPool* pool,
                                              const runtime::ExecuteOptions& options) const {
-  if (arguments.size() != parameter_shapes_.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("the entry computation takes ",
-                                                   parameter_shapes_.size(), " arguments, got ",
-                                                   arguments.size()));
-  }
+  HLOC_RETURN_IF_ERROR(CheckArguments(arguments, parameter_shapes_));
   std::vector<const void*> parameters;
   for (size_t i = 0; i < arguments.size(); ++i) {
-    if (!arguments[i].shape().Compatible(parameter_shapes_[i])) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "argument ", i, " has shape ", arguments[i].shape().ToString(false),
-          ", the parameter is ", parameter_shapes_[i].ToString(false)));
-    }
     std::vector<const Literal*> leaves;
     CollectLiteralLeaves(arguments[i], &leaves);
     for (const Literal* leaf : leaves) parameters.push_back(leaf->raw());

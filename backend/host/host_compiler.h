@@ -6,7 +6,9 @@
 // (onednn_library.h), and ops no kernel covers yet run through a fallback function
 // (the interpreter, when the caller provides it) as library-call thunks.
 // Buffer liveness follows the schedule (post order, nested computations
-// inline at their caller) so temporaries share one arena.
+// inline at their caller) so temporaries share one arena; dynamic-update-
+// slices and while loops reuse buffers whose old values are dead
+// (host_compiler.cc explains when).
 #ifndef HLOC_BACKEND_HOST_HOST_COMPILER_H_
 #define HLOC_BACKEND_HOST_HOST_COMPILER_H_
 
@@ -41,6 +43,12 @@ struct HostCompileOptions {
   // false: the previous paths (inlined bodies, the blocked gemm, generated
   // loops), for comparisons.
   bool use_onednn = true;
+  // Dynamic-update-slices (plain or fusion roots) write only the update,
+  // into their operand's buffer when nothing reads the old value afterwards;
+  // while loops take over an initial value nothing else reads. false: every
+  // such op writes a fresh buffer and loops copy their initial state, for
+  // comparisons.
+  bool update_in_place = true;
 };
 
 // What the compiler did, for reports and tests.
@@ -58,6 +66,16 @@ struct HostCompileReport {
   // Composite calls, dots and convolutions oneDNN did not take, with why; they
   // run as before (call bodies inlined, the blocked gemm, generated loops).
   std::vector<std::string> library_refusals;
+  // Buffer sharing (HostCompileOptions::update_in_place).
+  int64_t update_kernels = 0;     // Kernels writing only a dynamic-update-slice's update.
+  int64_t updates_in_place = 0;   // Of which share their operand's buffer (no copy).
+  int64_t loop_states_reused = 0;  // Loop state leaves living in their initial value's buffer.
+  int64_t shared_bytes = 0;       // Bytes of buffers living in another's.
+  // The module's input_output_alias pairs: "output {0} / parameter 1 {}"
+  // for those a donated parameter holds (HostProgram::ExecuteDonating), with
+  // the reason for the others.
+  std::vector<std::string> aliased_outputs;
+  std::vector<std::string> alias_refusals;
   std::string ToString() const;
 };
 
@@ -67,6 +85,14 @@ class HostProgram {
   absl::StatusOr<Literal> Execute(absl::Span<const Literal> arguments,
                                   runtime::ThreadPool* pool,
                                   const runtime::ExecuteOptions& options = {}) const;
+
+  // As Execute, but the arguments are donated: an output the module aliases
+  // with a parameter (input_output_alias, where the report lists it as
+  // aliased) is computed in that argument's memory, which the result then
+  // owns, with no copy.
+  absl::StatusOr<Literal> ExecuteDonating(std::vector<Literal> arguments,
+                                          runtime::ThreadPool* pool,
+                                          const runtime::ExecuteOptions& options = {}) const;
 
   const runtime::Executable& executable() const { return *executable_; }
   const HostCompileReport& report() const { return report_; }

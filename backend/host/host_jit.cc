@@ -42,9 +42,13 @@ class JitKernelCompiler : public KernelCompiler {
                     std::unique_ptr<llvm::TargetMachine> target_machine)
       : options_(options), jit_(std::move(jit)), target_machine_(std::move(target_machine)) {}
 
-  absl::StatusOr<CompiledKernel> Compile(const HloComputation& computation) override {
+  absl::StatusOr<CompiledKernel> Compile(const HloComputation& computation,
+                                         KernelVariant variant) override {
     std::lock_guard<std::mutex> lock(mu_);
-    const std::string key = options_.cache ? KernelFingerprint(computation) : std::string();
+    std::string key = options_.cache ? KernelFingerprint(computation) : std::string();
+    if (!key.empty() && variant == KernelVariant::kUpdateInPlace) {
+      absl::StrAppend(&key, "\n#in-place");
+    }
     if (!key.empty()) {
       auto it = cache_.find(key);
       if (it != cache_.end()) {
@@ -55,13 +59,20 @@ class JitKernelCompiler : public KernelCompiler {
     const auto start = std::chrono::steady_clock::now();
     const std::string name = absl::StrCat("kernel_", next_id_++);
     auto context = std::make_unique<llvm::LLVMContext>();
-    absl::StatusOr<std::unique_ptr<llvm::Module>> module = BuildModule(computation, name, *context, true);
+    absl::StatusOr<std::unique_ptr<llvm::Module>> module =
+        BuildModule(computation, name, *context, true, variant);
     if (!module.ok()) return module.status();
     CompiledKernel kernel;
     kernel.work_items = last_emitted_.work_items;
     kernel.num_buffers = last_emitted_.num_buffers;
     kernel.strategy = last_emitted_.strategy;
-    const double cost = EstimateCost(computation) / std::max<int64_t>(1, kernel.work_items);
+    // An update in place does a root element's work per item, not all of it.
+    int64_t per = kernel.work_items;
+    if (variant == KernelVariant::kUpdateInPlace) {
+      per = 1;
+      for (int64_t d : computation.root()->shape().dimensions()) per *= d;
+    }
+    const double cost = EstimateCost(computation) / std::max<int64_t>(1, per);
     kernel.cost_per_item = std::max<int64_t>(1, static_cast<int64_t>(std::min(cost, 1e12)));
     llvm::Error added = jit_->addIRModule(
         llvm::orc::ThreadSafeModule(*std::move(module), std::move(context)));
@@ -79,11 +90,12 @@ class JitKernelCompiler : public KernelCompiler {
     return kernel;
   }
 
-  absl::StatusOr<std::string> EmitIr(const HloComputation& computation, bool optimized) override {
+  absl::StatusOr<std::string> EmitIr(const HloComputation& computation, bool optimized,
+                                     KernelVariant variant) override {
     std::lock_guard<std::mutex> lock(mu_);
     llvm::LLVMContext context;
     absl::StatusOr<std::unique_ptr<llvm::Module>> module =
-        BuildModule(computation, "kernel", context, optimized);
+        BuildModule(computation, "kernel", context, optimized, variant);
     if (!module.ok()) return module.status();
     std::string text;
     llvm::raw_string_ostream stream(text);
@@ -101,11 +113,14 @@ class JitKernelCompiler : public KernelCompiler {
   absl::StatusOr<std::unique_ptr<llvm::Module>> BuildModule(const HloComputation& computation,
                                                             const std::string& name,
                                                             llvm::LLVMContext& context,
-                                                            bool optimize) {
+                                                            bool optimize,
+                                                            KernelVariant variant) {
     auto module = std::make_unique<llvm::Module>(name, context);
     module->setDataLayout(target_machine_->createDataLayout());
     module->setTargetTriple(target_machine_->getTargetTriple().str());
-    absl::StatusOr<EmittedKernel> emitted = EmitHostKernel(computation, name, module.get(), &math_);
+    absl::StatusOr<EmittedKernel> emitted =
+        EmitHostKernel(computation, name, module.get(), &math_,
+                       variant == KernelVariant::kUpdateInPlace, options_.tiled_transposes);
     if (!emitted.ok()) return emitted.status();
     last_emitted_ = *emitted;
     for (llvm::Function& f : *module) {

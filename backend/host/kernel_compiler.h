@@ -25,7 +25,25 @@ struct KernelCompilerOptions {
   int optimization_level = 3;
   // Reuse kernels of computations that print the same.
   bool cache = true;
+  // Tile transposes that move the minor dimension (kernel_emitter.h); false
+  // emits them as plain loop kernels (for comparisons).
+  bool tiled_transposes = true;
 };
+
+// What a kernel stores.
+enum class KernelVariant {
+  kWhole,  // Every element of every root leaf.
+  // For a computation whose root is a dynamic-update-slice of a parameter
+  // (see UpdateInPlaceParameter): only the update's elements, into an
+  // output buffer that already holds that parameter's bytes; the parameter
+  // itself is not read. Unimplemented for other computations.
+  kUpdateInPlace,
+};
+
+// The parameter number a kUpdateInPlace kernel of `computation` may leave
+// unread: the root is a dynamic-update-slice of an array parameter that
+// nothing else in the computation reads. -1 when there is none.
+int64_t UpdateInPlaceParameter(const HloComputation& computation);
 
 struct CompiledKernel {
   runtime::KernelFunction function = nullptr;
@@ -50,11 +68,12 @@ class KernelCompiler {
   // A kernel computing `computation` (a fused computation, or a wrapper
   // holding one op and its parameters). The kernel stays valid as long as
   // the compiler lives.
-  virtual absl::StatusOr<CompiledKernel> Compile(const HloComputation& computation) = 0;
+  virtual absl::StatusOr<CompiledKernel> Compile(
+      const HloComputation& computation, KernelVariant variant = KernelVariant::kWhole) = 0;
 
   // The kernel's LLVM IR as text, before or after the optimization pipeline.
-  virtual absl::StatusOr<std::string> EmitIr(const HloComputation& computation,
-                                             bool optimized) = 0;
+  virtual absl::StatusOr<std::string> EmitIr(const HloComputation& computation, bool optimized,
+                                             KernelVariant variant = KernelVariant::kWhole) = 0;
 
   virtual KernelCompilerStats stats() const = 0;
 };

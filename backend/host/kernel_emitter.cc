@@ -1,13 +1,15 @@
-// Host kernel functions: the ABI wrapper, output collection, and loop
-// kernels (see kernel_emitter.h). Reduction kernels live in
+// Host kernel functions: the ABI wrapper, output collection, loop kernels
+// and update-in-place kernels (see kernel_emitter.h). Reduction kernels live in
 // reduction_kernel_emitter.cc.
 #include "backend/host/kernel_emitter.h"
 
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "backend/host/kernel_compiler.h"
 #include "backend/host/kernel_emitter_internal.h"
 #include "backend/llvm/array_leaves.h"
+#include "hlo/primitive_type.h"
 #include "llvm/IR/Function.h"
 
 namespace hloc {
@@ -112,7 +114,86 @@ absl::StatusOr<int64_t> EmitLoopKernel(KernelState& state) {
   return primary;
 }
 
+// The update-in-place kernel (kernel_emitter.h): out[start + u] = update[u]
+// for each element u of the update, starts clamped as dynamic-update-slice
+// clamps them. The output already holds the rest.
+absl::StatusOr<int64_t> EmitUpdateInPlaceKernel(KernelState& state,
+                                                const HloComputation& computation) {
+  const HloInstruction& root = *computation.root();
+  if (UpdateInPlaceParameter(computation) < 0 || state.outputs.size() != 1) {
+    return absl::UnimplementedError(absl::StrCat("computation ", computation.name(),
+                                                 " is not a dynamic-update-slice of a parameter"));
+  }
+  codegen::ElementalIrEmitter& e = *state.elemental;
+  llvm::IRBuilder<>& b = *state.b;
+  const Shape& shape = root.shape();
+  const HloInstruction& update = *root.operand(1);
+  const std::vector<int64_t>& sizes = update.shape().dimensions();
+  const int64_t rank = shape.rank();
+  const bool vector_form = root.operand_count() == 3 && root.operand(2)->shape().rank() == 1;
+  if (static_cast<int64_t>(sizes.size()) != rank ||
+      (!vector_form && root.operand_count() != 2 + rank)) {
+    return absl::InvalidArgumentError(absl::StrCat("%", root.name(), ": start indices"));
+  }
+  std::vector<llvm::Value*> starts;
+  for (int64_t d = 0; d < rank; ++d) {
+    const HloInstruction& start = *root.operand(vector_form ? 2 : 2 + d);
+    const PrimitiveType type = start.shape().element_type();
+    if (!IsInteger(type) || sizes[d] > shape.dimensions(d)) {
+      return absl::InvalidArgumentError(absl::StrCat("%", root.name(), ": start index ", d));
+    }
+    absl::StatusOr<ElementGenerator> g = state.fused->GetGenerator(start);
+    if (!g.ok()) return g.status();
+    absl::StatusOr<llvm::Value*> v =
+        (*g)(vector_form ? IrIndex{{e.Int64(d)}, e.Int64(d)} : IrIndex{{}, e.Int64(0)});
+    if (!v.ok()) return v.status();
+    llvm::Value* s = IsSignedInteger(type) ? b.CreateSExtOrTrunc(*v, b.getInt64Ty())
+                                           : b.CreateZExtOrTrunc(*v, b.getInt64Ty());
+    llvm::Value* hi = e.Int64(shape.dimensions(d) - sizes[d]);
+    s = b.CreateSelect(b.CreateICmpSLT(s, e.Int64(0)), e.Int64(0), s);
+    starts.push_back(b.CreateSelect(b.CreateICmpSGT(s, hi), hi, s));
+  }
+  const int64_t items = ElementCount(update.shape());
+  if (items == 0) return int64_t{0};
+  absl::StatusOr<ElementGenerator> values = state.fused->GetGenerator(update);
+  if (!values.ok()) return values.status();
+  llvm::Value* buffer = state.outputs[0].buffer;
+  absl::Status status = EmitElementLoop(
+      state, sizes, state.begin, state.end, [&](const IrIndex& index) -> absl::Status {
+        absl::StatusOr<llvm::Value*> value = (*values)(index);
+        if (!value.ok()) return value.status();
+        IrIndex target;
+        for (int64_t d = 0; d < rank; ++d) {
+          target.dims.push_back(b.CreateAdd(index.dims[d], starts[d], "", true, true));
+        }
+        return e.EmitArrayStore(buffer, shape, target, *value);
+      });
+  if (!status.ok()) return status;
+  return items;
+}
+
 }  // namespace
+
+int64_t UpdateInPlaceParameter(const HloComputation& computation) {
+  const HloInstruction* root = computation.root();
+  if (root == nullptr || root->opcode() != HloOpcode::kDynamicUpdateSlice ||
+      root->operand_count() < 2 || !root->shape().IsArray()) {
+    return -1;
+  }
+  const HloInstruction* target = root->operand(0);
+  if (target->opcode() != HloOpcode::kParameter || !target->shape().IsArray() ||
+      target->shape().element_type() != root->shape().element_type() ||
+      target->shape().dimensions() != root->shape().dimensions() ||
+      root->operand(1)->shape().rank() != root->shape().rank()) {
+    return -1;
+  }
+  // The kernel never reads the parameter, so nothing else may.
+  if (target->users().size() != 1) return -1;
+  for (int64_t i = 1; i < root->operand_count(); ++i) {
+    if (root->operand(i) == target) return -1;
+  }
+  return target->parameter_number();
+}
 
 absl::StatusOr<ElementGenerator> OutputGenerator(KernelState& state, const KernelOutput& output) {
   return codegen::KernelOutputGenerator(*state.fused, state.b, output);
@@ -120,7 +201,8 @@ absl::StatusOr<ElementGenerator> OutputGenerator(KernelState& state, const Kerne
 
 absl::StatusOr<EmittedKernel> EmitHostKernel(const HloComputation& computation,
                                              const std::string& name, llvm::Module* module,
-                                             const codegen::MathLowering* math) {
+                                             const codegen::MathLowering* math,
+                                             bool update_in_place, bool tiled_transposes) {
   llvm::LLVMContext& context = module->getContext();
   if (computation.root() == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat("computation ", computation.name(),
@@ -198,6 +280,14 @@ absl::StatusOr<EmittedKernel> EmitHostKernel(const HloComputation& computation,
 
   EmittedKernel result;
   result.num_buffers = num_buffers;
+  if (update_in_place) {
+    absl::StatusOr<int64_t> items = EmitUpdateInPlaceKernel(state, computation);
+    if (!items.ok()) return items.status();
+    result.work_items = *items;
+    result.strategy = "update-in-place";
+    b.CreateRetVoid();
+    return result;
+  }
   absl::StatusOr<std::optional<std::pair<int64_t, const char*>>> reduction =
       TryEmitReductionKernel(state);
   if (!reduction.ok()) return reduction.status();
@@ -205,9 +295,20 @@ absl::StatusOr<EmittedKernel> EmitHostKernel(const HloComputation& computation,
     result.work_items = (*reduction)->first;
     result.strategy = (*reduction)->second;
   } else {
-    absl::StatusOr<int64_t> items = EmitLoopKernel(state);
-    if (!items.ok()) return items.status();
-    result.work_items = *items;
+    std::optional<int64_t> tiles;
+    if (tiled_transposes) {
+      absl::StatusOr<std::optional<int64_t>> transpose = TryEmitTransposeKernel(state);
+      if (!transpose.ok()) return transpose.status();
+      tiles = *transpose;
+    }
+    if (tiles.has_value()) {
+      result.work_items = *tiles;
+      result.strategy = "transpose";
+    } else {
+      absl::StatusOr<int64_t> items = EmitLoopKernel(state);
+      if (!items.ok()) return items.status();
+      result.work_items = *items;
+    }
   }
   b.CreateRetVoid();
   return result;

@@ -14,6 +14,14 @@
 // result; row reductions accumulate one output at a time, column reductions
 // accumulate a tile of adjacent outputs together so the inner loop walks
 // contiguous memory.
+// Transpose kernels (outputs elementwise over a transpose that moves the
+// minor dimension): a work item is one square tile of the output's minor
+// dimension and the one holding the input's minor dimension, read along
+// input rows into a buffer on the stack and written along output rows
+// (transpose_kernel_emitter.cc); `tiled_transposes` false emits loop
+// kernels for them instead.
+// Update-in-place kernels (a dynamic-update-slice of a parameter whose buffer
+// the output reuses): a work item is one element of the update.
 #ifndef HLOC_BACKEND_HOST_KERNEL_EMITTER_H_
 #define HLOC_BACKEND_HOST_KERNEL_EMITTER_H_
 
@@ -31,12 +39,20 @@ namespace host {
 struct EmittedKernel {
   int64_t work_items = 0;
   int64_t num_buffers = 0;
-  const char* strategy = "loop";  // "loop", "row-reduction", "column-reduction"
+  const char* strategy = "loop";  // "loop", "row-reduction", "column-reduction", "transpose"
 };
 
+// With `update_in_place`, the kernel of a computation whose root is a
+// dynamic-update-slice of parameter UpdateInPlaceParameter(computation):
+// a work item is one element of the update, stored at its place in the
+// output, which the caller has already filled with the parameter's bytes
+// (often by giving both the same buffer); Unimplemented for other
+// computations.
 absl::StatusOr<EmittedKernel> EmitHostKernel(const HloComputation& computation,
                                              const std::string& name, llvm::Module* module,
-                                             const codegen::MathLowering* math);
+                                             const codegen::MathLowering* math,
+                                             bool update_in_place = false,
+                                             bool tiled_transposes = true);
 
 }  // namespace host
 }  // namespace hloc

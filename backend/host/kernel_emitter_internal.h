@@ -1,4 +1,4 @@
-// Pieces shared by the loop and reduction kernel emitters: the kernel's
+// Pieces shared by the loop, reduction and transpose kernel emitters: the kernel's
 // function and buffers, and the outputs it must store.
 #ifndef HLOC_BACKEND_HOST_KERNEL_EMITTER_INTERNAL_H_
 #define HLOC_BACKEND_HOST_KERNEL_EMITTER_INTERNAL_H_
@@ -38,6 +38,12 @@ absl::StatusOr<codegen::ElementGenerator> OutputGenerator(KernelState& state,
 // strategy name.
 absl::StatusOr<std::optional<std::pair<int64_t, const char*>>> TryEmitReductionKernel(
     KernelState& state);
+
+// Emits a tiled transpose kernel (transpose_kernel_emitter.cc) when every
+// output reads a transpose that moves the minor dimension through
+// elementwise ops at its own index; nullopt when it does not apply. Returns
+// the work item (tile) count.
+absl::StatusOr<std::optional<int64_t>> TryEmitTransposeKernel(KernelState& state);
 
 }  // namespace host
 }  // namespace hloc

@@ -116,6 +116,9 @@ absl::Status GpuExecutable::Load(CudaDevice* device, const GpuLoadOptions& optio
   init.autotune = options.autotune;
   init.autotune_cache = options.autotune_cache;
   init.log = &load_log_;
+  init.device_name = device->info().name;
+  init.alternatives = options.alternatives;
+  init.time_sequence = options.time_sequence;
   HLOC_CUDA_RETURN_IF_ERROR(InitializeSequence(spec_.thunks, init));
   HLOC_CUDA_RETURN_IF_ERROR(device->Synchronize());
   use_graph_ = options.use_cuda_graph && graph_capturable();

@@ -45,6 +45,10 @@ struct GpuLoadOptions {
   AutotuneCache* autotune_cache = nullptr;
   // Capture the thunks into a CUDA graph on the first run (when possible).
   bool use_cuda_graph = true;
+  // Steps with a library and a generated alternative (alternatives_thunk.h):
+  // how to choose, and the timer (null: time on the device).
+  AlternativeSelection alternatives = AlternativeSelection::kTimed;
+  SequenceTimer time_sequence;
 };
 
 class GpuExecutable {

@@ -20,6 +20,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "runtime/cuda/autotune_cache.h"
 #include "runtime/cuda/cublaslt_gemm.h"
@@ -37,6 +39,22 @@ struct GpuExecuteOptions {
   int64_t max_while_iterations = 0;
 };
 
+class GpuThunk;
+using GpuThunkSequence = std::vector<std::unique_ptr<GpuThunk>>;
+struct GpuInitContext;
+
+// Which alternative a step with two (a library call and generated kernels,
+// see alternatives_thunk.h) runs: the faster when timed (cached choice
+// first; the library when there is neither a cached choice nor autotuning),
+// or one of them regardless (tests, benchmarks).
+enum class AlternativeSelection { kTimed, kLibrary, kGenerated };
+
+// Milliseconds one run of `sequence` (already initialized) takes on the
+// device; `what` names it for messages ("%gemm.3 generated"). Tests inject
+// their own to choose without a GPU.
+using SequenceTimer = std::function<absl::StatusOr<double>(
+    absl::string_view what, const GpuThunkSequence& sequence, GpuInitContext& context)>;
+
 // What Initialize may use: the device, library handles (made on first use)
 // and tuning settings.
 struct GpuInitContext {
@@ -47,6 +65,9 @@ struct GpuInitContext {
   std::shared_ptr<CublasLtHandle> cublaslt;  // Lazily created.
   std::shared_ptr<CudnnHandle> cudnn;        // Lazily created.
   std::vector<std::string>* log = nullptr;   // Library choices, one line each.
+  std::string device_name;                   // Autotuning keys (device->info().name).
+  AlternativeSelection alternatives = AlternativeSelection::kTimed;
+  SequenceTimer time_sequence;  // Null: TimeSequenceOnDevice (alternatives_thunk.h).
 };
 
 struct GpuExecutionContext {
@@ -65,8 +86,6 @@ class GpuThunk {
   // be captured into a CUDA graph).
   virtual bool ReadsBackToHost() const { return false; }
 };
-
-using GpuThunkSequence = std::vector<std::unique_ptr<GpuThunk>>;
 
 absl::Status InitializeSequence(GpuThunkSequence& sequence, GpuInitContext& context);
 absl::Status ExecuteSequence(const GpuThunkSequence& sequence, GpuExecutionContext& context);

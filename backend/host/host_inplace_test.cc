@@ -1,0 +1,507 @@
+// Dynamic-update-slices in place and loop state reuse on the host
+// (HostCompileOptions::update_in_place, buffer_sharing.h): which updates
+// share their operand's buffer, how much memory that saves, and that the
+// results still match the interpreter, including where sharing must not
+// happen (the old value is read later, the operand is an entry parameter).
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "backend/host/host_compiler.h"
+#include "backend/host/host_pipeline_modes.h"
+#include "backend/host/host_test_util.h"
+#include "backend/host/run_on_host.h"
+#include "gtest/gtest.h"
+#include "hlo/evaluator/compare.h"
+#include "hlo/evaluator/evaluator.h"
+#include "hlo/evaluator/random_arguments.h"
+#include "hlo/loader.h"
+#include "hlo/text_parser.h"
+#include "runtime/thread_pool.h"
+
+namespace hloc {
+namespace {
+
+// A scan: each iteration adds 2 to a row and stores it as row i of a
+// [64,128] array carried by the loop.
+constexpr char kScanRows[] = R"(
+HloModule scan_rows
+
+body {
+  p = (s32[], f32[64,128], f32[128]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  acc = f32[64,128] get-tuple-element(p), index=1
+  row = f32[128] get-tuple-element(p), index=2
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  two = f32[] constant(2)
+  twos = f32[128] broadcast(two), dimensions={}
+  new_row = f32[128] add(row, twos)
+  update = f32[1,128] reshape(new_row)
+  zero = s32[] constant(0)
+  new_acc = f32[64,128] dynamic-update-slice(acc, update, i, zero)
+  ROOT t = (s32[], f32[64,128], f32[128]) tuple(next, new_acc, new_row)
+}
+
+cond {
+  p = (s32[], f32[64,128], f32[128]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(64)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+ENTRY main {
+  x = f32[128] parameter(0)
+  zero = s32[] constant(0)
+  z = f32[] constant(0)
+  acc = f32[64,128] broadcast(z), dimensions={}
+  init = (s32[], f32[64,128], f32[128]) tuple(zero, acc, x)
+  w = (s32[], f32[64,128], f32[128]) while(init), condition=cond, body=body
+  ROOT r = f32[64,128] get-tuple-element(w), index=1
+}
+)";
+
+// As kScanRows, but the body also passes the old array on as a fourth
+// state leaf: the update must not overwrite it.
+constexpr char kScanKeepsOld[] = R"(
+HloModule scan_keeps_old
+
+body {
+  p = (s32[], f32[8,4], f32[4], f32[8,4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  acc = f32[8,4] get-tuple-element(p), index=1
+  row = f32[4] get-tuple-element(p), index=2
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  new_row = f32[4] add(row, row)
+  update = f32[1,4] reshape(new_row)
+  zero = s32[] constant(0)
+  new_acc = f32[8,4] dynamic-update-slice(acc, update, i, zero)
+  ROOT t = (s32[], f32[8,4], f32[4], f32[8,4]) tuple(next, new_acc, new_row, acc)
+}
+
+cond {
+  p = (s32[], f32[8,4], f32[4], f32[8,4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(8)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+ENTRY main {
+  x = f32[4] parameter(0)
+  a = f32[8,4] parameter(1)
+  zero = s32[] constant(0)
+  init = (s32[], f32[8,4], f32[4], f32[8,4]) tuple(zero, a, x, a)
+  ROOT w = (s32[], f32[8,4], f32[4], f32[8,4]) while(init), condition=cond, body=body
+}
+)";
+
+struct Compiled {
+  std::unique_ptr<host::HostProgram> program;
+  Literal result;
+};
+
+// Compiles `module` (with or without updates in place), runs it on
+// `arguments` and checks the result against the interpreter bit for bit.
+Compiled CompileAndCheck(const HloModule& module, const std::vector<Literal>& arguments,
+                         bool in_place) {
+  host::HostCompileOptions options;
+  options.compiler = host_testing::SharedCompiler();
+  options.fallback = InterpreterFallback();
+  options.update_in_place = in_place;
+  absl::StatusOr<std::unique_ptr<host::HostProgram>> program =
+      host::CompileForHost(module, options);
+  EXPECT_TRUE(program.ok()) << program.status();
+  if (!program.ok()) return {};
+  runtime::ThreadPool pool(2);
+  runtime::ExecuteOptions execute;
+  execute.min_parallel_cost = 64;  // Split the small kernels over threads too.
+  Compiled out;
+  for (int run = 0; run < 2; ++run) {  // The second run reuses the cached arena.
+    absl::StatusOr<Literal> actual = (*program)->Execute(arguments, &pool, execute);
+    EXPECT_TRUE(actual.ok()) << actual.status();
+    if (!actual.ok()) return {};
+    out.result = *std::move(actual);
+  }
+  absl::StatusOr<Literal> expected = Evaluate(module, arguments);
+  EXPECT_TRUE(expected.ok()) << expected.status();
+  if (expected.ok()) {
+    EXPECT_TRUE(host_testing::SameBits(*expected, out.result));
+  }
+  out.program = *std::move(program);
+  return out;
+}
+
+std::unique_ptr<HloModule> Parse(absl::string_view text) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text);
+  EXPECT_TRUE(module.ok()) << module.status();
+  return module.ok() ? *std::move(module) : nullptr;
+}
+
+std::vector<Literal> Arguments(const HloModule& module, uint64_t seed = 7) {
+  absl::StatusOr<std::vector<Literal>> args = MakeRandomArguments(module, seed);
+  EXPECT_TRUE(args.ok()) << args.status();
+  return args.ok() ? *std::move(args) : std::vector<Literal>{};
+}
+
+TEST(HostInPlaceTest, ScanUpdatesLoopStateInPlace) {
+  std::unique_ptr<HloModule> module = Parse(kScanRows);
+  ASSERT_NE(module, nullptr);
+  const std::vector<Literal> args = Arguments(*module);
+  for (bool fused : {false, true}) {
+    std::unique_ptr<HloModule> prepared = module->Clone();
+    if (fused) {
+      absl::StatusOr<std::unique_ptr<HloModule>> p =
+          host_testing::PrepareForMode(*module, host_testing::PipelineMode::kFusion);
+      ASSERT_TRUE(p.ok()) << p.status();
+      prepared = *std::move(p);
+    }
+    Compiled before = CompileAndCheck(*prepared, args, false);
+    Compiled after = CompileAndCheck(*prepared, args, true);
+    ASSERT_NE(before.program, nullptr);
+    ASSERT_NE(after.program, nullptr);
+    const host::HostCompileReport& report = after.program->report();
+    SCOPED_TRACE(absl::StrCat(fused ? "fused: " : "unfused: ", report.ToString(),
+                              after.program->executable().ThunksToString(),
+                              after.program->executable().MemoryReport()));
+    EXPECT_EQ(before.program->report().update_kernels, 0);
+    EXPECT_EQ(report.update_kernels, 1);
+    EXPECT_EQ(report.updates_in_place, 1);
+    // The broadcast of zeros is the loop's initial array: the loop takes it over.
+    EXPECT_GE(report.loop_states_reused, 1);
+    EXPECT_GE(after.program->executable().shared_bytes(), 2 * 64 * 128 * 4);
+    // Before: the update's result and the initial array (32 KiB each, at one
+    // offset since their lives do not overlap) live in the arena; after,
+    // both live in the output.
+    const int64_t before_arena = before.program->executable().arena().arena_size;
+    const int64_t after_arena = after.program->executable().arena().arena_size;
+    std::cout << (fused ? "fused" : "unfused") << " scan before: "
+              << before.program->executable().MemoryReport() << "after: "
+              << after.program->executable().MemoryReport()
+              << after.program->executable().ThunksToString();
+    EXPECT_GE(before_arena, 64 * 128 * 4);
+    EXPECT_LT(after_arena, 4096);
+    EXPECT_NE(after.program->executable().MemoryReport().find("buffers in another's bytes"),
+              std::string::npos);
+  }
+}
+
+TEST(HostInPlaceTest, OldValueStillReadIsNotOverwritten) {
+  std::unique_ptr<HloModule> module = Parse(kScanKeepsOld);
+  ASSERT_NE(module, nullptr);
+  for (host_testing::PipelineMode mode : host_testing::AllPipelineModes()) {
+    absl::StatusOr<std::unique_ptr<HloModule>> prepared =
+        host_testing::PrepareForMode(*module, mode);
+    ASSERT_TRUE(prepared.ok()) << prepared.status();
+    Compiled after = CompileAndCheck(**prepared, Arguments(**prepared), true);
+    ASSERT_NE(after.program, nullptr);
+    // The loop's array is read after the update (passed on as the old value);
+    // a parameter is never a donor, so no update happens in place.
+    EXPECT_EQ(after.program->report().updates_in_place, 0)
+        << host_testing::PipelineModeName(mode) << "\n"
+        << after.program->executable().ThunksToString();
+  }
+}
+
+TEST(HostInPlaceTest, EntryParameterIsCopiedNotOverwritten) {
+  std::unique_ptr<HloModule> module = Parse(R"(
+HloModule dus_parameter
+ENTRY main {
+  a = f32[16,8] parameter(0)
+  u = f32[3,8] parameter(1)
+  i = s32[] parameter(2)
+  zero = s32[] constant(0)
+  ROOT d = f32[16,8] dynamic-update-slice(a, u, i, zero)
+}
+)");
+  ASSERT_NE(module, nullptr);
+  std::vector<Literal> args = Arguments(*module);
+  // Start indices past either end are clamped, as the interpreter clamps them.
+  for (int32_t start : {0, 5, 13, 14, 100, -3}) {
+    args[2] = Literal::Scalar(xla::S32, start);
+    const Literal original = args[0];
+    Compiled after = CompileAndCheck(*module, args, true);
+    ASSERT_NE(after.program, nullptr);
+    EXPECT_EQ(after.program->report().update_kernels, 1);
+    EXPECT_EQ(after.program->report().updates_in_place, 0);
+    EXPECT_TRUE(host_testing::SameBits(original, args[0])) << "the parameter was written";
+  }
+}
+
+TEST(HostInPlaceTest, DeadTemporaryIsUpdatedInPlace) {
+  // t is read only by the update: the update writes t's buffer. In the
+  // second module t is also returned, so it must keep its old value.
+  constexpr char kDead[] = R"(
+HloModule dus_temp
+ENTRY main {
+  a = f32[32,16] parameter(0)
+  u = f32[4,16] parameter(1)
+  i = s32[] parameter(2)
+  t = f32[32,16] add(a, a)
+  zero = s32[] constant(0)
+  ROOT d = f32[32,16] dynamic-update-slice(t, u, i, zero)
+}
+)";
+  constexpr char kLive[] = R"(
+HloModule dus_temp_live
+ENTRY main {
+  a = f32[32,16] parameter(0)
+  u = f32[4,16] parameter(1)
+  i = s32[] parameter(2)
+  t = f32[32,16] add(a, a)
+  zero = s32[] constant(0)
+  d = f32[32,16] dynamic-update-slice(t, u, i, zero)
+  ROOT r = (f32[32,16], f32[32,16]) tuple(d, t)
+}
+)";
+  for (bool live : {false, true}) {
+    std::unique_ptr<HloModule> module = Parse(live ? kLive : kDead);
+    ASSERT_NE(module, nullptr);
+    std::vector<Literal> args = Arguments(*module);
+    args[2] = Literal::Scalar(xla::S32, 9);
+    Compiled after = CompileAndCheck(*module, args, true);
+    ASSERT_NE(after.program, nullptr);
+    EXPECT_EQ(after.program->report().update_kernels, 1);
+    EXPECT_EQ(after.program->report().updates_in_place, live ? 0 : 1)
+        << after.program->executable().ThunksToString();
+  }
+}
+
+TEST(HostInPlaceTest, FusionReadingTheTargetElsewhereWritesEverything) {
+  // The update is a slice of the target itself: the fusion reads the target
+  // at other indices, so its kernel must not leave it unread.
+  std::unique_ptr<HloModule> module = Parse(R"(
+HloModule dus_self
+fused {
+  p0 = f32[16,8] parameter(0)
+  p1 = s32[] parameter(1)
+  s = f32[2,8] slice(p0), slice={[0:2], [0:8]}
+  zero = s32[] constant(0)
+  ROOT d = f32[16,8] dynamic-update-slice(p0, s, p1, zero)
+}
+ENTRY main {
+  a = f32[16,8] parameter(0)
+  i = s32[] parameter(1)
+  t = f32[16,8] negate(a)
+  ROOT f = f32[16,8] fusion(t, i), kind=kLoop, calls=fused
+}
+)");
+  ASSERT_NE(module, nullptr);
+  EXPECT_EQ(host::UpdateInPlaceParameter(*module->FindComputation("fused")), -1);
+  std::vector<Literal> args = Arguments(*module);
+  args[1] = Literal::Scalar(xla::S32, 5);
+  Compiled after = CompileAndCheck(*module, args, true);
+  ASSERT_NE(after.program, nullptr);
+  EXPECT_EQ(after.program->report().update_kernels, 0);
+}
+
+TEST(HostInPlaceTest, FusedUpdateWritesOnlyTheUpdate) {
+  // A fusion computing its update from other parameters: the kernel's work
+  // items are the update's elements, and the dead operand is reused.
+  std::unique_ptr<HloModule> module = Parse(R"(
+HloModule dus_fused
+fused {
+  p0 = f32[256,64] parameter(0)
+  p1 = f32[2,64] parameter(1)
+  p2 = s32[] parameter(2)
+  e = f32[2,64] exponential(p1)
+  zero = s32[] constant(0)
+  ROOT d = f32[256,64] dynamic-update-slice(p0, e, p2, zero)
+}
+ENTRY main {
+  a = f32[256,64] parameter(0)
+  u = f32[2,64] parameter(1)
+  i = s32[] parameter(2)
+  t = f32[256,64] negate(a)
+  ROOT f = f32[256,64] fusion(t, u, i), kind=kLoop, calls=fused
+}
+)");
+  ASSERT_NE(module, nullptr);
+  EXPECT_EQ(host::UpdateInPlaceParameter(*module->FindComputation("fused")), 0);
+  std::vector<Literal> args = Arguments(*module);
+  args[2] = Literal::Scalar(xla::S32, 200);
+  Compiled after = CompileAndCheck(*module, args, true);
+  ASSERT_NE(after.program, nullptr);
+  EXPECT_EQ(after.program->report().updates_in_place, 1);
+  const std::string thunks = after.program->executable().ThunksToString();
+  EXPECT_NE(thunks.find("kernel %f(b3, b1, b2, b4) items=128"), std::string::npos) << thunks;
+  EXPECT_NE(thunks.find("b4 shares b3's bytes"), std::string::npos) << thunks;
+}
+
+// Compiles `text`, checks the input_output_alias pairs the report accepts,
+// and runs it with donated arguments: the result must match the interpreter
+// and, where aliased, live in the donated argument's memory.
+void CheckDonation(absl::string_view text, int64_t expected_aliases, int32_t start) {
+  std::unique_ptr<HloModule> module = Parse(text);
+  ASSERT_NE(module, nullptr);
+  host::HostCompileOptions options;
+  options.compiler = host_testing::SharedCompiler();
+  absl::StatusOr<std::unique_ptr<host::HostProgram>> program =
+      host::CompileForHost(*module, options);
+  ASSERT_TRUE(program.ok()) << program.status();
+  const host::HostCompileReport& report = (*program)->report();
+  EXPECT_EQ(static_cast<int64_t>(report.aliased_outputs.size()), expected_aliases)
+      << report.ToString();
+  EXPECT_EQ(report.alias_refusals.size() + report.aliased_outputs.size(), 1u) << report.ToString();
+  std::vector<Literal> args = Arguments(*module);
+  args.back() = Literal::Scalar(xla::S32, start);  // Every test module ends with the index.
+  absl::StatusOr<Literal> expected = Evaluate(*module, args);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  runtime::ThreadPool pool(2);
+  // Not donated: the arguments stay as they were.
+  const std::vector<Literal> kept = args;
+  absl::StatusOr<Literal> plain = (*program)->Execute(args, &pool);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_TRUE(host_testing::SameBits(*expected, *plain));
+  for (size_t i = 0; i < args.size(); ++i) EXPECT_TRUE(host_testing::SameBits(kept[i], args[i]));
+  const uint8_t* donated_bytes = args[0].raw();
+  absl::StatusOr<Literal> donated = (*program)->ExecuteDonating(std::move(args), &pool);
+  ASSERT_TRUE(donated.ok()) << donated.status();
+  EXPECT_TRUE(host_testing::SameBits(*expected, *donated));
+  EXPECT_EQ(donated->raw() == donated_bytes, expected_aliases == 1);
+}
+
+TEST(HostInPlaceTest, DonatedParameterHoldsTheUpdatedOutput) {
+  CheckDonation(R"(
+HloModule dus_donated, input_output_alias={ {}: (0, {}, may-alias) }
+ENTRY main {
+  a = f32[64,32] parameter(0)
+  u = f32[2,32] parameter(1)
+  i = s32[] parameter(2)
+  zero = s32[] constant(0)
+  ROOT d = f32[64,32] dynamic-update-slice(a, u, i, zero)
+}
+)",
+                1, 17);
+}
+
+TEST(HostInPlaceTest, DonatedLoopStateIsScannedInPlace) {
+  // The scan's array starts as the donated parameter: the loop state, the
+  // in-place update and the output all use its memory.
+  CheckDonation(R"(
+HloModule scan_donated, input_output_alias={ {}: (0, {}, must-alias) }
+
+body {
+  p = (s32[], f32[16,8], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  acc = f32[16,8] get-tuple-element(p), index=1
+  row = f32[8] get-tuple-element(p), index=2
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  new_row = f32[8] multiply(row, row)
+  update = f32[1,8] reshape(new_row)
+  zero = s32[] constant(0)
+  new_acc = f32[16,8] dynamic-update-slice(acc, update, i, zero)
+  ROOT t = (s32[], f32[16,8], f32[8]) tuple(next, new_acc, new_row)
+}
+
+cond {
+  p = (s32[], f32[16,8], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(12)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+ENTRY main {
+  a = f32[16,8] parameter(0)
+  x = f32[8] parameter(1)
+  start = s32[] parameter(2)
+  init = (s32[], f32[16,8], f32[8]) tuple(start, a, x)
+  w = (s32[], f32[16,8], f32[8]) while(init), condition=cond, body=body
+  ROOT r = f32[16,8] get-tuple-element(w), index=1
+}
+)",
+                1, 3);
+}
+
+TEST(HostInPlaceTest, AliasRefusedWhenTheParameterIsReadLate) {
+  // reverse reads the parameter while writing the output: they cannot share.
+  CheckDonation(R"(
+HloModule reverse_donated, input_output_alias={ {}: (0, {}, may-alias) }
+ENTRY main {
+  a = f32[64] parameter(0)
+  i = s32[] parameter(1)
+  ROOT r = f32[64] reverse(a), dimensions={0}
+}
+)",
+                0, 0);
+}
+
+TEST(HostInPlaceTest, BadAliasIsAnError) {
+  std::unique_ptr<HloModule> module = Parse(R"(
+HloModule bad_alias, input_output_alias={ {}: (3, {}, may-alias) }
+ENTRY main {
+  a = f32[64] parameter(0)
+  ROOT r = f32[64] negate(a)
+}
+)");
+  ASSERT_NE(module, nullptr);
+  host::HostCompileOptions options;
+  options.compiler = host_testing::SharedCompiler();
+  absl::StatusOr<std::unique_ptr<host::HostProgram>> program =
+      host::CompileForHost(*module, options);
+  ASSERT_FALSE(program.ok());
+  EXPECT_NE(program.status().message().find("input_output_alias"), absl::string_view::npos)
+      << program.status();
+}
+
+// `path` relative to the workspace, under bazel test or from the checkout.
+std::string DataPath(absl::string_view path) {
+  const char* srcdir = std::getenv("TEST_SRCDIR");
+  const char* workspace = std::getenv("TEST_WORKSPACE");
+  if (srcdir != nullptr && workspace != nullptr) {
+    return absl::StrCat(srcdir, "/", workspace, "/", path);
+  }
+  return std::string(path);
+}
+
+TEST(HostInPlaceTest, DusScanBenchmarkModule) {
+  // The benchmark module: a 1 MiB array updated one 1 KiB row per step.
+  absl::StatusOr<std::unique_ptr<HloModule>> module =
+      LoadModuleFromFile(DataPath("backend/host/testdata/dus_scan.hlo"));
+  ASSERT_TRUE(module.ok()) << module.status();
+  absl::StatusOr<std::unique_ptr<HloModule>> prepared =
+      host_testing::PrepareForMode(**module, host_testing::PipelineMode::kFusion);
+  ASSERT_TRUE(prepared.ok()) << prepared.status();
+  const std::vector<Literal> args = Arguments(**prepared);
+  Compiled before = CompileAndCheck(**prepared, args, false);
+  Compiled after = CompileAndCheck(**prepared, args, true);
+  ASSERT_NE(before.program, nullptr);
+  ASSERT_NE(after.program, nullptr);
+  EXPECT_EQ(after.program->report().update_kernels, 1);
+  EXPECT_EQ(after.program->report().updates_in_place, 1);
+  std::cout << "dus_scan before: " << before.program->executable().MemoryReport()
+            << "dus_scan after: " << after.program->executable().MemoryReport();
+  EXPECT_GE(before.program->executable().arena().arena_size, 1024 * 256 * 4);
+  EXPECT_LT(after.program->executable().arena().arena_size, 64 * 1024);
+}
+
+TEST(HostInPlaceTest, CumsumScanZooModel) {
+  absl::StatusOr<LoadedSnapshot> snapshot =
+      LoadSnapshotFromFile(DataPath("tests/jax/zoo/cumsum_scan.snapshot.pb"));
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status();
+  absl::StatusOr<std::unique_ptr<HloModule>> prepared =
+      host_testing::PrepareForMode(*snapshot->module, host_testing::PipelineMode::kFusion);
+  ASSERT_TRUE(prepared.ok()) << prepared.status();
+  Compiled before = CompileAndCheck(**prepared, snapshot->arguments, false);
+  Compiled after = CompileAndCheck(**prepared, snapshot->arguments, true);
+  ASSERT_NE(before.program, nullptr);
+  ASSERT_NE(after.program, nullptr);
+  ASSERT_TRUE(snapshot->result.has_value());
+  EXPECT_TRUE(CompareLiterals(*snapshot->result, after.result, Tolerance{1e-4, 1e-5}).ok);
+  const runtime::Executable& b = before.program->executable();
+  const runtime::Executable& a = after.program->executable();
+  std::cout << "cumsum_scan before: " << b.MemoryReport() << b.ThunksToString()
+            << "cumsum_scan after: " << a.MemoryReport() << a.ThunksToString();
+  // The scanned f32[32,8] output is updated in place, one row per iteration,
+  // and the loop takes over the zeros it starts from.
+  EXPECT_EQ(after.program->report().updates_in_place, 1);
+  EXPECT_GE(after.program->report().loop_states_reused, 1);
+  EXPECT_LE(a.arena().arena_size + 32 * 8 * 4, b.arena().arena_size);
+}
+
+}  // namespace
+}  // namespace hloc
