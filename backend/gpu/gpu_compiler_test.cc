@@ -10,6 +10,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "backend/gpu/gpu_library_calls.h"
+#include "backend/gpu/gpu_test_modules.h"
+#include "backend/gpu/gpu_test_util.h"
 #include "backend/gpu/host_fallback.h"
 #include "gtest/gtest.h"
 #include "hlo/text_parser.h"
@@ -19,25 +21,12 @@ namespace hloc {
 namespace gpu {
 namespace {
 
-// Parses `text` and runs `pipeline` ("outline" or "default").
-std::unique_ptr<HloModule> Prepare(const std::string& text, const std::string& pipeline,
-                                   FusionLedger* ledger = nullptr) {
-  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text);
-  EXPECT_TRUE(module.ok()) << module.status();
-  if (!module.ok()) return nullptr;
-  auto passes = MakeStandardPipeline(pipeline, PipelineOptions{}, ledger);
-  EXPECT_TRUE(passes.ok()) << passes.status();
-  absl::Status run = (*passes)->Run(**module).status();
-  EXPECT_TRUE(run.ok()) << run;
-  return *std::move(module);
-}
+namespace mods = test_modules;
 
-GpuProgramOptions PlanOptions() {
-  GpuProgramOptions options;
-  options.cublaslt = LibraryUse::kAvailable;
-  options.cudnn = LibraryUse::kAvailable;
-  options.codegen.assemble = false;  // PTX is enough for the plan tests.
-  return options;
+// Parses `text` and runs `pipeline` ("outline" or "default").
+std::unique_ptr<HloModule> Prepare(absl::string_view text, const std::string& pipeline,
+                                   FusionLedger* ledger = nullptr) {
+  return ParseAndRunPipeline(text, pipeline, ledger);
 }
 
 std::unique_ptr<GpuProgram> Plan(const HloModule& module,
@@ -48,20 +37,7 @@ std::unique_ptr<GpuProgram> Plan(const HloModule& module,
 }
 
 TEST(GpuCompilerTest, GemmBiasReluMapsToCublasLt) {
-  auto module = Prepare(R"(
-HloModule m
-ENTRY main {
-  x = f32[8,32] parameter(0)
-  w = f32[32,64] parameter(1)
-  b = f32[64] parameter(2)
-  dot = f32[8,64] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  bb = f32[8,64] broadcast(b), dimensions={1}
-  add = f32[8,64] add(dot, bb)
-  zero = f32[] constant(0)
-  zb = f32[8,64] broadcast(zero), dimensions={}
-  ROOT relu = f32[8,64] maximum(add, zb)
-})",
-                        "outline");
+  auto module = Prepare(mods::GemmBiasReluModule("m", 8, 32, 64), "outline");
   ASSERT_NE(module, nullptr);
   auto program = Plan(*module);
   ASSERT_NE(program, nullptr);
@@ -135,20 +111,7 @@ ENTRY main {
 }
 
 TEST(GpuCompilerTest, ConvNhwcWithHwioFilterIsRelaidForCudnn) {
-  auto module = Prepare(R"(
-HloModule m
-ENTRY main {
-  x = f32[2,8,8,3] parameter(0)
-  k = f32[3,3,3,16] parameter(1)
-  b = f32[16] parameter(2)
-  conv = f32[2,8,8,16] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
-  bb = f32[2,8,8,16] broadcast(b), dimensions={3}
-  add = f32[2,8,8,16] add(conv, bb)
-  zero = f32[] constant(0)
-  zb = f32[2,8,8,16] broadcast(zero), dimensions={}
-  ROOT relu = f32[2,8,8,16] maximum(add, zb)
-})",
-                        "outline");
+  auto module = Prepare(mods::ConvNhwcBiasReluModule("m", 2, 8, 3, 16), "outline");
   ASSERT_NE(module, nullptr);
   auto program = Plan(*module);
   ASSERT_NE(program, nullptr);
@@ -338,19 +301,8 @@ ENTRY main {
 }
 
 TEST(GpuCompilerTest, SortTopkAndScatterBecomeKernels) {
-  auto module = Prepare(R"(
-HloModule m
-less {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT lt = pred[] compare(a, b), direction=LT
-}
-add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-ENTRY main {
+  auto module = Prepare(absl::StrCat("HloModule m\n", mods::Compare("less", "f32", "LT"),
+                                     mods::Binary("add", "add", "f32"), R"(ENTRY main {
   x = f32[4,16] parameter(0)
   long = f32[10000] parameter(1)
   i = s32[3,1] parameter(2)
@@ -363,7 +315,7 @@ ENTRY main {
   cv = f32[4,3] get-tuple-element(c), index=0
   sc = f32[4,16] scatter(x, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
   ROOT r = (f32[4,16], f32[10000], f32[4,2], f32[4,3], f32[4,16]) tuple(s, sl, tv, cv, sc)
-})",
+})"),
                         "default");
   ASSERT_NE(module, nullptr);
   auto program = Plan(*module);
@@ -388,19 +340,13 @@ ENTRY main {
 // kernel and its combine kernel launch back to back over the same buffers
 // (input, output, scratch).
 TEST(GpuCompilerTest, SplitReductionLaunchesTwoKernelsOverOneScratch) {
-  auto module = Prepare(R"(
-HloModule m
-add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-ENTRY main {
+  auto module =
+      Prepare(absl::StrCat("HloModule m\n", mods::Binary("add", "add", "f32"), R"(ENTRY main {
   x = f32[4194304] parameter(0)
   zero = f32[] constant(0)
   ROOT s = f32[] reduce(x, zero), dimensions={0}, to_apply=add
-})",
-                        "default");
+})"),
+              "default");
   ASSERT_NE(module, nullptr);
   auto program = Plan(*module);
   ASSERT_NE(program, nullptr);
@@ -488,18 +434,12 @@ ENTRY main {
 }
 
 TEST(GpuCompilerTest, CollectivesAreClearErrors) {
-  auto module = Prepare(R"(
-HloModule m
-add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-ENTRY main {
+  auto module =
+      Prepare(absl::StrCat("HloModule m\n", mods::Binary("add", "add", "f32"), R"(ENTRY main {
   x = f32[16] parameter(0)
   ROOT a = f32[16] all-reduce(x), to_apply=add
-})",
-                        "default");
+})"),
+              "default");
   ASSERT_NE(module, nullptr);
   absl::StatusOr<std::unique_ptr<GpuProgram>> program = CompileForGpu(*module, PlanOptions());
   ASSERT_FALSE(program.ok());
@@ -523,20 +463,7 @@ TEST(GpuLibraryCallsTest, ReadsCompositeAttributeValues) {
 // Library calls whose callee is one generated kernel carry that kernel as a
 // second alternative of the same step (chosen at load).
 TEST(GpuCompilerTest, LibraryCallsAlsoGetAGeneratedAlternative) {
-  auto gemm = Prepare(R"(
-HloModule m
-ENTRY main {
-  x = f32[8,32] parameter(0)
-  w = f32[32,64] parameter(1)
-  b = f32[64] parameter(2)
-  dot = f32[8,64] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  bb = f32[8,64] broadcast(b), dimensions={1}
-  add = f32[8,64] add(dot, bb)
-  zero = f32[] constant(0)
-  zb = f32[8,64] broadcast(zero), dimensions={}
-  ROOT relu = f32[8,64] maximum(add, zb)
-})",
-                      "outline");
+  auto gemm = Prepare(mods::GemmBiasReluModule("m", 8, 32, 64), "outline");
   ASSERT_NE(gemm, nullptr);
   FusionLedger ledger;
   GpuProgramOptions options = PlanOptions();
@@ -587,20 +514,7 @@ ENTRY main {
 
   // A convolution: the library alternative keeps its filter relayout kernel
   // before cuDNN; the generated one is the whole callee.
-  auto conv = Prepare(R"(
-HloModule m
-ENTRY main {
-  x = f32[2,8,8,3] parameter(0)
-  k = f32[3,3,3,16] parameter(1)
-  b = f32[16] parameter(2)
-  conv = f32[2,8,8,16] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
-  bb = f32[2,8,8,16] broadcast(b), dimensions={3}
-  add = f32[2,8,8,16] add(conv, bb)
-  zero = f32[] constant(0)
-  zb = f32[2,8,8,16] broadcast(zero), dimensions={}
-  ROOT relu = f32[2,8,8,16] maximum(add, zb)
-})",
-                      "outline");
+  auto conv = Prepare(mods::ConvNhwcBiasReluModule("m", 2, 8, 3, 16), "outline");
   ASSERT_NE(conv, nullptr);
   program = Plan(*conv);
   ASSERT_NE(program, nullptr);

@@ -19,6 +19,7 @@
 #include "backend/gpu/gpu_compiler.h"
 #include "backend/gpu/gpu_device_test_util.h"
 #include "backend/gpu/gpu_pipeline.h"
+#include "backend/gpu/gpu_test_modules.h"
 #include "gtest/gtest.h"
 #include "hlo/testing/corpus.h"
 #include "hlo/evaluator/compare.h"
@@ -81,9 +82,12 @@ INSTANTIATE_TEST_SUITE_P(Zoo, GpuZooTest, ::testing::ValuesIn(ZooModels()),
                            return info.param;
                          });
 
-// Small modules covering each kernel strategy and control flow.
-const char* const kSmallModules[] = {
-    R"(HloModule elementwise
+// Small modules covering each kernel strategy and control flow, each a
+// test case.
+const std::vector<std::string>& SmallModules() {
+  namespace mods = test_modules;
+  static const std::vector<std::string>* const modules = new std::vector<std::string>{
+      R"(HloModule elementwise
 ENTRY main {
   a = f32[1000] parameter(0)
   b = f32[1000] parameter(1)
@@ -91,78 +95,25 @@ ENTRY main {
   e = f32[1000] exponential(m)
   ROOT t = f32[1000] tanh(e)
 })",
-    R"(HloModule row_reduce
-add { x = f32[] parameter(0)
-  y = f32[] parameter(1)
-  ROOT s = f32[] add(x, y) }
-ENTRY main {
-  a = f32[64,1000] parameter(0)
-  z = f32[] constant(0)
-  ROOT r = f32[64] reduce(a, z), dimensions={1}, to_apply=add
-})",
-    R"(HloModule column_reduce
-add { x = f32[] parameter(0)
-  y = f32[] parameter(1)
-  ROOT s = f32[] add(x, y) }
-ENTRY main {
-  a = f32[1000,64] parameter(0)
-  z = f32[] constant(0)
-  ROOT r = f32[64] reduce(a, z), dimensions={0}, to_apply=add
-})",
-    // Split reductions (a partials kernel, then a combine kernel).
-    R"(HloModule split_full_sum
-add { x = f32[] parameter(0)
-  y = f32[] parameter(1)
-  ROOT s = f32[] add(x, y) }
-ENTRY main {
-  a = f32[1048576] parameter(0)
-  z = f32[] constant(1)
-  ROOT r = f32[] reduce(a, z), dimensions={0}, to_apply=add
-})",
-    R"(HloModule split_few_rows_max
-max { x = f32[] parameter(0)
-  y = f32[] parameter(1)
-  ROOT m = f32[] maximum(x, y) }
-ENTRY main {
-  a = f32[4,262144] parameter(0)
-  z = f32[] constant(-inf)
-  ROOT r = f32[4] reduce(a, z), dimensions={1}, to_apply=max
-})",
-    R"(HloModule split_columns
-add { x = f32[] parameter(0)
-  y = f32[] parameter(1)
-  ROOT s = f32[] add(x, y) }
-ENTRY main {
-  a = f32[65536,32] parameter(0)
-  z = f32[] constant(0)
-  ROOT r = f32[32] reduce(a, z), dimensions={0}, to_apply=add
-})",
-    R"(HloModule split_argmax
-argmax { av = f32[] parameter(0)
-  ai = s32[] parameter(1)
-  bv = f32[] parameter(2)
-  bi = s32[] parameter(3)
-  gt = pred[] compare(av, bv), direction=GT
-  eq = pred[] compare(av, bv), direction=EQ
-  lt = pred[] compare(ai, bi), direction=LT
-  tie = pred[] and(eq, lt)
-  pick = pred[] or(gt, tie)
-  v = f32[] select(pick, av, bv)
-  i = s32[] select(pick, ai, bi)
-  ROOT r = (f32[], s32[]) tuple(v, i) }
-ENTRY main {
-  a = f32[8,131072] parameter(0)
-  i = s32[8,131072] iota(), iota_dimension=1
-  z = f32[] constant(-inf)
-  zi = s32[] constant(0)
-  ROOT r = (f32[8], s32[8]) reduce(a, i, z, zi), dimensions={1}, to_apply=argmax
-})",
-    R"(HloModule transpose
+      absl::StrCat("HloModule row_reduce\n", mods::Binary("add", "add", "f32"),
+                   mods::Reduce("ENTRY main", "f32[64,1000]", "f32[64]", "1", "0", "add")),
+      absl::StrCat("HloModule column_reduce\n", mods::Binary("add", "add", "f32"),
+                   mods::Reduce("ENTRY main", "f32[1000,64]", "f32[64]", "0", "0", "add")),
+      // Split reductions (a partials kernel, then a combine kernel).
+      absl::StrCat("HloModule split_full_sum\n", mods::Binary("add", "add", "f32"),
+                   mods::Reduce("ENTRY main", "f32[1048576]", "f32[]", "0", "1", "add")),
+      absl::StrCat("HloModule split_few_rows_max\n", mods::Binary("max", "maximum", "f32"),
+                   mods::Reduce("ENTRY main", "f32[4,262144]", "f32[4]", "1", "-inf", "max")),
+      absl::StrCat("HloModule split_columns\n", mods::Binary("add", "add", "f32"),
+                   mods::Reduce("ENTRY main", "f32[65536,32]", "f32[32]", "0", "0", "add")),
+      absl::StrCat("HloModule split_argmax\n", mods::ArgmaxReducer("argmax"),
+                   mods::ArgmaxRows("ENTRY main", {8, 131072}, "argmax")),
+      R"(HloModule transpose
 ENTRY main {
   a = f32[96,130] parameter(0)
   ROOT t = f32[130,96] transpose(a), dimensions={1,0}
 })",
-    R"(HloModule conditional
+      R"(HloModule conditional
 neg { p = f32[16] parameter(0)
   ROOT n = f32[16] negate(p) }
 ident { p = f32[16] parameter(0)
@@ -172,32 +123,23 @@ ENTRY main {
   x = f32[16] parameter(1)
   ROOT r = f32[16] conditional(s, x, x), true_computation=neg, false_computation=ident
 })",
-    R"(HloModule gemm_bias_relu
-ENTRY main {
-  x = f32[64,128] parameter(0)
-  w = f32[128,96] parameter(1)
-  b = f32[96] parameter(2)
-  dot = f32[64,96] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  bb = f32[64,96] broadcast(b), dimensions={1}
-  add = f32[64,96] add(dot, bb)
-  zero = f32[] constant(0)
-  zb = f32[64,96] broadcast(zero), dimensions={}
-  ROOT relu = f32[64,96] maximum(add, zb)
-})",
-    R"(HloModule conv_nchw
+      mods::GemmBiasReluModule("gemm_bias_relu", 64, 128, 96),
+      R"(HloModule conv_nchw
 ENTRY main {
   x = f32[2,8,17,17] parameter(0)
   k = f32[16,8,3,3] parameter(1)
   ROOT conv = f32[2,16,9,9] convolution(x, k), window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01
 })",
-};
+  };
+  return *modules;
+}
 
 class GpuSmallModuleTest : public ::testing::TestWithParam<int> {};
 
 TEST_P(GpuSmallModuleTest, MatchesTheInterpreter) {
   SKIP_WITHOUT_GPU();
   ASSERT_NE(Device(), nullptr);
-  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(kSmallModules[GetParam()]);
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(SmallModules()[GetParam()]);
   ASSERT_TRUE(module.ok()) << module.status();
   absl::StatusOr<std::vector<Literal>> arguments = MakeRandomArguments(**module, 42);
   ASSERT_TRUE(arguments.ok()) << arguments.status();
@@ -213,8 +155,7 @@ TEST_P(GpuSmallModuleTest, MatchesTheInterpreter) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Small, GpuSmallModuleTest,
-                         ::testing::Range(0, static_cast<int>(sizeof(kSmallModules) /
-                                                              sizeof(kSmallModules[0]))));
+                         ::testing::Range(0, static_cast<int>(SmallModules().size())));
 
 // cuBLAS itself, for the comparison below.
 struct Cublas {
@@ -241,10 +182,7 @@ TEST(GpuGemmTest, MatchesAndKeepsUpWithCublasCalledDirectly) {
   ASSERT_TRUE(cublas.create && cublas.destroy && cublas.set_stream && cublas.sgemm);
 
   const int n = 2048;
-  const std::string text =
-      absl::StrCat("HloModule gemm\nENTRY main {\n  a = f32[", n, ",", n,
-                   "] parameter(0)\n  b = f32[", n, ",", n, "] parameter(1)\n  ROOT d = f32[", n,
-                   ",", n, "] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n");
+  const std::string text = test_modules::SquareGemmModule("gemm", n);
   absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text);
   ASSERT_TRUE(module.ok()) << module.status();
   ASSERT_TRUE(OptimizeForGpu(**module).ok());
@@ -312,10 +250,7 @@ TEST(GpuLibraryOrGeneratedTest, TimesBothAlternativesAndCachesTheChoice) {
   ASSERT_NE(device, nullptr);
   cuda::AutotuneCache cache;  // In memory: shared by the loads below.
   for (int n : {8, 2048}) {
-    const std::string text =
-        absl::StrCat("HloModule gemm\nENTRY main {\n  a = f32[", n, ",", n,
-                     "] parameter(0)\n  b = f32[", n, ",", n, "] parameter(1)\n  ROOT d = f32[", n,
-                     ",", n, "] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n");
+    const std::string text = test_modules::SquareGemmModule("gemm", n);
     absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text);
     ASSERT_TRUE(module.ok()) << module.status();
     absl::StatusOr<std::vector<Literal>> arguments = MakeRandomArguments(**module, 9);

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "backend/gpu/nvptx_ir.h"
 #include "backend/llvm/array_leaves.h"
+#include "hlo/status_macros.h"
 #include "llvm/IR/Function.h"
 
 namespace hloc {
@@ -24,6 +25,40 @@ int64_t GridBlocks(const GpuTarget& target, int64_t work, int64_t per_block) {
   // costs scheduling, and grid.x is limited to 2^31 - 1 anyway.
   const int64_t cap = std::max<int64_t>(1, int64_t{target.sm_count} * 2048 / per_block * 32);
   return std::max<int64_t>(1, std::min(needed, cap));
+}
+
+absl::Status CollectKernelBuffers(const HloComputation& computation,
+                                  std::vector<codegen::KernelOutput>* outputs,
+                                  KernelBuffers* buffers) {
+  for (int64_t i = 0; i < computation.num_parameters(); ++i) {
+    const HloInstruction* parameter = computation.parameter(i);
+    if (parameter == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("computation ", computation.name(), " lacks parameter ", i));
+    }
+    buffers->parameter_leaves.push_back(ArrayLeaves(parameter->shape()));
+    for (const ArrayLeaf& leaf : buffers->parameter_leaves.back()) {
+      buffers->shapes.push_back(leaf.shape);
+    }
+  }
+  buffers->num_inputs = static_cast<int64_t>(buffers->shapes.size());
+  HLOC_RETURN_IF_ERROR(codegen::CollectKernelOutputs(*computation.root(), outputs));
+  for (const codegen::KernelOutput& output : *outputs) buffers->shapes.push_back(output.shape);
+  return absl::OkStatus();
+}
+
+void BindKernelBuffers(llvm::Function* kernel, const KernelBuffers& buffers,
+                       codegen::FusedIrEmitter* fused,
+                       std::vector<codegen::KernelOutput>* outputs) {
+  int64_t next = 0;
+  for (size_t p = 0; p < buffers.parameter_leaves.size(); ++p) {
+    std::vector<llvm::Value*> leaves;
+    for (size_t l = 0; l < buffers.parameter_leaves[p].size(); ++l) {
+      leaves.push_back(kernel->getArg(next++));
+    }
+    fused->BindParameter(static_cast<int64_t>(p), std::move(leaves));
+  }
+  for (codegen::KernelOutput& output : *outputs) output.buffer = kernel->getArg(next++);
 }
 
 llvm::Function* CreateKernelFunction(llvm::Module* module, const std::string& name,
@@ -89,38 +124,19 @@ absl::StatusOr<EmittedGpuKernel> EmitGpuKernel(const HloComputation& computation
     if (!special.ok()) return special.status();
     if (special->has_value()) return **special;
   }
-  std::vector<std::vector<ArrayLeaf>> parameter_leaves;
-  std::vector<const Shape*> buffer_shapes;
-  for (int64_t i = 0; i < computation.num_parameters(); ++i) {
-    const HloInstruction* parameter = computation.parameter(i);
-    if (parameter == nullptr) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("computation ", computation.name(), " lacks parameter ", i));
-    }
-    parameter_leaves.push_back(ArrayLeaves(parameter->shape()));
-    for (const ArrayLeaf& leaf : parameter_leaves.back()) buffer_shapes.push_back(leaf.shape);
-  }
-  const int64_t num_inputs = static_cast<int64_t>(buffer_shapes.size());
   GpuKernelState state;
-  absl::Status collected = codegen::CollectKernelOutputs(*computation.root(), &state.outputs);
-  if (!collected.ok()) return collected;
-  for (const codegen::KernelOutput& output : state.outputs) buffer_shapes.push_back(output.shape);
-  const int64_t num_buffers = static_cast<int64_t>(buffer_shapes.size());
+  KernelBuffers buffers;
+  HLOC_RETURN_IF_ERROR(CollectKernelBuffers(computation, &state.outputs, &buffers));
+  const int64_t num_inputs = buffers.num_inputs;
+  const int64_t num_buffers = static_cast<int64_t>(buffers.shapes.size());
 
-  llvm::Function* kernel = CreateKernelFunction(module, name, buffer_shapes, num_inputs,
+  llvm::Function* kernel = CreateKernelFunction(module, name, buffers.shapes, num_inputs,
                                                 /*outputs_read=*/false, /*scratch=*/false);
 
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(context, "entry", kernel));
   codegen::ElementalIrEmitter elemental(&b, module, math);
   codegen::FusedIrEmitter fused(&elemental);
-  int64_t next = 0;
-  for (size_t p = 0; p < parameter_leaves.size(); ++p) {
-    std::vector<llvm::Value*> leaves;
-    for (size_t l = 0; l < parameter_leaves[p].size(); ++l)
-      leaves.push_back(kernel->getArg(next++));
-    fused.BindParameter(static_cast<int64_t>(p), std::move(leaves));
-  }
-  for (codegen::KernelOutput& output : state.outputs) output.buffer = kernel->getArg(next++);
+  BindKernelBuffers(kernel, buffers, &fused, &state.outputs);
   state.b = &b;
   state.elemental = &elemental;
   state.fused = &fused;

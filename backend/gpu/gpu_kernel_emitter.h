@@ -44,6 +44,7 @@
 
 #include "absl/status/statusor.h"
 #include "backend/gpu/kernel_codegen.h"
+#include "backend/llvm/array_leaves.h"
 #include "backend/llvm/elemental_ir_emitter.h"
 #include "backend/llvm/fused_ir_emitter.h"
 #include "backend/llvm/kernel_outputs.h"
@@ -128,6 +129,25 @@ absl::StatusOr<std::optional<EmittedGpuKernel>> TryEmitScatterKernel(
 llvm::Function* CreateKernelFunction(llvm::Module* module, const std::string& name,
                                      const std::vector<const Shape*>& buffer_shapes,
                                      int64_t num_inputs, bool outputs_read, bool scratch);
+
+// A kernel's buffers in ABI order: each parameter's array leaves, then the
+// outputs (KernelOutput, from the computation's root).
+struct KernelBuffers {
+  std::vector<std::vector<ArrayLeaf>> parameter_leaves;
+  std::vector<const Shape*> shapes;  // Inputs, then outputs.
+  int64_t num_inputs = 0;
+};
+
+// `computation`'s buffers; `outputs` receives its kernel outputs.
+absl::Status CollectKernelBuffers(const HloComputation& computation,
+                                  std::vector<codegen::KernelOutput>* outputs,
+                                  KernelBuffers* buffers);
+
+// Binds `kernel`'s arguments (laid out as `buffers`): each parameter's
+// leaves in `fused`, then each output's buffer.
+void BindKernelBuffers(llvm::Function* kernel, const KernelBuffers& buffers,
+                       codegen::FusedIrEmitter* fused,
+                       std::vector<codegen::KernelOutput>* outputs);
 
 // Blocks for `work` items of `per_block` each, capped so that huge shapes
 // use a grid-stride loop instead of an enormous grid.

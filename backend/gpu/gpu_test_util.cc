@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "hlo/text_parser.h"
+#include "passes/standard_pipelines.h"
 
 extern char** environ;
 
@@ -23,6 +24,58 @@ std::unique_ptr<HloModule> ParseForTest(absl::string_view text) {
   absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text);
   EXPECT_TRUE(module.ok()) << module.status();
   return module.ok() ? *std::move(module) : nullptr;
+}
+
+bool RunPipelineForTest(HloModule& module, const std::string& pipeline, FusionLedger* ledger) {
+  absl::StatusOr<std::unique_ptr<HloPassPipeline>> passes =
+      MakeStandardPipeline(pipeline, PipelineOptions{}, ledger);
+  EXPECT_TRUE(passes.ok()) << passes.status();
+  if (!passes.ok()) return false;
+  absl::Status run = (*passes)->Run(module).status();
+  EXPECT_TRUE(run.ok()) << module.name() << ": " << run;
+  return run.ok();
+}
+
+std::unique_ptr<HloModule> ParseAndRunPipeline(absl::string_view text,
+                                               const std::string& pipeline,
+                                               FusionLedger* ledger) {
+  std::unique_ptr<HloModule> module = ParseForTest(text);
+  if (module == nullptr || !RunPipelineForTest(*module, pipeline, ledger)) return nullptr;
+  return module;
+}
+
+std::string ZooModelText(absl::string_view model) {
+  const char* srcdir = std::getenv("TEST_SRCDIR");
+  const char* workspace = std::getenv("TEST_WORKSPACE");
+  if (srcdir == nullptr || workspace == nullptr) return "";
+  std::ifstream in(absl::StrCat(srcdir, "/", workspace, "/tests/jax/zoo/", model, ".before.txt"));
+  if (!in) return "";
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+GpuProgramOptions PlanOptions() {
+  GpuProgramOptions options;
+  options.cublaslt = LibraryUse::kAvailable;
+  options.cudnn = LibraryUse::kAvailable;
+  options.codegen.assemble = false;
+  return options;
+}
+
+GpuPipelineOptions PipelineWithLibraries() {
+  GpuPipelineOptions options;
+  options.cublaslt = LibraryUse::kAvailable;
+  options.cudnn = LibraryUse::kAvailable;
+  return options;
+}
+
+absl::StatusOr<GpuKernel> CompileUnassembled(const HloComputation& computation,
+                                             const GpuTarget& target) {
+  GpuCompileOptions options;
+  options.target = target;
+  options.assemble = false;
+  return CompileGpuKernel(computation, options);
 }
 
 std::string RunfilesPtxas() {

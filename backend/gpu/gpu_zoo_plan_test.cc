@@ -14,11 +14,11 @@
 #include "absl/strings/str_cat.h"
 #include "backend/gpu/gpu_compiler.h"
 #include "backend/gpu/gpu_pipeline.h"
+#include "backend/gpu/gpu_test_util.h"
 #include "backend/gpu/row_normalization_fusion.h"
 #include "gtest/gtest.h"
 #include "hlo/testing/corpus.h"
 #include "hlo/loader.h"
-#include "passes/standard_pipelines.h"
 
 namespace hloc {
 namespace gpu {
@@ -34,11 +34,8 @@ TEST_P(GpuZooPlanTest, CompilesToAPlan) {
   absl::StatusOr<LoadedSnapshot> snapshot = LoadSnapshotFromFile(path);
   ASSERT_TRUE(snapshot.ok()) << snapshot.status();
   HloModule& module = *snapshot->module;
-  GpuPipelineOptions pipeline;
-  pipeline.cublaslt = LibraryUse::kAvailable;
-  pipeline.cudnn = LibraryUse::kAvailable;
   FusionLedger ledger;
-  absl::StatusOr<bool> optimized = OptimizeForGpu(module, pipeline, &ledger);
+  absl::StatusOr<bool> optimized = OptimizeForGpu(module, PipelineWithLibraries(), &ledger);
   ASSERT_TRUE(optimized.ok()) << optimized.status();
   for (const LedgerEntry* e : ledger.Find(InlineCallsWithoutGpuLibrary::kPassName, "")) {
     std::printf("inlined %s (%s): %s\n", e->subjects[0].c_str(), e->rule.c_str(),
@@ -90,15 +87,8 @@ TEST(GpuZooPlanTest, RowNormalizationsAreOneKernel) {
     absl::StatusOr<LoadedSnapshot> snapshot =
         LoadSnapshotFromFile(absl::StrCat(ZooDir(), "/", e.model, ".snapshot.pb"));
     ASSERT_TRUE(snapshot.ok()) << snapshot.status();
-    GpuPipelineOptions pipeline;
-    pipeline.cublaslt = LibraryUse::kAvailable;
-    pipeline.cudnn = LibraryUse::kAvailable;
-    ASSERT_TRUE(OptimizeForGpu(*snapshot->module, pipeline).ok()) << e.model;
-    GpuProgramOptions options;
-    options.cublaslt = LibraryUse::kAvailable;
-    options.cudnn = LibraryUse::kAvailable;
-    options.codegen.assemble = false;
-    auto program = CompileForGpu(*snapshot->module, options);
+    ASSERT_TRUE(OptimizeForGpu(*snapshot->module, PipelineWithLibraries()).ok()) << e.model;
+    auto program = CompileForGpu(*snapshot->module, PlanOptions());
     ASSERT_TRUE(program.ok()) << e.model << ": " << program.status();
     const GpuCompileReport& r = (*program)->report();
     int64_t row_normalizations = 0;
@@ -122,13 +112,8 @@ TEST(GpuZooPlanTest, LibraryCallsOfTheConvAndMlpModels) {
     absl::StatusOr<LoadedSnapshot> snapshot =
         LoadSnapshotFromFile(absl::StrCat(ZooDir(), "/", e.model, ".snapshot.pb"));
     ASSERT_TRUE(snapshot.ok()) << snapshot.status();
-    auto pipeline = MakeStandardPipeline("default", PipelineOptions{}, nullptr);
-    ASSERT_TRUE((*pipeline)->Run(*snapshot->module).ok());
-    GpuProgramOptions options;
-    options.cublaslt = LibraryUse::kAvailable;
-    options.cudnn = LibraryUse::kAvailable;
-    options.codegen.assemble = false;
-    auto program = CompileForGpu(*snapshot->module, options);
+    ASSERT_TRUE(RunPipelineForTest(*snapshot->module, "default"));
+    auto program = CompileForGpu(*snapshot->module, PlanOptions());
     ASSERT_TRUE(program.ok()) << e.model << ": " << program.status();
     const GpuCompileReport& r = (*program)->report();
     if (e.gemm) {

@@ -5,6 +5,7 @@
 #include "backend/gpu/kernel_codegen.h"
 
 #include "absl/strings/str_cat.h"
+#include "backend/gpu/gpu_test_modules.h"
 #include "backend/gpu/gpu_test_util.h"
 #include "gtest/gtest.h"
 
@@ -12,19 +13,17 @@ namespace hloc {
 namespace gpu {
 namespace {
 
-constexpr char kKernels[] = R"(
-HloModule m
-add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-max {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT m = f32[] maximum(a, b)
-}
-elementwise {
+namespace mods = test_modules;
+
+std::string Kernels() {
+  return mods::Library({
+      mods::Binary("add", "add", "f32"),
+      mods::Binary("max", "maximum", "f32"),
+      mods::Binary("add_f32", "add", "f32"),
+      mods::Binary("add_bf16", "add", "bf16"),
+      mods::Compare("less", "f32", "LT"),
+      mods::ArgmaxReducer("argmax_reducer"),
+      R"(elementwise {
   x = f32[1024,256] parameter(0)
   y = f32[1024,256] parameter(1)
   e = f32[1024,256] exponential(x)
@@ -45,30 +44,6 @@ odd_elementwise {
   x = f32[7,3] parameter(0)
   ROOT n = f32[7,3] negate(x)
 }
-long_rows {
-  x = f32[128,4096] parameter(0)
-  zero = f32[] constant(0)
-  ROOT s = f32[128] reduce(x, zero), dimensions={1}, to_apply=add
-}
-short_rows {
-  x = f32[4096,100] parameter(0)
-  ninf = f32[] constant(-inf)
-  ROOT m = f32[4096] reduce(x, ninf), dimensions={1}, to_apply=max
-}
-columns {
-  x = f32[1000,256] parameter(0)
-  zero = f32[] constant(0)
-  ROOT s = f32[256] reduce(x, zero), dimensions={0}, to_apply=add
-}
-multi_output {
-  x = f32[512,300] parameter(0)
-  zero = f32[] constant(0)
-  ninf = f32[] constant(-inf)
-  s = f32[512] reduce(x, zero), dimensions={1}, to_apply=add
-  m = f32[512] reduce(x, ninf), dimensions={1}, to_apply=max
-  d = f32[512] divide(s, m)
-  ROOT t = (f32[512], f32[512], f32[512]) tuple(s, m, d)
-}
 transpose {
   x = f32[256,512] parameter(0)
   t = f32[512,256] transpose(x), dimensions={1,0}
@@ -80,120 +55,36 @@ huge {
   x = f32[65536,65536] parameter(0)
   ROOT n = f32[65536,65536] negate(x)
 }
-split_full_sum {
-  x = f32[4194304] parameter(0)
-  zero = f32[] constant(0)
-  ROOT s = f32[] reduce(x, zero), dimensions={0}, to_apply=add
-}
-split_few_rows {
-  x = f32[4,4194304] parameter(0)
-  ninf = f32[] constant(-inf)
-  ROOT m = f32[4] reduce(x, ninf), dimensions={1}, to_apply=max
-}
-split_columns {
-  x = f32[65536,32] parameter(0)
-  zero = f32[] constant(0)
-  ROOT s = f32[32] reduce(x, zero), dimensions={0}, to_apply=add
-}
-two_shapes {
-  x = f32[64,64] parameter(0)
-  y = s32[100] parameter(1)
-  n = f32[64,64] negate(x)
-  a = s32[100] abs(y)
-  ROOT t = (f32[64,64], s32[100]) tuple(n, a)
-}
-argmax_reducer {
-  av = f32[] parameter(0)
-  ai = s32[] parameter(1)
-  bv = f32[] parameter(2)
-  bi = s32[] parameter(3)
-  gt = pred[] compare(av, bv), direction=GT
-  eq = pred[] compare(av, bv), direction=EQ
-  lt = pred[] compare(ai, bi), direction=LT
-  tie = pred[] and(eq, lt)
-  pick = pred[] or(gt, tie)
-  v = f32[] select(pick, av, bv)
-  i = s32[] select(pick, ai, bi)
-  ROOT r = (f32[], s32[]) tuple(v, i)
-}
-argmax {
-  x = f32[256,1000] parameter(0)
-  iota = s32[256,1000] iota(), iota_dimension=1
-  ninf = f32[] constant(-inf)
-  zero = s32[] constant(0)
-  ROOT r = (f32[256], s32[256]) reduce(x, iota, ninf, zero), dimensions={1}, to_apply=argmax_reducer
-}
-add_bf16 {
-  a = bf16[] parameter(0)
-  b = bf16[] parameter(1)
-  ROOT s = bf16[] add(a, b)
-}
-bf16_rows {
-  x = bf16[128,768] parameter(0)
-  zero = bf16[] constant(0)
-  ROOT s = bf16[128] reduce(x, zero), dimensions={1}, to_apply=add_bf16
-}
 half_transpose {
   x = f16[8,64,128] parameter(0)
   ROOT t = f16[8,128,64] transpose(x), dimensions={0,2,1}
-}
-sorting {
-  x = f32[64] parameter(0)
-  ROOT s = f32[64] sort(x), dimensions={0}, to_apply=less
-}
-less {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT lt = pred[] compare(a, b), direction=LT
-}
-add_f32 {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-scatter_add {
-  t = f32[100,32] parameter(0)
-  i = s32[50,1] parameter(1)
-  u = f32[50,32] parameter(2)
-  ROOT s = f32[100,32] scatter(t, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add_f32
-}
-softmax_long_rows {
-  x = f32[1024,1000] parameter(0)
-  ninf = f32[] constant(-inf)
-  m = f32[1024] reduce(x, ninf), dimensions={1}, to_apply=max
-  mb = f32[1024,1000] broadcast(m), dimensions={0}
-  c = f32[1024,1000] subtract(x, mb)
-  e = f32[1024,1000] exponential(c)
-  zero = f32[] constant(0)
-  s = f32[1024] reduce(e, zero), dimensions={1}, to_apply=add
-  sb = f32[1024,1000] broadcast(s), dimensions={0}
-  ROOT d = f32[1024,1000] divide(e, sb)
-}
-softmax_short_rows {
-  x = f32[4096,128] parameter(0)
-  ninf = f32[] constant(-inf)
-  m = f32[4096] reduce(x, ninf), dimensions={1}, to_apply=max
-  mb = f32[4096,128] broadcast(m), dimensions={0}
-  c = f32[4096,128] subtract(x, mb)
-  e = f32[4096,128] exponential(c)
-  zero = f32[] constant(0)
-  s = f32[4096] reduce(e, zero), dimensions={1}, to_apply=add
-  sb = f32[4096,128] broadcast(s), dimensions={0}
-  ROOT d = f32[4096,128] divide(e, sb)
 }
 no_kernel {
   x = f32[4,4] parameter(0)
   ROOT c = f32[4,4] cholesky(x), lower=true
 }
-ENTRY e {
-  ROOT p = f32[] parameter(0)
+)",
+      mods::Reduce("long_rows", "f32[128,4096]", "f32[128]", "1", "0", "add"),
+      mods::Reduce("short_rows", "f32[4096,100]", "f32[4096]", "1", "-inf", "max"),
+      mods::Reduce("columns", "f32[1000,256]", "f32[256]", "0", "0", "add"),
+      mods::MultiOutputRows("multi_output", 512, 300),
+      mods::Reduce("split_full_sum", "f32[4194304]", "f32[]", "0", "0", "add"),
+      mods::Reduce("split_few_rows", "f32[4,4194304]", "f32[4]", "1", "-inf", "max"),
+      mods::Reduce("split_columns", "f32[65536,32]", "f32[32]", "0", "0", "add"),
+      mods::TwoShapes("two_shapes", 64, 100),
+      mods::ArgmaxRows("argmax", {256, 1000}, "argmax_reducer"),
+      mods::Reduce("bf16_rows", "bf16[128,768]", "bf16[128]", "1", "0", "add_bf16"),
+      mods::Sort("sorting", "f32[64]", 0, "less"),
+      mods::ScatterRows("scatter_add", "f32", 100, 32, 50, "add_f32"),
+      mods::Softmax("softmax_long_rows", "f32", 1024, 1000, "max", "add"),
+      mods::Softmax("softmax_short_rows", "f32", 4096, 128, "max", "add"),
+  });
 }
-)";
 
 class KernelCodegenTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    module_ = ParseForTest(kKernels);
+    module_ = ParseForTest(Kernels());
     ASSERT_NE(module_, nullptr);
     options_.assemble = false;
   }

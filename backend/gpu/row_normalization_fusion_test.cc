@@ -8,6 +8,8 @@
 #include <string>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "backend/gpu/gpu_test_modules.h"
 #include "backend/gpu/gpu_test_util.h"
 #include "gtest/gtest.h"
 #include "hlo/evaluator/compare.h"
@@ -35,6 +37,14 @@ Counts CountFusions(const HloModule& module) {
   return counts;
 }
 
+namespace mods = test_modules;
+
+// A module `name` with the f32 reducers max_f32 and add_f32 and `entry`.
+std::string WithReducers(absl::string_view name, absl::string_view entry) {
+  return absl::StrCat("HloModule ", name, "\n", mods::Binary("max_f32", "maximum", "f32"),
+                      mods::Binary("add_f32", "add", "f32"), entry);
+}
+
 // Fuses `text` with the standard pipeline, runs the pass, checks the module
 // still verifies and computes the same values; returns the counts after.
 Counts FuseAndCheck(const std::string& text, FusionLedger* ledger = nullptr,
@@ -45,9 +55,7 @@ Counts FuseAndCheck(const std::string& text, FusionLedger* ledger = nullptr,
   EXPECT_TRUE(args.ok()) << args.status();
   absl::StatusOr<Literal> expected = Evaluate(*module, *args);
   EXPECT_TRUE(expected.ok()) << expected.status();
-  auto fusion = MakeStandardPipeline("fusion", PipelineOptions(), nullptr);
-  EXPECT_TRUE(fusion.ok());
-  EXPECT_TRUE((*fusion)->Run(*module).ok());
+  RunPipelineForTest(*module, "fusion");
   FusionLedger local;
   if (ledger == nullptr) ledger = &local;
   RowNormalizationFusion pass(limits, ledger);
@@ -68,49 +76,22 @@ Counts FuseAndCheck(const std::string& text, FusionLedger* ledger = nullptr,
   return CountFusions(*module);
 }
 
-constexpr char kSoftmax[] = R"(
-HloModule softmax
-max_f32 {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT m = f32[] maximum(a, b)
+// Softmax over rows of 256.
+std::string Softmax() {
+  return WithReducers("softmax",
+                      mods::Softmax("ENTRY main", "f32", 4, 256, "max_f32", "add_f32"));
 }
-add_f32 {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-ENTRY main {
-  x = f32[4,256] parameter(0)
-  ninf = f32[] constant(-inf)
-  max = f32[4] reduce(x, ninf), dimensions={1}, to_apply=max_f32
-  maxb = f32[4,256] broadcast(max), dimensions={0}
-  sub = f32[4,256] subtract(x, maxb)
-  e = f32[4,256] exponential(sub)
-  zero = f32[] constant(0)
-  sum = f32[4] reduce(e, zero), dimensions={1}, to_apply=add_f32
-  sumb = f32[4,256] broadcast(sum), dimensions={0}
-  ROOT out = f32[4,256] divide(e, sumb)
-}
-)";
 
 TEST(RowNormalizationFusion, SoftmaxBecomesOneFusion) {
   FusionLedger ledger;
-  Counts counts = FuseAndCheck(kSoftmax, &ledger);
+  Counts counts = FuseAndCheck(Softmax(), &ledger);
   EXPECT_EQ(counts.fusions, 1);
   EXPECT_EQ(counts.row_normalizations, 1);
   EXPECT_FALSE(ledger.Find(RowNormalizationFusion::kPassName, "").empty());
 }
 
 TEST(RowNormalizationFusion, LayerNormWithScaleAndBias) {
-  Counts counts = FuseAndCheck(R"(
-HloModule layer_norm
-add_f32 {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-ENTRY main {
+  Counts counts = FuseAndCheck(WithReducers("layer_norm", R"(ENTRY main {
   x = f32[2,3,64] parameter(0)
   g = f32[64] parameter(1)
   bias = f32[64] parameter(2)
@@ -137,21 +118,14 @@ ENTRY main {
   bb = f32[2,3,64] broadcast(bias), dimensions={2}
   ROOT out = f32[2,3,64] add(scaled, bb)
 }
-)");
+)"));
   EXPECT_EQ(counts.fusions, 1);
   EXPECT_EQ(counts.row_normalizations, 1);
 }
 
 TEST(RowNormalizationFusion, RefusesDifferentRowDimensions) {
   // The second reduction reduces the other dimension.
-  Counts counts = FuseAndCheck(R"(
-HloModule two_axes
-add_f32 {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-ENTRY main {
+  Counts counts = FuseAndCheck(WithReducers("two_axes", R"(ENTRY main {
   x = f32[16,32] parameter(0)
   zero = f32[] constant(0)
   rs = f32[16] reduce(x, zero), dimensions={1}, to_apply=add_f32
@@ -161,7 +135,7 @@ ENTRY main {
   cb = f32[16,32] broadcast(cs), dimensions={1}
   ROOT out = f32[16,32] divide(y, cb)
 }
-)");
+)"));
   EXPECT_EQ(counts.row_normalizations, 0);
   EXPECT_GT(counts.fusions, 1);
 }
@@ -169,35 +143,22 @@ ENTRY main {
 TEST(RowNormalizationFusion, RefusesAReductionReadOtherThanByABroadcast) {
   // The row sums are transposed into a column vector and broadcast across
   // rows: not along the row they came from.
-  std::unique_ptr<HloModule> module = ParseForTest(R"(
-HloModule not_a_broadcast
-add_f32 {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-ENTRY main {
+  std::unique_ptr<HloModule> module =
+      ParseForTest(WithReducers("not_a_broadcast", R"(ENTRY main {
   x = f32[32,32] parameter(0)
   zero = f32[] constant(0)
   s = f32[32] reduce(x, zero), dimensions={1}, to_apply=add_f32
   sb = f32[32,32] broadcast(s), dimensions={1}
   ROOT y = f32[32,32] subtract(x, sb)
 }
-)");
+)"));
   ASSERT_NE(module, nullptr);
   // Unfused: the analysis says why.
   absl::StatusOr<RowNormalizationPlan> plan = AnalyzeRowNormalization(*module->entry());
   ASSERT_FALSE(plan.ok());
   EXPECT_TRUE(absl::StrContains(plan.status().message(), "other than along the row"))
       << plan.status();
-  Counts counts = FuseAndCheck(R"(
-HloModule not_a_broadcast
-add_f32 {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-ENTRY main {
+  Counts counts = FuseAndCheck(WithReducers("not_a_broadcast", R"(ENTRY main {
   x = f32[32,32] parameter(0)
   zero = f32[] constant(0)
   s = f32[32] reduce(x, zero), dimensions={1}, to_apply=add_f32
@@ -206,32 +167,25 @@ ENTRY main {
   t = f32[32,32] subtract(e, sb)
   ROOT y = f32[32,32] transpose(t), dimensions={1,0}
 }
-)");
+)"));
   EXPECT_EQ(counts.row_normalizations, 0);
 }
 
 TEST(RowNormalizationFusion, RefusesRowsTooLong) {
   RowNormalizationLimits limits;
   limits.max_row_length = 128;
-  Counts counts = FuseAndCheck(kSoftmax, nullptr, limits);  // Rows of 256.
+  Counts counts = FuseAndCheck(Softmax(), nullptr, limits);  // Rows of 256.
   EXPECT_EQ(counts.row_normalizations, 0);
   EXPECT_GT(counts.fusions, 1);
 }
 
 TEST(RowNormalizationAnalysis, PlainReductionIsLeftToTheReductionEmitter) {
-  std::unique_ptr<HloModule> module = ParseForTest(R"(
-HloModule plain
-add_f32 {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-ENTRY main {
+  std::unique_ptr<HloModule> module = ParseForTest(WithReducers("plain", R"(ENTRY main {
   x = f32[8,64] parameter(0)
   zero = f32[] constant(0)
   ROOT s = f32[8] reduce(x, zero), dimensions={1}, to_apply=add_f32
 }
-)");
+)"));
   ASSERT_NE(module, nullptr);
   absl::StatusOr<RowNormalizationPlan> plan = AnalyzeRowNormalization(*module->entry());
   ASSERT_FALSE(plan.ok());
@@ -239,7 +193,7 @@ ENTRY main {
 }
 
 TEST(RowNormalizationAnalysis, SoftmaxPlan) {
-  std::unique_ptr<HloModule> module = ParseForTest(kSoftmax);
+  std::unique_ptr<HloModule> module = ParseForTest(Softmax());
   ASSERT_NE(module, nullptr);
   absl::StatusOr<RowNormalizationPlan> plan = AnalyzeRowNormalization(*module->entry());
   ASSERT_TRUE(plan.ok()) << plan.status();

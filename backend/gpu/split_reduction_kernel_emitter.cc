@@ -10,6 +10,7 @@
 #include "backend/gpu/gpu_kernel_emitter.h"
 #include "backend/gpu/nvptx_ir.h"
 #include "backend/llvm/array_leaves.h"
+#include "hlo/status_macros.h"
 #include "llvm/IR/Function.h"
 
 namespace hloc {
@@ -46,40 +47,18 @@ struct PhaseFunction {
 absl::Status SetUp(const HloComputation& computation, const std::string& name,
                    llvm::Module* module, const codegen::MathLowering* math,
                    const GpuTarget& target, PhaseFunction* out) {
-  std::vector<std::vector<ArrayLeaf>> parameter_leaves;
-  std::vector<const Shape*> buffer_shapes;
-  for (int64_t i = 0; i < computation.num_parameters(); ++i) {
-    const HloInstruction* parameter = computation.parameter(i);
-    if (parameter == nullptr) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("computation ", computation.name(), " lacks parameter ", i));
-    }
-    parameter_leaves.push_back(ArrayLeaves(parameter->shape()));
-    for (const ArrayLeaf& leaf : parameter_leaves.back()) buffer_shapes.push_back(leaf.shape);
-  }
-  const int64_t num_inputs = static_cast<int64_t>(buffer_shapes.size());
   GpuKernelState& state = out->state;
-  absl::Status collected = codegen::CollectKernelOutputs(*computation.root(), &state.outputs);
-  if (!collected.ok()) return collected;
-  for (const codegen::KernelOutput& output : state.outputs) buffer_shapes.push_back(output.shape);
-  out->num_buffers = static_cast<int64_t>(buffer_shapes.size()) + 1;
-  out->function = CreateKernelFunction(module, name, buffer_shapes, num_inputs,
+  KernelBuffers buffers;
+  HLOC_RETURN_IF_ERROR(CollectKernelBuffers(computation, &state.outputs, &buffers));
+  const int64_t num_inputs = buffers.num_inputs;
+  out->num_buffers = static_cast<int64_t>(buffers.shapes.size()) + 1;
+  out->function = CreateKernelFunction(module, name, buffers.shapes, num_inputs,
                                        /*outputs_read=*/false, /*scratch=*/true);
   out->b = std::make_unique<llvm::IRBuilder<>>(
       llvm::BasicBlock::Create(module->getContext(), "entry", out->function));
   out->elemental = std::make_unique<codegen::ElementalIrEmitter>(out->b.get(), module, math);
   out->fused = std::make_unique<codegen::FusedIrEmitter>(out->elemental.get());
-  int64_t next = 0;
-  for (size_t p = 0; p < parameter_leaves.size(); ++p) {
-    std::vector<llvm::Value*> leaves;
-    for (size_t l = 0; l < parameter_leaves[p].size(); ++l) {
-      leaves.push_back(out->function->getArg(next++));
-    }
-    out->fused->BindParameter(static_cast<int64_t>(p), std::move(leaves));
-  }
-  for (codegen::KernelOutput& output : state.outputs) {
-    output.buffer = out->function->getArg(next++);
-  }
+  BindKernelBuffers(out->function, buffers, out->fused.get(), &state.outputs);
   state.b = out->b.get();
   state.elemental = out->elemental.get();
   state.fused = out->fused.get();
