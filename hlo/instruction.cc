@@ -140,6 +140,17 @@ HloAttributes* HloInstruction::mutable_attrs() {
   return attrs_.get();
 }
 
+xla::OpMetadata* HloInstruction::mutable_metadata() {
+  // Shared metadata is never written in place: the writer gets its own copy.
+  if (metadata_ == nullptr || metadata_.use_count() > 1) {
+    metadata_ = metadata_ ? std::make_shared<xla::OpMetadata>(*metadata_)
+                          : std::make_shared<xla::OpMetadata>();
+  }
+  // Every metadata_ was made as a mutable xla::OpMetadata (make_shared above
+  // or by the reader that shared it), so writing through it is allowed.
+  return const_cast<xla::OpMetadata*>(metadata_.get());
+}
+
 xla::HloInstructionProto* HloInstruction::mutable_carried_proto_fields() {
   if (!carried_) carried_ = std::make_unique<xla::HloInstructionProto>();
   return carried_.get();

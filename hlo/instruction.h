@@ -179,6 +179,8 @@ class HloInstruction {
   const std::vector<HloInstruction*>& users() const { return users_; }
   int64_t user_count() const { return static_cast<int64_t>(users_.size()); }
   void AppendOperand(HloInstruction* operand);
+  // Room for `n` users without reallocation (for readers that know the count).
+  void ReserveUsers(int64_t n) { users_.reserve(static_cast<size_t>(n)); }
   // Replaces operand i with `new_operand` (shapes must be compatible; the
   // caller is responsible, the verifier checks).
   void ReplaceOperandWith(int64_t i, HloInstruction* new_operand);
@@ -224,8 +226,22 @@ class HloInstruction {
   FusionKind fusion_kind() const { return attrs().fusion_kind; }
 
   // Attributes every instruction may carry.
-  const xla::OpMetadata& metadata() const { return metadata_; }
-  xla::OpMetadata* mutable_metadata() { return &metadata_; }
+  // Metadata may be shared between instructions (readers share equal
+  // metadata, copies share the original's); mutable_metadata() first makes
+  // this instruction's own copy, so the pointer it returns is good until the
+  // instruction is copied.
+  const xla::OpMetadata& metadata() const {
+    return metadata_ ? *metadata_ : xla::OpMetadata::default_instance();
+  }
+  xla::OpMetadata* mutable_metadata();
+  // For sharing one metadata between instructions without copying it. What
+  // set_shared_metadata is given must have been made mutable
+  // (std::make_shared<xla::OpMetadata>): mutable_metadata() writes through
+  // it once nothing else shares it.
+  const std::shared_ptr<const xla::OpMetadata>& shared_metadata() const { return metadata_; }
+  void set_shared_metadata(std::shared_ptr<const xla::OpMetadata> metadata) {
+    metadata_ = std::move(metadata);
+  }
   const xla::FrontendAttributes& frontend_attributes() const { return frontend_attributes_; }
   xla::FrontendAttributes* mutable_frontend_attributes() { return &frontend_attributes_; }
   // backend_config exactly as written (JSON or any string); see backend_config.h.
@@ -262,7 +278,7 @@ class HloInstruction {
 
  private:
   friend class HloComputation;
-  HloInstruction(HloOpcode opcode, Shape shape) : opcode_(opcode), shape_(std::move(shape)) {}
+  HloInstruction(HloOpcode opcode, Shape&& shape) : opcode_(opcode), shape_(std::move(shape)) {}
   void AddUser(HloInstruction* user);
   void RemoveUser(HloInstruction* user);
 
@@ -278,7 +294,7 @@ class HloInstruction {
   std::vector<HloInstruction*> control_successors_;
   std::vector<HloComputation*> called_computations_;
   std::unique_ptr<HloAttributes> attrs_;
-  xla::OpMetadata metadata_;
+  std::shared_ptr<const xla::OpMetadata> metadata_;  // null: the default (empty)
   xla::FrontendAttributes frontend_attributes_;
   std::string backend_config_;
   std::unique_ptr<xla::OpSharding> sharding_;  // rare: kept out of line

@@ -264,5 +264,48 @@ TEST(Shape, ToStringAndValidation) {
   EXPECT_TRUE(ValidateShape(F32({1LL << 20, 8})).ok());
 }
 
+// Static shapes store no dynamic flags; the flags still read and compare as
+// one per dimension, however they were set.
+TEST(Shape, DynamicFlagsAreStoredOnlyWhenSet) {
+  Shape built(xla::F32, {});
+  built.add_dimension(3, /*is_dynamic=*/true);
+  built.add_dimension(4);
+  EXPECT_EQ(built.dynamic_dimensions(), (std::vector<bool>{true, false}));
+  EXPECT_EQ(built.ToString(), "f32[<=3,4]");
+  Shape set = F32({3, 4});
+  EXPECT_EQ(set.dynamic_dimensions(), (std::vector<bool>{false, false}));
+  EXPECT_NE(set, built);
+  set.set_dynamic_dimension(0, true);
+  EXPECT_EQ(set, built);
+  set.set_dynamic_dimension(0, false);  // Back to static, flags still stored.
+  EXPECT_EQ(set, F32({3, 4}));
+  EXPECT_TRUE(set.is_static());
+  Shape later = F32({3});
+  later.add_dimension(5, /*is_dynamic=*/true);
+  EXPECT_EQ(later.ToString(), "f32[3,<=5]");
+  later.set_dimensions({7});
+  EXPECT_TRUE(later.is_static());
+  EXPECT_EQ(later.dynamic_dimensions(), (std::vector<bool>{false}));
+}
+
+// Instructions may share one metadata; writing through mutable_metadata()
+// never changes another instruction's.
+TEST(Ir, SharedMetadataIsCopiedOnWrite) {
+  Diamond d;
+  d.a->mutable_metadata()->set_op_name("add");
+  d.m->set_shared_metadata(d.a->shared_metadata());
+  EXPECT_EQ(&d.m->metadata(), &d.a->metadata());
+  d.m->mutable_metadata()->set_op_name("mul");
+  EXPECT_EQ(d.a->metadata().op_name(), "add");
+  EXPECT_EQ(d.m->metadata().op_name(), "mul");
+  std::unique_ptr<HloInstruction> copy = d.a->CloneWithNewOperands(d.a->shape(), {d.p0, d.p1});
+  EXPECT_EQ(copy->metadata().op_name(), "add");
+  copy->mutable_metadata()->set_op_name("copy");
+  EXPECT_EQ(d.a->metadata().op_name(), "add");
+  EXPECT_EQ(d.n->metadata().op_name(), "");  // Never written: the default.
+  d.n->mutable_metadata()->set_op_name("neg");
+  EXPECT_EQ(d.n->metadata().op_name(), "neg");
+}
+
 }  // namespace
 }  // namespace hloc

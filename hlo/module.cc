@@ -28,11 +28,13 @@ std::pair<absl::string_view, int64_t> SplitNumericSuffix(absl::string_view name)
 bool Uniquify(absl::string_view base, absl::flat_hash_set<std::string>* taken,
               absl::flat_hash_map<std::string, int64_t>* next_suffix, std::string* renamed) {
   if (base.empty()) base = "instruction";
-  // Fused computations make millions of names: look up before copying.
-  if (!taken->contains(base)) {
-    taken->emplace(base.data(), base.size());
-    return true;
-  }
+  // Fused computations make millions of names: hash once, copy only when new.
+  bool inserted = false;
+  taken->lazy_emplace(base, [&](const auto& construct) {
+    inserted = true;
+    construct(base.data(), base.size());
+  });
+  if (inserted) return true;
   auto [stem, unused] = SplitNumericSuffix(base);
   auto it = next_suffix->find(stem);
   if (it == next_suffix->end()) it = next_suffix->emplace(std::string(stem), 0).first;
@@ -82,6 +84,7 @@ HloComputation* HloModule::AddComputation(std::unique_ptr<HloComputation> comput
   raw->parent_ = this;
   raw->set_name(UniquifyComputationName(raw->name()));
   raw->set_unique_id(next_computation_id_++);
+  names_.reserve(names_.size() + raw->instruction_count());  // One rehash at most.
   raw->ForEachInstruction([&](HloInstruction* i) { RegisterInstruction(i); });
   computations_.push_back(std::move(computation));
   return raw;

@@ -49,6 +49,13 @@ enum InstructionField : uint32_t {
   kAsyncExecutionThread = 79, kK = 81, kStatisticsViz = 82, kLargest = 85, kIsComposite = 89,
 };
 
+// Varints in a packed payload: one per byte below 0x80.
+size_t CountVarints(absl::string_view payload) {
+  size_t n = 0;
+  for (char c : payload) n += static_cast<unsigned char>(c) < 0x80;
+  return n;
+}
+
 // Appends one occurrence of a repeated int64 field (packed or not).
 template <typename Vector>
 bool AppendInt64s(WireReader* reader, uint32_t wire_type, Vector* out) {
@@ -60,15 +67,10 @@ bool AppendInt64s(WireReader* reader, uint32_t wire_type, Vector* out) {
   }
   if (wire_type != kLengthDelimited) return false;
   absl::string_view payload;
-  return reader->ReadLengthDelimited(&payload) &&
-         ForEachPackedVarint(payload, [&](uint64_t v) { out->push_back(static_cast<int64_t>(v)); });
-}
-
-// Varints in a packed payload: one per byte below 0x80.
-size_t CountVarints(absl::string_view payload) {
-  size_t n = 0;
-  for (char c : payload) n += static_cast<unsigned char>(c) < 0x80;
-  return n;
+  if (!reader->ReadLengthDelimited(&payload)) return false;
+  out->reserve(out->size() + CountVarints(payload));  // One allocation, not one per doubling.
+  return ForEachPackedVarint(payload,
+                             [&](uint64_t v) { out->push_back(static_cast<int64_t>(v)); });
 }
 
 // The values of a packed repeated int64 field; false when malformed.
@@ -161,13 +163,19 @@ bool ValidArray(PrimitiveType type, const std::vector<int64_t>& dimensions, cons
   return true;
 }
 
+// Builds the shape in *out (which may be left half-built when it fails):
+// the fields are located first, then each value is decoded into place, so
+// no Shape, Layout or dimension vector is copied or moved on the way.
 bool DecodeShapeImpl(absl::string_view bytes, int depth, Shape* out) {
   if (depth > kMaxFastTupleDepth) return false;
   WireReader reader(bytes);
   int32_t raw_type = 0;
-  std::vector<int64_t> dimensions;
+  // Packed dimensions as one span; unpacked ones (legal, rare) in a vector.
+  absl::string_view packed_dimensions;
+  std::vector<int64_t> unpacked_dimensions;
+  bool has_dimensions = false;
   absl::InlinedVector<int64_t, 8> dynamic;
-  std::vector<Shape> tuple_shapes;
+  absl::InlinedVector<absl::string_view, 4> tuple_elements;
   bool has_layout = false;
   absl::string_view layout_bytes;
   while (!reader.done()) {
@@ -180,28 +188,29 @@ bool DecodeShapeImpl(absl::string_view bytes, int depth, Shape* out) {
         raw_type = static_cast<int32_t>(v);
         break;
       }
-      case 3: {  // dimensions
-        absl::string_view packed;
-        if (wire_type == kLengthDelimited && dimensions.empty() && reader.ReadLengthDelimited(&packed)) {
-          dimensions.reserve(CountVarints(packed));
-          if (!ForEachPackedVarint(packed, [&](uint64_t v) {
-                dimensions.push_back(static_cast<int64_t>(v));
-              })) {
-            return false;
+      case 3:  // dimensions
+        if (wire_type == kLengthDelimited && !has_dimensions) {
+          if (!reader.ReadLengthDelimited(&packed_dimensions)) return false;
+        } else {
+          if (packed_dimensions.data() != nullptr) {
+            if (!ForEachPackedVarint(packed_dimensions, [&](uint64_t v) {
+                  unpacked_dimensions.push_back(static_cast<int64_t>(v));
+                })) {
+              return false;
+            }
+            packed_dimensions = absl::string_view();
           }
-        } else if (!AppendInt64s(&reader, wire_type, &dimensions)) {
-          return false;
+          if (!AppendInt64s(&reader, wire_type, &unpacked_dimensions)) return false;
         }
+        has_dimensions = true;
         break;
-      }
       case 6:  // is_dynamic_dimension
         if (!AppendInt64s(&reader, wire_type, &dynamic)) return false;
         break;
       case 4: {  // tuple_shapes
         absl::string_view element;
         if (wire_type != kLengthDelimited || !reader.ReadLengthDelimited(&element)) return false;
-        tuple_shapes.emplace_back();
-        if (!DecodeShapeImpl(element, depth + 1, &tuple_shapes.back())) return false;
+        tuple_elements.push_back(element);
         break;
       }
       case 5:  // layout; a second one would be merged into the first
@@ -217,34 +226,46 @@ bool DecodeShapeImpl(absl::string_view bytes, int depth, Shape* out) {
   }
   if (!xla::PrimitiveType_IsValid(raw_type)) return false;
   const auto type = static_cast<PrimitiveType>(raw_type);
+  const bool any_dimension = !packed_dimensions.empty() || !unpacked_dimensions.empty();
   if (type == xla::TUPLE) {
-    if (!dimensions.empty() || !dynamic.empty() || has_layout) return false;
-    *out = Shape::Tuple(std::move(tuple_shapes));
+    if (any_dimension || !dynamic.empty() || has_layout) return false;
+    std::vector<Shape> elements(tuple_elements.size());
+    for (size_t i = 0; i < tuple_elements.size(); ++i) {
+      if (!DecodeShapeImpl(tuple_elements[i], depth + 1, &elements[i])) return false;
+    }
+    *out = Shape::Tuple(std::move(elements));
     return true;
   }
-  if (!tuple_shapes.empty()) return false;
+  if (!tuple_elements.empty()) return false;
   if (type == xla::TOKEN) {
-    if (!dimensions.empty() || !dynamic.empty() || has_layout) return false;
+    if (any_dimension || !dynamic.empty() || has_layout) return false;
     *out = Shape::Token();
     return true;
   }
-  if (!IsArrayType(type) || static_cast<int64_t>(dimensions.size()) > kMaxRank ||
-      dynamic.size() != dimensions.size()) {
+  if (!IsArrayType(type)) return false;
+  std::vector<int64_t> dimensions;
+  if (packed_dimensions.data() != nullptr) {
+    dimensions.reserve(CountVarints(packed_dimensions));
+    if (!ForEachPackedVarint(packed_dimensions, [&](uint64_t v) {
+          dimensions.push_back(static_cast<int64_t>(v));
+        })) {
+      return false;
+    }
+  } else {
+    dimensions = std::move(unpacked_dimensions);
+  }
+  if (static_cast<int64_t>(dimensions.size()) > kMaxRank || dynamic.size() != dimensions.size()) {
     return false;
   }
-  std::optional<Layout> layout;
-  if (has_layout) {
-    layout.emplace();
-    if (!DecodeCanonicalLayout(layout_bytes, &*layout)) return false;
-  }
-  if (!ValidArray(type, dimensions, layout ? &*layout : nullptr)) return false;
-  Shape shape(type, std::move(dimensions));
+  *out = Shape(type, std::move(dimensions));
   for (size_t i = 0; i < dynamic.size(); ++i) {
-    if (dynamic[i] != 0) shape.set_dynamic_dimension(static_cast<int64_t>(i), true);
+    if (dynamic[i] != 0) out->set_dynamic_dimension(static_cast<int64_t>(i), true);
   }
-  if (layout) shape.set_layout(*std::move(layout));
-  *out = std::move(shape);
-  return true;
+  if (has_layout) {
+    out->set_layout(Layout());
+    if (!DecodeCanonicalLayout(layout_bytes, out->mutable_layout())) return false;
+  }
+  return ValidArray(type, out->dimensions(), has_layout ? &out->layout() : nullptr);
 }
 
 bool IsRowMajor(const Shape& shape) {
@@ -544,7 +565,7 @@ bool DecodeInstruction(absl::string_view bytes, FastInstruction* out) {
 
 std::unique_ptr<HloInstruction> BuildFastInstruction(
     const FastInstruction& p, absl::Span<HloInstruction* const> operands,
-    absl::Span<HloComputation* const> called_computations) {
+    absl::Span<HloComputation* const> called_computations, MetadataCache* metadata_cache) {
   if (p.needs_reference) return nullptr;
   const std::optional<HloOpcode> found = HloOpcodeFromName(p.opcode_);
   if (!found) return nullptr;
@@ -632,9 +653,30 @@ std::unique_ptr<HloInstruction> BuildFastInstruction(
   } else {
     for (HloComputation* c : called_computations) instruction->AppendCalledComputation(c);
   }
-  if (!p.metadata.empty() && !DecodeSimpleMetadata(p.metadata, instruction->mutable_metadata()) &&
-      !Parse(p.metadata, instruction->mutable_metadata())) {  // Parse clears first.
-    return nullptr;
+  if (!p.metadata.empty()) {
+    std::shared_ptr<const xla::OpMetadata> metadata;
+    if (metadata_cache != nullptr) {
+      if (metadata_cache->last != nullptr && metadata_cache->last_bytes == p.metadata) {
+        metadata = metadata_cache->last;
+      } else {
+        auto it = metadata_cache->by_bytes.find(p.metadata);
+        if (it != metadata_cache->by_bytes.end()) metadata = it->second;
+      }
+    }
+    if (metadata == nullptr) {
+      auto decoded = std::make_shared<xla::OpMetadata>();
+      if (!DecodeSimpleMetadata(p.metadata, decoded.get()) &&
+          !Parse(p.metadata, decoded.get())) {  // Parse clears first.
+        return nullptr;
+      }
+      metadata = std::move(decoded);
+      if (metadata_cache != nullptr) metadata_cache->by_bytes.emplace(p.metadata, metadata);
+    }
+    if (metadata_cache != nullptr) {
+      metadata_cache->last_bytes = p.metadata;
+      metadata_cache->last = metadata;
+    }
+    instruction->set_shared_metadata(std::move(metadata));
   }
   if (!p.frontend_attributes.empty() &&
       !Parse(p.frontend_attributes, instruction->mutable_frontend_attributes())) {

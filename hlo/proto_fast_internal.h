@@ -17,10 +17,12 @@
 #include <memory>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "hlo/computation.h"
 #include "hlo/instruction.h"
 #include "hlo/literal.h"
 #include "hlo/module.h"
@@ -75,11 +77,24 @@ struct FastInstruction {
 // (the caller then leaves the whole module to protobuf).
 bool DecodeInstruction(absl::string_view bytes, FastInstruction* out);
 
+// Metadata already decoded during one load, by its wire bytes (views into
+// the input): instructions with the same bytes share one OpMetadata. Models
+// repeat a few metadata across thousands of instructions.
+struct MetadataCache {
+  absl::flat_hash_map<absl::string_view, std::shared_ptr<const xla::OpMetadata>> by_bytes;
+  // The last one used: neighbors often share metadata, and comparing bytes
+  // is cheaper than hashing them.
+  absl::string_view last_bytes;
+  std::shared_ptr<const xla::OpMetadata> last;
+};
+
 // The instruction InstructionFromProto would build, or nullptr when the
 // fast path cannot tell (the caller then takes the reference path).
+// `metadata_cache` may be null (nothing shared).
 std::unique_ptr<HloInstruction> BuildFastInstruction(
     const FastInstruction& p, absl::Span<HloInstruction* const> operands,
-    absl::Span<HloComputation* const> called_computations);
+    absl::Span<HloComputation* const> called_computations,
+    MetadataCache* metadata_cache = nullptr);
 
 // ShapeFromProto on wire bytes, for shapes that ShapeToProto would write
 // back byte for byte ("canonical"); false otherwise or when invalid.
@@ -89,6 +104,13 @@ bool DecodeCanonicalShape(absl::string_view bytes, Shape* shape);
 // standard type, row-major, canonical shape); nullopt when not that case or
 // invalid.
 std::optional<Literal> DecodeSimpleLiteral(absl::string_view bytes);
+
+// ProgramShapeProto bytes (proto_fast_program_shape.cc). True when protobuf
+// would parse them; false when unsure (then ask protobuf).
+bool WellFormedProgramShape(absl::string_view bytes);
+// ProgramShapeFromProto on the bytes, for canonical shapes and ASCII names;
+// false when not that case or invalid (then ask protobuf).
+bool DecodeProgramShape(absl::string_view bytes, ProgramShape* out);
 
 // How many instructions took which path (for tests).
 struct FastReadStats {

@@ -14,6 +14,7 @@
 // refuses) the whole input is read again the reference way, so errors,
 // and every case the fast path does not cover, are exactly ModuleFromProto's.
 #include <climits>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -49,8 +50,11 @@ struct FastModule {
   int computations_size() const { return static_cast<int>(computations_.size()); }
   const FastComputation& computations(int i) const { return computations_[i]; }
 
-  xla::HloModuleProto header;  // Everything but the computations.
+  xla::HloModuleProto header;  // Everything but the computations (and the below).
   std::vector<FastComputation> computations_;
+  // host_program_shape when DecodeProgramShape could read it (it is then
+  // not in `header`).
+  std::optional<ProgramShape> host_program_shape;
 };
 
 template <typename Message>
@@ -77,7 +81,7 @@ bool DecodeComputation(absl::string_view bytes, FastComputation* out) {
       } else {
         // program_shape is rewritten from the IR; only its validity matters.
         xla::ProgramShapeProto program_shape;
-        if (!Parse(payload, &program_shape)) return false;
+        if (!WellFormedProgramShape(payload) && !Parse(payload, &program_shape)) return false;
       }
     } else if (wire_type == kVarint && (field == 5 || field == 6 || field == 7)) {
       if (!reader.ReadVarint(&value)) return false;
@@ -99,18 +103,38 @@ bool DecodeModule(absl::string_view bytes, FastModule* out) {
   WireReader reader(bytes);
   std::vector<absl::string_view> computations;
   std::string header_bytes;
+  // host_program_shape (4) with its tag, when there is exactly one.
+  absl::string_view program_shape_field, program_shape;
+  int program_shapes = 0;
   while (!reader.done()) {
     const char* start = reader.position();
     uint32_t field, wire_type;
     if (!reader.ReadTag(&field, &wire_type)) return false;
-    if (field == 3 && wire_type == kLengthDelimited) {
+    if ((field == 3 || field == 4) && wire_type == kLengthDelimited) {
       absl::string_view payload;
       if (!reader.ReadLengthDelimited(&payload)) return false;
-      computations.push_back(payload);
-      continue;
+      if (field == 3) {
+        computations.push_back(payload);
+        continue;
+      }
+      if (++program_shapes == 1) {
+        program_shape = payload;
+        program_shape_field = absl::string_view(start, reader.position() - start);
+        continue;
+      }
+      // Protobuf merges repeated occurrences: leave them all to it.
+      if (program_shapes == 2) absl::StrAppend(&header_bytes, program_shape_field);
+    } else if (!reader.Skip(wire_type)) {
+      return false;
     }
-    if (!reader.Skip(wire_type)) return false;
     header_bytes.append(start, reader.position() - start);
+  }
+  if (program_shapes == 1) {
+    out->host_program_shape.emplace();
+    if (!DecodeProgramShape(program_shape, &*out->host_program_shape)) {
+      out->host_program_shape.reset();
+      absl::StrAppend(&header_bytes, program_shape_field);
+    }
   }
   if (!Parse(header_bytes, &out->header)) return false;
   out->computations_.resize(computations.size());
@@ -122,8 +146,10 @@ bool DecodeModule(absl::string_view bytes, FastModule* out) {
 
 absl::StatusOr<std::unique_ptr<HloInstruction>> MakeInstruction(
     const FastInstruction& instruction, absl::Span<HloInstruction* const> operands,
-    absl::Span<HloComputation* const> called, FastReadStats* stats) {
-  if (std::unique_ptr<HloInstruction> fast = BuildFastInstruction(instruction, operands, called)) {
+    absl::Span<HloComputation* const> called, MetadataCache* metadata_cache,
+    FastReadStats* stats) {
+  if (std::unique_ptr<HloInstruction> fast =
+          BuildFastInstruction(instruction, operands, called, metadata_cache)) {
     if (stats) ++stats->fast_instructions;
     return fast;
   }
@@ -141,12 +167,15 @@ absl::StatusOr<std::unique_ptr<HloModule>> TryFastModule(absl::string_view bytes
   if (bytes.size() > INT_MAX || !DecodeModule(bytes, &module)) {
     return absl::UnimplementedError("not for the fast path");
   }
+  MetadataCache metadata_cache;
   return proto_io_internal::ReadModule(
       module, module.header,
-      [stats](const FastInstruction& instruction, absl::Span<HloInstruction* const> operands,
-              absl::Span<HloComputation* const> called) {
-        return MakeInstruction(instruction, operands, called, stats);
-      });
+      [stats, &metadata_cache](const FastInstruction& instruction,
+                               absl::Span<HloInstruction* const> operands,
+                               absl::Span<HloComputation* const> called) {
+        return MakeInstruction(instruction, operands, called, &metadata_cache, stats);
+      },
+      std::move(module.host_program_shape));
 }
 
 namespace {

@@ -444,6 +444,53 @@ TEST(ProtoFastReaderTest, UnusualEncodingsLoadTheSame) {
     CompareModule("group", bytes + Tag(77, 3) + Tag(77, 4), &tally);
     CompareModule("field number 0", bytes + Tag(0, 0) + Varint(1), &tally);
   }
+  // The module's host_program_shape and the computations' program shapes,
+  // which the fast reader decodes or checks without protobuf.
+  {
+    const std::string bytes = base.SerializeAsString();
+    const std::string shape = base.host_program_shape().SerializeAsString();
+    CompareModule("host program shape again", bytes + LengthDelimited(4, shape), &tally);
+    CompareModule("host program shape with a third parameter",
+                  bytes + LengthDelimited(4, LengthDelimited(1, base.host_program_shape()
+                                                                   .parameters(0)
+                                                                   .SerializeAsString())),
+                  &tally);
+    xla::HloModuleProto proto = base;
+    proto.mutable_host_program_shape()->add_parameter_names("a");
+    CompareModule("host program shape with names", proto.SerializeAsString(), &tally);
+    proto.mutable_host_program_shape()->add_parameter_names("b");
+    proto.mutable_host_program_shape()->add_parameter_names("c");
+    CompareModule("more names than parameters", proto.SerializeAsString(), &tally);
+    proto = base;
+    proto.mutable_host_program_shape()->mutable_parameters(0)->set_element_type(xla::S32);
+    CompareModule("host program shape not the entry's", proto.SerializeAsString(), &tally);
+    proto = base;
+    proto.mutable_host_program_shape()->mutable_result()->mutable_layout()->set_memory_space(1);
+    CompareModule("host program shape with a memory space", proto.SerializeAsString(), &tally);
+    proto = base;
+    proto.mutable_host_program_shape()->clear_result();
+    CompareModule("host program shape without result", proto.SerializeAsString(), &tally);
+    proto = base;
+    Unknown(proto.mutable_host_program_shape())->AddVarint(99, 1);
+    CompareModule("host program shape with unknown field", proto.SerializeAsString(), &tally);
+    proto = base;
+    proto.mutable_host_program_shape()->mutable_parameters(1)->mutable_layout()->add_tiles()
+        ->add_dimensions(2);
+    CompareModule("host program shape with a tile", proto.SerializeAsString(), &tally);
+    proto = base;
+    proto.mutable_host_program_shape()->add_parameter_names("caf\xc3\xa9");
+    CompareModule("host program shape with a UTF-8 name", proto.SerializeAsString(), &tally);
+    proto = base;
+    auto* program_shape = proto.mutable_computations(0)->mutable_program_shape();
+    program_shape->add_parameter_names("x\xc3\xa9");
+    Unknown(program_shape->add_parameters())->AddFixed32(7, 1);
+    program_shape->mutable_result()->mutable_layout()->set_dynamic_shape_metadata_prefix_bytes(8);
+    CompareModule("computation program shape with extras", proto.SerializeAsString(), &tally);
+    proto = base;
+    proto.mutable_computations(0)->mutable_program_shape()->add_parameter_names("\xff");
+    CompareModule("computation program shape with a bad string", proto.SerializeAsString(),
+                  &tally);
+  }
   {
     // Instructions re-encoded with unpacked operand ids and a second name.
     xla::HloModuleProto proto = base;

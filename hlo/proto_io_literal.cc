@@ -64,10 +64,9 @@ absl::Status ShapeFromProtoImpl(const xla::ShapeProto& proto, int depth, Shape* 
                                    " is_dynamic_dimension flags for rank ",
                                    proto.dimensions_size()));
   }
-  Shape shape(type, {});
-  for (int i = 0; i < proto.dimensions_size(); ++i) {
-    shape.add_dimension(proto.dimensions(i),
-                        proto.is_dynamic_dimension_size() != 0 && proto.is_dynamic_dimension(i));
+  Shape shape(type, std::vector<int64_t>(proto.dimensions().begin(), proto.dimensions().end()));
+  for (int i = 0; i < proto.is_dynamic_dimension_size(); ++i) {
+    if (proto.is_dynamic_dimension(i)) shape.set_dynamic_dimension(i, true);
   }
   if (proto.has_layout()) {
     const xla::LayoutProto& lp = proto.layout();

@@ -27,6 +27,7 @@
 #define HLOC_HLO_PROTO_IO_MODULE_READER_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -268,6 +269,11 @@ absl::Status BuildComputation(const M& proto, const ProtoIndex& index, int ci,
   HLOC_ASSIGN_OR_RETURN(Edges deps, ResolveEdges(proto, index, ci));
   HLOC_ASSIGN_OR_RETURN(std::vector<int> order, TopologicalOrder(c, deps));
   by_position->assign(c.instructions_size(), nullptr);
+  // Uses of each instruction as an operand: its users' vector is sized once.
+  std::vector<int> uses(c.instructions_size(), 0);
+  for (int j = 0; j < c.instructions_size(); ++j) {
+    for (int k = 0; k < c.instructions(j).operand_ids_size(); ++k) ++uses[deps.at(j, k)];
+  }
   std::vector<HloInstruction*> operands;
   std::vector<HloComputation*> called;
   for (int j : order) {
@@ -285,6 +291,7 @@ absl::Status BuildComputation(const M& proto, const ProtoIndex& index, int ci,
                                        instruction.status().message()));
     }
     (*by_position)[j] = computation->AddInstruction(*std::move(instruction));
+    if (uses[j] > 0) (*by_position)[j]->ReserveUsers(uses[j]);
   }
   for (int j = 0; j < c.instructions_size(); ++j) {
     for (size_t k = c.instructions(j).operand_ids_size(); k < deps.size(j); ++k) {
@@ -320,30 +327,44 @@ absl::StatusOr<int> FindEntry(const M& proto, const ProtoIndex& index) {
       proto.entry_computation_id(), ", entry_computation_name '", entry_name, "')"));
 }
 
+// True when `layout` has the entry's parameter and result shapes, layouts
+// aside (ComputeProgramShape's, compared without building it).
+inline bool MatchesEntry(const ProgramShape& layout, const HloComputation& entry) {
+  static const Shape* const kNone = new Shape();
+  auto shape_of = [](const HloInstruction* i) -> const Shape& { return i ? i->shape() : *kNone; };
+  if (static_cast<int64_t>(layout.parameters.size()) != entry.num_parameters() ||
+      !layout.result.Compatible(shape_of(entry.root()))) {
+    return false;
+  }
+  for (int64_t i = 0; i < entry.num_parameters(); ++i) {
+    if (!layout.parameters[i].Compatible(shape_of(entry.parameter(i)))) return false;
+  }
+  return true;
+}
+
 // Module settings from `header` (everything of the module but its
-// computations) into the module's config.
+// computations) into the module's config. `host_program_shape`, when set,
+// was decoded from the module's bytes by the caller (`header` then has none).
 template <typename M>
 absl::Status ReadConfig(const M& proto, const xla::HloModuleProto& header,
+                        std::optional<ProgramShape> host_program_shape,
                         const ProtoIndex& index, const std::vector<HloComputation*>& computations,
                         const std::vector<std::vector<HloInstruction*>>& by_position,
                         HloModule* module) {
   HloModuleConfig* config = module->mutable_config();
-  if (header.has_host_program_shape()) {
-    auto layout = ProgramShapeFromProto(header.host_program_shape());
+  if (host_program_shape || header.has_host_program_shape()) {
+    absl::StatusOr<ProgramShape> layout =
+        host_program_shape ? *std::move(host_program_shape)
+                           : ProgramShapeFromProto(header.host_program_shape());
     if (!layout.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("host_program_shape: ", layout.status().message()));
     }
-    const ProgramShape entry = module->entry()->ComputeProgramShape();
-    bool compatible = layout->parameters.size() == entry.parameters.size() &&
-                      layout->result.Compatible(entry.result);
-    for (size_t i = 0; compatible && i < entry.parameters.size(); ++i) {
-      compatible = layout->parameters[i].Compatible(entry.parameters[i]);
-    }
-    if (!compatible) {
+    if (!MatchesEntry(*layout, *module->entry())) {
       return absl::InvalidArgumentError(
           absl::StrCat("host_program_shape ", layout->ToString(),
-                       " does not match the entry computation's ", entry.ToString()));
+                       " does not match the entry computation's ",
+                       module->entry()->ComputeProgramShape().ToString()));
     }
     config->entry_computation_layout = *std::move(layout);
   }
@@ -382,11 +403,12 @@ absl::Status ReadConfig(const M& proto, const xla::HloModuleProto& header,
 }
 
 // The whole module: `proto` is the view of the computations, `header` the
-// module's other fields, `make` builds one instruction.
+// module's other fields, `make` builds one instruction; `host_program_shape`
+// is the header's when the caller decoded it already (see ReadConfig).
 template <typename M, typename Make>
-absl::StatusOr<std::unique_ptr<HloModule>> ReadModule(const M& proto,
-                                                      const xla::HloModuleProto& header,
-                                                      const Make& make) {
+absl::StatusOr<std::unique_ptr<HloModule>> ReadModule(
+    const M& proto, const xla::HloModuleProto& header, const Make& make,
+    std::optional<ProgramShape> host_program_shape = std::nullopt) {
   if (proto.computations_size() == 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("module '", proto.name(), "' has no computations"));
@@ -423,7 +445,8 @@ absl::StatusOr<std::unique_ptr<HloModule>> ReadModule(const M& proto,
   std::vector<HloComputation*> computations(n);
   for (int i = 0; i < n; ++i) computations[i] = module->AddComputation(std::move(owned[i]));
   module->set_entry(computations[entry]);
-  HLOC_RETURN_IF_ERROR(ReadConfig(proto, header, index, computations, by_position, module.get()));
+  HLOC_RETURN_IF_ERROR(ReadConfig(proto, header, std::move(host_program_shape), index,
+                                  computations, by_position, module.get()));
   return module;
 }
 

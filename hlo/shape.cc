@@ -38,9 +38,7 @@ std::string Layout::ToString() const {
 }
 
 Shape::Shape(PrimitiveType element_type, std::vector<int64_t> dimensions)
-    : element_type_(element_type),
-      dimensions_(std::move(dimensions)),
-      dynamic_(dimensions_.size(), false) {}
+    : element_type_(element_type), dimensions_(std::move(dimensions)) {}
 
 Shape Shape::Tuple(std::vector<Shape> elements) {
   Shape shape;
@@ -57,12 +55,27 @@ Shape Shape::Token() {
 
 void Shape::set_dimensions(std::vector<int64_t> dims) {
   dimensions_ = std::move(dims);
-  dynamic_.assign(dimensions_.size(), false);
+  dynamic_.clear();
 }
 
 void Shape::add_dimension(int64_t size, bool is_dynamic) {
+  if (is_dynamic || !dynamic_.empty()) {
+    dynamic_.resize(dimensions_.size(), false);
+    dynamic_.push_back(is_dynamic);
+  }
   dimensions_.push_back(size);
-  dynamic_.push_back(is_dynamic);
+}
+
+void Shape::set_dynamic_dimension(int64_t i, bool is_dynamic) {
+  if (dynamic_.empty()) {
+    if (!is_dynamic) return;
+    dynamic_.assign(dimensions_.size(), false);
+  }
+  dynamic_[i] = is_dynamic;
+}
+
+std::vector<bool> Shape::dynamic_dimensions() const {
+  return dynamic_.empty() ? std::vector<bool>(dimensions_.size(), false) : dynamic_;
 }
 
 bool Shape::is_static() const {
@@ -131,7 +144,12 @@ bool Shape::Compatible(const Shape& other) const {
     }
     return true;
   }
-  return dimensions_ == other.dimensions_ && dynamic_ == other.dynamic_;
+  if (dimensions_ != other.dimensions_) return false;
+  if (dynamic_.empty() && other.dynamic_.empty()) return true;
+  for (size_t i = 0; i < dimensions_.size(); ++i) {
+    if (is_dynamic_dimension(i) != other.is_dynamic_dimension(i)) return false;
+  }
+  return true;
 }
 
 bool Shape::SameDimensions(const Shape& other) const {
@@ -160,7 +178,7 @@ void Shape::AppendTo(std::string* out, bool print_layout) const {
   out->push_back('[');
   for (size_t i = 0; i < dimensions_.size(); ++i) {
     if (i) out->push_back(',');
-    if (dynamic_[i]) {
+    if (is_dynamic_dimension(i)) {
       // An unbounded dynamic size prints as "?", a bounded one as "<=N".
       if (dimensions_[i] == kUnboundedSize) {
         out->push_back('?');
@@ -216,9 +234,6 @@ absl::Status ValidateShape(const Shape& shape) {
         absl::StrCat("shape has an invalid element type (", static_cast<int>(shape.element_type()),
                      ")"));
   }
-  if (shape.dynamic_dimensions().size() != shape.dimensions().size()) {
-    return absl::InvalidArgumentError("shape's dynamic-dimension flags do not match its rank");
-  }
   for (int64_t i = 0; i < shape.rank(); ++i) {
     int64_t d = shape.dimensions(i);
     if (d < 0 && !(d == Shape::kUnboundedSize && shape.is_dynamic_dimension(i))) {
@@ -245,13 +260,21 @@ absl::Status ValidateShape(const Shape& shape) {
                                                      m2m.size(), " dimensions, the shape has ",
                                                      shape.rank()));
     }
-    std::vector<bool> seen(m2m.size(), false);
+    // A bit per dimension; on the stack up to rank 256 (the verifier checks
+    // every instruction's shape).
+    uint64_t small_seen[4] = {0, 0, 0, 0};
+    std::vector<uint64_t> large_seen;
+    uint64_t* seen = small_seen;
+    if (m2m.size() > 256) {
+      large_seen.assign((m2m.size() + 63) / 64, 0);
+      seen = large_seen.data();
+    }
     for (int64_t d : m2m) {
-      if (d < 0 || d >= shape.rank() || seen[d]) {
+      if (d < 0 || d >= shape.rank() || (seen[d / 64] >> (d % 64) & 1)) {
         return absl::InvalidArgumentError(absl::StrCat(
             "layout of ", shape.ToString(), " is not a permutation of the dimensions"));
       }
-      seen[d] = true;
+      seen[d / 64] |= uint64_t{1} << (d % 64);
     }
   }
   return absl::OkStatus();

@@ -67,9 +67,10 @@ class Shape {
   void set_dimension(int64_t i, int64_t size) { dimensions_[i] = size; }
   void add_dimension(int64_t size, bool is_dynamic = false);
 
-  bool is_dynamic_dimension(int64_t i) const { return dynamic_[i]; }
-  void set_dynamic_dimension(int64_t i, bool is_dynamic) { dynamic_[i] = is_dynamic; }
-  const std::vector<bool>& dynamic_dimensions() const { return dynamic_; }
+  bool is_dynamic_dimension(int64_t i) const { return !dynamic_.empty() && dynamic_[i]; }
+  void set_dynamic_dimension(int64_t i, bool is_dynamic);
+  // One flag per dimension (a copy: static shapes store none).
+  std::vector<bool> dynamic_dimensions() const;
   bool is_static() const;  // No dynamic dimension anywhere, tuples included.
 
   bool has_layout() const { return layout_.has_value(); }
@@ -107,6 +108,8 @@ class Shape {
  private:
   PrimitiveType element_type_ = xla::PRIMITIVE_TYPE_INVALID;
   std::vector<int64_t> dimensions_;
+  // Empty while no dimension was made dynamic (most shapes: no allocation),
+  // else one flag per dimension.
   std::vector<bool> dynamic_;
   std::optional<Layout> layout_;
   std::vector<Shape> tuple_shapes_;

@@ -271,8 +271,8 @@ absl::StatusOr<Shape> InferBitcastConvertShape(const Shape& operand, PrimitiveTy
                    " needs a minor dimension of size ", ratio);
   }
   std::vector<int64_t> dims(operand.dimensions().begin(), operand.dimensions().end() - 1);
-  std::vector<bool> dynamic(operand.dynamic_dimensions().begin(),
-                            operand.dynamic_dimensions().end() - 1);
+  std::vector<bool> dynamic = operand.dynamic_dimensions();
+  dynamic.pop_back();
   return MakeArray(new_type, dims, dynamic);
 }
 
