@@ -93,6 +93,21 @@ while IFS= read -r arg; do
       continue ;;
     -lprotobuf|-lz|-lzstd|-lxml2|-ltinfo|-lgtest|-lgtest_main|-lgmock|-lgmock_main|-lbenchmark|-lbenchmark_main)
       link_args+=("$(static_of "$arg")"); continue ;;
+    -ltcmalloc_minimal)
+      # The malloc of hloc's binaries, linked in. Its entry points are
+      # exported so that glibc and every library loaded later (CUDA, cuDNN)
+      # allocate and free through the same malloc as the executable.
+      static=$(static_of "$arg")
+      if [ "$static" = "$arg" ]; then
+        echo "error: no static libtcmalloc_minimal.a (Debian: apt-get install libgoogle-perftools-dev; tools/setup.sh does)" >&2
+        exit 1
+      fi
+      link_args+=("$static")
+      for symbol in malloc free calloc realloc memalign posix_memalign aligned_alloc valloc \
+                    pvalloc malloc_usable_size; do
+        link_args+=("-Wl,--export-dynamic-symbol=$symbol")
+      done
+      continue ;;
     -lstdc++) continue ;;
   esac
   if [ "${skip_next:-0}" = 1 ]; then skip_next=0; continue; fi
