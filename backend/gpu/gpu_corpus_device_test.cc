@@ -39,43 +39,42 @@ void CheckModule(const std::string& id, const HloModule& module, CorpusTally* ta
     return;
   }
   ++tally->runnable;
-  for (bool graph : {true}) {
-    CorpusTally::Mode& counts = tally->modes[graph ? "gpu (graphs)" : "gpu"];
-    ++counts.ran;
-    std::string plan;
-    absl::StatusOr<Literal> actual = RunOnTestDevice(module, test_case.arguments, graph, &plan);
-    if (!actual.ok()) {
-      if (absl::IsUnimplemented(actual.status())) ++counts.notes["refused: no GPU path"];
-      counts.failures.push_back(absl::StrCat(id, ": ", actual.status().ToString()));
-      continue;
-    }
-    // Ops with no GPU kernel run on the host (visible in the plan).
-    std::set<std::string> host_ops;
-    for (absl::string_view line : absl::StrSplit(plan, '\n')) {
-      const size_t at = line.find(") runs on host");
-      const size_t open = line.rfind('(', at);
-      if (at != absl::string_view::npos && open != absl::string_view::npos) {
-        host_ops.insert(std::string(line.substr(open + 1, at - open - 1)));
-      }
-    }
-    for (const std::string& op : host_ops) ++counts.notes["ran " + op + " on the host"];
-    // Libraries and GPU math differ from the interpreter: take the looser of
-    // the contraction-aware tolerance and the GPU one.
-    Tolerance tolerance = test_case.tolerance;
-    const Tolerance gpu = GpuTolerance(testdata::LoosestFloatType(test_case.expected.shape()));
-    if (gpu.rtol.has_value() && (!tolerance.rtol || *tolerance.rtol < *gpu.rtol)) {
-      tolerance.rtol = gpu.rtol;
-    }
-    if (gpu.atol.has_value() && (!tolerance.atol || *tolerance.atol < *gpu.atol)) {
-      tolerance.atol = gpu.atol;
-    }
-    ComparisonReport report = CompareLiterals(test_case.expected, *actual, tolerance);
-    if (!report.ok) {
-      counts.failures.push_back(absl::StrCat(id, ": ", report.ToString(), "\n", plan));
-      continue;
-    }
-    ++counts.matched;
+  CorpusTally::Mode& counts = tally->modes["gpu (graphs)"];
+  ++counts.ran;
+  std::string plan;
+  absl::StatusOr<Literal> actual =
+      RunOnTestDevice(module, test_case.arguments, /*use_graph=*/true, &plan);
+  if (!actual.ok()) {
+    if (absl::IsUnimplemented(actual.status())) ++counts.notes["refused: no GPU path"];
+    counts.failures.push_back(absl::StrCat(id, ": ", actual.status().ToString()));
+    return;
   }
+  // Ops with no GPU kernel run on the host (visible in the plan).
+  std::set<std::string> host_ops;
+  for (absl::string_view line : absl::StrSplit(plan, '\n')) {
+    const size_t at = line.find(") runs on host");
+    const size_t open = line.rfind('(', at);
+    if (at != absl::string_view::npos && open != absl::string_view::npos) {
+      host_ops.insert(std::string(line.substr(open + 1, at - open - 1)));
+    }
+  }
+  for (const std::string& op : host_ops) ++counts.notes["ran " + op + " on the host"];
+  // Libraries and GPU math differ from the interpreter: take the looser of
+  // the contraction-aware tolerance and the GPU one.
+  Tolerance tolerance = test_case.tolerance;
+  const Tolerance gpu = GpuTolerance(testdata::LoosestFloatType(test_case.expected.shape()));
+  if (gpu.rtol.has_value() && (!tolerance.rtol || *tolerance.rtol < *gpu.rtol)) {
+    tolerance.rtol = gpu.rtol;
+  }
+  if (gpu.atol.has_value() && (!tolerance.atol || *tolerance.atol < *gpu.atol)) {
+    tolerance.atol = gpu.atol;
+  }
+  ComparisonReport report = CompareLiterals(test_case.expected, *actual, tolerance);
+  if (!report.ok) {
+    counts.failures.push_back(absl::StrCat(id, ": ", report.ToString(), "\n", plan));
+    return;
+  }
+  ++counts.matched;
 }
 
 class GpuCorpusTest : public ::testing::TestWithParam<std::string> {};

@@ -17,42 +17,11 @@ namespace gpu {
 absl::StatusOr<llvm::Value*> LibdeviceMathLowering::Emit(
     llvm::IRBuilder<>& b, codegen::MathFunction function,
     absl::Span<llvm::Value* const> args) const {
-  using codegen::MathFunction;
-  if (args.empty()) return absl::InvalidArgumentError("math function without arguments");
-  llvm::Type* t = args[0]->getType();
-  const bool is_float = t->isFloatTy();
-  if (!is_float && !t->isDoubleTy()) {
-    return absl::InvalidArgumentError("libdevice functions take float or double");
-  }
-  const char* name = nullptr;
-  switch (function) {
-    case MathFunction::kExp: name = "exp"; break;
-    case MathFunction::kExpm1: name = "expm1"; break;
-    case MathFunction::kLog: name = "log"; break;
-    case MathFunction::kLog1p: name = "log1p"; break;
-    case MathFunction::kSin: name = "sin"; break;
-    case MathFunction::kCos: name = "cos"; break;
-    case MathFunction::kTan: name = "tan"; break;
-    case MathFunction::kTanh: name = "tanh"; break;
-    case MathFunction::kErf: name = "erf"; break;
-    case MathFunction::kCbrt: name = "cbrt"; break;
-    case MathFunction::kPow: name = "pow"; break;
-    case MathFunction::kAtan2: name = "atan2"; break;
-  }
-  const size_t arity = (function == MathFunction::kPow || function == MathFunction::kAtan2) ? 2 : 1;
-  if (args.size() != arity) return absl::InvalidArgumentError("wrong number of math arguments");
   // libdevice names: __nv_exp (double), __nv_expf (float).
-  const std::string symbol = absl::StrCat("__nv_", name, is_float ? "f" : "");
-  llvm::Module* module = b.GetInsertBlock()->getModule();
-  std::vector<llvm::Type*> params(arity, t);
-  llvm::FunctionCallee callee =
-      module->getOrInsertFunction(symbol, llvm::FunctionType::get(t, params, false));
-  if (auto* f = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
-    f->setDoesNotThrow();
-    f->setDoesNotAccessMemory();
-    f->addFnAttr(llvm::Attribute::WillReturn);
-  }
-  return b.CreateCall(callee, std::vector<llvm::Value*>(args.begin(), args.end()));
+  absl::StatusOr<llvm::FunctionCallee> callee =
+      codegen::DeclareMathFunction(b, function, args, "__nv_", "libdevice");
+  if (!callee.ok()) return callee.status();
+  return b.CreateCall(*callee, std::vector<llvm::Value*>(args.begin(), args.end()));
 }
 
 bool NeedsLibdevice(const llvm::Module& module) {

@@ -600,13 +600,16 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitReducePrecision(PrimitiveTy
 
 // ---------------------------------------------------------------- libm
 
-absl::StatusOr<llvm::Value*> LibmMathLowering::Emit(llvm::IRBuilder<>& b, MathFunction function,
-                                                    absl::Span<llvm::Value* const> args) const {
+absl::StatusOr<llvm::FunctionCallee> DeclareMathFunction(llvm::IRBuilder<>& b,
+                                                         MathFunction function,
+                                                         absl::Span<llvm::Value* const> args,
+                                                         absl::string_view prefix,
+                                                         absl::string_view library) {
   if (args.empty()) return absl::InvalidArgumentError("math function without arguments");
   llvm::Type* t = args[0]->getType();
   const bool is_float = t->isFloatTy();
   if (!is_float && !t->isDoubleTy()) {
-    return absl::InvalidArgumentError("libm functions take float or double");
+    return absl::InvalidArgumentError(absl::StrCat(library, " functions take float or double"));
   }
   const char* name = nullptr;
   switch (function) {
@@ -625,7 +628,7 @@ absl::StatusOr<llvm::Value*> LibmMathLowering::Emit(llvm::IRBuilder<>& b, MathFu
   }
   const size_t arity = (function == MathFunction::kPow || function == MathFunction::kAtan2) ? 2 : 1;
   if (args.size() != arity) return absl::InvalidArgumentError("wrong number of math arguments");
-  std::string symbol = is_float ? absl::StrCat(name, "f") : name;
+  const std::string symbol = absl::StrCat(prefix, name, is_float ? "f" : "");
   llvm::Module* module = b.GetInsertBlock()->getModule();
   std::vector<llvm::Type*> params(arity, t);
   llvm::FunctionCallee callee =
@@ -636,6 +639,17 @@ absl::StatusOr<llvm::Value*> LibmMathLowering::Emit(llvm::IRBuilder<>& b, MathFu
     f->setDoesNotAccessMemory();
     f->addFnAttr(llvm::Attribute::WillReturn);
   }
+  return callee;
+}
+
+absl::StatusOr<llvm::Value*> LibmMathLowering::Emit(llvm::IRBuilder<>& b, MathFunction function,
+                                                    absl::Span<llvm::Value* const> args) const {
+  absl::StatusOr<llvm::FunctionCallee> declared =
+      DeclareMathFunction(b, function, args, /*prefix=*/"", "libm");
+  if (!declared.ok()) return declared.status();
+  const llvm::FunctionCallee callee = *declared;
+  llvm::Type* t = args[0]->getType();
+  const bool is_float = t->isFloatTy();
   const std::vector<llvm::Value*> call_args(args.begin(), args.end());
   if (function != MathFunction::kExp) return b.CreateCall(callee, call_args);
   // exp of anything below ln(2^-150) (float) or ln(2^-1075) (double) rounds

@@ -7,6 +7,7 @@
 #define HLOC_BACKEND_LLVM_MATH_LOWERING_H_
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "llvm/IR/IRBuilder.h"
 
@@ -27,6 +28,17 @@ class MathLowering {
   virtual absl::StatusOr<llvm::Value*> Emit(llvm::IRBuilder<>& b, MathFunction function,
                                             absl::Span<llvm::Value* const> args) const = 0;
 };
+
+// Declares, in the builder's module, the C-style math function for
+// `function` on the type of `args` (float or double; all the same) and
+// checks the argument count: `prefix` + "exp" + "f" for float, e.g. "expf"
+// (libm, prefix "") or "__nv_exp" (libdevice, prefix "__nv_"). The function
+// is marked pure. `library` names the library in errors.
+absl::StatusOr<llvm::FunctionCallee> DeclareMathFunction(llvm::IRBuilder<>& b,
+                                                         MathFunction function,
+                                                         absl::Span<llvm::Value* const> args,
+                                                         absl::string_view prefix,
+                                                         absl::string_view library);
 
 // Calls the C library: expf/exp, log1pf/log1p, ... declared in the module.
 class LibmMathLowering : public MathLowering {

@@ -132,53 +132,52 @@ class DeviceCopyThunk : public GpuThunk {
   int64_t bytes_;
 };
 
-// A cuBLASLt matmul. Buffers: lhs, rhs, [bias], output, workspace.
-class GemmThunk : public GpuThunk {
+// A library call: its label, configuration and buffers (operands, output,
+// workspace last), and the runner Initialize makes. The gemm and convolution
+// thunks differ only in the library behind them.
+template <typename Config, typename Runner>
+class LibraryCallThunkBase : public GpuThunk {
  public:
-  GemmThunk(std::string label, GemmConfig config, std::vector<BufferId> buffers,
-            int64_t workspace_bytes)
-      : label_(std::move(label)),
-        config_(config),
-        buffers_(std::move(buffers)),
-        workspace_bytes_(workspace_bytes) {}
-  absl::Status Initialize(GpuInitContext& context) override;
-  absl::Status Execute(GpuExecutionContext& context) const override;
-  void AppendTo(std::string* out, int indent) const override;
-  const GemmConfig& config() const { return config_; }
-  const std::vector<BufferId>& buffers() const { return buffers_; }
-
- private:
-  GemmBuffers Pointers(const std::vector<CUdeviceptr>& table) const;
-  std::string label_;
-  GemmConfig config_;
-  std::vector<BufferId> buffers_;
-  int64_t workspace_bytes_;
-  std::unique_ptr<GemmRunner> runner_;
-};
-
-// A cuDNN forward convolution. Buffers: input, filter, [bias], output,
-// workspace.
-class ConvThunk : public GpuThunk {
- public:
-  ConvThunk(std::string label, ConvConfig config, std::vector<BufferId> buffers,
-            int64_t workspace_bytes)
+  LibraryCallThunkBase(std::string label, Config config, std::vector<BufferId> buffers,
+                       int64_t workspace_bytes)
       : label_(std::move(label)),
         config_(std::move(config)),
         buffers_(std::move(buffers)),
         workspace_bytes_(workspace_bytes) {}
+  const Config& config() const { return config_; }
+  const std::vector<BufferId>& buffers() const { return buffers_; }
+
+ protected:
+  std::string label_;
+  Config config_;
+  std::vector<BufferId> buffers_;
+  int64_t workspace_bytes_;
+  std::unique_ptr<Runner> runner_;
+};
+
+// A cuBLASLt matmul. Buffers: lhs, rhs, [bias], output, workspace.
+class GemmThunk : public LibraryCallThunkBase<GemmConfig, GemmRunner> {
+ public:
+  using LibraryCallThunkBase::LibraryCallThunkBase;
   absl::Status Initialize(GpuInitContext& context) override;
   absl::Status Execute(GpuExecutionContext& context) const override;
   void AppendTo(std::string* out, int indent) const override;
-  const ConvConfig& config() const { return config_; }
-  const std::vector<BufferId>& buffers() const { return buffers_; }
+
+ private:
+  GemmBuffers Pointers(const std::vector<CUdeviceptr>& table) const;
+};
+
+// A cuDNN forward convolution. Buffers: input, filter, [bias], output,
+// workspace.
+class ConvThunk : public LibraryCallThunkBase<ConvConfig, ConvRunner> {
+ public:
+  using LibraryCallThunkBase::LibraryCallThunkBase;
+  absl::Status Initialize(GpuInitContext& context) override;
+  absl::Status Execute(GpuExecutionContext& context) const override;
+  void AppendTo(std::string* out, int indent) const override;
 
  private:
   ConvBuffers Pointers(const std::vector<CUdeviceptr>& table) const;
-  std::string label_;
-  ConvConfig config_;
-  std::vector<BufferId> buffers_;
-  int64_t workspace_bytes_;
-  std::unique_ptr<ConvRunner> runner_;
 };
 
 // Runs `condition`, copies the pred byte in `predicate` to the host, and
