@@ -123,10 +123,14 @@ absl::StatusOr<std::unique_ptr<HloModule>> LoadModuleFromFile(const std::string&
   if (absl::EndsWith(path, ".hlo") || absl::EndsWith(path, ".txt")) {
     return ParseText(path, *contents);
   }
-  if (absl::EndsWith(path, ".pb") || !LooksLikeText(*contents)) {
-    return ParseProto(path, *contents);
-  }
-  return ParseText(path, *contents);
+  if (absl::EndsWith(path, ".pb")) return ParseProto(path, *contents);
+  return LoadModuleFromBytes(*contents, path);
+}
+
+absl::StatusOr<std::unique_ptr<HloModule>> LoadModuleFromBytes(absl::string_view contents,
+                                                               const std::string& origin) {
+  if (!LooksLikeText(contents)) return ParseProto(origin, contents);
+  return ParseText(origin, contents);
 }
 
 absl::StatusOr<LoadedSnapshot> LoadSnapshotFromFile(const std::string& path) {

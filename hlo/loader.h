@@ -23,6 +23,12 @@ inline constexpr int64_t kMaxModuleFileBytes = int64_t{2} << 30;
 // Errors name the file.
 absl::StatusOr<std::unique_ptr<HloModule>> LoadModuleFromFile(const std::string& path);
 
+// A module from memory: binary-looking bytes are tried as HloModuleProto,
+// HloProto and HloSnapshot in turn, anything else is parsed as HLO text.
+// Errors name `origin` (a file name, or "<bytes>").
+absl::StatusOr<std::unique_ptr<HloModule>> LoadModuleFromBytes(absl::string_view contents,
+                                                               const std::string& origin);
+
 // An HloSnapshot file: module, arguments and, when present, the result.
 absl::StatusOr<LoadedSnapshot> LoadSnapshotFromFile(const std::string& path);
 

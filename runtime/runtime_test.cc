@@ -2,6 +2,7 @@
 // thread-pool coverage, and thunk sequences with copies, loops and branches.
 #include <atomic>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -47,6 +48,39 @@ TEST(ThreadPoolTest, CoversEveryItemOnce) {
       for (int64_t i = begin; i < end; ++i) hits[i]++;
     });
     for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << "n=" << n << " i=" << i;
+  }
+}
+
+// Eight callers at once, each with nested ParallelFor calls inside its
+// chunks: every item of every call is covered exactly once and no call waits
+// for another's (a serializing pool would still pass, but one that lost or
+// repeated chunks across jobs, or deadlocked on nesting, would not).
+TEST(ThreadPoolTest, ConcurrentAndNestedCallers) {
+  ThreadPool pool(3);
+  constexpr int kCallers = 8;
+  constexpr int64_t kOuter = 64, kInner = 257;
+  std::vector<std::vector<std::atomic<int>>> hits(kCallers);
+  for (auto& h : hits) {
+    h = std::vector<std::atomic<int>>(kOuter * kInner);
+    for (auto& x : h) x = 0;
+  }
+  std::vector<std::thread> callers;
+  for (int c = 0; c < kCallers; ++c) {
+    callers.emplace_back([&, c] {
+      for (int round = 0; round < 20; ++round) {
+        pool.ParallelFor(kOuter, 1, [&](int64_t begin, int64_t end) {
+          for (int64_t i = begin; i < end; ++i) {
+            pool.ParallelFor(kInner, 8, [&](int64_t b, int64_t e) {
+              for (int64_t j = b; j < e; ++j) hits[c][i * kInner + j]++;
+            });
+          }
+        });
+      }
+    });
+  }
+  for (std::thread& t : callers) t.join();
+  for (int c = 0; c < kCallers; ++c) {
+    for (int64_t k = 0; k < kOuter * kInner; ++k) ASSERT_EQ(hits[c][k].load(), 20) << c << " " << k;
   }
 }
 

@@ -1,7 +1,8 @@
-// Worker threads wait for a job generation to change, then take chunks from
-// the job's shared counter until none are left. The caller takes chunks too
-// and waits until every worker has left the job before returning, so the job
-// (on the caller's stack) outlives every access to it.
+// Worker threads wait until some registered job has chunks left, then take
+// chunks from that job's shared counter until none are left. The caller takes
+// chunks of its own job too, then unregisters it and waits until every worker
+// has left it before returning, so the job (on the caller's stack) outlives
+// every access to it.
 #include "runtime/thread_pool.h"
 
 #include <algorithm>
@@ -33,22 +34,30 @@ void ThreadPool::RunChunks(Job* job) {
   }
 }
 
+ThreadPool::Job* ThreadPool::PickJob() {
+  for (size_t k = 0; k < jobs_.size(); ++k) {
+    Job* job = jobs_[(next_pick_ + k) % jobs_.size()];
+    if (job->next.load(std::memory_order_relaxed) < job->n) {
+      next_pick_ = (next_pick_ + k + 1) % jobs_.size();
+      return job;
+    }
+  }
+  return nullptr;
+}
+
 void ThreadPool::WorkerLoop() {
-  uint64_t seen = 0;
   for (;;) {
-    Job* job;
+    Job* job = nullptr;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      work_cv_.wait(lock, [&] { return stop_ || (job_ != nullptr && generation_ != seen); });
+      work_cv_.wait(lock, [&] { return stop_ || (job = PickJob()) != nullptr; });
       if (stop_) return;
-      seen = generation_;
-      job = job_;
-      ++active_workers_;
+      ++job->workers;
     }
     RunChunks(job);
     {
       std::lock_guard<std::mutex> lock(mu_);
-      --active_workers_;
+      --job->workers;
     }
     done_cv_.notify_all();
   }
@@ -63,7 +72,6 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain,
     fn(0, n);
     return;
   }
-  std::lock_guard<std::mutex> call_lock(call_mu_);
   // A few chunks per thread balance uneven progress without much overhead.
   const int64_t target_chunks = std::min<int64_t>(max_chunks, int64_t{4} * num_threads());
   Job job;
@@ -72,14 +80,14 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain,
   job.chunk = std::max(grain, (n + target_chunks - 1) / target_chunks);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    job_ = &job;
-    ++generation_;
+    jobs_.push_back(&job);
   }
   work_cv_.notify_all();
   RunChunks(&job);
   std::unique_lock<std::mutex> lock(mu_);
-  job_ = nullptr;  // Workers that have not started yet will not join this job.
-  done_cv_.wait(lock, [&] { return active_workers_ == 0; });
+  // Once out of jobs_, no worker can join; wait for those inside.
+  jobs_.erase(std::find(jobs_.begin(), jobs_.end(), &job));
+  done_cv_.wait(lock, [&] { return job.workers == 0; });
 }
 
 }  // namespace runtime

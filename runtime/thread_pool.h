@@ -1,7 +1,10 @@
 // A fixed pool of worker threads for splitting one kernel's work items over
 // the host's cores. The runtime executes thunks one after another; only the
-// items of a single kernel run in parallel, so the pool serves one
-// ParallelFor at a time and the calling thread works alongside the workers.
+// items of a single kernel run in parallel, and the calling thread works
+// alongside the workers. Several threads may call ParallelFor at once (one
+// executable run from many threads, as the embedding API allows): each call
+// is a job of its own, idle workers join whichever job still has chunks, and
+// no caller waits for another's job.
 #ifndef HLOC_RUNTIME_THREAD_POOL_H_
 #define HLOC_RUNTIME_THREAD_POOL_H_
 
@@ -29,7 +32,8 @@ class ThreadPool {
 
   // Runs fn(begin, end) over chunks of [0, n) that cover it exactly once,
   // each chunk at least `grain` items long (except the last), and returns
-  // when all chunks are done. Calls from several threads are serialized.
+  // when all chunks are done. Calls from several threads run concurrently,
+  // sharing the workers; fn may itself call ParallelFor.
   void ParallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
 
  private:
@@ -38,19 +42,20 @@ class ThreadPool {
     int64_t n = 0;
     int64_t chunk = 1;
     std::atomic<int64_t> next{0};
-    std::atomic<int64_t> remaining_chunks{0};
+    int workers = 0;  // Workers inside RunChunks for this job (guarded by mu_).
   };
   void WorkerLoop();
   static void RunChunks(Job* job);
+  // A job with chunks left, or null; rotates over the jobs so that
+  // concurrent callers all get workers. Needs mu_.
+  Job* PickJob();
 
   std::vector<std::thread> workers_;
-  std::mutex call_mu_;  // One ParallelFor at a time.
   std::mutex mu_;
   std::condition_variable work_cv_;
   std::condition_variable done_cv_;
-  Job* job_ = nullptr;
-  uint64_t generation_ = 0;
-  int active_workers_ = 0;
+  std::vector<Job*> jobs_;  // Jobs whose callers have not returned yet.
+  size_t next_pick_ = 0;
   bool stop_ = false;
 };
 

@@ -4,20 +4,28 @@
 // and other C runtime symbols from the process.
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <fstream>
 #include <mutex>
+#include <optional>
+#include <sstream>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "backend/host/kernel_compiler.h"
 #include "backend/host/kernel_emitter.h"
+#include "hlo/fingerprint.h"
+#include "hlo/status_macros.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
 #include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
@@ -57,7 +65,18 @@ class JitKernelCompiler : public KernelCompiler {
       }
     }
     const auto start = std::chrono::steady_clock::now();
-    const std::string name = absl::StrCat("kernel_", next_id_++);
+    // Kernels kept on disk get a name that is the same in every process.
+    const std::string disk_key =
+        key.empty() || options_.disk_cache_dir.empty() ? std::string() : DiskKey(key);
+    if (!disk_key.empty()) {
+      if (std::optional<CompiledKernel> loaded = LoadFromDisk(disk_key)) {
+        ++stats_.disk_cache_hits;
+        cache_[key] = *loaded;
+        return *loaded;
+      }
+    }
+    const std::string name =
+        disk_key.empty() ? absl::StrCat("kernel_", next_id_++) : absl::StrCat("hk_", disk_key);
     auto context = std::make_unique<llvm::LLVMContext>();
     absl::StatusOr<std::unique_ptr<llvm::Module>> module =
         BuildModule(computation, name, *context, true, variant);
@@ -74,15 +93,26 @@ class JitKernelCompiler : public KernelCompiler {
     }
     const double cost = EstimateCost(computation) / std::max<int64_t>(1, per);
     kernel.cost_per_item = std::max<int64_t>(1, static_cast<int64_t>(std::min(cost, 1e12)));
-    llvm::Error added = jit_->addIRModule(
-        llvm::orc::ThreadSafeModule(*std::move(module), std::move(context)));
-    if (added) return absl::InternalError(absl::StrCat("JIT: ", ErrorText(std::move(added))));
-    llvm::Expected<llvm::orc::ExecutorAddr> address = jit_->lookup(name);
-    if (!address) {
-      return absl::InternalError(absl::StrCat("JIT lookup of ", name, ": ",
-                                              ErrorText(address.takeError())));
+    if (!disk_key.empty()) {
+      // Code generation here rather than in the JIT, so the object file can
+      // be kept.
+      llvm::SmallVector<char, 0> object;
+      llvm::raw_svector_ostream stream(object);
+      llvm::legacy::PassManager codegen;
+      if (target_machine_->addPassesToEmitFile(codegen, stream, nullptr,
+                                               llvm::CodeGenFileType::ObjectFile)) {
+        return absl::InternalError("this target cannot emit object files");
+      }
+      codegen.run(**module);
+      const std::string bytes(object.data(), object.size());
+      HLOC_RETURN_IF_ERROR(AddObject(bytes, name, &kernel));
+      if (StoreOnDisk(disk_key, kernel, bytes)) ++stats_.disk_cache_writes;
+    } else {
+      llvm::Error added = jit_->addIRModule(
+          llvm::orc::ThreadSafeModule(*std::move(module), std::move(context)));
+      if (added) return absl::InternalError(absl::StrCat("JIT: ", ErrorText(std::move(added))));
+      HLOC_RETURN_IF_ERROR(LookUp(name, &kernel));
     }
-    kernel.function = address->toPtr<runtime::KernelFunction>();
     ++stats_.kernels_compiled;
     stats_.compile_seconds +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -137,6 +167,92 @@ class JitKernelCompiler : public KernelCompiler {
     }
     if (optimize && options_.optimization_level > 0) Optimize(*module);
     return module;
+  }
+
+  absl::Status LookUp(const std::string& name, CompiledKernel* kernel) {
+    llvm::Expected<llvm::orc::ExecutorAddr> address = jit_->lookup(name);
+    if (!address) {
+      return absl::InternalError(absl::StrCat("JIT lookup of ", name, ": ",
+                                              ErrorText(address.takeError())));
+    }
+    kernel->function = address->toPtr<runtime::KernelFunction>();
+    return absl::OkStatus();
+  }
+
+  absl::Status AddObject(const std::string& bytes, const std::string& name,
+                         CompiledKernel* kernel) {
+    llvm::Error added = jit_->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(bytes, name));
+    if (added) return absl::InternalError(absl::StrCat("JIT: ", ErrorText(std::move(added))));
+    return LookUp(name, kernel);
+  }
+
+  // The kernel's text plus everything that changes its machine code.
+  std::string DiskKey(const std::string& key) const {
+    return FingerprintBuilder()
+        .Add("hloc host kernel v1")
+        .Add(key)
+        .Add(target_machine_->getTargetTriple().str())
+        .Add(std::string(target_machine_->getTargetCPU()))
+        .Add(std::string(target_machine_->getTargetFeatureString()))
+        .Add(options_.optimization_level)
+        .Add(options_.tiled_transposes ? 1 : 0)
+        .Finish();
+  }
+
+  std::string DiskPath(const std::string& disk_key) const {
+    return absl::StrCat(options_.disk_cache_dir, "/", disk_key, ".hkernel");
+  }
+
+  // File layout: a header line "hloc-host-kernel 1 WORK_ITEMS NUM_BUFFERS
+  // COST_PER_ITEM OBJECT_BYTES", the strategy on its own line, then the
+  // object file.
+  std::optional<CompiledKernel> LoadFromDisk(const std::string& disk_key) {
+    std::ifstream in(DiskPath(disk_key), std::ios::binary);
+    if (!in) return std::nullopt;
+    std::string magic;
+    int version = 0;
+    CompiledKernel kernel;
+    int64_t size = -1;
+    in >> magic >> version >> kernel.work_items >> kernel.num_buffers >> kernel.cost_per_item >>
+        size;
+    if (!in || magic != "hloc-host-kernel" || version != 1 || size <= 0 ||
+        size > (int64_t{1} << 30)) {
+      return std::nullopt;
+    }
+    in.ignore(1);
+    std::getline(in, kernel.strategy);
+    std::string bytes(static_cast<size_t>(size), '\0');
+    if (!in.read(bytes.data(), size) || in.peek() != std::char_traits<char>::eof()) {
+      return std::nullopt;
+    }
+    if (!AddObject(bytes, absl::StrCat("hk_", disk_key), &kernel).ok()) return std::nullopt;
+    return kernel;
+  }
+
+  // Written to a temporary name and renamed, so a reader never sees half a
+  // file (several processes may share the folder).
+  bool StoreOnDisk(const std::string& disk_key, const CompiledKernel& kernel,
+                   const std::string& bytes) const {
+    const std::string path = DiskPath(disk_key);
+    const std::string temporary = absl::StrCat(path, ".tmp", reinterpret_cast<uintptr_t>(this),
+                                               "_", next_id_);
+    {
+      std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+      if (!out) return false;
+      out << "hloc-host-kernel 1 " << kernel.work_items << " " << kernel.num_buffers << " "
+          << kernel.cost_per_item << " " << bytes.size() << "\n"
+          << kernel.strategy << "\n";
+      out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+      if (!out) {
+        std::remove(temporary.c_str());
+        return false;
+      }
+    }
+    if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+      std::remove(temporary.c_str());
+      return false;
+    }
+    return true;
   }
 
   void Optimize(llvm::Module& module) {

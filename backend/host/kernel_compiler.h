@@ -28,6 +28,12 @@ struct KernelCompilerOptions {
   // Tile transposes that move the minor dimension (kernel_emitter.h); false
   // emits them as plain loop kernels (for comparisons).
   bool tiled_transposes = true;
+  // With `cache`: compiled kernels are also kept as object files in this
+  // folder, named by a fingerprint of the kernel's text, this CPU and these
+  // options, and a later compiler (another process) loads them instead of
+  // running LLVM. An unreadable or corrupt entry is recompiled and
+  // rewritten; a folder that cannot be written only loses the saving.
+  std::string disk_cache_dir;
 };
 
 // What a kernel stores.
@@ -56,6 +62,8 @@ struct CompiledKernel {
 struct KernelCompilerStats {
   int64_t kernels_compiled = 0;
   int64_t cache_hits = 0;
+  int64_t disk_cache_hits = 0;    // Kernels loaded from disk_cache_dir.
+  int64_t disk_cache_writes = 0;  // Kernels stored there.
   double compile_seconds = 0;
 };
 

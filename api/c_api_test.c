@@ -1,0 +1,219 @@
+/* The C API from C11: compile, run, read results, and every error path.
+ * Prints one line per check and "N passed, N failed" at the end. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/hloc_c.h"
+
+static int passed = 0, failed = 0;
+
+#define CHECK(cond, ...)                                    \
+  do {                                                      \
+    if (cond) {                                             \
+      ++passed;                                             \
+    } else {                                                \
+      ++failed;                                             \
+      fprintf(stderr, "FAILED %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+      fprintf(stderr, __VA_ARGS__);                         \
+      fprintf(stderr, "\n");                                \
+    }                                                       \
+  } while (0)
+
+/* Checks that `error` is an error of `code` whose message contains `part`,
+ * then destroys it. */
+static void expect_error(hloc_error* error, hloc_error_code code, const char* part,
+                         const char* what) {
+  CHECK(error != NULL, "%s: expected an error", what);
+  if (error == NULL) return;
+  CHECK(hloc_error_get_code(error) == code, "%s: code %d, message: %s", what,
+        (int)hloc_error_get_code(error), hloc_error_message(error));
+  CHECK(strstr(hloc_error_message(error), part) != NULL, "%s: message '%s' lacks '%s'", what,
+        hloc_error_message(error), part);
+  hloc_error_destroy(error);
+}
+
+static void expect_ok(hloc_error* error, const char* what) {
+  CHECK(error == NULL, "%s: %s", what, hloc_error_message(error));
+  hloc_error_destroy(error);
+}
+
+static const char kAdd[] =
+    "HloModule add\n"
+    "ENTRY main {\n"
+    "  x = f32[2,3] parameter(0)\n"
+    "  y = f32[2,3] parameter(1)\n"
+    "  s = f32[2,3] add(x, y)\n"
+    "  n = s32[] constant(7)\n"
+    "  ROOT out = (f32[2,3], s32[]) tuple(s, n)\n"
+    "}\n";
+
+static int releases = 0;
+static void count_release(void* user) {
+  (void)user;
+  ++releases;
+}
+
+int main(void) {
+  int major = -1, minor = -1;
+  hloc_version(&major, &minor);
+  CHECK(major == HLOC_C_API_MAJOR && minor == HLOC_C_API_MINOR, "version %d.%d", major, minor);
+  CHECK(strlen(hloc_version_string()) > 0, "empty version string");
+
+  hloc_client* client = NULL;
+  hloc_client_options client_options;
+  memset(&client_options, 0, sizeof(client_options));
+  client_options.struct_size = sizeof(client_options);
+  client_options.num_threads = 2;
+  expect_ok(hloc_client_create(&client_options, &client), "client");
+  CHECK(client != NULL, "no client");
+  if (client == NULL) return 1;
+
+  const hloc_backend backends[] = {HLOC_BACKEND_HOST, HLOC_BACKEND_INTERPRETER};
+  for (size_t b = 0; b < 2; ++b) {
+    hloc_compile_options options;
+    memset(&options, 0, sizeof(options));
+    options.struct_size = sizeof(options);
+    options.backend = backends[b];
+    options.allow_interpreter_ops = 1;
+    hloc_executable* exe = NULL;
+    expect_ok(hloc_compile(client, kAdd, sizeof(kAdd) - 1, &options, &exe), "compile");
+    if (exe == NULL) continue;
+    CHECK(hloc_executable_num_parameters(exe) == 2, "parameters");
+    CHECK(hloc_executable_num_results(exe) == 2, "results");
+    hloc_array_spec spec;
+    spec.struct_size = sizeof(spec);
+    expect_ok(hloc_executable_result(exe, 1, &spec), "result spec");
+    CHECK(spec.type == HLOC_S32 && spec.rank == 0, "result 1 spec: type %d rank %zu",
+          (int)spec.type, spec.rank);
+    expect_ok(hloc_executable_parameter(exe, 0, &spec), "parameter spec");
+    CHECK(spec.type == HLOC_F32 && spec.rank == 2 && spec.dims[0] == 2 && spec.dims[1] == 3,
+          "parameter 0 spec");
+    expect_error(hloc_executable_parameter(exe, 2, &spec), HLOC_ERROR_INVALID_ARGUMENT,
+                 "out of range", "parameter index");
+    CHECK(strstr(hloc_executable_optimized_hlo(exe), "ENTRY") != NULL, "optimized HLO");
+    hloc_stats stats;
+    stats.struct_size = sizeof(stats);
+    expect_ok(hloc_executable_stats(exe, &stats), "stats");
+    CHECK(stats.interpreter_ops == 0, "interpreter ops %lld", (long long)stats.interpreter_ops);
+
+    const int64_t dims[2] = {2, 3};
+    float x[6] = {1, 2, 3, 4, 5, 6};
+    float y[6] = {10, 20, 30, 40, 50, 60};
+    hloc_buffer* args[2] = {NULL, NULL};
+    releases = 0;
+    expect_ok(hloc_buffer_wrap_host(HLOC_F32, dims, 2, x, count_release, NULL, &args[0]), "wrap");
+    expect_ok(hloc_buffer_copy_from_host(HLOC_F32, dims, 2, y, &args[1]), "copy");
+    CHECK(hloc_buffer_data(args[0]) == (void*)x, "wrapping copied");
+    CHECK(hloc_buffer_byte_size(args[1]) == 24, "byte size");
+    hloc_buffer* results[2] = {NULL, NULL};
+    expect_ok(hloc_execute(exe, args, 2, NULL, results, 2), "execute");
+    if (results[0] != NULL && results[1] != NULL) {
+      const float* sum = (const float*)hloc_buffer_data(results[0]);
+      CHECK(sum[0] == 11 && sum[5] == 66, "sum %g %g", sum[0], sum[5]);
+      CHECK(*(const int32_t*)hloc_buffer_data(results[1]) == 7, "constant result");
+      expect_ok(hloc_buffer_spec(results[0], &spec), "buffer spec");
+      CHECK(spec.type == HLOC_F32 && spec.rank == 2, "buffer spec");
+    }
+    hloc_buffer_destroy(results[0]);
+    hloc_buffer_destroy(results[1]);
+
+    /* Argument errors. */
+    expect_error(hloc_execute(exe, args, 1, NULL, results, 2), HLOC_ERROR_INVALID_ARGUMENT,
+                 "takes 2 arguments, got 1", "argument count");
+    expect_error(hloc_execute(exe, args, 2, NULL, results, 1), HLOC_ERROR_INVALID_ARGUMENT,
+                 "2 results", "result room");
+    hloc_buffer* wrong[2] = {args[0], NULL};
+    const int64_t other_dims[2] = {3, 2};
+    expect_ok(hloc_buffer_copy_from_host(HLOC_F32, other_dims, 2, y, &wrong[1]), "copy");
+    expect_error(hloc_execute(exe, wrong, 2, NULL, results, 2), HLOC_ERROR_INVALID_ARGUMENT,
+                 "argument 1 has shape f32[3,2]", "argument shape");
+    hloc_buffer_destroy(wrong[1]);
+    int32_t ints[6] = {0};
+    expect_ok(hloc_buffer_wrap_host(HLOC_S32, dims, 2, ints, NULL, NULL, &wrong[1]), "wrap");
+    expect_error(hloc_execute(exe, wrong, 2, NULL, results, 2), HLOC_ERROR_INVALID_ARGUMENT,
+                 "element type s32", "argument type");
+    hloc_buffer_destroy(wrong[1]);
+    wrong[1] = NULL;
+    expect_error(hloc_execute(exe, wrong, 2, NULL, results, 2), HLOC_ERROR_INVALID_ARGUMENT,
+                 "argument 1 is NULL", "null argument");
+    size_t donated = 9;
+    hloc_execute_options execute_options;
+    memset(&execute_options, 0, sizeof(execute_options));
+    execute_options.struct_size = sizeof(execute_options);
+    execute_options.donated_arguments = &donated;
+    execute_options.num_donated_arguments = 1;
+    expect_error(hloc_execute(exe, args, 2, &execute_options, results, 2),
+                 HLOC_ERROR_INVALID_ARGUMENT, "out of range", "donation index");
+
+    hloc_buffer_destroy(args[0]);
+    hloc_buffer_destroy(args[1]);
+    CHECK(releases == 1, "release called %d times", releases);
+    hloc_executable_destroy(exe);
+  }
+
+  /* Module errors. */
+  hloc_executable* exe = NULL;
+  static const char kBad[] = "HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[5] negate(x)\n}\n";
+  expect_error(hloc_compile(client, kBad, sizeof(kBad) - 1, NULL, &exe), HLOC_ERROR_COMPILE,
+               "module fails verification", "verify");
+  CHECK(exe == NULL, "executable set on error");
+  static const char kSyntax[] = "HloModule m\nENTRY e {\n  x = f32[4 parameter(0)\n}\n";
+  expect_error(hloc_compile(client, kSyntax, sizeof(kSyntax) - 1, NULL, &exe), HLOC_ERROR_COMPILE,
+               ":3:", "syntax");
+  expect_error(hloc_compile(client, "", 0, NULL, &exe), HLOC_ERROR_COMPILE, "empty", "empty");
+  expect_error(hloc_compile_file(client, "/nonexistent.hlo", NULL, &exe), HLOC_ERROR_COMPILE,
+               "nonexistent", "missing file");
+  expect_error(hloc_compile(NULL, kAdd, sizeof(kAdd) - 1, NULL, &exe),
+               HLOC_ERROR_INVALID_ARGUMENT, "client is NULL", "null client");
+  expect_error(hloc_compile(client, kAdd, sizeof(kAdd) - 1, NULL, NULL),
+               HLOC_ERROR_INVALID_ARGUMENT, "executable is NULL", "null out");
+  hloc_compile_options options;
+  memset(&options, 0, sizeof(options));
+  options.struct_size = sizeof(options);
+  options.backend = (hloc_backend)42;
+  expect_error(hloc_compile(client, kAdd, sizeof(kAdd) - 1, &options, &exe),
+               HLOC_ERROR_INVALID_ARGUMENT, "unknown backend", "backend");
+  options.backend = HLOC_BACKEND_HOST;
+  options.pipeline = "fastest";
+  expect_error(hloc_compile(client, kAdd, sizeof(kAdd) - 1, &options, &exe),
+               HLOC_ERROR_INVALID_ARGUMENT, "unknown pipeline", "pipeline");
+  /* A caller built against an older, shorter struct: fields past its
+   * struct_size are not read (here: the bogus pipeline). */
+  options.struct_size = sizeof(size_t) + sizeof(hloc_backend);
+  expect_ok(hloc_compile(client, kAdd, sizeof(kAdd) - 1, &options, &exe), "short struct");
+  hloc_executable_destroy(exe);
+
+  /* Buffer errors. */
+  hloc_buffer* buffer = NULL;
+  const int64_t negative[1] = {-4};
+  float data[4];
+  expect_error(hloc_buffer_wrap_host(HLOC_F32, negative, 1, data, NULL, NULL, &buffer),
+               HLOC_ERROR_INVALID_ARGUMENT, "negative", "negative dim");
+  const int64_t huge[2] = {INT64_C(1) << 40, INT64_C(1) << 40};
+  expect_error(hloc_buffer_copy_from_host(HLOC_F32, huge, 2, data, &buffer),
+               HLOC_ERROR_RESOURCE_EXHAUSTED, "limit", "huge");
+  const int64_t four[1] = {4};
+  expect_error(hloc_buffer_wrap_host(HLOC_F32, four, 1, (char*)data + 1, NULL, NULL, &buffer),
+               HLOC_ERROR_INVALID_ARGUMENT, "aligned", "misaligned");
+  expect_error(hloc_buffer_wrap_host(HLOC_F32, four, 1, NULL, NULL, NULL, &buffer),
+               HLOC_ERROR_INVALID_ARGUMENT, "null data", "null data");
+  expect_error(hloc_buffer_wrap_host(HLOC_F32, NULL, 1, data, NULL, NULL, &buffer),
+               HLOC_ERROR_INVALID_ARGUMENT, "dims", "null dims");
+  expect_error(hloc_buffer_wrap_host((hloc_element_type)13, four, 1, data, NULL, NULL, &buffer),
+               HLOC_ERROR_INVALID_ARGUMENT, "no array storage", "tuple type");
+  CHECK(buffer == NULL, "buffer set on error");
+
+  /* NULL handles are accepted by destroy functions and getters. */
+  hloc_client_destroy(NULL);
+  hloc_executable_destroy(NULL);
+  hloc_buffer_destroy(NULL);
+  hloc_error_destroy(NULL);
+  CHECK(hloc_executable_num_results(NULL) == 0, "null executable");
+  CHECK(hloc_buffer_data(NULL) == NULL, "null buffer");
+
+  hloc_client_destroy(client);
+  printf("c_api_test: %d passed, %d failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,241 @@
+// Client (hloc.h): the one entry every embedding goes through — load,
+// verify, optimize, compile — and the in-memory compile cache.
+//
+// Cache keys are fingerprints of what determines the result: the module's
+// bytes as given (or its printed text for an in-memory module), the options
+// and the resolved backend. A request whose key is cached returns the cached
+// Executable before anything is parsed.
+#include <chrono>
+#include <cstdlib>
+#include <list>
+#include <mutex>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "api/api_internal.h"
+#include "api/hloc.h"
+#include "api/targets.h"
+#include "backend/gpu/run_on_gpu.h"
+#include "hlo/fingerprint.h"
+#include "hlo/loader.h"
+#include "hlo/status_macros.h"
+#include "hlo/text_printer.h"
+#include "hlo/verifier.h"
+
+namespace hloc {
+namespace api {
+
+const char* Version() { return "0.1.0"; }
+
+absl::StatusOr<Backend> ParseBackend(absl::string_view name) {
+  if (name == "auto") return Backend::kAuto;
+  if (name == "host" || name == "cpu") return Backend::kHost;
+  if (name == "cuda" || name == "gpu") return Backend::kCuda;
+  if (name == "interpreter") return Backend::kInterpreter;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown backend '", name, "' (have: auto, host, cuda, interpreter)"));
+}
+
+const char* BackendName(Backend backend) {
+  switch (backend) {
+    case Backend::kAuto: return "auto";
+    case Backend::kHost: return "host";
+    case Backend::kCuda: return "cuda";
+    case Backend::kInterpreter: return "interpreter";
+  }
+  return "?";
+}
+
+std::string BackendUnavailableReason(Backend backend) {
+  if (backend == Backend::kCuda) return gpu::GpuUnavailableReason();
+  return "";
+}
+
+ModuleSource ModuleSource::Bytes(std::string bytes) {
+  ModuleSource source;
+  source.kind_ = Kind::kBytes;
+  source.data_ = std::move(bytes);
+  return source;
+}
+
+ModuleSource ModuleSource::File(std::string path) {
+  ModuleSource source;
+  source.kind_ = Kind::kFile;
+  source.data_ = std::move(path);
+  return source;
+}
+
+ModuleSource ModuleSource::Module(const HloModule& module) {
+  ModuleSource source;
+  source.kind_ = Kind::kModule;
+  source.module_ = module.Clone();
+  return source;
+}
+
+class ClientState {
+ public:
+  ClientOptions options;
+  HostTargetContext host;
+  std::mutex host_mu;  // Creates `host.kernel_compiler` once.
+
+  std::mutex cache_mu;
+  // Most recently used first.
+  std::list<std::pair<std::string, std::shared_ptr<Executable>>> cache;
+  int64_t cache_hits = 0;
+
+  std::shared_ptr<Executable> Lookup(const std::string& key) {
+    std::lock_guard<std::mutex> lock(cache_mu);
+    for (auto it = cache.begin(); it != cache.end(); ++it) {
+      if (it->first == key) {
+        cache.splice(cache.begin(), cache, it);
+        ++cache_hits;
+        return it->second;
+      }
+    }
+    return nullptr;
+  }
+
+  void Insert(const std::string& key, std::shared_ptr<Executable> executable) {
+    if (options.compile_cache_capacity <= 0) return;
+    std::lock_guard<std::mutex> lock(cache_mu);
+    cache.emplace_front(key, std::move(executable));
+    while (static_cast<int>(cache.size()) > options.compile_cache_capacity) cache.pop_back();
+  }
+
+  absl::StatusOr<HostTargetContext> Host() {
+    std::lock_guard<std::mutex> lock(host_mu);
+    if (host.kernel_compiler == nullptr) {
+      host::KernelCompilerOptions kernel;
+      kernel.disk_cache_dir = options.disk_cache_dir;
+      HLOC_ASSIGN_OR_RETURN(host.kernel_compiler, host::KernelCompiler::Create(kernel));
+    }
+    return host;
+  }
+};
+
+Client::Client(std::unique_ptr<ClientState> state) : state_(std::move(state)) {}
+Client::~Client() = default;
+
+absl::StatusOr<std::shared_ptr<Client>> Client::Create(const ClientOptions& options) {
+  auto state = std::make_unique<ClientState>();
+  state->options = options;
+  if (state->options.disk_cache_dir.empty()) {
+    if (const char* dir = std::getenv("HLOC_CACHE_DIR"); dir != nullptr) {
+      state->options.disk_cache_dir = dir;
+    }
+  }
+  if (options.num_threads < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("num_threads must be >= 0 (0: all cores), got ", options.num_threads));
+  }
+  state->host.pool = std::make_shared<runtime::ThreadPool>(options.num_threads);
+  return std::shared_ptr<Client>(new Client(std::move(state)));
+}
+
+int64_t Client::cache_hits() const {
+  std::lock_guard<std::mutex> lock(state_->cache_mu);
+  return state_->cache_hits;
+}
+
+namespace {
+
+std::string CacheKey(const ModuleSource& source, const CompileOptions& options, Backend backend) {
+  FingerprintBuilder key;
+  key.Add("hloc api executable v1").Add(BackendName(backend)).Add(options.pipeline);
+  key.Add(absl::StrJoin(options.disabled_passes, ",")).Add(options.dump_dir);
+  key.Add(options.allow_interpreter_ops ? 1 : 0).Add(static_cast<int64_t>(source.kind()));
+  if (source.kind() == ModuleSource::Kind::kModule) {
+    key.Add(PrintModule(*source.module()));
+  } else {
+    // A file is keyed by its path: it is read again only when not cached.
+    key.Add(source.bytes_or_path());
+  }
+  return key.Finish();
+}
+
+absl::StatusOr<std::unique_ptr<HloModule>> Load(const ModuleSource& source) {
+  switch (source.kind()) {
+    case ModuleSource::Kind::kBytes:
+      if (source.bytes_or_path().empty()) {
+        return absl::InvalidArgumentError("the module is empty (0 bytes)");
+      }
+      return LoadModuleFromBytes(source.bytes_or_path(), "<module>");
+    case ModuleSource::Kind::kFile:
+      return LoadModuleFromFile(source.bytes_or_path());
+    case ModuleSource::Kind::kModule:
+      return source.module()->Clone();
+  }
+  return absl::InternalError("unknown module source");
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<Executable>> Client::Compile(const ModuleSource& source,
+                                                            const CompileOptions& options) {
+  Backend backend = options.backend;
+  if (backend == Backend::kAuto) {
+    backend = gpu::GpuUnavailableReason().empty() ? Backend::kCuda : Backend::kHost;
+  }
+  if (!IsKnownPipeline(options.pipeline)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown pipeline '", options.pipeline, "' (have: default, no-fusion, fallback, none)"));
+  }
+  if (std::string reason = BackendUnavailableReason(backend); !reason.empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("backend ", BackendName(backend), " cannot run here: ", reason));
+  }
+  // The file's path is no key for a file that changes: file sources are
+  // read first and keyed by their bytes.
+  ModuleSource keyed = source;
+  if (source.kind() == ModuleSource::Kind::kFile) {
+    absl::StatusOr<std::unique_ptr<HloModule>> loaded = Load(source);
+    if (!loaded.ok()) return MarkCompileError(loaded.status());
+    keyed = ModuleSource::Module(**loaded);
+  }
+  const std::string key = CacheKey(keyed, options, backend);
+  if (std::shared_ptr<Executable> cached = state_->Lookup(key)) return cached;
+
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<std::unique_ptr<HloModule>> module = Load(keyed);
+  if (!module.ok()) return MarkCompileError(module.status());
+  // Verify first: nothing below ever sees a module the verifier rejects.
+  if (absl::Status verified = VerifyModule(**module); !verified.ok()) {
+    return MarkCompileError(absl::Status(
+        verified.code(), absl::StrCat("module fails verification: ", verified.message())));
+  }
+  FusionLedger ledger;
+  if (absl::Status optimized = OptimizeForBackend(backend, options, **module, &ledger);
+      !optimized.ok()) {
+    return MarkCompileError(optimized);
+  }
+  absl::StatusOr<std::unique_ptr<ExecutableImpl>> impl;
+  if (backend == Backend::kHost) {
+    absl::StatusOr<HostTargetContext> host = state_->Host();
+    if (!host.ok()) return host.status();
+    impl = CompileForHostTarget(**module, options, *host);
+  } else if (backend == Backend::kCuda) {
+    impl = CompileForCudaTarget(**module, options);
+  } else {
+    impl = CompileForInterpreterTarget(**module, state_->options.num_threads);
+  }
+  if (!impl.ok()) {
+    // A missing GPU or memory is the machine's, not the module's.
+    if (absl::IsFailedPrecondition(impl.status()) || absl::IsResourceExhausted(impl.status())) {
+      return impl.status();
+    }
+    return MarkCompileError(impl.status());
+  }
+  DescribeEntry(**module, impl->get());
+  (*impl)->optimized_hlo = PrintModule(**module);
+  (*impl)->ledger = ledger.ToText();
+  (*impl)->fingerprint = key;
+  (*impl)->stats.compile_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  auto executable = std::shared_ptr<Executable>(new Executable(*std::move(impl)));
+  state_->Insert(key, executable);
+  return executable;
+}
+
+}  // namespace api
+}  // namespace hloc

@@ -1,0 +1,140 @@
+// Executable (hloc.h): what every target shares when running — checking the
+// caller's arguments, allocating results, donation — around the target's
+// ExecutableImpl::Run.
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "api/api_internal.h"
+#include "api/hloc.h"
+
+namespace hloc {
+namespace api {
+
+absl::Status MarkCompileError(absl::Status status) {
+  if (!status.ok()) status.SetPayload(kCompileErrorPayload, absl::Cord("1"));
+  return status;
+}
+
+bool IsCompileError(const absl::Status& status) {
+  return status.GetPayload(kCompileErrorPayload).has_value();
+}
+
+namespace {
+
+absl::Status CheckArguments(absl::Span<const Buffer> arguments,
+                            const std::vector<ArraySpec>& parameters) {
+  if (arguments.size() != parameters.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the executable takes ", parameters.size(), " argument", parameters.size() == 1 ? "" : "s",
+        ", got ", arguments.size()));
+  }
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    const Buffer& argument = arguments[i];
+    if (!argument.valid()) {
+      return absl::InvalidArgumentError(absl::StrCat("argument ", i, " is an empty Buffer"));
+    }
+    if (argument.type() != parameters[i].type) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "argument ", i, " has element type ", PrimitiveTypeName(argument.type()),
+          ", the parameter is ", parameters[i].ToString()));
+    }
+    if (argument.dims() != parameters[i].dims) {
+      return absl::InvalidArgumentError(absl::StrCat("argument ", i, " has shape ",
+                                                     argument.spec().ToString(),
+                                                     ", the parameter is ",
+                                                     parameters[i].ToString()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+bool Overlap(const Buffer& a, const Buffer& b) {
+  if (a.byte_size() == 0 || b.byte_size() == 0) return false;
+  const auto* pa = static_cast<const char*>(a.data());
+  const auto* pb = static_cast<const char*>(b.data());
+  return pa < pb + b.byte_size() && pb < pa + a.byte_size();
+}
+
+}  // namespace
+
+Executable::Executable(std::unique_ptr<ExecutableImpl> impl) : impl_(std::move(impl)) {}
+Executable::~Executable() = default;
+
+absl::StatusOr<std::vector<Buffer>> Executable::Execute(absl::Span<const Buffer> arguments,
+                                                        const ExecuteOptions& options) const {
+  if (absl::Status ok = CheckArguments(arguments, impl_->parameters); !ok.ok()) return ok;
+  std::vector<bool> donated(arguments.size(), false);
+  for (int index : options.donated_arguments) {
+    if (index < 0 || static_cast<size_t>(index) >= arguments.size()) {
+      return absl::InvalidArgumentError(absl::StrCat("donated argument ", index,
+                                                     " is out of range (", arguments.size(),
+                                                     " arguments)"));
+    }
+    // A donated argument's memory gets overwritten: no other argument may
+    // read it.
+    for (size_t k = 0; k < arguments.size(); ++k) {
+      if (k != static_cast<size_t>(index) && Overlap(arguments[index], arguments[k])) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "donated argument ", index, " shares memory with argument ", k));
+      }
+    }
+    donated[index] = true;
+  }
+  std::vector<const void*> parameters;
+  parameters.reserve(arguments.size());
+  for (const Buffer& argument : arguments) parameters.push_back(argument.data());
+
+  std::vector<Buffer> results;
+  results.reserve(impl_->results.size());
+  std::vector<bool> used(arguments.size(), false);
+  for (size_t j = 0; j < impl_->results.size(); ++j) {
+    const int64_t k = impl_->AliasedParameter(static_cast<int64_t>(j));
+    if (k >= 0 && static_cast<size_t>(k) < arguments.size() && donated[k] && !used[k] &&
+        arguments[k].byte_size() == impl_->results[j].byte_size()) {
+      used[k] = true;
+      results.push_back(BufferSharing(arguments[k], impl_->results[j]));
+      continue;
+    }
+    absl::StatusOr<Buffer> fresh =
+        Buffer::AllocateHost(impl_->results[j].type, impl_->results[j].dims);
+    if (!fresh.ok()) return fresh.status();
+    results.push_back(*std::move(fresh));
+  }
+  std::vector<void*> outputs;
+  outputs.reserve(results.size());
+  for (const Buffer& result : results) outputs.push_back(result.data());
+  if (absl::Status ran = impl_->Run(parameters, outputs, options); !ran.ok()) return ran;
+  return results;
+}
+
+const std::vector<ArraySpec>& Executable::parameters() const { return impl_->parameters; }
+const std::vector<ArraySpec>& Executable::results() const { return impl_->results; }
+const Shape& Executable::result_shape() const { return impl_->result_shape; }
+std::string Executable::OptimizedHloText() const { return impl_->optimized_hlo; }
+std::string Executable::Ledger() const { return impl_->ledger; }
+std::string Executable::Report() const { return impl_->report; }
+const Stats& Executable::stats() const { return impl_->stats; }
+const std::string& Executable::fingerprint() const { return impl_->fingerprint; }
+
+std::string Stats::ToString() const {
+  std::string out = absl::StrCat(
+      "backend: ", BackendName(backend), "\nkernels: ", kernels, " (", fused_kernels,
+      " fused)\nlibrary calls: ", library_calls, "\ninterpreter ops: ", interpreter_ops);
+  if (!interpreter_op_names.empty()) {
+    absl::StrAppend(&out, " (", absl::StrJoin(interpreter_op_names, ", "), ")");
+  }
+  absl::StrAppend(&out, "\npeak memory: ", peak_memory_bytes, " bytes\ncompile: ",
+                  compile_seconds, " s\n");
+  if (kernels_from_disk_cache + kernels_to_disk_cache > 0) {
+    absl::StrAppend(&out, "disk cache: ", kernels_from_disk_cache, " kernels read, ",
+                    kernels_to_disk_cache, " written\n");
+  }
+  return out;
+}
+
+}  // namespace api
+}  // namespace hloc

@@ -1,0 +1,224 @@
+// hloc's C++ embedding API: what a framework backend calls. A Client compiles
+// modules for one target into Executables, which run many times, from many
+// threads at once, on Buffers.
+//
+//   auto client = hloc::api::Client::Create().value();
+//   auto exe = client->Compile(hloc::api::ModuleSource::Text(hlo_text)).value();
+//   std::vector<hloc::api::Buffer> args = {
+//       hloc::api::Buffer::WrapHost(xla::F32, {8}, x).value(),
+//       hloc::api::Buffer::WrapHost(xla::F32, {8}, y).value()};
+//   std::vector<hloc::api::Buffer> out = exe->Execute(args).value();
+//   const float* sum = static_cast<const float*>(out[0].data());
+//
+// Every module goes through one entry (Client::Compile): load, verify, then
+// optimize and compile; a module the verifier rejects never reaches a pass,
+// an emitter or the interpreter, and the error is the verifier's located
+// message. Arguments are checked (count, element type, dimensions, alignment)
+// before anything runs. Nothing a caller passes aborts the process.
+//
+// Values cross the API as the array leaves of the entry computation's
+// parameters and result, depth-first (a module whose parameters are arrays
+// and whose root is a tuple of arrays, as JAX and torch_xla emit, has one
+// argument per parameter and one result per tuple element). Arrays are dense
+// and row-major (C order) whatever layout the module declares, the order
+// numpy, DLPack and hloc's runtime use.
+#ifndef HLOC_API_HLOC_H_
+#define HLOC_API_HLOC_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "hlo/module.h"
+#include "hlo/primitive_type.h"
+#include "hlo/shape.h"
+
+namespace hloc {
+namespace api {
+
+// Where a compiled module runs. kAuto is kCuda when a CUDA driver loads and
+// a device exists here, else kHost.
+enum class Backend { kAuto, kHost, kCuda, kInterpreter };
+absl::StatusOr<Backend> ParseBackend(absl::string_view name);  // "auto", "host", ...
+const char* BackendName(Backend backend);
+// Empty when `backend` can run here; else why not (e.g. no CUDA driver).
+std::string BackendUnavailableReason(Backend backend);
+
+// The module to compile: bytes (binary HloModuleProto, HloProto or
+// HloSnapshot, or HLO text, told apart by their contents), a file, or an
+// in-memory module (copied).
+class ModuleSource {
+ public:
+  static ModuleSource Bytes(std::string bytes);
+  static ModuleSource Text(std::string text) { return Bytes(std::move(text)); }
+  static ModuleSource File(std::string path);
+  static ModuleSource Module(const HloModule& module);
+
+  enum class Kind { kBytes, kFile, kModule };
+  Kind kind() const { return kind_; }
+  const std::string& bytes_or_path() const { return data_; }
+  const HloModule* module() const { return module_.get(); }
+
+ private:
+  Kind kind_ = Kind::kBytes;
+  std::string data_;
+  std::shared_ptr<const HloModule> module_;
+};
+
+struct CompileOptions {
+  Backend backend = Backend::kAuto;
+  // "default": simplification, library outlining, fusion (the target's own
+  // pipeline); "no-fusion": the same without the fusion passes; "fallback":
+  // fallback fusion (debugging, bisection); "none": compile as given.
+  std::string pipeline = "default";
+  // Pass names to skip (as `hloc opt --disable-pass` takes them).
+  std::vector<std::string> disabled_passes;
+  // Write the module after every pass, and the final one, into this folder.
+  std::string dump_dir;
+  // Ops with no kernel on the target run on the reference interpreter
+  // (counted in Stats::interpreter_ops and named in Stats::interpreter_op_names).
+  // false: such ops are compile errors.
+  bool allow_interpreter_ops = true;
+};
+
+// Element type and dimensions of one argument or result.
+struct ArraySpec {
+  PrimitiveType type = xla::PRIMITIVE_TYPE_INVALID;
+  std::vector<int64_t> dims;
+  int64_t byte_size() const;
+  std::string ToString() const;  // "f32[2,3]"
+};
+
+// Bytes per element as hloc stores them (pred and sub-byte integers one byte
+// each); 0 for types with no array storage.
+int64_t ElementByteSize(PrimitiveType type);
+
+// A dense row-major array in host memory. Copies share the memory. Memory is
+// either hloc's (AllocateHost, results) or the caller's (WrapHost: not
+// copied; `release` runs when the last Buffer sharing it goes away).
+class Buffer {
+ public:
+  Buffer() = default;
+  static absl::StatusOr<Buffer> AllocateHost(PrimitiveType type, std::vector<int64_t> dims);
+  // `data` must be aligned to the element size and hold byte_size() bytes.
+  static absl::StatusOr<Buffer> WrapHost(PrimitiveType type, std::vector<int64_t> dims,
+                                         void* data, std::function<void()> release = nullptr);
+  static absl::StatusOr<Buffer> CopyFromHost(PrimitiveType type, std::vector<int64_t> dims,
+                                             const void* data);
+
+  bool valid() const { return storage_ != nullptr; }
+  const ArraySpec& spec() const { return spec_; }
+  PrimitiveType type() const { return spec_.type; }
+  const std::vector<int64_t>& dims() const { return spec_.dims; }
+  int64_t byte_size() const { return spec_.byte_size(); }
+  void* data() const { return data_; }
+  // True when the memory is hloc's (not wrapped caller memory).
+  bool owned_by_hloc() const;
+
+ private:
+  struct Storage;
+  friend struct BufferAccess;
+  Buffer(ArraySpec spec, std::shared_ptr<Storage> storage, void* data)
+      : spec_(std::move(spec)), storage_(std::move(storage)), data_(data) {}
+  ArraySpec spec_;
+  std::shared_ptr<Storage> storage_;
+  void* data_ = nullptr;
+};
+
+struct ExecuteOptions {
+  // Arguments the caller gives up: a result the module aliases with one
+  // (input_output_alias) is computed in its memory and returned sharing it.
+  // A donated argument's contents are undefined afterwards.
+  std::vector<int> donated_arguments;
+  // A while loop running more iterations than this fails the run; 0: no limit.
+  int64_t max_while_iterations = 0;
+};
+
+struct Stats {
+  Backend backend = Backend::kHost;
+  int64_t kernels = 0;        // Generated kernels (host JIT or CUDA).
+  int64_t fused_kernels = 0;  // Of which compile a fusion.
+  int64_t library_calls = 0;  // oneDNN / cuBLASLt / cuDNN / host routines.
+  int64_t interpreter_ops = 0;
+  std::vector<std::string> interpreter_op_names;
+  // Bytes hloc holds while a run is in flight: temporaries' arena plus
+  // constants (arguments and results not counted).
+  int64_t peak_memory_bytes = 0;
+  double compile_seconds = 0;
+  // Host kernels read back from the disk cache (ClientOptions::disk_cache_dir)
+  // instead of being compiled by LLVM, and kernels written to it.
+  int64_t kernels_from_disk_cache = 0;
+  int64_t kernels_to_disk_cache = 0;
+  std::string ToString() const;
+};
+
+class ExecutableImpl;
+
+class Executable {
+ public:
+  ~Executable();
+  // Runs once. `arguments` are the parameters' array leaves (see the top of
+  // this file); the result is the root's array leaves. Thread-safe.
+  absl::StatusOr<std::vector<Buffer>> Execute(absl::Span<const Buffer> arguments,
+                                              const ExecuteOptions& options = {}) const;
+
+  const std::vector<ArraySpec>& parameters() const;
+  const std::vector<ArraySpec>& results() const;
+  // The entry computation's result shape (tuple structure of results()).
+  const Shape& result_shape() const;
+  // The optimized module as HLO text.
+  std::string OptimizedHloText() const;
+  // Every outlining, inlining and fusion decision with its rule.
+  std::string Ledger() const;
+  // The compiled program: thunks, kernels' strategies, library calls.
+  std::string Report() const;
+  const Stats& stats() const;
+  // Hex fingerprint of module + options + target (the cache key).
+  const std::string& fingerprint() const;
+
+ private:
+  friend class Client;
+  explicit Executable(std::unique_ptr<ExecutableImpl> impl);
+  std::unique_ptr<ExecutableImpl> impl_;
+};
+
+struct ClientOptions {
+  // Threads that split one kernel's work (counting the caller); 0: all cores.
+  int num_threads = 0;
+  // Executables kept by the in-memory compile cache (least recently used
+  // dropped first); 0: no cache.
+  int compile_cache_capacity = 64;
+  // Compiled host kernels are stored here and read back by later processes,
+  // which then skip LLVM; empty: $HLOC_CACHE_DIR when set, else no disk cache.
+  std::string disk_cache_dir;
+};
+
+class ClientState;
+
+class Client {
+ public:
+  static absl::StatusOr<std::shared_ptr<Client>> Create(const ClientOptions& options = {});
+  ~Client();
+  // Load, verify, optimize, compile. Thread-safe; identical requests share
+  // one Executable through the cache.
+  absl::StatusOr<std::shared_ptr<Executable>> Compile(const ModuleSource& source,
+                                                      const CompileOptions& options = {});
+  // Compile requests answered from the in-memory cache so far.
+  int64_t cache_hits() const;
+
+ private:
+  explicit Client(std::unique_ptr<ClientState> state);
+  std::unique_ptr<ClientState> state_;
+};
+
+// The version of this API ("major.minor.patch").
+const char* Version();
+
+}  // namespace api
+}  // namespace hloc
+
+#endif  // HLOC_API_HLOC_H_

@@ -1,0 +1,414 @@
+// The C API (hloc_c.h) over the C++ API (hloc.h). Each entry point catches
+// every exception (an allocation failure becomes a resource-exhausted
+// error), checks its pointers, and turns absl::Status into hloc_error.
+#include "api/hloc_c.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+#include <functional>
+#include <exception>
+#include <memory>
+#include <new>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "api/api_internal.h"
+#include "api/hloc.h"
+
+struct hloc_error {
+  hloc_error_code code;
+  std::string message;
+};
+
+struct hloc_client {
+  std::shared_ptr<hloc::api::Client> client;
+};
+
+struct hloc_executable {
+  std::shared_ptr<hloc::api::Executable> executable;
+  std::string optimized_hlo, ledger, report;  // Filled on first use.
+};
+
+struct hloc_buffer {
+  hloc::api::Buffer buffer;
+};
+
+namespace {
+
+using hloc::api::Buffer;
+
+hloc_error* MakeError(hloc_error_code code, std::string message) {
+  // Allocation failures here would leave nothing to report; new(nothrow)
+  // returns null, which callers read as success only if the original call
+  // succeeded, so an error is never lost silently except under OOM.
+  hloc_error* error = new (std::nothrow) hloc_error;
+  if (error == nullptr) return nullptr;
+  error->code = code;
+  try {
+    error->message = std::move(message);
+  } catch (...) {
+  }
+  return error;
+}
+
+hloc_error* FromStatus(const absl::Status& status) {
+  if (status.ok()) return nullptr;
+  hloc_error_code code = HLOC_ERROR_INTERNAL;
+  if (hloc::api::IsCompileError(status)) {
+    code = HLOC_ERROR_COMPILE;
+  } else {
+    switch (status.code()) {
+      case absl::StatusCode::kInvalidArgument:
+      case absl::StatusCode::kOutOfRange:
+      case absl::StatusCode::kNotFound:
+        code = HLOC_ERROR_INVALID_ARGUMENT;
+        break;
+      case absl::StatusCode::kFailedPrecondition:
+      case absl::StatusCode::kUnavailable:
+        code = HLOC_ERROR_UNAVAILABLE;
+        break;
+      case absl::StatusCode::kResourceExhausted:
+        code = HLOC_ERROR_RESOURCE_EXHAUSTED;
+        break;
+      case absl::StatusCode::kUnimplemented:
+        code = HLOC_ERROR_UNIMPLEMENTED;
+        break;
+      default:
+        break;
+    }
+  }
+  return MakeError(code, std::string(status.message()));
+}
+
+hloc_error* NullArgument(const char* function, const char* name) {
+  return MakeError(HLOC_ERROR_INVALID_ARGUMENT, absl::StrCat(function, ": ", name, " is NULL"));
+}
+
+// Runs `body` (returning hloc_error*), turning exceptions into errors.
+template <typename Body>
+hloc_error* Guard(Body body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return MakeError(HLOC_ERROR_RESOURCE_EXHAUSTED, "out of memory");
+  } catch (const std::exception& e) {
+    return MakeError(HLOC_ERROR_INTERNAL, absl::StrCat("internal error: ", e.what()));
+  } catch (...) {
+    return MakeError(HLOC_ERROR_INTERNAL, "internal error: unknown exception");
+  }
+}
+
+// True when the caller's option struct is long enough to hold `field`.
+#define HLOC_HAS(options, Struct, field) \
+  ((options) != nullptr &&              \
+   (options)->struct_size >= offsetof(Struct, field) + sizeof((options)->field))
+
+hloc_error* Dims(const int64_t* dims, size_t rank, std::vector<int64_t>* out) {
+  if (rank > 0 && dims == nullptr) return NullArgument("buffer", "dims");
+  if (rank > 64) {
+    return MakeError(HLOC_ERROR_INVALID_ARGUMENT, absl::StrCat("rank ", rank, " is over 64"));
+  }
+  out->assign(dims, dims + rank);
+  return nullptr;
+}
+
+void FillSpec(const hloc::api::ArraySpec& from, hloc_array_spec* to) {
+  hloc_array_spec spec;
+  spec.struct_size = sizeof(spec);
+  spec.type = static_cast<hloc_element_type>(from.type);
+  spec.rank = from.dims.size();
+  spec.dims = from.dims.data();
+  std::memcpy(to, &spec, std::min(to->struct_size, sizeof(spec)));
+}
+
+}  // namespace
+
+extern "C" {
+
+void hloc_version(int* major, int* minor) {
+  if (major != nullptr) *major = HLOC_C_API_MAJOR;
+  if (minor != nullptr) *minor = HLOC_C_API_MINOR;
+}
+
+const char* hloc_version_string(void) { return hloc::api::Version(); }
+
+hloc_error_code hloc_error_get_code(const hloc_error* error) {
+  return error == nullptr ? HLOC_OK : error->code;
+}
+
+const char* hloc_error_message(const hloc_error* error) {
+  return error == nullptr ? "" : error->message.c_str();
+}
+
+void hloc_error_destroy(hloc_error* error) { delete error; }
+
+hloc_error* hloc_client_create(const hloc_client_options* options, hloc_client** client) {
+  return Guard([&]() -> hloc_error* {
+    if (client == nullptr) return NullArgument("hloc_client_create", "client");
+    *client = nullptr;
+    hloc::api::ClientOptions cpp;
+    if (HLOC_HAS(options, hloc_client_options, num_threads)) cpp.num_threads = options->num_threads;
+    if (HLOC_HAS(options, hloc_client_options, compile_cache_capacity) &&
+        options->compile_cache_capacity != 0) {
+      cpp.compile_cache_capacity = std::max(options->compile_cache_capacity, 0);
+    }
+    if (HLOC_HAS(options, hloc_client_options, disk_cache_dir) && options->disk_cache_dir != nullptr) {
+      cpp.disk_cache_dir = options->disk_cache_dir;
+    }
+    absl::StatusOr<std::shared_ptr<hloc::api::Client>> created = hloc::api::Client::Create(cpp);
+    if (!created.ok()) return FromStatus(created.status());
+    *client = new hloc_client{*std::move(created)};
+    return nullptr;
+  });
+}
+
+void hloc_client_destroy(hloc_client* client) { delete client; }
+
+static hloc_error* Compile(hloc_client* client, const hloc::api::ModuleSource& source,
+                           const hloc_compile_options* options, hloc_executable** executable) {
+  hloc::api::CompileOptions cpp;
+  if (HLOC_HAS(options, hloc_compile_options, backend)) {
+    switch (options->backend) {
+      case HLOC_BACKEND_AUTO: cpp.backend = hloc::api::Backend::kAuto; break;
+      case HLOC_BACKEND_HOST: cpp.backend = hloc::api::Backend::kHost; break;
+      case HLOC_BACKEND_CUDA: cpp.backend = hloc::api::Backend::kCuda; break;
+      case HLOC_BACKEND_INTERPRETER: cpp.backend = hloc::api::Backend::kInterpreter; break;
+      default:
+        return MakeError(HLOC_ERROR_INVALID_ARGUMENT,
+                         absl::StrCat("unknown backend ", static_cast<int>(options->backend)));
+    }
+  }
+  if (HLOC_HAS(options, hloc_compile_options, pipeline) && options->pipeline != nullptr) {
+    cpp.pipeline = options->pipeline;
+  }
+  if (HLOC_HAS(options, hloc_compile_options, dump_dir) && options->dump_dir != nullptr) {
+    cpp.dump_dir = options->dump_dir;
+  }
+  if (HLOC_HAS(options, hloc_compile_options, allow_interpreter_ops)) {
+    cpp.allow_interpreter_ops = options->allow_interpreter_ops != 0;
+  }
+  absl::StatusOr<std::shared_ptr<hloc::api::Executable>> compiled =
+      client->client->Compile(source, cpp);
+  if (!compiled.ok()) return FromStatus(compiled.status());
+  *executable = new hloc_executable{*std::move(compiled), "", "", ""};
+  return nullptr;
+}
+
+hloc_error* hloc_compile(hloc_client* client, const void* module, size_t size,
+                         const hloc_compile_options* options, hloc_executable** executable) {
+  return Guard([&]() -> hloc_error* {
+    if (executable == nullptr) return NullArgument("hloc_compile", "executable");
+    *executable = nullptr;
+    if (client == nullptr) return NullArgument("hloc_compile", "client");
+    if (module == nullptr && size > 0) return NullArgument("hloc_compile", "module");
+    std::string bytes(static_cast<const char*>(module), size);
+    return Compile(client, hloc::api::ModuleSource::Bytes(std::move(bytes)), options, executable);
+  });
+}
+
+hloc_error* hloc_compile_file(hloc_client* client, const char* path,
+                              const hloc_compile_options* options, hloc_executable** executable) {
+  return Guard([&]() -> hloc_error* {
+    if (executable == nullptr) return NullArgument("hloc_compile_file", "executable");
+    *executable = nullptr;
+    if (client == nullptr) return NullArgument("hloc_compile_file", "client");
+    if (path == nullptr) return NullArgument("hloc_compile_file", "path");
+    return Compile(client, hloc::api::ModuleSource::File(path), options, executable);
+  });
+}
+
+void hloc_executable_destroy(hloc_executable* executable) { delete executable; }
+
+size_t hloc_executable_num_parameters(const hloc_executable* executable) {
+  return executable == nullptr ? 0 : executable->executable->parameters().size();
+}
+
+size_t hloc_executable_num_results(const hloc_executable* executable) {
+  return executable == nullptr ? 0 : executable->executable->results().size();
+}
+
+static hloc_error* Spec(const char* function, const hloc_executable* executable, size_t index,
+                        hloc_array_spec* spec, bool parameter) {
+  if (executable == nullptr) return NullArgument(function, "executable");
+  if (spec == nullptr) return NullArgument(function, "spec");
+  const auto& list = parameter ? executable->executable->parameters()
+                               : executable->executable->results();
+  if (index >= list.size()) {
+    return MakeError(HLOC_ERROR_INVALID_ARGUMENT,
+                     absl::StrCat(function, ": index ", index, " is out of range (",
+                                  list.size(), ")"));
+  }
+  FillSpec(list[index], spec);
+  return nullptr;
+}
+
+hloc_error* hloc_executable_parameter(const hloc_executable* executable, size_t index,
+                                      hloc_array_spec* spec) {
+  return Guard([&] { return Spec("hloc_executable_parameter", executable, index, spec, true); });
+}
+
+hloc_error* hloc_executable_result(const hloc_executable* executable, size_t index,
+                                   hloc_array_spec* spec) {
+  return Guard([&] { return Spec("hloc_executable_result", executable, index, spec, false); });
+}
+
+// Texts are made on first use and kept in the handle. Not synchronized:
+// like every getter of one handle, call them from one thread at a time.
+const char* hloc_executable_optimized_hlo(const hloc_executable* executable) {
+  if (executable == nullptr) return "";
+  auto* mutable_handle = const_cast<hloc_executable*>(executable);
+  try {
+    if (mutable_handle->optimized_hlo.empty()) {
+      mutable_handle->optimized_hlo = executable->executable->OptimizedHloText();
+    }
+  } catch (...) {
+    return "";
+  }
+  return executable->optimized_hlo.c_str();
+}
+
+const char* hloc_executable_ledger(const hloc_executable* executable) {
+  if (executable == nullptr) return "";
+  auto* mutable_handle = const_cast<hloc_executable*>(executable);
+  try {
+    if (mutable_handle->ledger.empty()) mutable_handle->ledger = executable->executable->Ledger();
+  } catch (...) {
+    return "";
+  }
+  return executable->ledger.c_str();
+}
+
+const char* hloc_executable_report(const hloc_executable* executable) {
+  if (executable == nullptr) return "";
+  auto* mutable_handle = const_cast<hloc_executable*>(executable);
+  try {
+    if (mutable_handle->report.empty()) mutable_handle->report = executable->executable->Report();
+  } catch (...) {
+    return "";
+  }
+  return executable->report.c_str();
+}
+
+hloc_error* hloc_executable_stats(const hloc_executable* executable, hloc_stats* stats) {
+  return Guard([&]() -> hloc_error* {
+    if (executable == nullptr) return NullArgument("hloc_executable_stats", "executable");
+    if (stats == nullptr) return NullArgument("hloc_executable_stats", "stats");
+    const hloc::api::Stats& from = executable->executable->stats();
+    hloc_stats out;
+    out.struct_size = sizeof(out);
+    out.kernels = from.kernels;
+    out.fused_kernels = from.fused_kernels;
+    out.library_calls = from.library_calls;
+    out.interpreter_ops = from.interpreter_ops;
+    out.peak_memory_bytes = from.peak_memory_bytes;
+    out.compile_seconds = from.compile_seconds;
+    std::memcpy(stats, &out, std::min(stats->struct_size, sizeof(out)));
+    return nullptr;
+  });
+}
+
+hloc_error* hloc_buffer_wrap_host(hloc_element_type type, const int64_t* dims, size_t rank,
+                                  void* data, void (*release)(void* user), void* user,
+                                  hloc_buffer** buffer) {
+  return Guard([&]() -> hloc_error* {
+    if (buffer == nullptr) return NullArgument("hloc_buffer_wrap_host", "buffer");
+    *buffer = nullptr;
+    std::vector<int64_t> shape;
+    if (hloc_error* error = Dims(dims, rank, &shape)) return error;
+    std::function<void()> on_release;
+    if (release != nullptr) on_release = [release, user] { release(user); };
+    absl::StatusOr<Buffer> wrapped = Buffer::WrapHost(
+        static_cast<hloc::PrimitiveType>(type), std::move(shape), data, std::move(on_release));
+    if (!wrapped.ok()) return FromStatus(wrapped.status());
+    *buffer = new hloc_buffer{*std::move(wrapped)};
+    return nullptr;
+  });
+}
+
+hloc_error* hloc_buffer_copy_from_host(hloc_element_type type, const int64_t* dims, size_t rank,
+                                       const void* data, hloc_buffer** buffer) {
+  return Guard([&]() -> hloc_error* {
+    if (buffer == nullptr) return NullArgument("hloc_buffer_copy_from_host", "buffer");
+    *buffer = nullptr;
+    std::vector<int64_t> shape;
+    if (hloc_error* error = Dims(dims, rank, &shape)) return error;
+    absl::StatusOr<Buffer> copied =
+        Buffer::CopyFromHost(static_cast<hloc::PrimitiveType>(type), std::move(shape), data);
+    if (!copied.ok()) return FromStatus(copied.status());
+    *buffer = new hloc_buffer{*std::move(copied)};
+    return nullptr;
+  });
+}
+
+void hloc_buffer_destroy(hloc_buffer* buffer) { delete buffer; }
+
+void* hloc_buffer_data(const hloc_buffer* buffer) {
+  return buffer == nullptr ? nullptr : buffer->buffer.data();
+}
+
+size_t hloc_buffer_byte_size(const hloc_buffer* buffer) {
+  return buffer == nullptr ? 0 : static_cast<size_t>(buffer->buffer.byte_size());
+}
+
+hloc_error* hloc_buffer_spec(const hloc_buffer* buffer, hloc_array_spec* spec) {
+  return Guard([&]() -> hloc_error* {
+    if (buffer == nullptr) return NullArgument("hloc_buffer_spec", "buffer");
+    if (spec == nullptr) return NullArgument("hloc_buffer_spec", "spec");
+    FillSpec(buffer->buffer.spec(), spec);
+    return nullptr;
+  });
+}
+
+hloc_error* hloc_execute(const hloc_executable* executable, hloc_buffer* const* arguments,
+                         size_t num_arguments, const hloc_execute_options* options,
+                         hloc_buffer** results, size_t num_results) {
+  return Guard([&]() -> hloc_error* {
+    if (executable == nullptr) return NullArgument("hloc_execute", "executable");
+    if (arguments == nullptr && num_arguments > 0) return NullArgument("hloc_execute", "arguments");
+    if (results == nullptr && num_results > 0) return NullArgument("hloc_execute", "results");
+    const size_t expected = executable->executable->results().size();
+    if (num_results != expected) {
+      return MakeError(HLOC_ERROR_INVALID_ARGUMENT,
+                       absl::StrCat("hloc_execute: the executable has ", expected,
+                                    " results, room was given for ", num_results));
+    }
+    for (size_t j = 0; j < num_results; ++j) results[j] = nullptr;
+    std::vector<Buffer> buffers;
+    buffers.reserve(num_arguments);
+    for (size_t i = 0; i < num_arguments; ++i) {
+      if (arguments[i] == nullptr) {
+        return MakeError(HLOC_ERROR_INVALID_ARGUMENT,
+                         absl::StrCat("hloc_execute: argument ", i, " is NULL"));
+      }
+      buffers.push_back(arguments[i]->buffer);
+    }
+    hloc::api::ExecuteOptions cpp;
+    if (HLOC_HAS(options, hloc_execute_options, donated_arguments) &&
+        HLOC_HAS(options, hloc_execute_options, num_donated_arguments) &&
+        options->num_donated_arguments > 0) {
+      if (options->donated_arguments == nullptr) {
+        return NullArgument("hloc_execute", "options->donated_arguments");
+      }
+      for (size_t k = 0; k < options->num_donated_arguments; ++k) {
+        if (options->donated_arguments[k] >= num_arguments) {
+          return MakeError(HLOC_ERROR_INVALID_ARGUMENT,
+                           absl::StrCat("hloc_execute: donated argument ",
+                                        options->donated_arguments[k], " is out of range"));
+        }
+        cpp.donated_arguments.push_back(static_cast<int>(options->donated_arguments[k]));
+      }
+    }
+    if (HLOC_HAS(options, hloc_execute_options, max_while_iterations)) {
+      cpp.max_while_iterations = options->max_while_iterations;
+    }
+    absl::StatusOr<std::vector<Buffer>> out = executable->executable->Execute(buffers, cpp);
+    if (!out.ok()) return FromStatus(out.status());
+    for (size_t j = 0; j < num_results; ++j) results[j] = new hloc_buffer{std::move((*out)[j])};
+    return nullptr;
+  });
+}
+
+}  // extern "C"

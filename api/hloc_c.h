@@ -1,0 +1,171 @@
+/* hloc's C API: compile HLO modules and run them, from any language with a C
+ * foreign-function interface. libhloc_c.so exports these hloc_ symbols and
+ * nothing else.
+ *
+ * Conventions:
+ *  - Handles are opaque and destroyed explicitly (hloc_*_destroy; NULL is
+ *    accepted and ignored).
+ *  - Every call that can fail returns an hloc_error* (NULL on success), which
+ *    the caller reads (hloc_error_code, hloc_error_message) and destroys.
+ *  - Option structs start with struct_size, which the caller sets to
+ *    sizeof(the struct) as it knows it; fields beyond it take their
+ *    defaults, so the structs can grow without breaking compiled callers.
+ *    A NULL options pointer means every default.
+ *  - Arrays are dense and row-major; arguments and results are the array
+ *    leaves of the entry computation's parameters and result (one per
+ *    parameter and one per result tuple element for modules as JAX and
+ *    torch_xla emit them).
+ *  - Element types use XLA's PrimitiveType numbers.
+ *  - No call aborts the process on bad input; no C++ exception crosses it.
+ */
+#ifndef HLOC_API_HLOC_C_H_
+#define HLOC_API_HLOC_C_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HLOC_C_API_MAJOR 0
+#define HLOC_C_API_MINOR 1
+
+typedef struct hloc_error hloc_error;
+typedef struct hloc_client hloc_client;
+typedef struct hloc_executable hloc_executable;
+typedef struct hloc_buffer hloc_buffer;
+
+typedef enum {
+  HLOC_OK = 0,
+  HLOC_ERROR_INVALID_ARGUMENT = 1, /* a wrong argument count, type, shape, option */
+  HLOC_ERROR_COMPILE = 2,          /* the module does not load, verify or compile */
+  HLOC_ERROR_UNAVAILABLE = 3,      /* e.g. the CUDA backend without a GPU */
+  HLOC_ERROR_RESOURCE_EXHAUSTED = 4,
+  HLOC_ERROR_UNIMPLEMENTED = 5,
+  HLOC_ERROR_INTERNAL = 6
+} hloc_error_code;
+
+typedef enum {
+  HLOC_BACKEND_AUTO = 0, /* cuda when a GPU is usable, else host */
+  HLOC_BACKEND_HOST = 1,
+  HLOC_BACKEND_CUDA = 2,
+  HLOC_BACKEND_INTERPRETER = 3
+} hloc_backend;
+
+/* XLA's PrimitiveType numbers. */
+typedef enum {
+  HLOC_PRED = 1,
+  HLOC_S8 = 2,
+  HLOC_S16 = 3,
+  HLOC_S32 = 4,
+  HLOC_S64 = 5,
+  HLOC_U8 = 6,
+  HLOC_U16 = 7,
+  HLOC_U32 = 8,
+  HLOC_U64 = 9,
+  HLOC_F16 = 10,
+  HLOC_F32 = 11,
+  HLOC_F64 = 12,
+  HLOC_C64 = 15,
+  HLOC_BF16 = 16,
+  HLOC_C128 = 18
+} hloc_element_type;
+
+/* The library's API version; compare major with HLOC_C_API_MAJOR. */
+void hloc_version(int* major, int* minor);
+/* "major.minor.patch" of the library itself. */
+const char* hloc_version_string(void);
+
+hloc_error_code hloc_error_get_code(const hloc_error* error);
+/* Valid until the error is destroyed. */
+const char* hloc_error_message(const hloc_error* error);
+void hloc_error_destroy(hloc_error* error);
+
+typedef struct {
+  size_t struct_size;
+  int num_threads;                /* 0: every core */
+  int compile_cache_capacity;     /* executables kept in memory; default 64; <0: none */
+  const char* disk_cache_dir;     /* NULL: $HLOC_CACHE_DIR when set */
+} hloc_client_options;
+
+hloc_error* hloc_client_create(const hloc_client_options* options, hloc_client** client);
+/* Executables made by the client stay valid after it is destroyed. */
+void hloc_client_destroy(hloc_client* client);
+
+typedef struct {
+  size_t struct_size;
+  hloc_backend backend;
+  const char* pipeline;   /* NULL: "default"; also "no-fusion", "fallback", "none" */
+  const char* dump_dir;   /* NULL: no dumps */
+  int allow_interpreter_ops; /* default 1; 0: ops with no kernel fail the compile */
+} hloc_compile_options;
+
+/* `module` is a binary HloModuleProto, HloProto or HloSnapshot, or HLO text. */
+hloc_error* hloc_compile(hloc_client* client, const void* module, size_t size,
+                         const hloc_compile_options* options, hloc_executable** executable);
+hloc_error* hloc_compile_file(hloc_client* client, const char* path,
+                              const hloc_compile_options* options, hloc_executable** executable);
+void hloc_executable_destroy(hloc_executable* executable);
+
+typedef struct {
+  size_t struct_size;
+  hloc_element_type type;
+  size_t rank;
+  const int64_t* dims; /* owned by the executable */
+} hloc_array_spec;
+
+size_t hloc_executable_num_parameters(const hloc_executable* executable);
+size_t hloc_executable_num_results(const hloc_executable* executable);
+hloc_error* hloc_executable_parameter(const hloc_executable* executable, size_t index,
+                                      hloc_array_spec* spec);
+hloc_error* hloc_executable_result(const hloc_executable* executable, size_t index,
+                                   hloc_array_spec* spec);
+/* Texts valid while the executable lives. */
+const char* hloc_executable_optimized_hlo(const hloc_executable* executable);
+const char* hloc_executable_ledger(const hloc_executable* executable);
+const char* hloc_executable_report(const hloc_executable* executable);
+
+typedef struct {
+  size_t struct_size;
+  int64_t kernels;
+  int64_t fused_kernels;
+  int64_t library_calls;
+  int64_t interpreter_ops;
+  int64_t peak_memory_bytes;
+  double compile_seconds;
+} hloc_stats;
+/* Fills the first stats->struct_size bytes. */
+hloc_error* hloc_executable_stats(const hloc_executable* executable, hloc_stats* stats);
+
+/* Caller memory, not copied: `data` must stay valid until `release(user)`
+ * is called (when hloc no longer uses it; release may be NULL). `data` must
+ * be aligned to the element size. */
+hloc_error* hloc_buffer_wrap_host(hloc_element_type type, const int64_t* dims, size_t rank,
+                                  void* data, void (*release)(void* user), void* user,
+                                  hloc_buffer** buffer);
+hloc_error* hloc_buffer_copy_from_host(hloc_element_type type, const int64_t* dims, size_t rank,
+                                       const void* data, hloc_buffer** buffer);
+void hloc_buffer_destroy(hloc_buffer* buffer);
+void* hloc_buffer_data(const hloc_buffer* buffer);
+size_t hloc_buffer_byte_size(const hloc_buffer* buffer);
+hloc_error* hloc_buffer_spec(const hloc_buffer* buffer, hloc_array_spec* spec);
+
+typedef struct {
+  size_t struct_size;
+  const size_t* donated_arguments; /* arguments whose memory results may take */
+  size_t num_donated_arguments;
+  int64_t max_while_iterations;    /* 0: no limit */
+} hloc_execute_options;
+
+/* Runs once; thread-safe. `results` has room for num_results handles, each
+ * set to a new buffer the caller destroys. */
+hloc_error* hloc_execute(const hloc_executable* executable, hloc_buffer* const* arguments,
+                         size_t num_arguments, const hloc_execute_options* options,
+                         hloc_buffer** results, size_t num_results);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HLOC_API_HLOC_C_H_ */

@@ -1,0 +1,261 @@
+// The API's three targets (targets.h): the host backend (JIT kernels and
+// oneDNN calls on the client's thread pool), the CUDA backend (device 0,
+// arguments and results in host memory, runs serialized per executable),
+// and the reference interpreter.
+#include "api/targets.h"
+
+#include <cstring>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "backend/gpu/gpu_compiler.h"
+#include "backend/gpu/gpu_pipeline.h"
+#include "backend/gpu/run_on_gpu.h"
+#include "backend/host/host_compiler.h"
+#include "backend/host/host_pipeline.h"
+#include "backend/host/run_on_host.h"
+#include "backend/llvm/array_leaves.h"
+#include "hlo/evaluator/evaluator.h"
+#include "hlo/status_macros.h"
+#include "hlo/text_printer.h"
+#include "passes/standard_pipelines.h"
+#include "runtime/cuda/autotune_cache.h"
+#include "runtime/cuda/cuda_device.h"
+
+namespace hloc {
+namespace api {
+
+bool IsKnownPipeline(const std::string& name) {
+  return name == "default" || name == "no-fusion" || name == "fallback" || name == "none";
+}
+
+absl::Status OptimizeForBackend(Backend backend, const CompileOptions& options, HloModule& module,
+                                FusionLedger* ledger) {
+  const std::string& name = options.pipeline;
+  if (name == "none" || (backend == Backend::kInterpreter && name == "default")) {
+    return absl::OkStatus();
+  }
+  PipelineOptions pipeline;
+  pipeline.dump_to = options.dump_dir;
+  pipeline.disabled_passes.insert(options.disabled_passes.begin(), options.disabled_passes.end());
+  if (name == "fallback" || backend == Backend::kInterpreter) {
+    // The interpreter runs what a pipeline leaves too (for bisection):
+    // "no-fusion" is the simplifier alone there.
+    HLOC_ASSIGN_OR_RETURN(std::unique_ptr<HloPassPipeline> passes,
+                          MakeStandardPipeline(name == "fallback" ? "fallback" : "simplify",
+                                               pipeline, ledger));
+    return passes->Run(module).status();
+  }
+  if (backend == Backend::kCuda) {
+    gpu::GpuPipelineOptions gpu_options;
+    gpu_options.pipeline = pipeline;
+    if (name == "no-fusion") gpu_options.pipeline.optimization_level = 0;
+    return gpu::OptimizeForGpu(module, gpu_options, ledger).status();
+  }
+  host::HostPipelineOptions host_options;
+  host_options.pipeline = pipeline;
+  host_options.fusion = name != "no-fusion";
+  return host::OptimizeForHost(module, host_options, ledger).status();
+}
+
+void DescribeEntry(const HloModule& module, ExecutableImpl* impl) {
+  for (const HloInstruction* parameter : module.entry()->parameters()) {
+    for (const ArrayLeaf& leaf : ArrayLeaves(parameter->shape())) {
+      impl->parameters.push_back({leaf.shape->element_type(), leaf.shape->dimensions()});
+    }
+  }
+  impl->result_shape = module.entry()->root()->shape();
+  for (const ArrayLeaf& leaf : ArrayLeaves(impl->result_shape)) {
+    impl->results.push_back({leaf.shape->element_type(), leaf.shape->dimensions()});
+  }
+}
+
+namespace {
+
+void CollectLeaves(Literal* literal, std::vector<Literal*>* out) {
+  if (literal->shape().IsTuple()) {
+    for (Literal& element : *literal->mutable_tuple_elements()) CollectLeaves(&element, out);
+  } else if (literal->shape().IsArray()) {
+    out->push_back(literal);
+  }
+}
+
+// A zero literal of `shape`, tuples included.
+absl::StatusOr<Literal> ZeroLiteral(const Shape& shape) {
+  if (!shape.IsTuple()) return Literal::Create(shape);
+  std::vector<Literal> elements;
+  for (const Shape& element : shape.tuple_shapes()) {
+    HLOC_ASSIGN_OR_RETURN(Literal literal, ZeroLiteral(element));
+    elements.push_back(std::move(literal));
+  }
+  return Literal::Tuple(std::move(elements));
+}
+
+class HostImpl : public ExecutableImpl {
+ public:
+  HostImpl(std::unique_ptr<host::HostProgram> program, std::shared_ptr<runtime::ThreadPool> pool)
+      : program_(std::move(program)), pool_(std::move(pool)) {}
+
+  absl::Status Run(absl::Span<const void* const> parameters, absl::Span<void* const> outputs,
+                   const ExecuteOptions& options) const override {
+    runtime::ExecuteOptions execute;
+    execute.max_while_iterations = options.max_while_iterations;
+    return program_->executable().Execute(parameters, outputs, pool_.get(), execute);
+  }
+  int64_t AliasedParameter(int64_t output) const override {
+    return program_->executable().aliased_parameter(output);
+  }
+
+ private:
+  std::unique_ptr<host::HostProgram> program_;
+  std::shared_ptr<runtime::ThreadPool> pool_;
+};
+
+class InterpreterImpl : public ExecutableImpl {
+ public:
+  InterpreterImpl(std::unique_ptr<HloModule> module, int num_threads)
+      : module_(std::move(module)), num_threads_(num_threads) {}
+
+  absl::Status Run(absl::Span<const void* const> parameters, absl::Span<void* const> outputs,
+                   const ExecuteOptions& options) const override {
+    std::vector<Literal> arguments;
+    size_t next = 0;
+    for (const HloInstruction* parameter : module_->entry()->parameters()) {
+      HLOC_ASSIGN_OR_RETURN(Literal argument, ZeroLiteral(parameter->shape()));
+      std::vector<Literal*> leaves;
+      CollectLeaves(&argument, &leaves);
+      for (Literal* leaf : leaves) {
+        if (leaf->size_bytes() > 0) {
+          std::memcpy(leaf->mutable_raw(), parameters[next], leaf->size_bytes());
+        }
+        ++next;
+      }
+      arguments.push_back(std::move(argument));
+    }
+    EvaluatorOptions evaluator;
+    evaluator.num_threads = num_threads_;
+    evaluator.max_while_iterations = options.max_while_iterations;
+    HLOC_ASSIGN_OR_RETURN(Literal result, Evaluate(*module_, arguments, evaluator));
+    std::vector<Literal*> leaves;
+    CollectLeaves(&result, &leaves);
+    if (leaves.size() != outputs.size()) {
+      return absl::InternalError(absl::StrCat("the interpreter returned ", leaves.size(),
+                                              " arrays for ", outputs.size(), " results"));
+    }
+    for (size_t j = 0; j < leaves.size(); ++j) {
+      if (leaves[j]->size_bytes() != results[j].byte_size()) {
+        return absl::InternalError(absl::StrCat("the interpreter's result ", j, " is ",
+                                                leaves[j]->shape().ToString(false), ", not ",
+                                                results[j].ToString()));
+      }
+      if (leaves[j]->size_bytes() > 0) {
+        std::memcpy(outputs[j], leaves[j]->raw(), leaves[j]->size_bytes());
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  std::unique_ptr<HloModule> module_;
+  int num_threads_;
+};
+
+class CudaImpl : public ExecutableImpl {
+ public:
+  CudaImpl(std::unique_ptr<cuda::CudaDevice> device, std::unique_ptr<gpu::GpuProgram> program)
+      : device_(std::move(device)), program_(std::move(program)) {}
+  ~CudaImpl() override { program_.reset(); }  // Device memory goes before the device.
+
+  absl::Status Run(absl::Span<const void* const> parameters, absl::Span<void* const> outputs,
+                   const ExecuteOptions&) const override {
+    std::lock_guard<std::mutex> lock(mu_);  // One arena per executable.
+    return program_->executable().Execute(parameters, outputs);
+  }
+
+ private:
+  std::unique_ptr<cuda::CudaDevice> device_;
+  std::unique_ptr<gpu::GpuProgram> program_;
+  mutable std::mutex mu_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileForHostTarget(
+    const HloModule& optimized, const CompileOptions& options, const HostTargetContext& context) {
+  host::HostCompileOptions compile;
+  compile.compiler = context.kernel_compiler;
+  if (options.allow_interpreter_ops) compile.fallback = InterpreterFallback();
+  const host::KernelCompilerStats before = context.kernel_compiler->stats();
+  HLOC_ASSIGN_OR_RETURN(std::unique_ptr<host::HostProgram> program,
+                        host::CompileForHost(optimized, compile));
+  const host::KernelCompilerStats after = context.kernel_compiler->stats();
+  const host::HostCompileReport& report = program->report();
+  Stats stats;
+  stats.backend = Backend::kHost;
+  stats.kernels = report.kernels;
+  stats.fused_kernels = report.fused_kernels;
+  stats.library_calls = report.library_calls;
+  stats.interpreter_ops = report.interpreter_calls;
+  stats.interpreter_op_names = report.fallback_ops;
+  stats.peak_memory_bytes = program->executable().arena().arena_size;
+  stats.kernels_from_disk_cache = after.disk_cache_hits - before.disk_cache_hits;
+  stats.kernels_to_disk_cache = after.disk_cache_writes - before.disk_cache_writes;
+  std::string text = absl::StrCat(report.ToString(), "thunks:\n",
+                                  program->executable().ThunksToString(),
+                                  program->executable().MemoryReport());
+  auto impl = std::make_unique<HostImpl>(std::move(program), context.pool);
+  impl->stats = std::move(stats);
+  impl->report = std::move(text);
+  return impl;
+}
+
+absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileForInterpreterTarget(
+    const HloModule& module, int num_threads) {
+  auto impl = std::make_unique<InterpreterImpl>(module.Clone(), num_threads);
+  impl->stats.backend = Backend::kInterpreter;
+  impl->report = "every op runs on the reference interpreter\n";
+  return impl;
+}
+
+absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileForCudaTarget(
+    const HloModule& optimized, const CompileOptions& options) {
+  const std::string reason = gpu::GpuUnavailableReason();
+  if (!reason.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat("the CUDA backend cannot run: ", reason));
+  }
+  HLOC_ASSIGN_OR_RETURN(std::unique_ptr<cuda::CudaDevice> device, cuda::CudaDevice::Open(0));
+  gpu::GpuProgramOptions compile;
+  compile.codegen.target = gpu::TargetForDevice(device->info());
+  HLOC_ASSIGN_OR_RETURN(std::unique_ptr<gpu::GpuProgram> program,
+                        gpu::CompileForGpu(optimized, compile));
+  if (!options.allow_interpreter_ops && program->report().host_fallbacks > 0) {
+    return absl::UnimplementedError(absl::StrCat(
+        "ops with no CUDA kernel (allow_interpreter_ops is off): ",
+        program->report().host.empty() ? "" : program->report().host.front()));
+  }
+  HLOC_ASSIGN_OR_RETURN(std::unique_ptr<cuda::AutotuneCache> cache,
+                        cuda::AutotuneCache::Open(cuda::AutotuneCache::DefaultPath()));
+  cuda::GpuLoadOptions load;
+  load.autotune_cache = cache.get();
+  HLOC_RETURN_IF_ERROR(program->Load(device.get(), load));
+  (void)cache->Save();  // A read-only home directory must not stop the compile.
+  const gpu::GpuCompileReport& report = program->report();
+  Stats stats;
+  stats.backend = Backend::kCuda;
+  stats.kernels = report.kernels;
+  stats.fused_kernels = report.fused_kernels;
+  stats.library_calls = report.library_calls;
+  stats.interpreter_ops = report.host_fallbacks;
+  stats.interpreter_op_names = report.host;
+  stats.peak_memory_bytes = program->executable().device_bytes();
+  std::string text = program->PlanToString();
+  auto impl = std::make_unique<CudaImpl>(std::move(device), std::move(program));
+  impl->stats = std::move(stats);
+  impl->report = std::move(text);
+  return impl;
+}
+
+}  // namespace api
+}  // namespace hloc

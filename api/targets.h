@@ -1,0 +1,49 @@
+// The API's targets: how a verified module is optimized for a backend and
+// turned into an ExecutableImpl. One function pair per backend; client.cc
+// picks among them and owns everything around (loading, verifying, caching).
+#ifndef HLOC_API_TARGETS_H_
+#define HLOC_API_TARGETS_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "api/api_internal.h"
+#include "api/hloc.h"
+#include "backend/host/kernel_compiler.h"
+#include "hlo/module.h"
+#include "passes/fusion/fusion_ledger.h"
+#include "runtime/thread_pool.h"
+
+namespace hloc {
+namespace api {
+
+// Pipeline names CompileOptions::pipeline takes.
+bool IsKnownPipeline(const std::string& name);
+
+// Runs `options.pipeline` for `backend` on `module` (in place), recording
+// decisions in `ledger`. The interpreter runs modules as given: its
+// "default" is "none".
+absl::Status OptimizeForBackend(Backend backend, const CompileOptions& options, HloModule& module,
+                                FusionLedger* ledger);
+
+// What the host target shares across a client's executables.
+struct HostTargetContext {
+  std::shared_ptr<runtime::ThreadPool> pool;
+  std::shared_ptr<host::KernelCompiler> kernel_compiler;
+};
+
+absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileForHostTarget(
+    const HloModule& optimized, const CompileOptions& options, const HostTargetContext& context);
+absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileForInterpreterTarget(
+    const HloModule& module, int num_threads);
+absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileForCudaTarget(const HloModule& optimized,
+                                                                     const CompileOptions& options);
+
+// parameters/results/result_shape of `impl` from the module's entry.
+void DescribeEntry(const HloModule& module, ExecutableImpl* impl);
+
+}  // namespace api
+}  // namespace hloc
+
+#endif  // HLOC_API_TARGETS_H_

@@ -1,0 +1,244 @@
+// hloc._hloc: the C++ API (api/hloc.h) for Python, through nanobind. The
+// public surface is python/src/hloc/__init__.py; this module does the
+// crossings: arrays in without a copy (anything nanobind takes as an ndarray:
+// numpy, the buffer protocol, __dlpack__ producers on the CPU), results out
+// as numpy arrays owning hloc's memory, the GIL released while compiling and
+// running, statuses turned into exceptions.
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "api/api_internal.h"
+#include "api/hloc.h"
+#include "nanobind/nanobind.h"
+#include "nanobind/ndarray.h"
+#include "nanobind/stl/string.h"
+#include "nanobind/stl/vector.h"
+#include "nanobind/stl/pair.h"
+#include "nanobind/stl/shared_ptr.h"
+
+namespace nb = nanobind;
+
+namespace hloc {
+namespace api {
+namespace {
+
+// Mapped to hloc.Error, hloc.CompileError and hloc.BackendUnavailableError.
+struct Error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+struct CompileError : Error {
+  using Error::Error;
+};
+struct UnavailableError : Error {
+  using Error::Error;
+};
+
+[[noreturn]] void Raise(const absl::Status& status) {
+  std::string message(status.message());
+  if (IsCompileError(status)) throw CompileError(message);
+  if (absl::IsFailedPrecondition(status)) throw UnavailableError(message);
+  if (absl::IsInvalidArgument(status) || absl::IsOutOfRange(status)) {
+    throw nb::value_error(message.c_str());
+  }
+  if (absl::IsResourceExhausted(status)) throw std::bad_alloc();
+  throw Error(message);
+}
+
+template <typename T>
+T Unwrap(absl::StatusOr<T> value) {
+  if (!value.ok()) Raise(value.status());
+  return *std::move(value);
+}
+
+// Read-only arrays are taken too (jax arrays are); only donation writes,
+// and the Python side donates writable arrays only.
+using AnyArray = nb::ndarray<nb::ro, nb::device::cpu>;
+
+nb::list Specs(const std::vector<ArraySpec>& specs) {
+  nb::list out;
+  for (const ArraySpec& spec : specs) {
+    out.append(nb::make_tuple(std::string(PrimitiveTypeName(spec.type)), spec.dims));
+  }
+  return out;
+}
+
+// A numpy array over a result's memory; the array's base owns the Buffer.
+nb::object ToNumpy(Buffer buffer) {
+  auto* owner = new Buffer(std::move(buffer));
+  nb::capsule keep(owner, [](void* p) noexcept { delete static_cast<Buffer*>(p); });
+  const int64_t width = ElementByteSize(owner->type());
+  // Types numpy has no DLPack code for travel as unsigned integers of their
+  // width; the Python side views them as the ml_dtypes type.
+  nb::dlpack::dtype dtype{static_cast<uint8_t>(nb::dlpack::dtype_code::UInt),
+                          static_cast<uint8_t>(8 * width), 1};
+  switch (owner->type()) {
+    case xla::PRED: dtype = nb::dtype<bool>(); break;
+    case xla::S8: case xla::S16: case xla::S32: case xla::S64:
+      dtype = {static_cast<uint8_t>(nb::dlpack::dtype_code::Int), static_cast<uint8_t>(8 * width), 1};
+      break;
+    case xla::F16: case xla::F32: case xla::F64:
+      dtype = {static_cast<uint8_t>(nb::dlpack::dtype_code::Float), static_cast<uint8_t>(8 * width), 1};
+      break;
+    case xla::C64: case xla::C128:
+      dtype = {static_cast<uint8_t>(nb::dlpack::dtype_code::Complex), static_cast<uint8_t>(8 * width), 1};
+      break;
+    default: break;
+  }
+  std::vector<size_t> shape(owner->dims().begin(), owner->dims().end());
+  return nb::cast(nb::ndarray<nb::numpy>(owner->data(), shape.size(), shape.data(), keep,
+                                         nullptr, dtype));
+}
+
+class PyExecutable {
+ public:
+  explicit PyExecutable(std::shared_ptr<Executable> executable)
+      : executable_(std::move(executable)) {}
+
+  // `arrays[i]` is argument i's memory (C-contiguous, checked here); `types`
+  // the element type the caller meant (the Python side checked it against
+  // the parameter), since bf16 and friends arrive as unsigned integers.
+  nb::list Run(std::vector<AnyArray> arrays, const std::vector<int>& donated) {
+    const auto& parameters = executable_->parameters();
+    if (arrays.size() != parameters.size()) {
+      throw nb::type_error(absl::StrCat("the executable takes ", parameters.size(),
+                                        " arguments, got ", arrays.size()).c_str());
+    }
+    std::vector<Buffer> buffers;
+    buffers.reserve(arrays.size());
+    for (size_t i = 0; i < arrays.size(); ++i) {
+      AnyArray& array = arrays[i];
+      const ArraySpec& spec = parameters[i];
+      if (static_cast<int64_t>(array.itemsize()) != ElementByteSize(spec.type)) {
+        throw nb::type_error(absl::StrCat("argument ", i, ": ", array.itemsize(),
+                                          "-byte elements for a parameter of ", spec.ToString())
+                                 .c_str());
+      }
+      std::vector<int64_t> dims(array.ndim());
+      int64_t stride = 1;
+      bool contiguous = true;
+      for (size_t d = array.ndim(); d-- > 0;) {
+        dims[d] = static_cast<int64_t>(array.shape(d));
+        if (dims[d] != 1 && array.stride(d) != stride) contiguous = false;
+        stride *= dims[d];
+      }
+      if (!contiguous) {
+        throw nb::value_error(absl::StrCat("argument ", i, " is not C-contiguous").c_str());
+      }
+      // The array object stays referenced until hloc lets go of the memory.
+      nb::object keep = nb::cast(array);
+      PyObject* handle = keep.release().ptr();
+      buffers.push_back(Unwrap(Buffer::WrapHost(spec.type, std::move(dims), const_cast<void*>(array.data()), [handle] {
+        nb::gil_scoped_acquire gil;
+        Py_DECREF(handle);
+      })));
+    }
+    ExecuteOptions options;
+    options.donated_arguments = donated;
+    absl::StatusOr<std::vector<Buffer>> results;
+    {
+      nb::gil_scoped_release no_gil;
+      results = executable_->Execute(buffers, options);
+    }
+    if (!results.ok()) Raise(results.status());
+    nb::list out;
+    for (Buffer& result : *results) out.append(ToNumpy(std::move(result)));
+    return out;
+  }
+
+  nb::dict Stats() const {
+    const api::Stats& stats = executable_->stats();
+    nb::dict out;
+    out["backend"] = BackendName(stats.backend);
+    out["kernels"] = stats.kernels;
+    out["fused_kernels"] = stats.fused_kernels;
+    out["library_calls"] = stats.library_calls;
+    out["interpreter_ops"] = stats.interpreter_ops;
+    out["interpreter_op_names"] = stats.interpreter_op_names;
+    out["peak_memory_bytes"] = stats.peak_memory_bytes;
+    out["compile_seconds"] = stats.compile_seconds;
+    out["kernels_from_disk_cache"] = stats.kernels_from_disk_cache;
+    out["kernels_to_disk_cache"] = stats.kernels_to_disk_cache;
+    return out;
+  }
+
+  const Executable& executable() const { return *executable_; }
+
+ private:
+  std::shared_ptr<Executable> executable_;
+};
+
+class PyClient {
+ public:
+  PyClient(int num_threads, int cache_capacity, std::string disk_cache_dir) {
+    ClientOptions options;
+    options.num_threads = num_threads;
+    options.compile_cache_capacity = cache_capacity;
+    options.disk_cache_dir = std::move(disk_cache_dir);
+    client_ = Unwrap(Client::Create(options));
+  }
+
+  std::shared_ptr<PyExecutable> Compile(nb::bytes module, bool is_path, const std::string& backend,
+                                        const std::string& pipeline,
+                                        std::vector<std::string> disabled_passes,
+                                        const std::string& dump_dir, bool allow_interpreter_ops) {
+    CompileOptions options;
+    options.backend = Unwrap(ParseBackend(backend));
+    options.pipeline = pipeline;
+    options.disabled_passes = std::move(disabled_passes);
+    options.dump_dir = dump_dir;
+    options.allow_interpreter_ops = allow_interpreter_ops;
+    std::string data(module.c_str(), module.size());
+    absl::StatusOr<std::shared_ptr<Executable>> compiled;
+    {
+      nb::gil_scoped_release no_gil;
+      compiled = client_->Compile(
+          is_path ? ModuleSource::File(std::move(data)) : ModuleSource::Bytes(std::move(data)),
+          options);
+    }
+    return std::make_shared<PyExecutable>(Unwrap(std::move(compiled)));
+  }
+
+  int64_t cache_hits() const { return client_->cache_hits(); }
+
+ private:
+  std::shared_ptr<Client> client_;
+};
+
+}  // namespace
+}  // namespace api
+}  // namespace hloc
+
+NB_MODULE(_hloc, m) {
+  using namespace hloc::api;
+  m.doc() = "hloc's compiler and runtime (private: use the hloc package)";
+  nb::exception<Error> error(m, "Error");
+  nb::exception<CompileError>(m, "CompileError", error);
+  nb::exception<UnavailableError>(m, "BackendUnavailableError", error);
+  m.attr("__version__") = Version();
+  m.def("backend_unavailable_reason", [](const std::string& backend) {
+    return BackendUnavailableReason(Unwrap(ParseBackend(backend)));
+  });
+
+  nb::class_<PyExecutable>(m, "_Executable")
+      .def("run", &PyExecutable::Run, nb::arg("arrays"), nb::arg("donated"))
+      .def_prop_ro("parameters", [](const PyExecutable& e) { return Specs(e.executable().parameters()); })
+      .def_prop_ro("results", [](const PyExecutable& e) { return Specs(e.executable().results()); })
+      .def_prop_ro("optimized_hlo", [](const PyExecutable& e) { return e.executable().OptimizedHloText(); })
+      .def_prop_ro("ledger", [](const PyExecutable& e) { return e.executable().Ledger(); })
+      .def_prop_ro("report", [](const PyExecutable& e) { return e.executable().Report(); })
+      .def_prop_ro("fingerprint", [](const PyExecutable& e) { return e.executable().fingerprint(); })
+      .def_prop_ro("stats", &PyExecutable::Stats);
+
+  nb::class_<PyClient>(m, "_Client")
+      .def(nb::init<int, int, std::string>(), nb::arg("num_threads"), nb::arg("cache_capacity"),
+           nb::arg("disk_cache_dir"))
+      .def("compile", &PyClient::Compile, nb::arg("module"), nb::arg("is_path"),
+           nb::arg("backend"), nb::arg("pipeline"), nb::arg("disabled_passes"),
+           nb::arg("dump_dir"), nb::arg("allow_interpreter_ops"))
+      .def_prop_ro("cache_hits", &PyClient::cache_hits);
+}

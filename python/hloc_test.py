@@ -1,0 +1,212 @@
+"""The hloc Python package: compile and run, zero-copy arguments and results,
+errors as exceptions, many threads on one Executable."""
+
+import os
+import sys
+import tempfile
+import threading
+import unittest
+
+import numpy as np
+
+import hloc
+
+ADD = """
+HloModule add
+
+ENTRY main {
+  x = f32[8] parameter(0)
+  y = f32[8] parameter(1)
+  s = f32[8] add(x, y)
+  ROOT out = (f32[8]) tuple(s)
+}
+"""
+
+# The dot reads w before the result is written, so the result may live in
+# w's memory when w is donated.
+ALIASED = """
+HloModule step, input_output_alias={ {0}: (0, {}, may-alias) }
+
+ENTRY main {
+  w = f32[16,16] parameter(0)
+  g = f32[16,16] parameter(1)
+  d = f32[16,16] dot(w, g), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  next = f32[16,16] subtract(d, g)
+  ROOT out = (f32[16,16]) tuple(next)
+}
+"""
+
+
+class CompileAndRunTest(unittest.TestCase):
+    def test_add_on_host_and_interpreter(self):
+        x = np.arange(8, dtype=np.float32)
+        y = np.full(8, 10, dtype=np.float32)
+        for backend in ["host", "interpreter"]:
+            exe = hloc.compile(ADD, backend=backend)
+            (out,) = exe(x, y)
+            np.testing.assert_array_equal(out, x + y)
+            self.assertEqual(out.dtype, np.float32)
+            self.assertEqual(exe.stats["backend"], backend)
+            self.assertEqual(exe.stats["interpreter_ops"], 0)
+        self.assertIn("ENTRY", exe.optimized_hlo)
+        self.assertIn("f32[8]", repr(exe))
+
+    def test_module_forms(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "add.hlo")
+            with open(path, "w") as f:
+                f.write(ADD)
+            x = np.ones(8, np.float32)
+            for module in [ADD, ADD.encode(), path, __import__("pathlib").Path(path)]:
+                (out,) = hloc.compile(module, backend="host")(x, x)
+                np.testing.assert_array_equal(out, 2 * x)
+        with open("tests/jax/zoo/softmax.before.pb", "rb") as f:
+            proto = f.read()
+        exe = hloc.compile(proto, backend="host")
+        self.assertGreater(exe.stats["kernels"], 0)
+        self.assertTrue(exe.ledger)
+
+    def test_same_request_same_executable(self):
+        a = hloc.compile(ADD, backend="host")
+        hits = hloc._client().cache_hits
+        b = hloc.compile(ADD, backend="host")
+        self.assertEqual(a.fingerprint, b.fingerprint)
+        self.assertEqual(hloc._client().cache_hits, hits + 1)
+
+    def test_arguments_are_not_copied_and_results_are_views(self):
+        exe = hloc.compile(ALIASED, backend="host")
+        w = np.full((16, 16), 3, np.float32)
+        g = np.ones((16, 16), np.float32)
+        (kept,) = exe(w, g)
+        self.assertEqual(w[0, 0], 3)
+        np.testing.assert_array_equal(kept, 47)
+        # Donated: the result lives in w's memory.
+        (donated,) = exe(w, g, donate=[0])
+        self.assertEqual(donated.__array_interface__["data"][0], w.__array_interface__["data"][0])
+        np.testing.assert_array_equal(w, 47)
+        # Results export the buffer protocol and dlpack without a copy.
+        self.assertEqual(np.from_dlpack(kept).__array_interface__["data"][0],
+                         kept.__array_interface__["data"][0])
+        self.assertEqual(memoryview(kept).nbytes, 1024)
+
+    def test_dlpack_producers_and_non_contiguous_inputs(self):
+        import jax.numpy as jnp
+        exe = hloc.compile(ADD, backend="host")
+        x = jnp.arange(8, dtype=jnp.float32)
+        (out,) = exe(x, x)
+        np.testing.assert_array_equal(out, 2 * np.arange(8))
+        strided = np.arange(16, dtype=np.float32)[::2]
+        (out,) = exe(strided, strided)
+        np.testing.assert_array_equal(out, 2 * strided)
+
+    def test_bf16_and_int8(self):
+        import ml_dtypes
+        module = """
+HloModule m
+ENTRY e {
+  a = bf16[4] parameter(0)
+  b = s8[4] parameter(1)
+  c = bf16[4] convert(b)
+  s = bf16[4] add(a, c)
+  ROOT t = (bf16[4], s8[4]) tuple(s, b)
+}"""
+        exe = hloc.compile(module, backend="host")
+        a = np.array([1.5, 2, 3, 4], ml_dtypes.bfloat16)
+        b = np.array([1, -2, 3, 127], np.int8)
+        s, b2 = exe(a, b)
+        self.assertEqual(s.dtype, np.dtype(ml_dtypes.bfloat16))
+        np.testing.assert_array_equal(s.astype(np.float32), [2.5, 0, 6, 131])
+        np.testing.assert_array_equal(b2, b)
+
+
+class ErrorTest(unittest.TestCase):
+    def test_compile_errors_carry_locations(self):
+        with self.assertRaises(hloc.CompileError) as cm:
+            hloc.compile("HloModule m\nENTRY e {\n  x = f32[ parameter(0)\n}", backend="host")
+        self.assertIn(":3:", str(cm.exception))
+        with self.assertRaises(hloc.CompileError) as cm:
+            hloc.compile("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n"
+                         "  ROOT y = f32[5] negate(x)\n}", backend="host")
+        self.assertIn("module fails verification", str(cm.exception))
+        self.assertTrue(issubclass(hloc.CompileError, hloc.Error))
+        with self.assertRaises(hloc.CompileError):
+            hloc.compile(b"\x08\x96\x01\xff\xff", backend="host")
+        with self.assertRaises(hloc.CompileError):
+            hloc.compile("/nonexistent/file.hlo", backend="host")
+
+    def test_bad_options(self):
+        with self.assertRaises(ValueError):
+            hloc.compile(ADD, backend="tpu")
+        with self.assertRaises(ValueError):
+            hloc.compile(ADD, backend="host", pipeline="fastest")
+        with self.assertRaises(TypeError):
+            hloc.compile(42)
+        if hloc.unavailable_reason("cuda"):
+            with self.assertRaises(hloc.BackendUnavailableError):
+                hloc.compile(ADD, backend="cuda")
+
+    def test_bad_arguments_name_the_argument(self):
+        exe = hloc.compile(ADD, backend="host")
+        x = np.ones(8, np.float32)
+        with self.assertRaises(TypeError) as cm:
+            exe(x)
+        self.assertIn("takes 2 arguments, got 1", str(cm.exception))
+        with self.assertRaises(TypeError) as cm:
+            exe(x, np.ones(8, np.int32))
+        self.assertIn("argument 1", str(cm.exception))
+        with self.assertRaises(ValueError) as cm:
+            exe(np.ones(9, np.float32), x)
+        self.assertIn("argument 0", str(cm.exception))
+        with self.assertRaises(ValueError):
+            exe(x, x, donate=[7])
+        ro = np.ones(8, np.float32)
+        ro.setflags(write=False)
+        with self.assertRaises(ValueError):
+            exe(ro, x, donate=[0])
+
+
+class ThreadTest(unittest.TestCase):
+    def test_eight_threads_share_one_executable(self):
+        module = """
+HloModule mlp
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[64,256] parameter(0)
+  w = f32[256,128] parameter(1)
+  d = f32[64,128] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  t = f32[64,128] tanh(d)
+  z = f32[] constant(0)
+  ROOT s = f32[64] reduce(t, z), dimensions={1}, to_apply=add
+}"""
+        exe = hloc.compile(module, backend="host")
+        errors = []
+
+        def work(seed):
+            rng = np.random.default_rng(seed)
+            x = rng.standard_normal((64, 256), dtype=np.float32) * 0.1
+            w = rng.standard_normal((256, 128), dtype=np.float32) * 0.1
+            want = np.tanh(x @ w).sum(axis=1)
+            for _ in range(25):
+                (got,) = exe(x, w)
+                if not np.allclose(got, want, rtol=1e-4, atol=1e-4):
+                    errors.append((seed, float(np.abs(got - want).max())))
+                    return
+
+        threads = [threading.Thread(target=work, args=(s,)) for s in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+
+
+if __name__ == "__main__":
+    result = unittest.main(exit=False, verbosity=2).result
+    failed = len(result.failures) + len(result.errors)
+    print(f"{result.testsRun - failed - len(result.skipped)} passed, {failed} failed, "
+          f"{len(result.skipped)} skipped")
+    sys.exit(0 if result.wasSuccessful() else 1)

@@ -1,0 +1,138 @@
+"""hloc.jax.jit against jax.jit on the same inputs: every JAX zoo model, a
+grad training step, lax.scan and while_loop, pytrees, static and keyword
+arguments, bf16 / f16 / int8."""
+
+import sys
+import unittest
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+import hloc
+import hloc.jax
+import make_zoo
+
+
+def assert_trees_close(test, got, want, rtol=1e-5, atol=1e-5):
+    got_leaves, got_tree = jax.tree_util.tree_flatten(got)
+    want_leaves, want_tree = jax.tree_util.tree_flatten(want)
+    test.assertEqual(got_tree, want_tree)
+    for g, w in zip(got_leaves, want_leaves):
+        test.assertIsInstance(g, jax.Array)
+        test.assertEqual(g.shape, w.shape)
+        test.assertEqual(g.dtype, w.dtype)
+        if w.dtype == jnp.bfloat16 or w.dtype == jnp.float16:
+            np.testing.assert_allclose(np.asarray(g, np.float32), np.asarray(w, np.float32),
+                                       rtol=2e-2, atol=2e-2)
+        elif jnp.issubdtype(w.dtype, jnp.floating):
+            np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=rtol, atol=atol)
+        else:
+            np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+
+
+class ZooTest(unittest.TestCase):
+    def test_every_zoo_model(self):
+        models = make_zoo._models()
+        self.assertGreaterEqual(len(models), 16)
+        for name, (make_args, fn, _) in sorted(models.items()):
+            with self.subTest(model=name):
+                seed = sum(name.encode())
+                args = [np.asarray(a) for a in make_args(np.random.default_rng(seed))]
+                want = jax.jit(fn)(*args)
+                jitted = hloc.jax.jit(fn, backend="host")
+                got = jitted(*args)
+                # Reductions of many terms may round differently.
+                assert_trees_close(self, got, want, rtol=2e-4, atol=2e-4)
+                self.assertEqual(jitted.executable(*args).stats["backend"], "host")
+
+
+class FeatureTest(unittest.TestCase):
+    def test_grad_training_step(self):
+        def loss(params, x, y):
+            h = jnp.tanh(x @ params["w1"] + params["b1"])
+            p = h @ params["w2"]
+            return jnp.mean((p - y) ** 2)
+
+        def step(params, x, y, lr):
+            l, g = jax.value_and_grad(loss)(params, x, y)
+            return jax.tree_util.tree_map(lambda p, d: p - lr * d, params, g), l
+
+        rng = np.random.default_rng(0)
+        params = {"w1": rng.standard_normal((16, 32), np.float32) * 0.1,
+                  "b1": np.zeros(32, np.float32),
+                  "w2": rng.standard_normal((32, 4), np.float32) * 0.1}
+        x = rng.standard_normal((8, 16), np.float32)
+        y = rng.standard_normal((8, 4), np.float32)
+        hstep = hloc.jax.jit(step, backend="host", donate_argnums=0)
+        jstep = jax.jit(step)
+        hp, jp = params, params
+        for _ in range(5):
+            hp, hl = hstep(hp, x, y, 0.1)
+            jp, jl = jstep(jp, x, y, 0.1)
+            assert_trees_close(self, (hp, hl), (jp, jl))
+        self.assertLess(float(hl), float(loss(params, x, y)))
+
+    def test_scan_and_while(self):
+        def rnn(h0, xs, w):
+            def cell(h, x):
+                h = jnp.tanh(h @ w + x)
+                return h, h.sum()
+            return lax.scan(cell, h0, xs)
+
+        rng = np.random.default_rng(1)
+        args = (np.zeros(8, np.float32), rng.standard_normal((20, 8), np.float32),
+                rng.standard_normal((8, 8), np.float32) * 0.3)
+        assert_trees_close(self, hloc.jax.jit(rnn, backend="host")(*args), jax.jit(rnn)(*args))
+        grad = jax.grad(lambda w: rnn(args[0], args[1], w)[1].sum())
+        assert_trees_close(self, hloc.jax.jit(grad, backend="host")(args[2]),
+                           jax.jit(grad)(args[2]), rtol=1e-4, atol=1e-4)
+
+        def collatz(n):
+            return lax.while_loop(lambda s: s[0] != 1,
+                                  lambda s: (jnp.where(s[0] % 2 == 0, s[0] // 2, 3 * s[0] + 1),
+                                             s[1] + 1), (n, 0))
+        assert_trees_close(self, hloc.jax.jit(collatz)(jnp.int32(27)),
+                           jax.jit(collatz)(jnp.int32(27)))
+
+    def test_dtypes(self):
+        def f(a, b, q, s):
+            deq = q.astype(jnp.float32) * s
+            return (a * 2 + 1).astype(jnp.bfloat16), b.astype(jnp.float16) * 3, deq @ deq.T
+
+        rng = np.random.default_rng(2)
+        args = (jnp.asarray(rng.standard_normal(16), jnp.bfloat16),
+                rng.standard_normal(16).astype(np.float16),
+                rng.integers(-128, 127, (8, 8)).astype(np.int8), np.float32(0.05))
+        assert_trees_close(self, hloc.jax.jit(f, backend="host")(*args), jax.jit(f)(*args),
+                           rtol=1e-4, atol=1e-4)
+
+    def test_static_keyword_and_pytree_arguments(self):
+        def f(x, n, *, scale, mode):
+            out = {"sum": x["a"] * scale + x["b"]}
+            for _ in range(n):
+                out["sum"] = out["sum"] * 2
+            return out if mode == "dict" else [out["sum"]]
+
+        x = {"a": np.ones(4, np.float32), "b": np.arange(4, dtype=np.float32)}
+        hf = hloc.jax.jit(f, static_argnums=1, static_argnames="mode")
+        for n, mode in [(1, "dict"), (2, "list"), (1, "dict")]:
+            assert_trees_close(self, hf(x, n, scale=3.0, mode=mode),
+                               jax.jit(f, static_argnums=1, static_argnames="mode")(
+                                   x, n, scale=3.0, mode=mode))
+        self.assertEqual(len(hf._cache), 2)
+
+    def test_compile_error_surfaces(self):
+        # A function JAX lowers fine but whose module hloc cannot take would
+        # raise hloc.Error; an unknown backend is a ValueError before that.
+        with self.assertRaises(ValueError):
+            hloc.jax.jit(lambda x: x + 1, backend="tpu")(np.ones(2, np.float32))
+
+
+if __name__ == "__main__":
+    result = unittest.main(exit=False, verbosity=2).result
+    failed = len(result.failures) + len(result.errors)
+    print(f"{result.testsRun - failed - len(result.skipped)} passed, {failed} failed, "
+          f"{len(result.skipped)} skipped")
+    sys.exit(0 if result.wasSuccessful() else 1)

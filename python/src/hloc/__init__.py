@@ -1,0 +1,241 @@
+"""hloc: an XLA-style compiler for HLO modules, from Python.
+
+    import hloc, numpy as np
+    exe = hloc.compile(hlo_text_or_proto_bytes_or_path, backend="host")
+    (out,) = exe(np.ones(8, np.float32), np.ones(8, np.float32))
+
+Modules are HLO text, serialized HloModuleProto / HloProto / HloSnapshot
+bytes, or a path to a file holding either. Every module is verified before
+anything else happens; one that fails raises CompileError with the
+verifier's located message. Arguments are numpy arrays or anything with
+``__dlpack__`` (jax arrays, torch tensors) on the CPU; C-contiguous ones are
+used in place, without a copy. Results are numpy arrays over hloc's memory
+(no copy; they export ``__dlpack__`` and the buffer protocol).
+
+``hloc.jax.jit`` runs JAX functions on hloc.
+"""
+
+import os
+import threading
+
+import numpy as np
+
+from . import _hloc
+
+__version__ = _hloc.__version__
+
+Error = _hloc.Error
+CompileError = _hloc.CompileError
+BackendUnavailableError = _hloc.BackendUnavailableError
+
+__all__ = [
+    "BackendUnavailableError",
+    "CompileError",
+    "Error",
+    "Executable",
+    "unavailable_reason",
+    "compile",
+]
+
+
+def _dtype_table():
+    import ml_dtypes
+
+    table = {
+        "pred": np.dtype(np.bool_),
+        "s8": np.dtype(np.int8),
+        "s16": np.dtype(np.int16),
+        "s32": np.dtype(np.int32),
+        "s64": np.dtype(np.int64),
+        "u8": np.dtype(np.uint8),
+        "u16": np.dtype(np.uint16),
+        "u32": np.dtype(np.uint32),
+        "u64": np.dtype(np.uint64),
+        "f16": np.dtype(np.float16),
+        "f32": np.dtype(np.float32),
+        "f64": np.dtype(np.float64),
+        "c64": np.dtype(np.complex64),
+        "c128": np.dtype(np.complex128),
+        "bf16": np.dtype(ml_dtypes.bfloat16),
+        "s4": np.dtype(ml_dtypes.int4),
+        "u4": np.dtype(ml_dtypes.uint4),
+    }
+    for name, attr in [
+        ("f8e4m3fn", "float8_e4m3fn"),
+        ("f8e5m2", "float8_e5m2"),
+        ("f8e4m3fnuz", "float8_e4m3fnuz"),
+        ("f8e5m2fnuz", "float8_e5m2fnuz"),
+        ("f8e4m3b11fnuz", "float8_e4m3b11fnuz"),
+        ("f8e4m3", "float8_e4m3"),
+        ("f8e3m4", "float8_e3m4"),
+    ]:
+        if hasattr(ml_dtypes, attr):
+            table[name] = np.dtype(getattr(ml_dtypes, attr))
+    return table
+
+
+_DTYPES = _dtype_table()
+# Types that cross into C++ as unsigned integers of their width.
+_NATIVE = {"pred", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64",
+           "f16", "f32", "f64", "c64", "c128"}
+
+_client_lock = threading.Lock()
+_clients = {}
+
+
+def _client(num_threads=0):
+    with _client_lock:
+        client = _clients.get(num_threads)
+        if client is None:
+            client = _hloc._Client(num_threads, 64, os.environ.get("HLOC_CACHE_DIR", ""))
+            _clients[num_threads] = client
+        return client
+
+
+def unavailable_reason(backend):
+    """"" when `backend` ("host", "cuda", "interpreter", "auto") runs here, else why not."""
+    return _hloc.backend_unavailable_reason(backend)
+
+
+class _Spec:
+    __slots__ = ("type", "shape", "dtype")
+
+    def __init__(self, type_name, dims):
+        self.type = type_name
+        self.shape = tuple(dims)
+        self.dtype = _DTYPES.get(type_name)
+
+    def __repr__(self):
+        return f"{self.type}[{','.join(map(str, self.shape))}]"
+
+
+class Executable:
+    """A compiled module. Call it with one array per parameter (the array
+    leaves of the entry computation's parameters); it returns a list with one
+    numpy array per result leaf. Thread-safe: many threads may call one
+    Executable at once (the GIL is released while it runs)."""
+
+    def __init__(self, native):
+        self._native = native
+        self.parameters = [_Spec(t, d) for t, d in native.parameters]
+        self.results = [_Spec(t, d) for t, d in native.results]
+
+    def __call__(self, *args, donate=()):
+        """Runs once. `donate`: indices of arguments whose memory a result the
+        module aliases with them (input_output_alias) may take over; their
+        contents are undefined afterwards."""
+        if len(args) != len(self.parameters):
+            raise TypeError(
+                f"the executable takes {len(self.parameters)} argument"
+                f"{'' if len(self.parameters) == 1 else 's'}, got {len(args)}")
+        arrays = [self._argument(i, a) for i, a in enumerate(args)]
+        donated = []
+        for index in donate:
+            if not isinstance(index, int) or not 0 <= index < len(args):
+                raise ValueError(f"donate: {index!r} is not an argument index")
+            if not arrays[index].flags.writeable:
+                raise ValueError(f"donate: argument {index} is read-only")
+            donated.append(index)
+        results = self._native.run(arrays, donated)
+        return [self._result(spec, r) for spec, r in zip(self.results, results)]
+
+    def _argument(self, index, value):
+        spec = self.parameters[index]
+        array = value
+        if not isinstance(array, np.ndarray):
+            if hasattr(array, "__dlpack__") and not hasattr(array, "__array__"):
+                array = np.from_dlpack(array)
+            else:
+                array = np.asarray(array)
+        if spec.dtype is None:
+            raise TypeError(f"argument {index}: parameter type {spec.type} has no numpy dtype")
+        if array.dtype != spec.dtype:
+            raise TypeError(
+                f"argument {index}: expected {spec.dtype.name}{list(spec.shape)} "
+                f"({spec}), got {array.dtype.name}{list(array.shape)}")
+        if array.shape != spec.shape:
+            raise ValueError(
+                f"argument {index}: expected shape {spec.shape} ({spec}), got {array.shape}")
+        if not array.flags.c_contiguous or array.ctypes.data % max(1, array.dtype.alignment):
+            array = np.ascontiguousarray(array).copy()
+        if spec.type not in _NATIVE:
+            array = array.view(np.dtype(f"u{array.dtype.itemsize}"))
+        return array
+
+    @staticmethod
+    def _result(spec, array):
+        if spec.type not in _NATIVE and spec.dtype is not None:
+            return array.view(spec.dtype)
+        return array
+
+    @property
+    def optimized_hlo(self):
+        """The module after hloc's passes, as HLO text."""
+        return self._native.optimized_hlo
+
+    @property
+    def ledger(self):
+        """Every outlining, inlining and fusion decision with its rule."""
+        return self._native.ledger
+
+    @property
+    def report(self):
+        """The compiled program: kernels, library calls, thunks, memory."""
+        return self._native.report
+
+    @property
+    def stats(self):
+        """Kernels, library calls, interpreter ops, peak memory, compile time."""
+        return dict(self._native.stats)
+
+    @property
+    def fingerprint(self):
+        return self._native.fingerprint
+
+    def __repr__(self):
+        return (f"hloc.Executable({', '.join(map(repr, self.parameters))}) -> "
+                f"({', '.join(map(repr, self.results))}) on {self.stats['backend']}")
+
+
+def compile(module, backend="auto", *, pipeline="default", disabled_passes=(),
+            dump_dir=None, allow_interpreter_ops=True, num_threads=0):
+    """Loads, verifies, optimizes and compiles `module`.
+
+    module: HLO text (str), serialized HloModuleProto / HloProto / HloSnapshot
+        (bytes), or a path (os.PathLike, or a str naming an existing file).
+    backend: "auto" (cuda when a GPU is usable, else host), "host", "cuda" or
+        "interpreter".
+    pipeline: "default", "no-fusion", "fallback" (fallback fusion) or "none".
+    disabled_passes: names of passes to skip.
+    dump_dir: write the module after each pass into this folder.
+    allow_interpreter_ops: ops with no kernel run on the reference
+        interpreter (counted in stats); False makes them compile errors.
+    num_threads: threads per kernel (0: every core).
+
+    Identical requests return the same Executable from an in-memory cache.
+    Raises CompileError for modules that do not parse, verify or compile,
+    BackendUnavailableError when the backend cannot run here, ValueError for
+    bad options.
+    """
+    if isinstance(module, os.PathLike):
+        data, is_path = os.fspath(module).encode(), True
+    elif isinstance(module, str):
+        stripped = module.lstrip()
+        looks_like_hlo = stripped.startswith("HloModule") or "\n" in module
+        if not looks_like_hlo and os.path.isfile(module):
+            data, is_path = module.encode(), True
+        else:
+            data, is_path = module.encode(), False
+    elif isinstance(module, (bytes, bytearray, memoryview)):
+        data, is_path = bytes(module), False
+    else:
+        raise TypeError(
+            f"module: expected HLO text, proto bytes or a path, got {type(module).__name__}")
+    if not isinstance(backend, str):
+        raise TypeError(f"backend: expected a str, got {type(backend).__name__}")
+    if not isinstance(num_threads, int) or num_threads < 0:
+        raise ValueError(f"num_threads: expected an int >= 0, got {num_threads!r}")
+    native = _client(num_threads).compile(
+        data, is_path, backend, pipeline, [str(p) for p in disabled_passes],
+        "" if dump_dir is None else os.fspath(dump_dir), bool(allow_interpreter_ops))
+    return Executable(native)

@@ -1,0 +1,55 @@
+"""Binds the Python that runs hloc's Python tests: its headers, nanobind's
+sources (from the installed PyPI package; tools/setup.sh installs it) and the
+interpreter's path. Read once per machine; re-read when PATH changes."""
+
+_SCRIPT = """
+import os, sys, sysconfig
+import nanobind
+print(sysconfig.get_paths()["include"])
+print(os.path.dirname(nanobind.__file__))
+print(sys.executable)
+"""
+
+def _python_configure_impl(ctx):
+    python = ctx.which("python3")
+    if python == None:
+        fail("python3 is not on PATH")
+    result = ctx.execute([python, "-c", _SCRIPT])
+    if result.return_code != 0:
+        fail("python3 could not report its headers and nanobind (run tools/setup.sh): " + result.stderr)
+    include, nanobind, executable = result.stdout.strip().split("\n")
+    ctx.symlink(include, "python_include")
+    ctx.symlink(nanobind, "nanobind")
+    ctx.file("defs.bzl", "PYTHON = \"%s\"\n" % executable)
+    ctx.file("BUILD", """
+package(default_visibility = ["//visibility:public"])
+
+cc_library(
+    name = "python_headers",
+    hdrs = glob(["python_include/**/*.h"]),
+    includes = ["python_include"],
+)
+
+cc_library(
+    name = "nanobind",
+    srcs = ["nanobind/src/nb_combined.cpp"],
+    hdrs = glob([
+        "nanobind/include/**/*.h",
+        "nanobind/src/*.h",
+        "nanobind/ext/robin_map/include/**/*.h",
+    ]),
+    copts = ["-fvisibility=hidden", "-fno-strict-aliasing", "-O2"],
+    # nb_combined.cpp includes the other sources.
+    textual_hdrs = glob(["nanobind/src/*.cpp"], exclude = ["nanobind/src/nb_combined.cpp"]),
+    includes = ["nanobind/include", "nanobind/ext/robin_map/include"],
+    deps = [":python_headers"],
+)
+
+exports_files(["defs.bzl"])
+""")
+
+python_configure = repository_rule(
+    implementation = _python_configure_impl,
+    environ = ["PATH", "PYENV_VERSION"],
+    local = True,
+)
