@@ -67,31 +67,35 @@ nb::list Specs(const std::vector<ArraySpec>& specs) {
   return out;
 }
 
+// The DLPack dtype an array of `type` crosses as. Types numpy has no DLPack
+// code for travel as unsigned integers of their width; the Python side
+// views them as the ml_dtypes type.
+nb::dlpack::dtype DlpackType(PrimitiveType type) {
+  const auto bits = static_cast<uint8_t>(8 * ElementByteSize(type));
+  auto code = nb::dlpack::dtype_code::UInt;
+  switch (type) {
+    case xla::PRED: return nb::dtype<bool>();
+    case xla::S8: case xla::S16: case xla::S32: case xla::S64:
+      code = nb::dlpack::dtype_code::Int;
+      break;
+    case xla::F16: case xla::F32: case xla::F64:
+      code = nb::dlpack::dtype_code::Float;
+      break;
+    case xla::C64: case xla::C128:
+      code = nb::dlpack::dtype_code::Complex;
+      break;
+    default: break;
+  }
+  return {static_cast<uint8_t>(code), bits, 1};
+}
+
 // A numpy array over a result's memory; the array's base owns the Buffer.
 nb::object ToNumpy(Buffer buffer) {
   auto* owner = new Buffer(std::move(buffer));
   nb::capsule keep(owner, [](void* p) noexcept { delete static_cast<Buffer*>(p); });
-  const int64_t width = ElementByteSize(owner->type());
-  // Types numpy has no DLPack code for travel as unsigned integers of their
-  // width; the Python side views them as the ml_dtypes type.
-  nb::dlpack::dtype dtype{static_cast<uint8_t>(nb::dlpack::dtype_code::UInt),
-                          static_cast<uint8_t>(8 * width), 1};
-  switch (owner->type()) {
-    case xla::PRED: dtype = nb::dtype<bool>(); break;
-    case xla::S8: case xla::S16: case xla::S32: case xla::S64:
-      dtype = {static_cast<uint8_t>(nb::dlpack::dtype_code::Int), static_cast<uint8_t>(8 * width), 1};
-      break;
-    case xla::F16: case xla::F32: case xla::F64:
-      dtype = {static_cast<uint8_t>(nb::dlpack::dtype_code::Float), static_cast<uint8_t>(8 * width), 1};
-      break;
-    case xla::C64: case xla::C128:
-      dtype = {static_cast<uint8_t>(nb::dlpack::dtype_code::Complex), static_cast<uint8_t>(8 * width), 1};
-      break;
-    default: break;
-  }
   std::vector<size_t> shape(owner->dims().begin(), owner->dims().end());
   return nb::cast(nb::ndarray<nb::numpy>(owner->data(), shape.size(), shape.data(), keep,
-                                         nullptr, dtype));
+                                         nullptr, DlpackType(owner->type())));
 }
 
 class PyExecutable {
@@ -99,24 +103,32 @@ class PyExecutable {
   explicit PyExecutable(std::shared_ptr<Executable> executable)
       : executable_(std::move(executable)) {}
 
-  // `arrays[i]` is argument i's memory (C-contiguous, checked here); `types`
-  // the element type the caller meant (the Python side checked it against
-  // the parameter), since bf16 and friends arrive as unsigned integers.
-  nb::list Run(std::vector<AnyArray> arrays, const std::vector<int>& donated) {
+  // `arguments[i]` is argument i: anything nanobind takes as a CPU ndarray
+  // (numpy, the buffer protocol, __dlpack__), C-contiguous, of the
+  // parameter's dtype and shape — except that types numpy has no DLPack
+  // code for (bf16, f8, s4/u4) come as unsigned integers of their width
+  // (the Python side views them so). Anything else raises TypeError or
+  // ValueError naming the argument; the Python side then converts what it
+  // can and words the error.
+  nb::list Run(nb::handle arguments, const std::vector<int>& donated) {
     const auto& parameters = executable_->parameters();
-    if (arrays.size() != parameters.size()) {
+    const size_t count = nb::len(arguments);
+    if (count != parameters.size()) {
       throw nb::type_error(absl::StrCat("the executable takes ", parameters.size(),
-                                        " arguments, got ", arrays.size()).c_str());
+                                        " arguments, got ", count).c_str());
     }
     std::vector<Buffer> buffers;
-    buffers.reserve(arrays.size());
-    for (size_t i = 0; i < arrays.size(); ++i) {
-      AnyArray& array = arrays[i];
+    buffers.reserve(count);
+    for (size_t i = 0; i < count; ++i) {
+      nb::object item = arguments[i];
+      AnyArray array;
+      if (!nb::try_cast<AnyArray>(item, array)) {
+        throw nb::type_error(absl::StrCat("argument ", i, ": not an array on the CPU").c_str());
+      }
       const ArraySpec& spec = parameters[i];
-      if (static_cast<int64_t>(array.itemsize()) != ElementByteSize(spec.type)) {
-        throw nb::type_error(absl::StrCat("argument ", i, ": ", array.itemsize(),
-                                          "-byte elements for a parameter of ", spec.ToString())
-                                 .c_str());
+      if (array.dtype() != DlpackType(spec.type)) {
+        throw nb::type_error(absl::StrCat("argument ", i, ": dtype does not match the parameter ",
+                                          spec.ToString()).c_str());
       }
       std::vector<int64_t> dims(array.ndim());
       int64_t stride = 1;
@@ -126,16 +138,23 @@ class PyExecutable {
         if (dims[d] != 1 && array.stride(d) != stride) contiguous = false;
         stride *= dims[d];
       }
+      if (dims != spec.dims) {
+        throw nb::value_error(absl::StrCat("argument ", i, ": shape does not match the parameter ",
+                                           spec.ToString()).c_str());
+      }
       if (!contiguous) {
         throw nb::value_error(absl::StrCat("argument ", i, " is not C-contiguous").c_str());
       }
       // The array object stays referenced until hloc lets go of the memory.
-      nb::object keep = nb::cast(array);
-      PyObject* handle = keep.release().ptr();
-      buffers.push_back(Unwrap(Buffer::WrapHost(spec.type, std::move(dims), const_cast<void*>(array.data()), [handle] {
-        nb::gil_scoped_acquire gil;
-        Py_DECREF(handle);
-      })));
+      PyObject* handle = nb::cast(array).release().ptr();
+      absl::StatusOr<Buffer> wrapped =
+          Buffer::WrapHost(spec.type, std::move(dims), const_cast<void*>(array.data()), [handle] {
+            nb::gil_scoped_acquire gil;
+            Py_DECREF(handle);
+          });
+      if (!wrapped.ok()) throw nb::value_error(absl::StrCat("argument ", i, ": ",
+                                                            wrapped.status().message()).c_str());
+      buffers.push_back(*std::move(wrapped));
     }
     ExecuteOptions options;
     options.donated_arguments = donated;
@@ -225,7 +244,7 @@ NB_MODULE(_hloc, m) {
   });
 
   nb::class_<PyExecutable>(m, "_Executable")
-      .def("run", &PyExecutable::Run, nb::arg("arrays"), nb::arg("donated"))
+      .def("run", &PyExecutable::Run, nb::arg("arguments"), nb::arg("donated"))
       .def_prop_ro("parameters", [](const PyExecutable& e) { return Specs(e.executable().parameters()); })
       .def_prop_ro("results", [](const PyExecutable& e) { return Specs(e.executable().results()); })
       .def_prop_ro("optimized_hlo", [](const PyExecutable& e) { return e.executable().OptimizedHloText(); })

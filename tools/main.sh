@@ -3,7 +3,8 @@
 # optimized, and take every JAX zoo model through it: load the HloModuleProto
 # JAX dumped, verify, print canonical text, round-trip text <-> proto, optimize
 # (library outlining + fusion), and evaluate on the recorded arguments,
-# comparing with XLA:CPU's recorded result.
+# comparing with XLA:CPU's recorded result; then every zoo model's JAX function
+# through hloc.jax.jit against jax.jit.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"
@@ -35,3 +36,9 @@ for pb in tests/jax/zoo/*.before.pb; do
   printf '%-20s %-12s %-10s %s\n' "$model" "$instructions" "$kernels" "$verdict"
 done
 echo "main: outputs in $out"
+
+# The same zoo through the embedding API: each model's JAX function run by
+# hloc.jax.jit next to jax.jit on the same inputs.
+bazel build -c opt //python:hloc
+PYTHONPATH="$(bazel info -c opt bazel-bin)/python:$here/tests/jax" JAX_PLATFORMS=cpu \
+  python3 python/zoo_through_jit.py

@@ -119,11 +119,23 @@ class Executable:
         self._native = native
         self.parameters = [_Spec(t, d) for t, d in native.parameters]
         self.results = [_Spec(t, d) for t, d in native.results]
+        # Every parameter and result type crosses as itself (no views).
+        self._native_types = all(s.type in _NATIVE for s in self.parameters + self.results)
 
     def __call__(self, *args, donate=()):
         """Runs once. `donate`: indices of arguments whose memory a result the
         module aliases with them (input_output_alias) may take over; their
         contents are undefined afterwards."""
+        if not donate and self._native_types:
+            # Fast path: arrays already as the parameters want them go
+            # straight through; anything else is converted (or its error
+            # worded) below.
+            try:
+                results = self._native.run(args, [])
+            except (TypeError, ValueError):
+                pass
+            else:
+                return results
         if len(args) != len(self.parameters):
             raise TypeError(
                 f"the executable takes {len(self.parameters)} argument"
