@@ -26,15 +26,6 @@ import hloc
 __all__ = ["jit"]
 
 
-def _to_jax(array):
-    # dlpack hands hloc's memory to JAX without a copy where JAX accepts it
-    # (aligned, a dtype DLPack can name); anything else is copied.
-    try:
-        return jax.dlpack.from_dlpack(array)
-    except Exception:  # noqa: BLE001 - dtype or alignment JAX's dlpack refuses
-        return jax.numpy.asarray(array)
-
-
 def _signature(leaf):
     if isinstance(leaf, (jax.Array, np.ndarray, np.generic)):
         return (tuple(leaf.shape), str(leaf.dtype), getattr(leaf, "weak_type", False))
@@ -114,7 +105,9 @@ class _Jitted:
                 # as JAX's weak typing would give them.
                 inputs.append(np.asarray(leaf, dtype=spec.dtype))
         outputs = executable(*inputs)
-        return jax.tree_util.tree_unflatten(out_tree, [_to_jax(o) for o in outputs])
+        # One batched transfer for every result; on the CPU JAX takes hloc's
+        # (aligned) memory without a copy.
+        return jax.tree_util.tree_unflatten(out_tree, jax.device_put(outputs))
 
     def executable(self, *args, **kwargs):
         """The hloc.Executable these arguments run on (compiling it if needed)."""
