@@ -66,14 +66,14 @@ PJRT_Api MakeApi() {
   api.PJRT_Executable_NumReplicas = ExecutableNumReplicas;
   api.PJRT_Executable_NumPartitions = ExecutableNumPartitions;
   api.PJRT_Executable_NumOutputs = ExecutableNumOutputs;
-  HLOC_PJRT_UNIMPLEMENTED(PJRT_Executable_SizeOfGeneratedCodeInBytes);
+  api.PJRT_Executable_SizeOfGeneratedCodeInBytes = ExecutableSizeOfGeneratedCodeInBytes;
   HLOC_PJRT_UNIMPLEMENTED(PJRT_Executable_GetCostAnalysis);
   api.PJRT_Executable_OutputMemoryKinds = ExecutableOutputMemoryKinds;
   api.PJRT_Executable_OptimizedProgram = ExecutableOptimizedProgram;
   HLOC_PJRT_UNIMPLEMENTED(PJRT_Executable_Serialize);
   api.PJRT_LoadedExecutable_Destroy = LoadedExecutableDestroy;
   api.PJRT_LoadedExecutable_GetExecutable = LoadedExecutableGetExecutable;
-  HLOC_PJRT_UNIMPLEMENTED(PJRT_LoadedExecutable_AddressableDevices);
+  api.PJRT_LoadedExecutable_AddressableDevices = LoadedExecutableAddressableDevices;
   api.PJRT_LoadedExecutable_Delete = LoadedExecutableDelete;
   api.PJRT_LoadedExecutable_IsDeleted = LoadedExecutableIsDeleted;
   api.PJRT_LoadedExecutable_Execute = LoadedExecutableExecute;

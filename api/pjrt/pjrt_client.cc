@@ -5,6 +5,8 @@
 // (kind "device", where every buffer lives). Client_Create options:
 //   backend      string  "host" (default) or "interpreter"
 //   num_threads  int64   threads per kernel, counting the caller; 0 = all cores
+#include <dlfcn.h>
+
 #include <string>
 #include <utility>
 
@@ -30,9 +32,25 @@ absl::string_view NameOf(const PJRT_NamedValue& value) {
   return absl::string_view(value.name, value.name_size);
 }
 
+// hloc's host JIT resolves the compiler's runtime helpers (__udivti3 for
+// 128-bit division, ...) in the process's global symbol scope. A framework
+// that loads libraries RTLD_LOCAL (Python does) leaves libgcc_s out of it, so
+// the plugin promotes it once.
+void MakeCompilerRuntimeGlobal() {
+  static const bool done = [] {
+    dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD) ||
+        dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_GLOBAL);
+    return true;
+  }();
+  (void)done;
+}
+
 }  // namespace
 
-PJRT_Error* PluginInitialize(PJRT_Plugin_Initialize_Args*) { return nullptr; }
+PJRT_Error* PluginInitialize(PJRT_Plugin_Initialize_Args*) {
+  MakeCompilerRuntimeGlobal();
+  return nullptr;
+}
 
 PJRT_Error* PluginAttributes(PJRT_Plugin_Attributes_Args* args) {
   // Process lifetime, as the API asks.
@@ -45,6 +63,7 @@ PJRT_Error* PluginAttributes(PJRT_Plugin_Attributes_Args* args) {
 }
 
 PJRT_Error* ClientCreate(PJRT_Client_Create_Args* args) {
+  MakeCompilerRuntimeGlobal();
   hloc::api::ClientOptions options;
   hloc::api::Backend backend = hloc::api::Backend::kHost;
   for (size_t i = 0; i < args->num_options; ++i) {

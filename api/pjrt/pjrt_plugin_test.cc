@@ -252,6 +252,12 @@ TEST_F(PjrtPluginTest, CompilesExecutesAndReturnsResults) {
   PJRT_LoadedExecutable* executable = nullptr;
   ASSERT_EQ(Consume(Compile(ReadModule(), "hlo", &executable)).second, "");
 
+  auto devices = ARGS(PJRT_LoadedExecutable_AddressableDevices_Args);
+  devices.executable = executable;
+  ASSERT_EQ(api_->PJRT_LoadedExecutable_AddressableDevices(&devices), nullptr);
+  ASSERT_EQ(devices.num_addressable_devices, 1u);
+  EXPECT_EQ(devices.addressable_devices[0], device_);
+
   auto get = ARGS(PJRT_LoadedExecutable_GetExecutable_Args);
   get.loaded_executable = executable;
   ASSERT_EQ(api_->PJRT_LoadedExecutable_GetExecutable(&get), nullptr);

@@ -21,7 +21,6 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 import torch_xla
-import torch_xla.core.xla_model as xm
 
 
 def train(model, optimizer, batches, loss_fn, device):
@@ -33,7 +32,7 @@ def train(model, optimizer, batches, loss_fn, device):
         loss = loss_fn(model(inputs), targets)
         loss.backward()
         optimizer.step()
-        xm.mark_step()
+        torch_xla.sync()
         losses.append(loss.item())
     return losses
 
@@ -130,12 +129,12 @@ def gpt(device):
     with torch.no_grad():
         tokens = prompt.to(device)
         logits = model(tokens)
-        xm.mark_step()
+        torch_xla.sync()
         outputs.append(logits[:, -1].sum(dim=-1).cpu())
         for _ in range(3):  # Greedy continuation: each length is a new graph.
             next_token = model(tokens)[:, -1].argmax(dim=-1, keepdim=True)
             tokens = torch.cat([tokens, next_token], dim=1)
-            xm.mark_step()
+            torch_xla.sync()
         outputs.append(tokens.cpu().float().sum(dim=-1))
     return model, [float(v) for out in outputs for v in out]
 
@@ -152,7 +151,7 @@ def main():
     arrays = {"losses": np.array(losses, dtype=np.float64)}
     for key, value in model.state_dict().items():
         arrays["param/" + key] = value.cpu().numpy()
-    arrays["device"] = np.array(str(device))
+    arrays["device"] = np.array(torch_xla._XLAC._xla_real_devices([str(device)])[0])
     np.savez(out, **arrays)
     print(f"{name} on {device}: {len(losses)} values in {seconds:.1f} s; "
           f"first {losses[0]:.6f} last {losses[-1]:.6f}")
