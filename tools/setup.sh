@@ -37,4 +37,29 @@ PY
   echo "setup: installing Python packages from $req"
   python3 -m pip install -q -r "$req"
 fi
+# hloc's PJRT plugin (api/pjrt): the PJRT C API header, extracted from PyPI's
+# tensorflow-cpu wheel (only the header is kept; not committed), and a virtual
+# environment with torch and torch_xla for the PyTorch tests (~6.5 GB).
+pjrt_include="${HLOC_PJRT_HEADER_DIR:-$HOME/.cache/hloc-pjrt/include}"
+if [ ! -f "$pjrt_include/xla/pjrt/c/pjrt_c_api.h" ]; then
+  echo "setup: extracting the PJRT C API header from tensorflow-cpu 2.21.0"
+  wheel_dir="$(mktemp -d)"
+  python3 -m pip download -q --no-deps -d "$wheel_dir" tensorflow-cpu==2.21.0
+  python3 - "$wheel_dir" "$pjrt_include" <<'PY'
+import glob, os, sys, zipfile
+wheel = glob.glob(os.path.join(sys.argv[1], "tensorflow_cpu-*.whl"))[0]
+member = "tensorflow/include/xla/pjrt/c/pjrt_c_api.h"
+target = os.path.join(sys.argv[2], "xla/pjrt/c/pjrt_c_api.h")
+os.makedirs(os.path.dirname(target), exist_ok=True)
+with zipfile.ZipFile(wheel) as z, open(target, "wb") as out:
+    out.write(z.read(member))
+PY
+  rm -rf "$wheel_dir"
+fi
+torch_venv="${HLOC_TORCH_VENV:-$HOME/.cache/hloc-torch-venv}"
+if ! "$torch_venv/bin/python" -c 'import torch_xla, wheel' 2>/dev/null; then
+  echo "setup: installing torch 2.9.0 and torch-xla 2.9.0 into $torch_venv"
+  python3 -m venv "$torch_venv"
+  "$torch_venv/bin/python" -m pip install -q torch==2.9.0 torch-xla==2.9.0 wheel
+fi
 echo "setup: done"
