@@ -1,0 +1,217 @@
+#include "passes/expanders/expander_test_cases.h"
+
+#include "absl/strings/str_cat.h"
+#include "hlo/evaluator/evaluator.h"
+#include "hlo/evaluator/random_arguments.h"
+#include "hlo/status_macros.h"
+#include "hlo/text_parser.h"
+#include "hlo/text_printer.h"
+#include "hlo/verifier.h"
+#include "passes/expanders/batch_norm_expander.h"
+#include "passes/expanders/select_and_scatter_expander.h"
+
+namespace hloc {
+namespace expanders {
+namespace {
+
+Tolerance Within(double rtol, double atol) {
+  Tolerance t;
+  t.rtol = rtol;
+  t.atol = atol;
+  return t;
+}
+
+// ---------------------------------------------------------------- batch norm
+
+// x, scale, offset as parameters; the whole training tuple is the result.
+std::string Training(const std::string& type, const std::string& x_dims,
+                     const std::string& feature_dims, int feature_index,
+                     const std::string& x_layout = "") {
+  return "HloModule bn_training\nENTRY e {\n"
+         "  x = " + type + "[" + x_dims + "]" + x_layout + " parameter(0)\n"
+         "  scale = " + type + "[" + feature_dims + "] parameter(1)\n"
+         "  offset = " + type + "[" + feature_dims + "] parameter(2)\n"
+         "  ROOT bn = (" + type + "[" + x_dims + "]" + x_layout + ", " + type + "[" + feature_dims +
+         "], " + type + "[" + feature_dims + "]) batch-norm-training(x, scale, offset), "
+         "epsilon=0.001, feature_index=" + std::to_string(feature_index) + "\n}\n";
+}
+
+// Variances made positive from the random argument: |v| + 0.25.
+std::string Inference(const std::string& type, const std::string& x_dims,
+                      const std::string& feature_dims, int feature_index) {
+  const std::string f = type + "[" + feature_dims + "]";
+  return "HloModule bn_inference\nENTRY e {\n"
+         "  x = " + type + "[" + x_dims + "] parameter(0)\n"
+         "  scale = " + f + " parameter(1)\n"
+         "  offset = " + f + " parameter(2)\n"
+         "  mean = " + f + " parameter(3)\n"
+         "  v = " + f + " parameter(4)\n"
+         "  a = " + f + " abs(v)\n"
+         "  q = " + type + "[] constant(0.25)\n"
+         "  qb = " + f + " broadcast(q), dimensions={}\n"
+         "  var = " + f + " add(a, qb)\n"
+         "  ROOT bn = " + type + "[" + x_dims + "] batch-norm-inference(x, scale, offset, mean, var), "
+         "epsilon=0.0001, feature_index=" + std::to_string(feature_index) + "\n}\n";
+}
+
+std::string Grad(const std::string& type, const std::string& x_dims,
+                 const std::string& feature_dims, int feature_index) {
+  const std::string f = type + "[" + feature_dims + "]";
+  const std::string x = type + "[" + x_dims + "]";
+  return "HloModule bn_grad\nENTRY e {\n"
+         "  x = " + x + " parameter(0)\n"
+         "  scale = " + f + " parameter(1)\n"
+         "  mean = " + f + " parameter(2)\n"
+         "  v = " + f + " parameter(3)\n"
+         "  dy = " + x + " parameter(4)\n"
+         "  a = " + f + " abs(v)\n"
+         "  q = " + type + "[] constant(0.25)\n"
+         "  qb = " + f + " broadcast(q), dimensions={}\n"
+         "  var = " + f + " add(a, qb)\n"
+         "  ROOT bn = (" + x + ", " + f + ", " + f + ") batch-norm-grad(x, scale, mean, var, dy), "
+         "epsilon=0.001, feature_index=" + std::to_string(feature_index) + "\n}\n";
+}
+
+// ---------------------------------------------------------- select-and-scatter
+
+std::string SelectAndScatter(const std::string& type, const std::string& operand,
+                             const std::string& source, const std::string& window,
+                             const std::string& direction, const std::string& layout = "") {
+  return "HloModule select_and_scatter\n"
+         "select {\n  a = " + type + "[] parameter(0)\n  b = " + type + "[] parameter(1)\n"
+         "  ROOT c = pred[] compare(a, b), direction=" + direction + "\n}\n"
+         "combine {\n  a = " + type + "[] parameter(0)\n  b = " + type + "[] parameter(1)\n"
+         "  ROOT s = " + type + "[] add(a, b)\n}\n"
+         "ENTRY e {\n"
+         "  x = " + type + "[" + operand + "]" + layout + " parameter(0)\n"
+         "  src = " + type + "[" + source + "] parameter(1)\n"
+         "  init = " + type + "[] constant(0)\n"
+         "  ROOT sas = " + type + "[" + operand + "]" + layout +
+         " select-and-scatter(x, src, init), window={" + window +
+         "}, select=select, scatter=combine\n}\n";
+}
+
+std::vector<ExpanderCase> MakeCases() {
+  const Tolerance f32 = Within(1e-5, 1e-5);
+  const Tolerance f16 = Within(2e-3, 2e-3);
+  const Tolerance bf16 = Within(1.6e-2, 1.6e-2);
+  const Tolerance f64 = Within(1e-12, 1e-12);
+  std::vector<ExpanderCase> cases = {
+      // batch-norm-training
+      {"TrainingF32FeatureMiddle", HloOpcode::kBatchNormTraining,
+       Training("f32", "4,3,2", "3", 1), f32},
+      {"TrainingF32FeatureLastColumnMajor", HloOpcode::kBatchNormTraining,
+       Training("f32", "2,5,3,7", "7", 3, "{0,1,2,3}"), f32},
+      {"TrainingF32FeatureFirst", HloOpcode::kBatchNormTraining,
+       Training("f32", "6,33,5", "6", 0), f32},
+      {"TrainingF32OneElementPerFeature", HloOpcode::kBatchNormTraining,
+       Training("f32", "1,1,1,3", "3", 3), f32},
+      {"TrainingF32OneFeature", HloOpcode::kBatchNormTraining,
+       Training("f32", "5,1", "1", 1), f32},
+      {"TrainingF32EmptyBatch", HloOpcode::kBatchNormTraining,
+       Training("f32", "0,3", "3", 1), f32},
+      {"TrainingF16", HloOpcode::kBatchNormTraining, Training("f16", "8,4,6", "4", 1), f16},
+      {"TrainingBF16", HloOpcode::kBatchNormTraining, Training("bf16", "3,5", "5", 1), bf16},
+      {"TrainingF64", HloOpcode::kBatchNormTraining, Training("f64", "2,3,4", "4", 2), f64},
+      // batch-norm-inference
+      {"InferenceF32Nchw", HloOpcode::kBatchNormInference,
+       Inference("f32", "2,6,5,5", "6", 1), f32},
+      {"InferenceF32Nhwc", HloOpcode::kBatchNormInference,
+       Inference("f32", "2,3,3,8", "8", 3), f32},
+      {"InferenceF16", HloOpcode::kBatchNormInference, Inference("f16", "4,7", "7", 1), f16},
+      {"InferenceF64", HloOpcode::kBatchNormInference, Inference("f64", "3,2", "3", 0), f64},
+      // batch-norm-grad
+      {"GradF32FeatureMiddle", HloOpcode::kBatchNormGrad, Grad("f32", "4,3,5", "3", 1), f32},
+      {"GradF32FeatureFirst", HloOpcode::kBatchNormGrad, Grad("f32", "3,7", "3", 0), f32},
+      {"GradF32Nhwc", HloOpcode::kBatchNormGrad, Grad("f32", "2,4,4,5", "5", 3), f32},
+      {"GradBF16", HloOpcode::kBatchNormGrad, Grad("bf16", "6,4", "4", 1), bf16},
+      {"GradF64", HloOpcode::kBatchNormGrad, Grad("f64", "5,2,3", "2", 1), f64},
+      // select-and-scatter
+      {"MaxPoolGradient", HloOpcode::kSelectAndScatter,
+       SelectAndScatter("f32", "4,6", "2,2", "size=2x3 stride=2x3", "GE"), f32},
+      {"OverlappingPaddedWindowsNhwc", HloOpcode::kSelectAndScatter,
+       SelectAndScatter("f32", "2,7,7,3", "2,4,4,3",
+                        "size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0", "GE"),
+       f32},
+      {"MinSelectS32Ties", HloOpcode::kSelectAndScatter,
+       SelectAndScatter("s32", "6,6", "3,3", "size=3x3 stride=2x2 pad=1_0x1_0", "LE"), {}},
+      {"StrictGreaterS32TiesPickLast", HloOpcode::kSelectAndScatter,
+       SelectAndScatter("s32", "8", "4", "size=3 stride=2 pad=1_0", "GT"), {}},
+      {"WindowEntirelyInPadding", HloOpcode::kSelectAndScatter,
+       SelectAndScatter("f32", "3", "3", "size=2 stride=2 pad=2_2", "GE"), f32},
+      {"ColumnMajorOperand", HloOpcode::kSelectAndScatter,
+       SelectAndScatter("f32", "5,4", "2,3", "size=2x2 stride=2x1", "GE", "{0,1}"), f32},
+      {"F16", HloOpcode::kSelectAndScatter,
+       SelectAndScatter("f16", "2,6,6,2", "2,3,3,2", "size=1x2x2x1 stride=1x2x2x1", "GE"), f16},
+  };
+  return cases;
+}
+
+}  // namespace
+
+const std::vector<ExpanderCase>& ExpanderCases() {
+  static const std::vector<ExpanderCase>* cases = new std::vector<ExpanderCase>(MakeCases());
+  return *cases;
+}
+
+std::vector<ExpanderCase> ExpanderCasesFor(HloOpcode opcode) {
+  std::vector<ExpanderCase> out;
+  for (const ExpanderCase& c : ExpanderCases()) {
+    if (c.opcode == opcode) out.push_back(c);
+  }
+  return out;
+}
+
+std::unique_ptr<HloPass> ExpanderFor(HloOpcode opcode) {
+  switch (opcode) {
+    case HloOpcode::kBatchNormTraining:
+    case HloOpcode::kBatchNormInference:
+    case HloOpcode::kBatchNormGrad:
+      return std::make_unique<BatchNormExpander>();
+    case HloOpcode::kSelectAndScatter:
+      return std::make_unique<SelectAndScatterExpander>();
+    default:
+      return nullptr;
+  }
+}
+
+absl::StatusOr<std::unique_ptr<HloModule>> ExpandAndCompare(const ExpanderCase& c,
+                                                            uint64_t seed) {
+  HLOC_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module, ParseHloModule(c.hlo));
+  HLOC_RETURN_IF_ERROR(VerifyModule(*module));
+  if (CountEverywhere(*module, c.opcode) == 0) {
+    return absl::InternalError(absl::StrCat(c.name, " has no ", HloOpcodeName(c.opcode)));
+  }
+  HLOC_ASSIGN_OR_RETURN(std::vector<Literal> arguments, MakeRandomArguments(*module, seed));
+  HLOC_ASSIGN_OR_RETURN(Literal before, Evaluate(*module, arguments));
+  std::unique_ptr<HloPass> pass = ExpanderFor(c.opcode);
+  HLOC_ASSIGN_OR_RETURN(bool changed, pass->Run(*module));
+  if (!changed) return absl::InternalError(absl::StrCat(pass->name(), " changed nothing"));
+  absl::Status valid = VerifyModule(*module);
+  if (!valid.ok()) {
+    return absl::InternalError(absl::StrCat("invalid after ", pass->name(), ": ",
+                                            valid.message(), "\n", PrintModule(*module)));
+  }
+  if (const int64_t left = CountEverywhere(*module, c.opcode); left != 0) {
+    return absl::InternalError(absl::StrCat(left, " ", HloOpcodeName(c.opcode), " left"));
+  }
+  HLOC_ASSIGN_OR_RETURN(Literal after, Evaluate(*module, arguments));
+  ComparisonReport report = CompareLiterals(before, after, c.tolerance);
+  if (!report.ok) {
+    return absl::InternalError(absl::StrCat("expanded module differs from the interpreter: ",
+                                            report.ToString(), "\n", PrintModule(*module)));
+  }
+  return module;
+}
+
+int64_t CountEverywhere(const HloModule& module, HloOpcode opcode) {
+  int64_t count = 0;
+  for (const HloComputation* computation : module.computations()) {
+    computation->ForEachInstruction(
+        [&](const HloInstruction* i) { count += i->opcode() == opcode; });
+  }
+  return count;
+}
+
+}  // namespace expanders
+}  // namespace hloc
