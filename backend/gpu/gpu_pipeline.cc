@@ -6,6 +6,7 @@
 #include "hlo/status_macros.h"
 #include "passes/call_inliner.h"
 #include "passes/dead_code_elimination.h"
+#include "passes/expanders/expanders.h"
 #include "passes/outlining/composite_attributes.h"
 #include "passes/standard_pipelines.h"
 
@@ -61,7 +62,8 @@ absl::StatusOr<bool> InlineCallsWithoutGpuLibrary::Run(HloModule& module) {
 
 absl::StatusOr<bool> OptimizeForGpu(HloModule& module, const GpuPipelineOptions& options,
                                     FusionLedger* ledger) {
-  bool changed = false;
+  // Ops with no GPU kernel (batch norm, select-and-scatter, ...) as plain HLO.
+  HLOC_ASSIGN_OR_RETURN(bool changed, RunExpanders(module, options.pipeline));
   for (const char* stage : {"simplify", "outline"}) {
     if (std::string(stage) == "outline" && options.pipeline.optimization_level < 1) continue;
     HLOC_ASSIGN_OR_RETURN(std::unique_ptr<HloPassPipeline> pipeline,

@@ -8,6 +8,7 @@
 #include "backend/host/onednn_library.h"
 #include "hlo/status_macros.h"
 #include "passes/dead_code_elimination.h"
+#include "passes/expanders/expanders.h"
 #include "passes/outlining/library_capabilities.h"
 #include "passes/standard_pipelines.h"
 
@@ -24,6 +25,8 @@ absl::StatusOr<bool> OptimizeForHost(HloModule& module, const HostPipelineOption
     changed = changed || c;
     return absl::OkStatus();
   };
+  // Ops with no host kernel (batch norm, select-and-scatter, ...) as plain HLO.
+  HLOC_ASSIGN_OR_RETURN(changed, RunExpanders(module, options.pipeline));
   HLOC_RETURN_IF_ERROR(run_stage("simplify"));
   if (options.pipeline.optimization_level >= 1) {
     HLOC_RETURN_IF_ERROR(run_stage("outline"));

@@ -1,0 +1,19 @@
+#include "passes/expanders/expanders.h"
+
+#include "passes/expanders/batch_norm_expander.h"
+#include "passes/expanders/select_and_scatter_expander.h"
+
+namespace hloc {
+
+void AddExpanders(HloPassPipeline& pipeline) {
+  pipeline.AddPass<BatchNormExpander>();
+  pipeline.AddPass<SelectAndScatterExpander>();
+}
+
+absl::StatusOr<bool> RunExpanders(HloModule& module, const PipelineOptions& options) {
+  HloPassPipeline pipeline("expand", options);
+  AddExpanders(pipeline);
+  return pipeline.Run(module);
+}
+
+}  // namespace hloc
