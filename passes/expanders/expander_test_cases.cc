@@ -8,7 +8,9 @@
 #include "hlo/text_printer.h"
 #include "hlo/verifier.h"
 #include "passes/expanders/batch_norm_expander.h"
+#include "passes/expanders/cholesky_expander.h"
 #include "passes/expanders/select_and_scatter_expander.h"
+#include "passes/expanders/triangular_solve_expander.h"
 
 namespace hloc {
 namespace expanders {
@@ -91,6 +93,76 @@ std::string SelectAndScatter(const std::string& type, const std::string& operand
          "}, select=select, scatter=combine\n}\n";
 }
 
+// ---------------------------------------------------------- linear algebra
+
+// "f32[2,3,3]" and its dimension list "2,3,3" joined with extra minor dims.
+std::string Dims(const std::vector<int>& batch, int rows, int columns) {
+  std::string out;
+  for (int d : batch) out += std::to_string(d) + ",";
+  return out + std::to_string(rows) + "," + std::to_string(columns);
+}
+
+// Transpose permutation of the two minor dimensions, "{0,2,1}".
+std::string SwapMinor(size_t batch_rank) {
+  std::string out = "{";
+  for (size_t d = 0; d < batch_rank; ++d) out += std::to_string(d) + ",";
+  return out + std::to_string(batch_rank + 1) + "," + std::to_string(batch_rank) + "}";
+}
+
+std::string BatchList(size_t batch_rank) {
+  std::string out;
+  for (size_t d = 0; d < batch_rank; ++d) out += (d ? "," : "") + std::to_string(d);
+  return out;
+}
+
+// n * I + (its [b..., n, n] argument scaled) as instructions `eye_scaled`;
+// `scale` multiplies the identity.
+std::string ScaledIdentity(const std::string& type, const std::vector<int>& batch, int n,
+                           double scale) {
+  const std::string shape = type + "[" + Dims(batch, n, n) + "]";
+  const std::string s32 = "s32[" + Dims(batch, n, n) + "]";
+  return "  rows = " + s32 + " iota(), iota_dimension=" + std::to_string(batch.size()) + "\n"
+         "  cols = " + s32 + " iota(), iota_dimension=" + std::to_string(batch.size() + 1) + "\n"
+         "  diag = pred[" + Dims(batch, n, n) + "] compare(rows, cols), direction=EQ\n"
+         "  eye = " + shape + " convert(diag)\n"
+         "  k = " + type + "[] constant(" + std::to_string(scale) + ")\n"
+         "  kb = " + shape + " broadcast(k), dimensions={}\n"
+         "  eye_scaled = " + shape + " multiply(eye, kb)\n";
+}
+
+// cholesky of p p^T + n I (positive definite).
+std::string Cholesky(const std::string& type, const std::vector<int>& batch, int n, bool lower) {
+  const std::string shape = type + "[" + Dims(batch, n, n) + "]";
+  const std::string batch_dims = BatchList(batch.size());
+  return "HloModule cholesky\nENTRY e {\n"
+         "  p = " + shape + " parameter(0)\n"
+         "  pt = " + shape + " transpose(p), dimensions=" + SwapMinor(batch.size()) + "\n"
+         "  ppt = " + shape + " dot(p, pt), lhs_batch_dims={" + batch_dims +
+         "}, rhs_batch_dims={" + batch_dims + "}, lhs_contracting_dims={" +
+         std::to_string(batch.size() + 1) + "}, rhs_contracting_dims={" +
+         std::to_string(batch.size()) + "}\n" + ScaledIdentity(type, batch, n, n) +
+         "  a = " + shape + " add(ppt, eye_scaled)\n"
+         "  ROOT c = " + shape + " cholesky(a), lower=" + (lower ? "true" : "false") + "\n}\n";
+}
+
+// triangular-solve with A = p + 4 I (a well-conditioned triangle) and b
+// [batch, m, n].
+std::string TriangularSolve(const std::string& type, const std::vector<int>& batch, int m, int n,
+                            bool left_side, bool lower, bool unit_diagonal,
+                            const std::string& transpose_a) {
+  const int k = left_side ? m : n;
+  const std::string a_shape = type + "[" + Dims(batch, k, k) + "]";
+  const std::string b_shape = type + "[" + Dims(batch, m, n) + "]";
+  return "HloModule triangular_solve\nENTRY e {\n"
+         "  p = " + a_shape + " parameter(0)\n"
+         "  b = " + b_shape + " parameter(1)\n" + ScaledIdentity(type, batch, k, 4) +
+         "  a = " + a_shape + " add(p, eye_scaled)\n"
+         "  ROOT x = " + b_shape + " triangular-solve(a, b), left_side=" +
+         (left_side ? "true" : "false") + ", lower=" + (lower ? "true" : "false") +
+         ", unit_diagonal=" + (unit_diagonal ? "true" : "false") + ", transpose_a=" + transpose_a +
+         "\n}\n";
+}
+
 std::vector<ExpanderCase> MakeCases() {
   const Tolerance f32 = Within(1e-5, 1e-5);
   const Tolerance f16 = Within(2e-3, 2e-3);
@@ -143,6 +215,30 @@ std::vector<ExpanderCase> MakeCases() {
        SelectAndScatter("f32", "5,4", "2,3", "size=2x2 stride=2x1", "GE", "{0,1}"), f32},
       {"F16", HloOpcode::kSelectAndScatter,
        SelectAndScatter("f16", "2,6,6,2", "2,3,3,2", "size=1x2x2x1 stride=1x2x2x1", "GE"), f16},
+      // cholesky
+      {"CholeskyLowerF32", HloOpcode::kCholesky, Cholesky("f32", {}, 5, true), Within(1e-4, 1e-5)},
+      {"CholeskyUpperBatchF32", HloOpcode::kCholesky, Cholesky("f32", {2, 3}, 4, false),
+       Within(1e-4, 1e-5)},
+      {"CholeskyOneByOne", HloOpcode::kCholesky, Cholesky("f32", {3}, 1, true), f32},
+      {"CholeskyF64", HloOpcode::kCholesky, Cholesky("f64", {2}, 7, true), f64},
+      {"CholeskyF16", HloOpcode::kCholesky, Cholesky("f16", {}, 4, true), Within(4e-3, 4e-3)},
+      // triangular-solve
+      {"SolveLeftLower", HloOpcode::kTriangularSolve,
+       TriangularSolve("f32", {}, 5, 3, true, true, false, "NO_TRANSPOSE"), Within(1e-4, 1e-5)},
+      {"SolveLeftUpperTransposed", HloOpcode::kTriangularSolve,
+       TriangularSolve("f32", {2}, 4, 6, true, false, false, "TRANSPOSE"), Within(1e-4, 1e-5)},
+      {"SolveLeftLowerUnitAdjoint", HloOpcode::kTriangularSolve,
+       TriangularSolve("f32", {}, 6, 2, true, true, true, "ADJOINT"), Within(1e-4, 1e-5)},
+      {"SolveRightLower", HloOpcode::kTriangularSolve,
+       TriangularSolve("f32", {3}, 2, 5, false, true, false, "NO_TRANSPOSE"), Within(1e-4, 1e-5)},
+      {"SolveRightUpperUnit", HloOpcode::kTriangularSolve,
+       TriangularSolve("f32", {}, 4, 4, false, false, true, "NO_TRANSPOSE"), Within(1e-4, 1e-5)},
+      {"SolveRightLowerTransposedBatch", HloOpcode::kTriangularSolve,
+       TriangularSolve("f32", {2, 2}, 3, 4, false, true, false, "TRANSPOSE"), Within(1e-4, 1e-5)},
+      {"SolveOneColumnF64", HloOpcode::kTriangularSolve,
+       TriangularSolve("f64", {}, 8, 1, true, false, false, "NO_TRANSPOSE"), f64},
+      {"SolveBF16", HloOpcode::kTriangularSolve,
+       TriangularSolve("bf16", {}, 4, 3, true, true, false, "NO_TRANSPOSE"), bf16},
   };
   return cases;
 }
@@ -170,6 +266,10 @@ std::unique_ptr<HloPass> ExpanderFor(HloOpcode opcode) {
       return std::make_unique<BatchNormExpander>();
     case HloOpcode::kSelectAndScatter:
       return std::make_unique<SelectAndScatterExpander>();
+    case HloOpcode::kCholesky:
+      return std::make_unique<CholeskyExpander>();
+    case HloOpcode::kTriangularSolve:
+      return std::make_unique<TriangularSolveExpander>();
     default:
       return nullptr;
   }

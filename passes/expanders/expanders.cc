@@ -1,13 +1,17 @@
 #include "passes/expanders/expanders.h"
 
 #include "passes/expanders/batch_norm_expander.h"
+#include "passes/expanders/cholesky_expander.h"
 #include "passes/expanders/select_and_scatter_expander.h"
+#include "passes/expanders/triangular_solve_expander.h"
 
 namespace hloc {
 
 void AddExpanders(HloPassPipeline& pipeline) {
   pipeline.AddPass<BatchNormExpander>();
   pipeline.AddPass<SelectAndScatterExpander>();
+  pipeline.AddPass<CholeskyExpander>();
+  pipeline.AddPass<TriangularSolveExpander>();
 }
 
 absl::StatusOr<bool> RunExpanders(HloModule& module, const PipelineOptions& options) {

@@ -90,6 +90,12 @@ class ExpansionBuilder {
   // computation becomes part of a reducer).
   HloInstruction* Inline(const HloComputation& callee, absl::Span<HloInstruction* const> arguments);
 
+  // A builder for another computation of the same module, on behalf of the
+  // same origin.
+  ExpansionBuilder ForComputation(HloComputation* computation) const {
+    return ExpansionBuilder(computation, origin_);
+  }
+
   // An empty computation added to the module, named after the origin.
   HloComputation* NewComputation(absl::string_view suffix);
   // A computation (a, b) -> opcode(a, b) on scalars of `type`.

@@ -37,7 +37,7 @@ using expanders::ExpanderCase;
 
 constexpr HloOpcode kExpandedOps[] = {
     HloOpcode::kBatchNormTraining, HloOpcode::kBatchNormInference, HloOpcode::kBatchNormGrad,
-    HloOpcode::kSelectAndScatter,
+    HloOpcode::kSelectAndScatter, HloOpcode::kCholesky, HloOpcode::kTriangularSolve,
 };
 
 bool UsesExpandedOp(const HloModule& module) {
@@ -113,7 +113,7 @@ std::vector<std::string> CorpusFilesWithExpandedOps() {
     while ((n = std::fread(buffer, 1, sizeof(buffer), f)) > 0) text.append(buffer, n);
     std::fclose(f);
     for (const char* op : {"batch-norm-training(", "batch-norm-inference(", "batch-norm-grad(",
-                           "select-and-scatter("}) {
+                           "select-and-scatter(", "cholesky(", "triangular-solve("}) {
       if (absl::StrContains(text, op)) {
         files.push_back(id);
         break;
