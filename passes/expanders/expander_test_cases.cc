@@ -9,6 +9,7 @@
 #include "hlo/verifier.h"
 #include "passes/expanders/batch_norm_expander.h"
 #include "passes/expanders/cholesky_expander.h"
+#include "passes/expanders/rng_bit_generator_expander.h"
 #include "passes/expanders/select_and_scatter_expander.h"
 #include "passes/expanders/triangular_solve_expander.h"
 
@@ -163,6 +164,19 @@ std::string TriangularSolve(const std::string& type, const std::vector<int>& bat
          "\n}\n";
 }
 
+// ------------------------------------------------------------ rng-bit-generator
+
+// The state is the random argument, or `state` (a literal) when given.
+std::string RngBitGenerator(const std::string& algorithm, const std::string& bits,
+                            int state_size = 2, const std::string& state = "") {
+  const std::string state_shape = "u64[" + std::to_string(state_size) + "]";
+  return "HloModule rng_bit_generator\nENTRY e {\n"
+         "  s = " + state_shape + " " +
+         (state.empty() ? std::string("parameter(0)") : "constant(" + state + ")") + "\n"
+         "  ROOT r = (" + state_shape + ", " + bits + ") rng-bit-generator(s), algorithm=" +
+         algorithm + "\n}\n";
+}
+
 std::vector<ExpanderCase> MakeCases() {
   const Tolerance f32 = Within(1e-5, 1e-5);
   const Tolerance f16 = Within(2e-3, 2e-3);
@@ -239,6 +253,28 @@ std::vector<ExpanderCase> MakeCases() {
        TriangularSolve("f64", {}, 8, 1, true, false, false, "NO_TRANSPOSE"), f64},
       {"SolveBF16", HloOpcode::kTriangularSolve,
        TriangularSolve("bf16", {}, 4, 3, true, true, false, "NO_TRANSPOSE"), bf16},
+      // rng-bit-generator: bit-exact.
+      {"ThreefryU32OddDimensions", HloOpcode::kRngBitGenerator,
+       RngBitGenerator("rng_three_fry", "u32[3,5]"), {}},
+      {"ThreefryU32SplitSecond", HloOpcode::kRngBitGenerator,
+       RngBitGenerator("rng_three_fry", "u32[3,4]"), {}},
+      {"ThreefryS16SplitFirst", HloOpcode::kRngBitGenerator,
+       RngBitGenerator("rng_three_fry", "s16[2,3,5]"), {}},
+      {"ThreefryS8", HloOpcode::kRngBitGenerator, RngBitGenerator("rng_three_fry", "s8[10]"), {}},
+      {"ThreefryU64", HloOpcode::kRngBitGenerator, RngBitGenerator("rng_three_fry", "u64[7]"), {}},
+      {"ThreefryScalar", HloOpcode::kRngBitGenerator, RngBitGenerator("rng_three_fry", "u32[]"),
+       {}},
+      {"ThreefryLargeKey", HloOpcode::kRngBitGenerator,
+       RngBitGenerator("rng_three_fry", "u32[6,7]", 2, "{18446744073709551557, 4294967295}"), {}},
+      {"PhiloxU32", HloOpcode::kRngBitGenerator, RngBitGenerator("rng_philox", "u32[10]", 3), {}},
+      {"PhiloxU64StateOfTwo", HloOpcode::kRngBitGenerator,
+       RngBitGenerator("rng_philox", "u64[5]"), {}},
+      {"DefaultIsPhiloxU16", HloOpcode::kRngBitGenerator,
+       RngBitGenerator("rng_default", "u16[3,3]"), {}},
+      {"PhiloxCounterCarries", HloOpcode::kRngBitGenerator,
+       RngBitGenerator("rng_philox", "s64[9]", 3,
+                       "{12345678901234567, 18446744073709551614, 7}"),
+       {}},
   };
   return cases;
 }
@@ -270,6 +306,8 @@ std::unique_ptr<HloPass> ExpanderFor(HloOpcode opcode) {
       return std::make_unique<CholeskyExpander>();
     case HloOpcode::kTriangularSolve:
       return std::make_unique<TriangularSolveExpander>();
+    case HloOpcode::kRngBitGenerator:
+      return std::make_unique<RngBitGeneratorExpander>();
     default:
       return nullptr;
   }

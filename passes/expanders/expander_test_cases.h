@@ -14,6 +14,7 @@
 #define HLOC_PASSES_EXPANDERS_EXPANDER_TEST_CASES_H_
 
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,9 @@ struct ExpanderCase {
   // element type (f32 for f16/bf16) where the interpreter uses double.
   Tolerance tolerance;
 };
+
+// gtest prints a parameter by its name.
+inline void PrintTo(const ExpanderCase& c, std::ostream* os) { *os << c.name; }
 
 const std::vector<ExpanderCase>& ExpanderCases();
 // The cases for one opcode.

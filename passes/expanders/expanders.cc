@@ -2,6 +2,7 @@
 
 #include "passes/expanders/batch_norm_expander.h"
 #include "passes/expanders/cholesky_expander.h"
+#include "passes/expanders/rng_bit_generator_expander.h"
 #include "passes/expanders/select_and_scatter_expander.h"
 #include "passes/expanders/triangular_solve_expander.h"
 
@@ -12,6 +13,7 @@ void AddExpanders(HloPassPipeline& pipeline) {
   pipeline.AddPass<SelectAndScatterExpander>();
   pipeline.AddPass<CholeskyExpander>();
   pipeline.AddPass<TriangularSolveExpander>();
+  pipeline.AddPass<RngBitGeneratorExpander>();
 }
 
 absl::StatusOr<bool> RunExpanders(HloModule& module, const PipelineOptions& options) {

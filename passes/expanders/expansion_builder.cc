@@ -151,6 +151,22 @@ HloInstruction* ExpansionBuilder::Transpose(HloInstruction* x, std::vector<int64
   return Add(std::move(transpose));
 }
 
+HloInstruction* ExpansionBuilder::Slice(HloInstruction* x, std::vector<int64_t> starts,
+                                        std::vector<int64_t> limits) {
+  auto slice = HloInstruction::Create(HloOpcode::kSlice, Unknown(), {x});
+  slice->mutable_attrs()->slice_strides.assign(starts.size(), 1);
+  slice->mutable_attrs()->slice_starts = std::move(starts);
+  slice->mutable_attrs()->slice_limits = std::move(limits);
+  return Add(std::move(slice));
+}
+
+HloInstruction* ExpansionBuilder::Concatenate(absl::Span<HloInstruction* const> parts,
+                                              int64_t dimension) {
+  auto concatenate = HloInstruction::Create(HloOpcode::kConcatenate, Unknown(), parts);
+  concatenate->mutable_attrs()->dimensions = {dimension};
+  return Add(std::move(concatenate));
+}
+
 HloInstruction* ExpansionBuilder::Iota(PrimitiveType type, const std::vector<int64_t>& dimensions,
                                        int64_t iota_dimension) {
   auto iota = HloInstruction::Create(HloOpcode::kIota, Shape(type, dimensions));

@@ -71,6 +71,9 @@ class ExpansionBuilder {
   HloInstruction* Splat(HloInstruction* scalar, const std::vector<int64_t>& dimensions);
   HloInstruction* Reshape(HloInstruction* x, const std::vector<int64_t>& dimensions);
   HloInstruction* Transpose(HloInstruction* x, std::vector<int64_t> permutation);
+  // x[starts:limits] with unit strides.
+  HloInstruction* Slice(HloInstruction* x, std::vector<int64_t> starts, std::vector<int64_t> limits);
+  HloInstruction* Concatenate(absl::Span<HloInstruction* const> parts, int64_t dimension);
   HloInstruction* Iota(PrimitiveType type, const std::vector<int64_t>& dimensions,
                        int64_t iota_dimension);
   HloInstruction* Reduce(HloInstruction* x, HloInstruction* init, std::vector<int64_t> dimensions,

@@ -38,6 +38,7 @@ using expanders::ExpanderCase;
 constexpr HloOpcode kExpandedOps[] = {
     HloOpcode::kBatchNormTraining, HloOpcode::kBatchNormInference, HloOpcode::kBatchNormGrad,
     HloOpcode::kSelectAndScatter, HloOpcode::kCholesky, HloOpcode::kTriangularSolve,
+    HloOpcode::kRngBitGenerator,
 };
 
 bool UsesExpandedOp(const HloModule& module) {
@@ -113,7 +114,8 @@ std::vector<std::string> CorpusFilesWithExpandedOps() {
     while ((n = std::fread(buffer, 1, sizeof(buffer), f)) > 0) text.append(buffer, n);
     std::fclose(f);
     for (const char* op : {"batch-norm-training(", "batch-norm-inference(", "batch-norm-grad(",
-                           "select-and-scatter(", "cholesky(", "triangular-solve("}) {
+                           "select-and-scatter(", "cholesky(", "triangular-solve(",
+                           "rng-bit-generator("}) {
       if (absl::StrContains(text, op)) {
         files.push_back(id);
         break;
