@@ -18,6 +18,13 @@ HloPassPipeline::HloPassPipeline(std::string name, PipelineOptions options)
 
 absl::StatusOr<bool> HloPassPipeline::Run(HloModule& module) {
   bool changed = false;
+  if (options_.verify_input) {
+    absl::Status status = VerifyModule(module);
+    if (!status.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input module fails verification: ", status.message()));
+    }
+  }
   if (!options_.dump_to.empty()) HLOC_RETURN_IF_ERROR(Dump(module, "input"));
   for (const std::unique_ptr<HloPass>& pass : passes_) {
     std::string pass_name(pass->name());
@@ -31,16 +38,25 @@ absl::StatusOr<bool> HloPassPipeline::Run(HloModule& module) {
                           absl::StrCat("pass ", pass_name, ": ", pass_changed.status().message()));
     }
     timings_.push_back({pass_name, seconds, *pass_changed});
-    if (!*pass_changed) continue;
-    changed = true;
     if (options_.verify_between_passes) {
       absl::Status status = VerifyModule(module);
       if (!status.ok()) {
         return absl::InternalError(absl::StrCat("module is invalid after pass ", pass_name,
+                                                *pass_changed ? "" : " (which reported no change)",
                                                 ": ", status.message()));
       }
     }
+    if (!*pass_changed) continue;
+    changed = true;
     if (!options_.dump_to.empty()) HLOC_RETURN_IF_ERROR(Dump(module, pass_name));
+  }
+  if (changed && options_.verify_output && !options_.verify_between_passes) {
+    absl::Status status = VerifyModule(module);
+    if (!status.ok()) {
+      return absl::InternalError(absl::StrCat("module is invalid after pipeline ", name_,
+                                              " (verify_between_passes names the pass): ",
+                                              status.message()));
+    }
   }
   return changed;
 }

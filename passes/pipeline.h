@@ -1,6 +1,8 @@
 // Pass pipelines: an ordered list of passes and fixed-point groups, with the
-// verifier between passes, per-pass timing, numbered dumps of the module after
-// every pass that changed it, and passes disabled by name.
+// verifier before the first pass (a bad input is the input's fault, not the
+// first pass that happens to trip over it) and after passes, per-pass timing,
+// numbered dumps of the module after every pass that changed it, and passes
+// disabled by name.
 #ifndef HLOC_PASSES_PIPELINE_H_
 #define HLOC_PASSES_PIPELINE_H_
 
@@ -13,10 +15,24 @@
 
 namespace hloc {
 
+// Debug builds (and so tests) verify after every pass; optimized builds verify
+// the input and the final module only.
+#ifdef NDEBUG
+inline constexpr bool kVerifyAfterEveryPassByDefault = false;
+#else
+inline constexpr bool kVerifyAfterEveryPassByDefault = true;
+#endif
+
 struct PipelineOptions {
-  // Run the verifier after every pass that changed the module (always on in
-  // tests; a failure names the pass that broke the module).
-  bool verify_between_passes = true;
+  // Refuse an input module that fails the verifier before any pass sees it:
+  // "input module fails verification: <the verifier's message>".
+  bool verify_input = true;
+  // Run the verifier after every pass, changed or not (a pass that changes
+  // the module and says it did not is caught too); a failure names the pass.
+  bool verify_between_passes = kVerifyAfterEveryPassByDefault;
+  // Without verify_between_passes: verify the module once after the last pass
+  // that changed it, so no backend sees a module a pass broke.
+  bool verify_output = true;
   // When not empty, write "NNN-<pipeline>-<pass>.hlo" here after each change.
   std::string dump_to;
   // Pass names to skip (matches HloPass::name()).

@@ -130,7 +130,7 @@ absl::StatusOr<CompileFlags> ParseFlags(const Args& args) {
 absl::Status RunCompile(const Args& args) {
   HLOC_ASSIGN_OR_RETURN(CompileFlags flags, ParseFlags(args));
   HLOC_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<HloModule>> modules,
-                        LoadModules(args.positional[0]));
+                        LoadVerifiedModules(args.positional[0]));
   gpu::GpuCompileOptions gpu_options;
   gpu_options.target = gpu::GpuTarget::ForComputeCapability(flags.sm);
   gpu_options.assemble = flags.emit == "cubin";

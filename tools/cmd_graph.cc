@@ -64,7 +64,7 @@ void EmitComputation(const HloComputation& computation, std::string* out) {
 }
 
 absl::Status RunGraph(const Args& args) {
-  HLOC_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module, LoadSingleModule(args.positional[0]));
+  HLOC_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module, LoadSingleVerifiedModule(args.positional[0]));
   if (args.Has("pipeline")) {
     HLOC_ASSIGN_OR_RETURN(auto pipeline,
                           MakeStandardPipeline(args.Get("pipeline"), PipelineOptions{}, nullptr));

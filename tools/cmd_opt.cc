@@ -26,7 +26,7 @@ absl::StatusOr<PipelineOptions> OptionsFromArgs(const Args& args) {
 // Runs the pipeline on the file's module; the ledger collects decisions.
 absl::StatusOr<std::unique_ptr<HloModule>> Optimize(const Args& args, FusionLedger* ledger,
                                                     std::string* timing) {
-  HLOC_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module, LoadSingleModule(args.positional[0]));
+  HLOC_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module, LoadSingleVerifiedModule(args.positional[0]));
   HLOC_ASSIGN_OR_RETURN(PipelineOptions options, OptionsFromArgs(args));
   HLOC_ASSIGN_OR_RETURN(std::unique_ptr<HloPassPipeline> pipeline,
                         MakeStandardPipeline(args.Get("pipeline", "default"), options, ledger));

@@ -36,6 +36,8 @@ absl::StatusOr<LoadedSnapshot> LoadModuleAndArguments(const Args& args) {
   if (!run.module) {
     HLOC_ASSIGN_OR_RETURN(run.module, LoadSingleModule(path));
   }
+  // Before arguments are drawn for it or any backend looks at it.
+  HLOC_RETURN_IF_ERROR(VerifyLoadedModule(*run.module, path));
   if (args.Has("inputs")) {
     HLOC_ASSIGN_OR_RETURN(LoadedSnapshot inputs, LoadSnapshotFromFile(args.Get("inputs")));
     run.arguments = std::move(inputs.arguments);

@@ -50,7 +50,7 @@ void PrintStats(const HloModule& module) {
 }
 
 absl::Status RunStats(const Args& args) {
-  HLOC_ASSIGN_OR_RETURN(auto modules, LoadModules(args.positional[0]));
+  HLOC_ASSIGN_OR_RETURN(auto modules, LoadVerifiedModules(args.positional[0]));
   for (const auto& module : modules) PrintStats(*module);
   return absl::OkStatus();
 }

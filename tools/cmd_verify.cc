@@ -3,7 +3,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "hlo/status_macros.h"
-#include "hlo/verifier.h"
 #include "tools/command.h"
 #include "tools/module_files.h"
 
@@ -13,13 +12,7 @@ namespace {
 absl::Status RunVerify(const Args& args) {
   const std::string& path = args.positional[0];
   HLOC_ASSIGN_OR_RETURN(auto modules, LoadModules(path));
-  for (const auto& module : modules) {
-    absl::Status status = VerifyModule(*module);
-    if (!status.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(path, ": module ", module->name(), ": ", status.message()));
-    }
-  }
+  for (const auto& module : modules) HLOC_RETURN_IF_ERROR(VerifyLoadedModule(*module, path));
   std::printf("%s: %zu module(s) OK\n", path.c_str(), modules.size());
   return absl::OkStatus();
 }

@@ -92,6 +92,32 @@ printf 'HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT a = f32[3] neg
 check bad-shape 1 "$hloc" verify "$tmp/shape.hlo"
 expect_in bad-shape-names-instruction "$tmp/err" "negate\|%a\| a"
 
+# Modules the verifier rejects reach no pass, emitter, interpreter or backend:
+# every command that would use one refuses it (exit 1, the verifier's message).
+testdata="$TEST_SRCDIR/$TEST_WORKSPACE/tools/testdata"
+invalid=("$testdata/dot_result_shape.hlo" "$testdata/recursive_call.hlo" "$testdata/while_tuple_mismatch.hlo")
+upcaster="${HLOC_CORPUS_DIR:-}/xla/xla_hlo_transforms_tests_operand_upcaster.hlo"
+if [ -f "$upcaster" ]; then invalid+=("$upcaster"); else echo "skip operand_upcaster: no HLOC_CORPUS_DIR"; fi
+for f in "${invalid[@]}"; do
+  name=$(basename "$f" .hlo)
+  check "verify-$name" 1 "$hloc" verify "$f"
+  for backend in interpreter host cuda; do
+    check "run-$backend-$name" 1 "$hloc" run "$f" --backend="$backend"
+    expect_in "run-$backend-$name-says-why" "$tmp/err" "fails verification: computation"
+  done
+  for cmd in opt explain graph stats; do
+    check "$cmd-$name" 1 "$hloc" "$cmd" "$f"
+    expect_in "$cmd-$name-says-why" "$tmp/err" "fails verification"
+  done
+  for target in cuda host; do
+    check "compile-$target-$name" 1 "$hloc" compile "$f" --target="$target" --emit=llvm
+    expect_in "compile-$target-$name-says-why" "$tmp/err" "fails verification"
+  done
+done
+"$hloc" convert "$testdata/while_tuple_mismatch.hlo" "$tmp/while.pb" >/dev/null 2>&1
+check run-proto-while-tuple-mismatch 1 "$hloc" run "$tmp/while.pb" --backend=interpreter
+expect_in run-proto-while-says-why "$tmp/err" "fails verification"
+
 # --backend=cuda runs on a GPU, or fails with the reason (exit 1, no crash).
 "$hloc" run "$zoo/mlp_gelu.snapshot.pb" --backend=cuda --output="$tmp/cuda.pb" >"$tmp/out" 2>"$tmp/err"; rc=$?
 if [ "$rc" = 0 ]; then

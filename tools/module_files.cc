@@ -10,6 +10,7 @@
 #include "hlo/status_macros.h"
 #include "hlo/text_parser.h"
 #include "hlo/text_printer.h"
+#include "hlo/verifier.h"
 
 namespace hloc::tools {
 namespace {
@@ -59,6 +60,28 @@ absl::StatusOr<std::unique_ptr<HloModule>> LoadSingleModule(const std::string& p
         path, " holds ", modules.size(), " modules; this command takes exactly one"));
   }
   return std::move(modules[0]);
+}
+
+absl::Status VerifyLoadedModule(const HloModule& module, const std::string& path) {
+  absl::Status status = VerifyModule(module);
+  if (status.ok()) return status;
+  return absl::InvalidArgumentError(absl::StrCat(path, ": module ", module.name(),
+                                                 " fails verification: ", status.message()));
+}
+
+absl::StatusOr<std::vector<std::unique_ptr<HloModule>>> LoadVerifiedModules(
+    const std::string& path) {
+  HLOC_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<HloModule>> modules, LoadModules(path));
+  for (const std::unique_ptr<HloModule>& module : modules) {
+    HLOC_RETURN_IF_ERROR(VerifyLoadedModule(*module, path));
+  }
+  return modules;
+}
+
+absl::StatusOr<std::unique_ptr<HloModule>> LoadSingleVerifiedModule(const std::string& path) {
+  HLOC_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module, LoadSingleModule(path));
+  HLOC_RETURN_IF_ERROR(VerifyLoadedModule(*module, path));
+  return module;
 }
 
 absl::Status WriteModule(const HloModule& module, const std::string& path, FileFormat format) {

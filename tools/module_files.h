@@ -24,6 +24,15 @@ absl::StatusOr<std::vector<std::unique_ptr<HloModule>>> LoadModules(const std::s
 // Exactly one module; an error when a text file holds several.
 absl::StatusOr<std::unique_ptr<HloModule>> LoadSingleModule(const std::string& path);
 
+// Commands that optimize, compile, run or analyze a module take only modules
+// the verifier accepts; these load as above, then verify every module.
+absl::StatusOr<std::vector<std::unique_ptr<HloModule>>> LoadVerifiedModules(
+    const std::string& path);
+absl::StatusOr<std::unique_ptr<HloModule>> LoadSingleVerifiedModule(const std::string& path);
+// The verifier on one module loaded from `path`; a failure reads
+// "PATH: module NAME fails verification: <the verifier's message>".
+absl::Status VerifyLoadedModule(const HloModule& module, const std::string& path);
+
 absl::Status WriteModule(const HloModule& module, const std::string& path, FileFormat format);
 
 }  // namespace hloc::tools

@@ -19,6 +19,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "hlo/evaluator/ops.h"
 #include "hlo/status_macros.h"
+#include "hlo/verifier.h"
 
 namespace hloc {
 namespace {
@@ -473,6 +474,13 @@ absl::StatusOr<Literal> Evaluate(const HloModule& module, absl::Span<const Liter
                                  const EvaluatorOptions& options) {
   if (module.entry() == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat("module ", module.name(), " has no entry"));
+  }
+  if (options.verify) {
+    absl::Status status = VerifyModule(module);
+    if (!status.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("module ", module.name(),
+                                                     " fails verification: ", status.message()));
+    }
   }
   std::vector<const Literal*> args;
   for (const Literal& a : arguments) args.push_back(&a);

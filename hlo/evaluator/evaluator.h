@@ -55,11 +55,15 @@ struct EvaluatorOptions {
   uint64_t rng_seed = 42;
   // Not owned; when set, receives one entry per evaluated instruction.
   EvaluatorProfile* profile = nullptr;
+  // Evaluate refuses a module the verifier rejects (the interpreter relies on
+  // verified shapes). Off only for callers that have just verified it.
+  bool verify = true;
 };
 
 // Evaluates the entry computation of `module` on `arguments` (one per entry
 // parameter, shapes compatible with the parameters'). The result is a tuple
-// literal when the entry returns a tuple.
+// literal when the entry returns a tuple. A module that fails the verifier is
+// an InvalidArgument error carrying the verifier's message.
 absl::StatusOr<Literal> Evaluate(const HloModule& module, absl::Span<const Literal> arguments,
                                  const EvaluatorOptions& options = {});
 

@@ -85,7 +85,7 @@ TEST(DataMovementTest, DynamicSliceClampsStarts) {
   EXPECT_EQ(Str(EvalOp("s32[1,2]", "dynamic-slice(p0, p1, p2), dynamic_slice_sizes={1,2}",
                        {{"s32[2,3]", L("s32[2,3]", "{{1, 2, 3}, {4, 5, 6}}")},
                         {"u32[]", L("u32[]", "4000000000")},
-                        {"s64[]", L("s64[]", "1")}})),
+                        {"u32[]", L("u32[]", "1")}})),
             "s32[1,2] {{5, 6}}");
 }
 
@@ -306,7 +306,7 @@ ENTRY e {
   x = f32[2] parameter(0)
   m = f32[2] map(x), dimensions={0}, to_apply=sq
   f = f32[2] fusion(m, x), kind=kLoop, calls=fused
-  c = (f32[2], f32[2]) call(f), to_apply=sum2, is_composite=true
+  c = (f32[2], f32[2]) call(f), to_apply=sum2, is_composite=true, frontend_attributes={composite.name="test.sum2"}
   g = f32[2] get-tuple-element(c), index=1
   b = f32[2] opt-barrier(g)
   ROOT r = (f32[2], pred[]) tuple(b, pred[] constant(true))
@@ -333,6 +333,44 @@ TEST(ErrorsTest, UnsupportedOpsNameTheInstruction) {
   const std::string wrong_shape =
       Str(Eval("HloModule m\nENTRY e { ROOT p = f32[2] parameter(0) }\n", std::move(bad)));
   EXPECT_NE(wrong_shape.find("argument 0 has shape s32[2]"), std::string::npos) << wrong_shape;
+}
+
+}  // namespace
+}  // namespace hloc
+
+namespace hloc {
+namespace {
+
+// The interpreter evaluates only verified modules: a while declared as a
+// 2-tuple whose loop carries a 3-tuple once ran and returned a 3-tuple.
+TEST(VerifiedInputTest, WhileDeclaredWithTheWrongTupleIsRefused) {
+  absl::StatusOr<Literal> result = testing_util::Eval(R"(
+HloModule while_tuple_mismatch
+cond {
+  s = (s32[], f32[2], f32[2]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(2)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[2], f32[2]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  a = f32[2] get-tuple-element(s), index=1
+  b = f32[2] get-tuple-element(s), index=2
+  ROOT t = (s32[], f32[2], f32[2]) tuple(next, a, b)
+}
+ENTRY main {
+  zero = s32[] constant(0)
+  a = f32[2] constant({1, 2})
+  init = (s32[], f32[2], f32[2]) tuple(zero, a, a)
+  ROOT w = (s32[], f32[2]) while(init), condition=cond, body=body
+})");
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(result.status().message().find("fails verification: computation main, instruction %w"),
+            std::string::npos)
+      << result.status();
 }
 
 }  // namespace

@@ -369,6 +369,57 @@ absl::StatusOr<HloInstruction*> GroupBuilder::Build(
 
 }  // namespace
 
+FusionDecision CheckGroupBuildable(const HloComputation& computation, const FusionGroup& group) {
+  absl::flat_hash_map<const HloInstruction*, bool> duplicated;  // member -> flag
+  for (size_t k = 0; k < group.members.size(); ++k) {
+    duplicated[group.members[k]] = !group.duplicated.empty() && group.duplicated[k];
+  }
+  auto reads_inside = [&](const HloInstruction* user) {
+    auto it = duplicated.find(user);
+    return it != duplicated.end() && !it->second;
+  };
+  int64_t outputs = 0;
+  const HloInstruction* tuple_valued = nullptr;
+  for (const HloInstruction* member : group.members) {
+    if (duplicated[member]) continue;
+    const bool is_root = computation.root() == member;
+    const bool tuple_root = member->opcode() == HloOpcode::kFusion &&
+                            member->fused_computation() != nullptr &&
+                            member->fused_computation()->root() != nullptr &&
+                            member->fused_computation()->root()->opcode() == HloOpcode::kTuple;
+    if (tuple_root) {
+      // A merged multi-output fusion: its readers outside take element outputs.
+      for (const HloInstruction* user : member->users()) {
+        if (reads_inside(user)) continue;
+        if (user->opcode() != HloOpcode::kGetTupleElement) {
+          return FusionDecision::Refuse(
+              fusion_rule::kTupleValue,
+              absl::StrCat(user->name(), " reads multi-output fusion ", member->name(), " whole"));
+        }
+        ++outputs;
+      }
+      if (is_root) {
+        return FusionDecision::Refuse(
+            fusion_rule::kTupleValue,
+            absl::StrCat("multi-output fusion ", member->name(), " is the root"));
+      }
+      continue;
+    }
+    bool used_outside = is_root;
+    for (const HloInstruction* user : member->users()) used_outside |= !reads_inside(user);
+    if (!used_outside) continue;
+    ++outputs;
+    if (member->shape().IsTuple()) tuple_valued = member;
+  }
+  if (outputs > 1 && tuple_valued != nullptr) {
+    return FusionDecision::Refuse(
+        fusion_rule::kTupleValue,
+        absl::StrCat("tuple-valued ", tuple_valued->name(), " cannot be one of ", outputs,
+                     " outputs of one kernel"));
+  }
+  return FusionDecision::Allow(fusion_rule::kCommitted);
+}
+
 absl::StatusOr<BuildResult> BuildFusions(HloComputation& computation,
                                          const std::vector<FusionGroup>& groups) {
   BuildResult result;

@@ -37,6 +37,7 @@
 
 #include "absl/status/statusor.h"
 #include "hlo/module.h"
+#include "passes/fusion/fusion_rules.h"
 
 namespace hloc {
 
@@ -67,6 +68,14 @@ struct BuildResult {
 // preconditions, so an error is a bug in a planner).
 absl::StatusOr<BuildResult> BuildFusions(HloComputation& computation,
                                          const std::vector<FusionGroup>& groups);
+
+// Whether BuildFusions can make a kernel of `group` in `computation`, decided
+// without touching either: the shapes of output the builder cannot express (a
+// tuple-valued member, such as a variadic reduce, among several outputs; a
+// merged multi-output fusion read whole or as the root). The driver drops a
+// refused group before building, so a graph shape the builder cannot handle
+// is a recorded decline, not a failed pass.
+FusionDecision CheckGroupBuildable(const HloComputation& computation, const FusionGroup& group);
 
 }  // namespace hloc
 

@@ -121,5 +121,39 @@ ENTRY main {
   EXPECT_EQ(module->FindComputation("fused"), nullptr);
 }
 
+// A variadic reduce (argmax's (value, index)) is one tuple value; beside
+// another output it cannot be expressed, so the check refuses the group before
+// BuildFusions could fail half-way, and accepts the reduce on its own.
+TEST(FusionBuilder, TupleValuedMemberAmongSeveralOutputsIsRefusedBeforeBuilding) {
+  auto module = Parse(R"(
+HloModule argmax
+step {
+  a = f32[] parameter(0)
+  ai = s32[] parameter(1)
+  b = f32[] parameter(2)
+  bi = s32[] parameter(3)
+  gt = pred[] compare(a, b), direction=GT
+  v = f32[] select(gt, a, b)
+  i = s32[] select(gt, ai, bi)
+  ROOT t = (f32[], s32[]) tuple(v, i)
+}
+ENTRY main {
+  x = f32[4,8] parameter(0)
+  iota = s32[4,8] iota(), iota_dimension=1
+  lo = f32[] constant(-inf)
+  zero = s32[] constant(0)
+  r = (f32[4], s32[4]) reduce(x, iota, lo, zero), dimensions={1}, to_apply=step
+  index = s32[4] get-tuple-element(r), index=1
+  doubled = f32[4,8] add(x, x)
+  ROOT out = (s32[4], f32[4,8]) tuple(index, doubled)
+})");
+  FusionDecision both = CheckGroupBuildable(*module->entry(), Group(*module, {"r", "doubled"}));
+  EXPECT_FALSE(both.ok());
+  EXPECT_EQ(both.rule(), fusion_rule::kTupleValue);
+  EXPECT_NE(both.reason().find("tuple-valued r"), std::string::npos) << both.reason();
+  EXPECT_TRUE(CheckGroupBuildable(*module->entry(), Group(*module, {"r"})).ok());
+  EXPECT_TRUE(CheckGroupBuildable(*module->entry(), Group(*module, {"r", "index"})).ok());
+}
+
 }  // namespace
 }  // namespace hloc

@@ -21,6 +21,40 @@ void FillGroupMembers(const FusionGraph& graph, std::vector<std::pair<int, bool>
   if (!any_duplicated) group->duplicated.clear();
 }
 
+namespace {
+
+// A planner may propose a group whose outputs the builder cannot express (see
+// CheckGroupBuildable); the pass declines it, on the record, and goes on.
+void DropUnbuildableGroups(const HloComputation& computation, absl::string_view pass_name,
+                           FusionLedger* ledger, std::vector<FusionGroup>* groups) {
+  size_t kept = 0;
+  for (size_t k = 0; k < groups->size(); ++k) {
+    FusionGroup& group = (*groups)[k];
+    FusionDecision decision = CheckGroupBuildable(computation, group);
+    if (!decision.ok()) {
+      if (ledger != nullptr) {
+        LedgerEntry entry;
+        entry.pass = std::string(pass_name);
+        entry.computation = computation.name();
+        entry.event = "group";
+        for (const HloInstruction* member : group.members) {
+          entry.subjects.push_back(member->name());
+        }
+        entry.accepted = false;
+        entry.rule = decision.rule();
+        entry.reason = decision.reason();
+        ledger->Add(std::move(entry));
+      }
+      continue;
+    }
+    if (kept != k) (*groups)[kept] = std::move(group);
+    ++kept;
+  }
+  groups->resize(kept);
+}
+
+}  // namespace
+
 absl::StatusOr<bool> RunFusionPlanner(HloModule& module, const FusionRules& rules,
                                       absl::string_view pass_name, FusionLedger* ledger,
                                       const FusionPlanner& planner) {
@@ -32,6 +66,7 @@ absl::StatusOr<bool> RunFusionPlanner(HloModule& module, const FusionRules& rule
       FusionGraph graph(*computation, rules);
       groups = planner(graph, ledger);
     }
+    DropUnbuildableGroups(*computation, pass_name, ledger, &groups);
     if (groups.empty()) continue;
     std::vector<std::vector<std::string>> names;
     if (ledger != nullptr) {

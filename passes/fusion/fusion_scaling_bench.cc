@@ -124,7 +124,9 @@ int main(int argc, char** argv) {
         instructions = module->entry()->instruction_count();
 
         hloc::PipelineOptions pipeline_options;
+        pipeline_options.verify_input = verify_between;
         pipeline_options.verify_between_passes = verify_between;
+        pipeline_options.verify_output = verify_between;
         hloc::HloPassPipeline pipeline("fusion", pipeline_options);
         hloc::FusionPipelineOptions options;
         options.grouping = grouping;

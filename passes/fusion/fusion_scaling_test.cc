@@ -26,7 +26,9 @@ double CpuSeconds() {
 double FuseSeconds(int64_t size, FusionGrouping grouping, int64_t* fusions) {
   std::unique_ptr<HloModule> module = MakeLayeredModule(size);
   PipelineOptions pipeline_options;
+  pipeline_options.verify_input = false;
   pipeline_options.verify_between_passes = false;
+  pipeline_options.verify_output = false;
   HloPassPipeline pipeline("fusion", pipeline_options);
   FusionPipelineOptions options;
   options.grouping = grouping;

@@ -43,6 +43,9 @@ std::optional<IterationSpace> SpaceOf(const HloInstruction& node, const NodeTrai
     const HloComputation* body = node.fused_computation();
     std::optional<IterationSpace> space;
     const HloInstruction* root = body->root();
+    // A kernel whose one value is a tuple (a variadic reduce, such as argmax's
+    // (value, index)) cannot be one output among several.
+    if (root->opcode() != HloOpcode::kTuple && root->shape().IsTuple()) return std::nullopt;
     std::vector<const HloInstruction*> outputs;
     if (root->opcode() == HloOpcode::kTuple) {
       for (const HloInstruction* element : root->operands()) outputs.push_back(element);
@@ -107,6 +110,15 @@ class MultiOutputPlanner {
  private:
   // Tries to merge the kernels of a and b; `rule` names the kind of merge.
   bool TryMerge(int a, int b, absl::string_view rule);
+  // A kernel whose one value is a tuple (no iteration space) is left out of
+  // multi-output fusion on the record.
+  void LogIfTupleValued(int a, int b, int left_out) const {
+    const HloInstruction* node = graph_.node(left_out);
+    if (!node->shape().IsTuple() || graph_.traits(left_out).multi_output) return;
+    Log(a, b, FusionDecision::Refuse(
+                  fusion_rule::kTupleValue,
+                  absl::StrCat(node->name(), " is tuple-valued: it cannot be one output of many")));
+  }
   void Log(int a, int b, const FusionDecision& decision) const {
     if (edge_ledger_ == nullptr) return;
     edge_ledger_->AddEdge(pass_name_, graph_.computation().name(), "multi-output",
@@ -125,7 +137,10 @@ class MultiOutputPlanner {
 bool MultiOutputPlanner::TryMerge(int a, int b, absl::string_view rule) {
   const int ga = forest_.Find(a), gb = forest_.Find(b);
   if (ga == gb) return false;
-  if (!space_[ga] || !space_[gb]) return false;
+  if (!space_[ga] || !space_[gb]) {
+    LogIfTupleValued(a, b, space_[ga] ? b : a);
+    return false;
+  }
   std::optional<IterationSpace> combined = Combine(*space_[ga], *space_[gb]);
   if (!combined) {
     Log(a, b, FusionDecision::Refuse(fusion_rule::kIterationSpace,
@@ -177,7 +192,11 @@ std::vector<FusionGroup> MultiOutputPlanner::Plan() {
     if (!elements || *elements <= 1) continue;
     std::vector<int> siblings;
     for (int u : graph_.users(x)) {
-      if (space_[forest_.Find(u)]) siblings.push_back(u);
+      if (space_[forest_.Find(u)]) {
+        siblings.push_back(u);
+      } else {
+        LogIfTupleValued(x, u, u);
+      }
       if (static_cast<int64_t>(siblings.size()) >= max_siblings) break;
     }
     if (siblings.size() < 2) continue;
