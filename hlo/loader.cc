@@ -69,9 +69,8 @@ absl::StatusOr<std::unique_ptr<HloModule>> ParseText(const std::string& path,
   return ParseHloModule(contents, options);
 }
 
-template <typename Message>
-bool ParseBinary(absl::string_view contents, Message* message) {
-  return message->ParseFromArray(contents.data(), static_cast<int>(contents.size()));
+bool ParseBinary(absl::string_view contents, google::protobuf::MessageLite* message) {
+  return ParseProtoQuietly(contents, message);
 }
 
 // Tries the three proto kinds; the error of the first kind whose bytes

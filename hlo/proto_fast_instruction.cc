@@ -302,9 +302,8 @@ std::optional<DataField> SimpleDataField(PrimitiveType type) {
   }
 }
 
-template <typename F>
-bool Parse(absl::string_view bytes, F* message) {
-  return message->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
+bool Parse(absl::string_view bytes, google::protobuf::MessageLite* message) {
+  return ParseProtoQuietly(bytes, message);
 }
 
 // OpMetadata with only its string and int32 fields, set directly (what

@@ -57,10 +57,8 @@ struct FastModule {
   std::optional<ProgramShape> host_program_shape;
 };
 
-template <typename Message>
-bool Parse(absl::string_view bytes, Message* message) {
-  return bytes.size() <= INT_MAX &&
-         message->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
+bool Parse(absl::string_view bytes, google::protobuf::MessageLite* message) {
+  return ParseProtoQuietly(bytes, message);
 }
 
 bool DecodeComputation(absl::string_view bytes, FastComputation* out) {
@@ -269,7 +267,7 @@ absl::StatusOr<std::unique_ptr<HloModule>> ModuleFromProtoBytes(absl::string_vie
   if (fast.ok()) return fast;
   if (bytes.size() > INT_MAX) return proto_fast_internal::TooLarge("HloModuleProto");
   xla::HloModuleProto proto;
-  if (!proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+  if (!ParseProtoQuietly(bytes, &proto)) {
     return absl::DataLossError("not a valid HloModuleProto (protobuf parse failed)");
   }
   return ModuleFromProto(proto);
@@ -283,7 +281,7 @@ absl::StatusOr<std::unique_ptr<HloModule>> ModuleFromHloProtoBytes(absl::string_
   }
   if (bytes.size() > INT_MAX) return proto_fast_internal::TooLarge("HloProto");
   xla::HloProto proto;
-  if (!proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+  if (!ParseProtoQuietly(bytes, &proto)) {
     return absl::DataLossError("not a valid HloProto (protobuf parse failed)");
   }
   if (!proto.has_hlo_module()) return absl::InvalidArgumentError("HloProto has no hlo_module");
@@ -295,7 +293,7 @@ absl::StatusOr<LoadedSnapshot> SnapshotFromProtoBytes(absl::string_view bytes) {
   if (fast.ok()) return fast;
   if (bytes.size() > INT_MAX) return proto_fast_internal::TooLarge("HloSnapshot");
   xla::HloSnapshot proto;
-  if (!proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+  if (!ParseProtoQuietly(bytes, &proto)) {
     return absl::DataLossError("not a valid HloSnapshot (protobuf parse failed)");
   }
   return SnapshotFromProto(proto);

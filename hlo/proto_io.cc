@@ -7,12 +7,14 @@
 // (fresh ids where those are missing or repeated) and emits computations
 // callees-first and instructions operands-first.
 #include <algorithm>
+#include <climits>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/stubs/logging.h"
 #include "hlo/proto_io.h"
 #include "hlo/proto_io_internal.h"
 #include "hlo/proto_io_module_reader.h"
@@ -294,6 +296,12 @@ absl::StatusOr<xla::HloSnapshot> SnapshotToProto(const LoadedSnapshot& snapshot)
   if (snapshot.result) *proto.mutable_result() = LiteralToProto(*snapshot.result);
   proto.set_execution_platform(snapshot.execution_platform);
   return proto;
+}
+
+bool ParseProtoQuietly(absl::string_view bytes, google::protobuf::MessageLite* message) {
+  if (bytes.size() > INT_MAX) return false;
+  google::protobuf::LogSilencer quiet;
+  return message->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
 }
 
 }  // namespace hloc

@@ -70,6 +70,12 @@ xla::ProgramShapeProto ProgramShapeToProto(const ProgramShape& program_shape);
 absl::StatusOr<Literal> LiteralFromProto(const xla::LiteralProto& proto);
 xla::LiteralProto LiteralToProto(const Literal& literal);
 
+// Parses `bytes` into `message` with protobuf's own logging silenced
+// ("[libprotobuf ERROR ...] invalid UTF-8" and the like): hloc reports a
+// failed parse as a Status, and probing which kind of proto a file holds must
+// print nothing. False when the bytes do not parse.
+bool ParseProtoQuietly(absl::string_view bytes, google::protobuf::MessageLite* message);
+
 // Modules.
 absl::StatusOr<std::unique_ptr<HloModule>> ModuleFromProto(const xla::HloModuleProto& proto);
 absl::StatusOr<xla::HloModuleProto> ModuleToProto(const HloModule& module);

@@ -8,7 +8,8 @@
 //   3. per instruction: valid shapes (all first), per-op operand and called-computation
 //      counts, composite calls, fusion back-pointers, and the declared shape
 //      against InferShape; then entry_computation_layout and, when asked,
-//      layout preservation.
+//      layout preservation; last the module's input_output_alias and
+//      buffer_donor against the entry's parameters and result.
 #include "hlo/verifier.h"
 
 #include <algorithm>
@@ -141,7 +142,8 @@ class Verifier {
         HLOC_RETURN_IF_ERROR(VerifyInstruction(*instruction));
       }
     }
-    return VerifyEntryLayout();
+    HLOC_RETURN_IF_ERROR(VerifyEntryLayout());
+    return VerifyAliasing();
   }
 
  private:
@@ -618,6 +620,96 @@ class Verifier {
           check(layout->parameters[i], entry.parameter(i)->shape(), absl::StrCat("parameter ", i)));
     }
     return check(layout->result, entry.root()->shape(), "result");
+  }
+
+  // ---- module aliasing: input_output_alias and buffer_donor name entry
+  // parameter and result buffers that exist. As in XLA, an aliased pair is two
+  // arrays of equal byte size (their shapes may differ), an output buffer and a
+  // parameter buffer take part in one pair at most, and a donor is not also
+  // aliased.
+
+  // The array at `index` of `shape`, or an error naming `what`.
+  absl::StatusOr<const Shape*> AliasedArray(const Shape& shape,
+                                            absl::Span<const int64_t> index,
+                                            const std::string& what) {
+    absl::StatusOr<const Shape*> subshape = GetSubshape(shape, index);
+    if (!subshape.ok()) {
+      return ModuleError(module_, "input-output-alias",
+                         absl::StrCat(what, ": ", subshape.status().message()));
+    }
+    if (!(*subshape)->IsArray()) {
+      return ModuleError(module_, "input-output-alias",
+                         absl::StrCat(what, " is ", ShapeText(**subshape), ", not an array"));
+    }
+    return *subshape;
+  }
+
+  absl::Status VerifyAliasing() {
+    const HloComputation& entry = *module_.entry();
+    const HloModuleConfig& config = module_.config();
+    auto buffer = [](int64_t parameter, absl::Span<const int64_t> index) {
+      return absl::StrCat("parameter ", parameter, " {", absl::StrJoin(index, ","), "}");
+    };
+    auto parameter_shape = [&](int64_t number, const char* rule) -> absl::StatusOr<const Shape*> {
+      if (number < 0 || number >= entry.num_parameters()) {
+        return ModuleError(module_, rule,
+                           absl::StrCat("parameter ", number, " does not exist (the entry has ",
+                                        entry.num_parameters(), ")"));
+      }
+      return &entry.parameter(number)->shape();
+    };
+    absl::flat_hash_set<std::string> outputs, parameters;
+    for (const auto& alias : config.input_output_alias.entries()) {
+      const std::string output =
+          absl::StrCat("output {", absl::StrJoin(alias.output_shape_index(), ","), "}");
+      const std::string input = buffer(alias.parameter_number(), alias.parameter_shape_index());
+      if (alias.kind() != xla::UNDEFINED_ALIAS && alias.kind() != xla::MAY_ALIAS &&
+          alias.kind() != xla::MUST_ALIAS) {
+        return ModuleError(module_, "input-output-alias",
+                           absl::StrCat(output, ": unknown alias kind ", alias.kind()));
+      }
+      HLOC_ASSIGN_OR_RETURN(const Shape* parameter,
+                            parameter_shape(alias.parameter_number(), "input-output-alias"));
+      HLOC_ASSIGN_OR_RETURN(const Shape* param_array,
+                            AliasedArray(*parameter, alias.parameter_shape_index(), input));
+      HLOC_ASSIGN_OR_RETURN(const Shape* out_array,
+                            AliasedArray(entry.root()->shape(), alias.output_shape_index(), output));
+      const std::optional<int64_t> param_bytes = param_array->CheckedByteSize();
+      const std::optional<int64_t> out_bytes = out_array->CheckedByteSize();
+      if (!param_bytes || !out_bytes || *param_bytes != *out_bytes) {
+        return ModuleError(module_, "input-output-alias",
+                           absl::StrCat(output, " ", ShapeText(*out_array), " and ", input, " ",
+                                        ShapeText(*param_array), " differ in byte size"));
+      }
+      if (!outputs.insert(output).second) {
+        return ModuleError(module_, "input-output-alias",
+                           absl::StrCat(output, " is aliased more than once"));
+      }
+      if (!parameters.insert(input).second) {
+        return ModuleError(module_, "input-output-alias",
+                           absl::StrCat(input, " is aliased with more than one output"));
+      }
+    }
+    absl::flat_hash_set<std::string> donors;
+    for (const auto& donor : config.buffer_donor.entries()) {
+      const std::string input = buffer(donor.parameter_number(), donor.parameter_shape_index());
+      HLOC_ASSIGN_OR_RETURN(const Shape* parameter,
+                            parameter_shape(donor.parameter_number(), "buffer-donor"));
+      absl::StatusOr<const Shape*> subshape =
+          GetSubshape(*parameter, donor.parameter_shape_index());
+      if (!subshape.ok()) {
+        return ModuleError(module_, "buffer-donor",
+                           absl::StrCat(input, ": ", subshape.status().message()));
+      }
+      if (!donors.insert(input).second) {
+        return ModuleError(module_, "buffer-donor", absl::StrCat(input, " is listed twice"));
+      }
+      if (parameters.contains(input)) {
+        return ModuleError(module_, "buffer-donor",
+                           absl::StrCat(input, " is a donor and also in input_output_alias"));
+      }
+    }
+    return absl::OkStatus();
   }
 
   const HloModule& module_;

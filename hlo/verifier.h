@@ -2,8 +2,10 @@
 // backends rely on it. Structure (entry, roots, parameter numbering, unique
 // names and ids, operand/user and control edges, acyclic graphs and call
 // graph), per-op rules (operand and called-computation counts, composite
-// calls, fusion back-pointers) and shapes (every declared shape valid and
-// equal, ignoring layouts, to what shape inference derives).
+// calls, fusion back-pointers), shapes (every declared shape valid and
+// equal, ignoring layouts, to what shape inference derives) and the module's
+// input_output_alias / buffer_donor (existing buffers; aliased arrays of equal
+// byte size, as XLA requires, whatever their shapes).
 //
 // A failure is an InvalidArgument status naming the computation, the
 // instruction and the rule that failed:

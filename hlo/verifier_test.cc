@@ -687,5 +687,52 @@ ENTRY entry_fn {
             "dimension 1 has size 3, rhs contracting dimension 0 has size 4");
 }
 
+// input_output_alias and buffer_donor, as module header text over one entry:
+// (f32[2,3], s32[6], (f32[4], f32[2])) -> (f32[6], f32[2,3]).
+std::string AliasModule(const std::string& header) {
+  return absl::StrCat("HloModule m", header, R"(
+ENTRY e {
+  a = f32[2,3] parameter(0)
+  b = s32[6] parameter(1)
+  t = (f32[4], f32[2]) parameter(2)
+  r = f32[6] reshape(a)
+  ROOT out = (f32[6], f32[2,3]) tuple(r, a)
+})");
+}
+
+std::string VerifyAliasText(const std::string& header) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(AliasModule(header));
+  if (!module.ok()) return absl::StrCat("parse: ", module.status().message());
+  return Message(VerifyModule(**module));
+}
+
+TEST(VerifierAliasTest, ValidPairsAndDonorsPass) {
+  EXPECT_EQ(VerifyAliasText(", input_output_alias={ {1}: (0, {}, must-alias) }"), "OK");
+  // Shapes differ, byte sizes agree: f32[2,3] and f32[6], f32[6] and s32[6].
+  EXPECT_EQ(VerifyAliasText(", input_output_alias={ {0}: (0, {}, may-alias) }"), "OK");
+  EXPECT_EQ(VerifyAliasText(", input_output_alias={ {0}: (1, {}) }"), "OK");
+  EXPECT_EQ(VerifyAliasText(", buffer_donor={ (2, {0}), (1, {}) }"), "OK");
+}
+
+TEST(VerifierAliasTest, BadPairsAndDonorsNameTheBuffer) {
+  const std::pair<const char*, const char*> cases[] = {
+      {", input_output_alias={ {0}: (3, {}) }", "[input-output-alias] parameter 3 does not exist"},
+      {", input_output_alias={ {2}: (0, {}) }", "output {2}"},
+      {", input_output_alias={ {0}: (2, {5}) }", "parameter 2 {5}"},
+      {", input_output_alias={ {0}: (2, {1}) }", "differ in byte size"},
+      {", input_output_alias={ {}: (0, {}) }", "output {} is (f32[6], f32[2,3]), not an array"},
+      {", input_output_alias={ {0}: (0, {}), {0}: (1, {}) }", "output {0} is aliased more than once"},
+      {", input_output_alias={ {0}: (0, {}), {1}: (0, {}) }",
+       "parameter 0 {} is aliased with more than one output"},
+      {", buffer_donor={ (4, {}) }", "[buffer-donor] parameter 4 does not exist"},
+      {", buffer_donor={ (0, {}), (0, {}) }", "listed twice"},
+      {", input_output_alias={ {1}: (0, {}) }, buffer_donor={ (0, {}) }",
+       "a donor and also in input_output_alias"},
+  };
+  for (const auto& [header, expected] : cases) {
+    EXPECT_THAT(VerifyAliasText(header), HasSubstr(expected)) << header;
+  }
+}
+
 }  // namespace
 }  // namespace hloc

@@ -92,6 +92,20 @@ printf 'HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT a = f32[3] neg
 check bad-shape 1 "$hloc" verify "$tmp/shape.hlo"
 expect_in bad-shape-names-instruction "$tmp/err" "negate\|%a\| a"
 
+# Only hloc speaks to the user: probing a snapshot's proto kind prints no
+# protobuf log lines, and host kernels compile without LLVM remarks.
+expect_quiet() {  # expect_quiet NAME: stderr of the last check is empty
+  if [ -s "$tmp/err" ]; then echo "FAIL $1: stderr not empty"; head -5 "$tmp/err"; failures=$((failures+1));
+  else echo "ok   $1"; fi
+}
+for snapshot in "$zoo"/*.snapshot.pb; do
+  name=$(basename "$snapshot" .snapshot.pb)
+  check "print-snapshot-$name" 0 "$hloc" print "$snapshot"
+  expect_quiet "print-snapshot-$name-quiet"
+done
+check run-host-quiet 0 "$hloc" run "$zoo/layer_norm.before.txt" --backend=host
+expect_quiet run-host-quiet-stderr
+
 # Modules the verifier rejects reach no pass, emitter, interpreter or backend:
 # every command that would use one refuses it (exit 1, the verifier's message).
 testdata="$TEST_SRCDIR/$TEST_WORKSPACE/tools/testdata"

@@ -61,11 +61,11 @@ void Summarize(const Literal& literal, const std::string& label, std::string* ou
 absl::StatusOr<Literal> ReadResultLiteral(const std::string& path) {
   HLOC_ASSIGN_OR_RETURN(std::string bytes, ReadBytes(path));
   xla::HloSnapshot snapshot;
-  if (snapshot.ParseFromString(bytes) && snapshot.has_result() && snapshot.has_hlo()) {
+  if (ParseProtoQuietly(bytes, &snapshot) && snapshot.has_result() && snapshot.has_hlo()) {
     return LiteralFromProto(snapshot.result());
   }
   xla::LiteralProto proto;
-  if (!proto.ParseFromString(bytes) || !proto.has_shape()) {
+  if (!ParseProtoQuietly(bytes, &proto) || !proto.has_shape()) {
     return absl::InvalidArgumentError(
         absl::StrCat(path, " holds neither an HloSnapshot with a result nor a LiteralProto"));
   }

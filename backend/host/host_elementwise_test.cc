@@ -144,6 +144,9 @@ TEST(HostElementwiseTest, IntegerOps) {
                           "shift-right-logical", "shift-right-arithmetic"};
   for (const IntType& t : kIntTypes) {
     for (const char* op : unary) {
+      // abs and sign take signed operands only (the verifier's rule, as XLA's).
+      const bool is_unsigned = t.name[0] == 'u';
+      if (is_unsigned && (std::string(op) == "abs" || std::string(op) == "sign")) continue;
       SCOPED_TRACE(absl::StrCat(op, " on ", t.name));
       ExpectExact(UnaryModule(t.name, t.name, op, kCount), {Values(t.name, kCount, t.a)});
     }

@@ -20,6 +20,8 @@
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
+#include "llvm/IR/DiagnosticHandler.h"
+#include "llvm/IR/DiagnosticInfo.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -42,6 +44,22 @@ void InitializeLlvmOnce() {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
   });
+}
+
+// LLVM prints remarks and warnings to stderr by default ("loop not
+// vectorized: the optimizer was unable to perform the requested
+// transformation", after the vectorize hints the emitters attach). Only hloc
+// speaks to the user: kernel contexts drop them; failures reach hloc as
+// llvm::Error from the JIT.
+class QuietDiagnostics : public llvm::DiagnosticHandler {
+ public:
+  bool handleDiagnostics(const llvm::DiagnosticInfo&) override { return true; }
+};
+
+std::unique_ptr<llvm::LLVMContext> MakeQuietContext() {
+  auto context = std::make_unique<llvm::LLVMContext>();
+  context->setDiagnosticHandler(std::make_unique<QuietDiagnostics>());
+  return context;
 }
 
 class JitKernelCompiler : public KernelCompiler {
@@ -77,7 +95,7 @@ class JitKernelCompiler : public KernelCompiler {
     }
     const std::string name =
         disk_key.empty() ? absl::StrCat("kernel_", next_id_++) : absl::StrCat("hk_", disk_key);
-    auto context = std::make_unique<llvm::LLVMContext>();
+    std::unique_ptr<llvm::LLVMContext> context = MakeQuietContext();
     absl::StatusOr<std::unique_ptr<llvm::Module>> module =
         BuildModule(computation, name, *context, true, variant);
     if (!module.ok()) return module.status();
@@ -123,9 +141,9 @@ class JitKernelCompiler : public KernelCompiler {
   absl::StatusOr<std::string> EmitIr(const HloComputation& computation, bool optimized,
                                      KernelVariant variant) override {
     std::lock_guard<std::mutex> lock(mu_);
-    llvm::LLVMContext context;
+    std::unique_ptr<llvm::LLVMContext> context = MakeQuietContext();
     absl::StatusOr<std::unique_ptr<llvm::Module>> module =
-        BuildModule(computation, "kernel", context, optimized, variant);
+        BuildModule(computation, "kernel", *context, optimized, variant);
     if (!module.ok()) return module.status();
     std::string text;
     llvm::raw_string_ostream stream(text);

@@ -94,6 +94,8 @@ ENTRY e {
 })");
 }
 
+// Start indices of one op share one type (the verifier's rule, as XLA's):
+// signed starts for the slice, unsigned ones for the update.
 TEST(HostDataMovementTest, DynamicSliceClampsStarts) {
   const char* hlo = R"(
 HloModule m
@@ -102,8 +104,8 @@ ENTRY e {
   i = s32[] parameter(1)
   j = u32[] parameter(2)
   u = f32[3,4] parameter(3)
-  s = f32[3,4] dynamic-slice(x, i, j), dynamic_slice_sizes={3,4}
-  d = f32[8,6] dynamic-update-slice(x, u, j, i)
+  s = f32[3,4] dynamic-slice(x, i, i), dynamic_slice_sizes={3,4}
+  d = f32[8,6] dynamic-update-slice(x, u, j, j)
   ROOT out = (f32[3,4], f32[8,6]) tuple(s, d)
 })";
   for (const char* starts : {"0 0", "-3 2", "7 1", "2 4000000000", "100 3"}) {
