@@ -51,12 +51,12 @@ namespace {
 
 constexpr int kMinMutants = 1000;
 constexpr int kMaxMutants = 6000;
-constexpr double kSecondsPerKind = 30;
+constexpr double kSecondsPerKind = 25;
 // No word from a child for this long: it hangs.
 constexpr int kHangMilliseconds = 30000;
 // Execution guards: mutants above these are only loaded and verified.
 constexpr int64_t kMaxInstructions = 300;
-constexpr int64_t kMaxShapeBytes = int64_t{1} << 22;
+constexpr int64_t kMaxShapeBytes = int64_t{1} << 20;
 constexpr int64_t kMaxWhileIterations = 1000;
 
 enum class Kind { kText, kProto };
