@@ -51,7 +51,7 @@ absl::Status InstructionError(const HloInstruction& hlo, absl::string_view messa
 namespace {
 
 using cuda::BufferId;
-using cuda::GpuThunkSequence;
+using cuda::ThunkSequence;
 using gpu_compiler_internal::InstructionError;
 using gpu_compiler_internal::LeafBytes;
 using runtime::BufferSpec;
@@ -219,7 +219,7 @@ std::vector<BufferId> GpuCompilation::OperandLeaves(const HloInstruction& hlo) {
 }
 
 absl::Status GpuCompilation::EmitComputation(const HloComputation& computation,
-                                             GpuThunkSequence* out) {
+                                             ThunkSequence* out) {
   for (const HloInstruction* hlo : computation.MakeInstructionPostOrder()) {
     ++time_;
     HLOC_RETURN_IF_ERROR(EmitInstruction(*hlo, out));
@@ -230,7 +230,7 @@ absl::Status GpuCompilation::EmitComputation(const HloComputation& computation,
   return absl::OkStatus();
 }
 
-absl::Status GpuCompilation::EmitInstruction(const HloInstruction& hlo, GpuThunkSequence* out) {
+absl::Status GpuCompilation::EmitInstruction(const HloInstruction& hlo, ThunkSequence* out) {
   switch (hlo.opcode()) {
     case HloOpcode::kParameter:
       if (!leaves_.contains(&hlo)) return InstructionError(hlo, "parameter not bound");
@@ -277,7 +277,7 @@ absl::Status GpuCompilation::EmitInstruction(const HloInstruction& hlo, GpuThunk
       std::vector<BufferId> ids = NewTemps(hlo);
       for (size_t i = 0; i < ids.size() && i < sources.size(); ++i) {
         out->push_back(
-            std::make_unique<cuda::DeviceCopyThunk>(sources[i], ids[i], buffers_[ids[i]].size));
+            std::make_unique<cuda::CopyThunk>(sources[i], ids[i], buffers_[ids[i]].size));
       }
       leaves_[&hlo] = std::move(ids);
       return absl::OkStatus();
@@ -321,8 +321,8 @@ absl::Status GpuCompilation::EmitInstruction(const HloInstruction& hlo, GpuThunk
 // `hlo` computed on the host by the interpreter (host_fallback.h): its
 // operands copied down, its results copied back up.
 absl::Status GpuCompilation::EmitHostFallback(const HloInstruction& hlo, absl::string_view reason,
-                                              GpuThunkSequence* out) {
-  HLOC_ASSIGN_OR_RETURN(cuda::HostCallbackThunk::Function function, MakeHostFallback(hlo));
+                                              ThunkSequence* out) {
+  HLOC_ASSIGN_OR_RETURN(cuda::InterpreterThunk::Function function, MakeHostFallback(hlo));
   std::vector<BufferId> inputs = OperandLeaves(hlo);
   std::vector<int64_t> input_bytes;
   for (BufferId id : inputs) {
@@ -333,7 +333,7 @@ absl::Status GpuCompilation::EmitHostFallback(const HloInstruction& hlo, absl::s
   std::vector<int64_t> result_bytes;
   for (BufferId id : results) result_bytes.push_back(buffers_[id].size);
   const std::string label = absl::StrCat("%", hlo.name());
-  out->push_back(std::make_unique<cuda::HostCallbackThunk>(
+  out->push_back(std::make_unique<cuda::InterpreterThunk>(
       label, std::string(reason), std::move(inputs), std::move(input_bytes), results,
       std::move(result_bytes), std::move(function)));
   ++report().host_fallbacks;
@@ -348,7 +348,7 @@ absl::Status GpuCompilation::EmitHostFallback(const HloInstruction& hlo, absl::s
 // (unimplemented_reason_ says why).
 absl::StatusOr<bool> GpuCompilation::EmitKernel(const HloInstruction& hlo,
                                                 const HloComputation& computation,
-                                                GpuThunkSequence* out) {
+                                                ThunkSequence* out) {
   absl::StatusOr<std::shared_ptr<const GpuKernel>> kernel = cache_->GetOrCompile(computation);
   if (!kernel.ok()) {
     if (kernel.status().code() == absl::StatusCode::kUnimplemented) {
@@ -369,7 +369,7 @@ absl::StatusOr<bool> GpuCompilation::EmitKernel(const HloInstruction& hlo,
 absl::Status GpuCompilation::AddKernelThunk(const HloInstruction& hlo, const GpuKernel& kernel,
                                             std::vector<BufferId> args,
                                             const std::vector<BufferId>& results,
-                                            GpuThunkSequence* out, absl::string_view label,
+                                            ThunkSequence* out, absl::string_view label,
                                             bool count) {
   const std::string name = label.empty() ? absl::StrCat("%", hlo.name()) : std::string(label);
   args.insert(args.end(), results.begin(), results.end());
@@ -379,7 +379,7 @@ absl::Status GpuCompilation::AddKernelThunk(const HloInstruction& hlo, const Gpu
         output >= static_cast<int64_t>(args.size())) {
       return InstructionError(hlo, "kernel copy_before out of range");
     }
-    out->push_back(std::make_unique<cuda::DeviceCopyThunk>(args[input], args[output],
+    out->push_back(std::make_unique<cuda::CopyThunk>(args[input], args[output],
                                                            buffers_[args[output]].size));
   }
   if (kernel.scratch_bytes > 0) {
@@ -398,14 +398,14 @@ absl::Status GpuCompilation::AddKernelThunk(const HloInstruction& hlo, const Gpu
   // Split reductions: a combine kernel runs next, over the same buffers.
   std::vector<BufferId> second_args;
   if (!kernel.second_name.empty()) second_args = args;
-  out->push_back(std::make_unique<cuda::KernelLaunchThunk>(name, image, launch, std::move(args),
+  out->push_back(std::make_unique<cuda::KernelThunk>(name, image, launch, std::move(args),
                                                            kernel.strategy));
   if (!kernel.second_name.empty()) {
     GpuKernel second;
     second.name = kernel.second_name;
     second.launch = kernel.second_launch;
     HLOC_ASSIGN_OR_RETURN(cuda::LaunchConfig second_launch, ToLaunchConfig(second));
-    out->push_back(std::make_unique<cuda::KernelLaunchThunk>(
+    out->push_back(std::make_unique<cuda::KernelThunk>(
         absl::StrCat(name, ".combine"),
         std::make_shared<cuda::KernelImage>(
             cuda::KernelImage{kernel.second_name, image->ptx, image->cubin}),
@@ -427,7 +427,7 @@ absl::Status GpuCompilation::AddKernelThunk(const HloInstruction& hlo, const Gpu
 
 // Runs `computation` with its parameters bound to `caller`'s operands.
 absl::Status GpuCompilation::EmitInline(const HloComputation& computation,
-                                        const HloInstruction& caller, GpuThunkSequence* out) {
+                                        const HloInstruction& caller, ThunkSequence* out) {
   if (computation.num_parameters() != caller.operand_count()) {
     return InstructionError(caller, "operand count differs from the callee's parameters");
   }
@@ -439,7 +439,7 @@ absl::Status GpuCompilation::EmitInline(const HloComputation& computation,
   return absl::OkStatus();
 }
 
-absl::Status GpuCompilation::EmitWhile(const HloInstruction& hlo, GpuThunkSequence* out) {
+absl::Status GpuCompilation::EmitWhile(const HloInstruction& hlo, ThunkSequence* out) {
   const HloComputation* condition = hlo.while_condition();
   const HloComputation* body = hlo.while_body();
   if (condition == nullptr || body == nullptr)
@@ -450,9 +450,9 @@ absl::Status GpuCompilation::EmitWhile(const HloInstruction& hlo, GpuThunkSequen
   if (state.size() != init.size()) return InstructionError(hlo, "state and init differ");
   for (size_t i = 0; i < state.size(); ++i) {
     out->push_back(
-        std::make_unique<cuda::DeviceCopyThunk>(init[i], state[i], buffers_[state[i]].size));
+        std::make_unique<cuda::CopyThunk>(init[i], state[i], buffers_[state[i]].size));
   }
-  GpuThunkSequence condition_thunks, body_thunks;
+  ThunkSequence condition_thunks, body_thunks;
   leaves_[condition->parameter(0)] = state;
   HLOC_RETURN_IF_ERROR(EmitComputation(*condition, &condition_thunks));
   const std::vector<BufferId>& predicate = leaves_.at(condition->root());
@@ -470,7 +470,7 @@ absl::Status GpuCompilation::EmitWhile(const HloInstruction& hlo, GpuThunkSequen
         result[i] != state[i] && std::find(state.begin(), state.end(), result[i]) != state.end();
     if (is_other_state) {
       sources[i] = NewTemp(buffers_[state[i]].size, absl::StrCat("%", hlo.name(), ".swap"));
-      body_thunks.push_back(std::make_unique<cuda::DeviceCopyThunk>(result[i], sources[i],
+      body_thunks.push_back(std::make_unique<cuda::CopyThunk>(result[i], sources[i],
                                                                     buffers_[sources[i]].size));
     }
   }
@@ -479,21 +479,21 @@ absl::Status GpuCompilation::EmitWhile(const HloInstruction& hlo, GpuThunkSequen
     Use(sources[i]);
     if (sources[i] != state[i]) {
       body_thunks.push_back(
-          std::make_unique<cuda::DeviceCopyThunk>(sources[i], state[i], buffers_[state[i]].size));
+          std::make_unique<cuda::CopyThunk>(sources[i], state[i], buffers_[state[i]].size));
     }
   }
   ++time_;
   for (BufferId id : state) Use(id);
   // The predicate is read after the condition runs, every iteration.
   Use(predicate_id);
-  out->push_back(std::make_unique<cuda::GpuWhileThunk>(absl::StrCat("%", hlo.name()),
+  out->push_back(std::make_unique<cuda::WhileThunk>(absl::StrCat("%", hlo.name()),
                                                        std::move(condition_thunks), predicate_id,
                                                        std::move(body_thunks)));
   leaves_[&hlo] = std::move(state);
   return absl::OkStatus();
 }
 
-absl::Status GpuCompilation::EmitConditional(const HloInstruction& hlo, GpuThunkSequence* out) {
+absl::Status GpuCompilation::EmitConditional(const HloInstruction& hlo, ThunkSequence* out) {
   const std::vector<HloComputation*>& branches = hlo.called_computations();
   if (branches.empty() || hlo.operand_count() != static_cast<int64_t>(branches.size()) + 1) {
     return InstructionError(hlo, "operands do not match the branches");
@@ -506,7 +506,7 @@ absl::Status GpuCompilation::EmitConditional(const HloInstruction& hlo, GpuThunk
   }
   Use(selector[0]);
   std::vector<BufferId> results = NewTemps(hlo);
-  std::vector<GpuThunkSequence> branch_thunks(branches.size());
+  std::vector<ThunkSequence> branch_thunks(branches.size());
   for (size_t b = 0; b < branches.size(); ++b) {
     const HloComputation* branch = branches[b];
     if (branch->num_parameters() != 1) return InstructionError(hlo, "branch arity");
@@ -517,13 +517,13 @@ absl::Status GpuCompilation::EmitConditional(const HloInstruction& hlo, GpuThunk
     if (root.size() != results.size()) return InstructionError(hlo, "branch result shape");
     for (size_t i = 0; i < root.size(); ++i) {
       Use(root[i]);
-      branch_thunks[b].push_back(std::make_unique<cuda::DeviceCopyThunk>(
+      branch_thunks[b].push_back(std::make_unique<cuda::CopyThunk>(
           root[i], results[i], buffers_[results[i]].size));
     }
   }
   ++time_;
   for (BufferId id : results) Use(id);
-  out->push_back(std::make_unique<cuda::GpuConditionalThunk>(
+  out->push_back(std::make_unique<cuda::ConditionalThunk>(
       absl::StrCat("%", hlo.name()), selector[0], selector_type == xla::PRED,
       std::move(branch_thunks)));
   leaves_[&hlo] = std::move(results);

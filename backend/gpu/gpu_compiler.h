@@ -22,7 +22,7 @@
 // Sort, topk (op and "TopK" custom call) and scatter get kernels of their
 // own. Ops with no GPU kernel (rng, fft, cholesky, triangular-solve,
 // select-and-scatter, other custom calls, ops on types the emitters lack)
-// run on the host through a HostCallbackThunk (host_fallback.h): never
+// run on the host through a InterpreterThunk (host_fallback.h): never
 // silently — the report lists each as "runs on host: <reason>", and such a
 // program is not captured into a CUDA graph. Collectives and async ops are
 // Unimplemented errors naming the instruction.
@@ -72,7 +72,7 @@ struct GpuCompileReport {
   int64_t unfused_fusions = 0;  // Fusions compiled op by op.
   int64_t library_calls = 0;    // cuBLASLt / cuDNN thunks.
   int64_t inlined_library_calls = 0;
-  int64_t host_fallbacks = 0;           // Ops run on the host (HostCallbackThunk).
+  int64_t host_fallbacks = 0;           // Ops run on the host (InterpreterThunk).
   std::vector<std::string> host;        // "%fft.2 runs on host: <why>"
   std::vector<std::string> strategies;  // "%fusion.2: loop hloc_1a2b (grid 4, block 256)"
   std::vector<std::string> library;     // "%gemm.3 hloc.gemm_bias -> cuBLASLt gemm ..."

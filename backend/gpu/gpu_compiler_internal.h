@@ -42,7 +42,7 @@ class GpuCompilation {
 
  private:
   using BufferId = cuda::BufferId;
-  using GpuThunkSequence = cuda::GpuThunkSequence;
+  using ThunkSequence = cuda::ThunkSequence;
   using BufferSpec = runtime::BufferSpec;
 
   GpuCompileReport& report() { return program_->report_; }
@@ -57,31 +57,31 @@ class GpuCompilation {
   void Use(BufferId id);
   std::vector<BufferId> OperandLeaves(const HloInstruction& hlo);
 
-  absl::Status EmitComputation(const HloComputation& computation, GpuThunkSequence* out);
+  absl::Status EmitComputation(const HloComputation& computation, ThunkSequence* out);
 
-  absl::Status EmitInstruction(const HloInstruction& hlo, GpuThunkSequence* out);
+  absl::Status EmitInstruction(const HloInstruction& hlo, ThunkSequence* out);
 
   absl::Status EmitHostFallback(const HloInstruction& hlo, absl::string_view reason,
-                                GpuThunkSequence* out);
+                                ThunkSequence* out);
 
   absl::StatusOr<bool> EmitKernel(const HloInstruction& hlo, const HloComputation& computation,
-                                  GpuThunkSequence* out);
+                                  ThunkSequence* out);
 
   absl::Status AddKernelThunk(const HloInstruction& hlo, const GpuKernel& kernel,
                               std::vector<BufferId> args, const std::vector<BufferId>& results,
-                              GpuThunkSequence* out, absl::string_view label = "",
+                              ThunkSequence* out, absl::string_view label = "",
                               bool count = true);
 
   absl::Status EmitInline(const HloComputation& computation, const HloInstruction& caller,
-                          GpuThunkSequence* out);
+                          ThunkSequence* out);
 
   void Ledger(const HloInstruction& call, bool accepted, absl::string_view rule,
               absl::string_view reason, absl::string_view result);
 
-  absl::Status EmitLibraryComposite(const HloInstruction& call, GpuThunkSequence* out);
+  absl::Status EmitLibraryComposite(const HloInstruction& call, ThunkSequence* out);
 
   absl::Status EmitLibraryOrGenerated(const HloInstruction& call, absl::string_view composite,
-                                      const LibraryCallPlan& plan, GpuThunkSequence* out);
+                                      const LibraryCallPlan& plan, ThunkSequence* out);
 
   absl::StatusOr<BufferId> ValueBuffer(const HloInstruction& call, const CalleeValue& value);
   const Shape& ValueShape(const HloInstruction& call, const CalleeValue& value);
@@ -89,7 +89,7 @@ class GpuCompilation {
   absl::StatusOr<BufferId> EmitPrepKernel(const HloInstruction& call,
                                           const HloComputation& computation,
                                           const std::vector<BufferId>& inputs,
-                                          GpuThunkSequence* out);
+                                          ThunkSequence* out);
 
   std::unique_ptr<HloComputation> PadComputation(const HloInstruction& call, const Shape& shape,
                                                  const LibraryCallPlan& plan,
@@ -103,11 +103,11 @@ class GpuCompilation {
                                                   const LibraryCallPlan& plan);
 
   absl::Status EmitLibraryThunk(const HloInstruction& call, absl::string_view composite,
-                                const LibraryCallPlan& plan, GpuThunkSequence* out);
+                                const LibraryCallPlan& plan, ThunkSequence* out);
 
-  absl::Status EmitWhile(const HloInstruction& hlo, GpuThunkSequence* out);
+  absl::Status EmitWhile(const HloInstruction& hlo, ThunkSequence* out);
 
-  absl::Status EmitConditional(const HloInstruction& hlo, GpuThunkSequence* out);
+  absl::Status EmitConditional(const HloInstruction& hlo, ThunkSequence* out);
 
   const GpuProgramOptions& options_;
   GpuProgram* program_;

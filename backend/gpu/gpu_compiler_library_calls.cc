@@ -28,7 +28,7 @@ namespace gpu {
 namespace {
 
 using cuda::BufferId;
-using cuda::GpuThunkSequence;
+using cuda::ThunkSequence;
 using gpu_compiler_internal::InstructionError;
 using gpu_compiler_internal::LeafBytes;
 using runtime::BufferSpec;
@@ -51,7 +51,7 @@ void GpuCompilation::Ledger(const HloInstruction& call, bool accepted, absl::str
 }
 
 absl::Status GpuCompilation::EmitLibraryComposite(const HloInstruction& call,
-                                                  GpuThunkSequence* out) {
+                                                  ThunkSequence* out) {
   const std::string* name_attr = call.FindFrontendAttribute(kCompositeName);
   const std::string composite = name_attr != nullptr ? *name_attr : "?";
   absl::StatusOr<LibraryCallPlan> plan = PlanLibraryCall(call, options_.library);
@@ -90,7 +90,7 @@ absl::Status GpuCompilation::EmitLibraryComposite(const HloInstruction& call,
 absl::Status GpuCompilation::EmitLibraryOrGenerated(const HloInstruction& call,
                                                     absl::string_view composite,
                                                     const LibraryCallPlan& plan,
-                                                    GpuThunkSequence* out) {
+                                                    ThunkSequence* out) {
   absl::StatusOr<std::shared_ptr<const GpuKernel>> kernel =
       cache_->GetOrCompile(*call.to_apply());
   if (!kernel.ok()) {
@@ -101,7 +101,7 @@ absl::Status GpuCompilation::EmitLibraryOrGenerated(const HloInstruction& call,
     }
     return EmitLibraryThunk(call, composite, plan, out);
   }
-  GpuThunkSequence library, generated;
+  ThunkSequence library, generated;
   HLOC_RETURN_IF_ERROR(EmitLibraryThunk(call, composite, plan, &library));
   std::vector<BufferId> args = OperandLeaves(call);
   for (BufferId id : args) Use(id);
@@ -153,7 +153,7 @@ const Shape& GpuCompilation::ValueShape(const HloInstruction& call, const Callee
 absl::StatusOr<BufferId> GpuCompilation::EmitPrepKernel(const HloInstruction& call,
                                                         const HloComputation& computation,
                                                         const std::vector<BufferId>& inputs,
-                                                        GpuThunkSequence* out) {
+                                                        ThunkSequence* out) {
   absl::StatusOr<std::shared_ptr<const GpuKernel>> kernel = cache_->GetOrCompile(computation);
   if (!kernel.ok()) {
     return absl::Status(kernel.status().code(),
@@ -251,7 +251,7 @@ std::unique_ptr<HloComputation> GpuCompilation::BiasComputation(const HloInstruc
 
 absl::Status GpuCompilation::EmitLibraryThunk(const HloInstruction& call,
                                               absl::string_view composite,
-                                              const LibraryCallPlan& plan, GpuThunkSequence* out) {
+                                              const LibraryCallPlan& plan, ThunkSequence* out) {
   std::vector<BufferId> args;
   for (const CalleeValue& value : plan.operands) {
     HLOC_ASSIGN_OR_RETURN(BufferId id, ValueBuffer(call, value));

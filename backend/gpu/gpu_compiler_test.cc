@@ -391,13 +391,13 @@ ENTRY main {
       plan, "%c (custom-call) runs on host: no GPU kernel for custom-call target \"foo\""))
       << plan;
   EXPECT_TRUE(absl::StrContains(plan, "(rng-bit-generator) runs on host")) << plan;
-  EXPECT_TRUE(absl::StrContains(program->executable().ThunksToString(), "host %c inputs="))
+  EXPECT_TRUE(absl::StrContains(program->executable().ThunksToString(), "interpreter %c inputs="))
       << plan;
   // Host steps synchronize: no CUDA graph.
   EXPECT_FALSE(program->executable().graph_capturable());
 }
 
-// The host step's function on host buffers (what HostCallbackThunk calls
+// The host step's function on host buffers (what InterpreterThunk calls
 // between its copies).
 TEST(HostFallbackTest, RunsTheInstructionInTheInterpreter) {
   absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(R"(
@@ -407,7 +407,7 @@ ENTRY main {
   ROOT c = f32[2,2] cholesky(x), lower=true
 })");
   ASSERT_TRUE(module.ok()) << module.status();
-  absl::StatusOr<cuda::HostCallbackThunk::Function> function =
+  absl::StatusOr<cuda::InterpreterThunk::Function> function =
       MakeHostFallback(*(*module)->entry()->root());
   ASSERT_TRUE(function.ok()) << function.status();
   const float x[4] = {4, 2, 2, 5};

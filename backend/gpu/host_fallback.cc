@@ -33,7 +33,7 @@ void ConstLeaves(const Literal& literal, std::vector<const Literal*>* out) {
 
 }  // namespace
 
-absl::StatusOr<cuda::HostCallbackThunk::Function> MakeHostFallback(const HloInstruction& hlo) {
+absl::StatusOr<cuda::InterpreterThunk::Function> MakeHostFallback(const HloInstruction& hlo) {
   std::shared_ptr<const HloComputation> wrapper = WrapInstruction(hlo);
   if (wrapper == nullptr || wrapper->root() == nullptr) {
     return absl::InternalError(absl::StrCat("cannot wrap %", hlo.name(), " for the host"));
@@ -42,7 +42,7 @@ absl::StatusOr<cuda::HostCallbackThunk::Function> MakeHostFallback(const HloInst
   for (const HloInstruction* operand : hlo.operands()) operand_shapes.push_back(operand->shape());
   const std::string name = hlo.name();
   auto calls = std::make_shared<std::atomic<uint64_t>>(0);
-  return cuda::HostCallbackThunk::Function(
+  return cuda::InterpreterThunk::Function(
       [wrapper, operand_shapes, name, calls](
           absl::Span<const void* const> inputs, absl::Span<void* const> outputs) -> absl::Status {
         std::vector<Literal> arguments;

@@ -1,4 +1,4 @@
-// Host fallbacks of the CUDA backend: the routine a HostCallbackThunk runs
+// Host fallbacks of the CUDA backend: the routine a InterpreterThunk runs
 // for an instruction no GPU kernel or library covers (rng, fft, cholesky,
 // triangular-solve, select-and-scatter, custom calls other than TopK, ops on
 // types the emitters lack such as complex). The reference interpreter
@@ -18,7 +18,7 @@ namespace gpu {
 // The function computing `hlo` from its operand leaves (in operand order)
 // into its result leaves. `hlo`'s called computations must outlive the
 // function. rng draws from a seed that advances with every call.
-absl::StatusOr<cuda::HostCallbackThunk::Function> MakeHostFallback(const HloInstruction& hlo);
+absl::StatusOr<cuda::InterpreterThunk::Function> MakeHostFallback(const HloInstruction& hlo);
 
 }  // namespace gpu
 }  // namespace hloc
