@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "runtime/storage_plan.h"
 
 namespace hloc {
 namespace runtime {
@@ -22,73 +23,16 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Create(ProgramSpec spec)
   std::unique_ptr<Executable> executable(new Executable(std::move(spec)));
   Executable& e = *executable;
   const std::vector<BufferSpec>& buffers = e.spec_.buffers;
-  const size_t n = buffers.size();
-  for (size_t i = 0; i < n; ++i) {
-    const BufferSpec& b = buffers[i];
-    if (b.size < 0) return absl::InvalidArgumentError(absl::StrCat("buffer ", i, " has size < 0"));
-    switch (b.kind) {
-      case BufferSpec::Kind::kParameter:
-        if (b.parameter < 0 || b.parameter > (int64_t{1} << 20)) {
-          return absl::InvalidArgumentError(absl::StrCat("buffer ", i, " has parameter index ",
-                                                         b.parameter));
-        }
-        e.num_parameters_ = std::max(e.num_parameters_, b.parameter + 1);
-        break;
-      case BufferSpec::Kind::kConstant:
-        if (static_cast<int64_t>(b.data.size()) != b.size) {
-          return absl::InvalidArgumentError(absl::StrCat("constant buffer ", i, " holds ",
-                                                         b.data.size(), " bytes, not ", b.size));
-        }
-        break;
-      case BufferSpec::Kind::kTemp:
-        if (b.live.first_use > b.live.last_use) {
-          return absl::InvalidArgumentError(absl::StrCat("buffer ", i, " is live over [",
-                                                         b.live.first_use, ", ", b.live.last_use,
-                                                         "]"));
-        }
-        break;
-    }
-    if (b.shares >= 0 && (b.kind != BufferSpec::Kind::kTemp || static_cast<size_t>(b.shares) >= n ||
-                          buffers[b.shares].kind != BufferSpec::Kind::kTemp ||
-                          buffers[b.shares].size != b.size)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "buffer ", i, " shares buffer ", b.shares, ": both must be temporaries of one size"));
-    }
-  }
-  e.parameter_sizes_.assign(e.num_parameters_, 0);
-  for (const BufferSpec& b : buffers) {
-    if (b.kind == BufferSpec::Kind::kParameter) e.parameter_sizes_[b.parameter] = b.size;
-  }
   const std::vector<BufferId>& outputs = e.spec_.outputs;
-  for (BufferId id : outputs) {
-    if (id < 0 || static_cast<size_t>(id) >= n) {
-      return absl::InvalidArgumentError(absl::StrCat("output buffer ", id, " out of range"));
-    }
-  }
-  e.aliased_parameter_.assign(outputs.size(), -1);
-  std::vector<bool> parameter_aliased(e.num_parameters_, false);
-  for (const auto& [j, k] : e.spec_.output_parameter_aliases) {
-    if (j < 0 || j >= static_cast<int64_t>(outputs.size()) || k < 0 || k >= e.num_parameters_ ||
-        e.aliased_parameter_[j] >= 0 || parameter_aliased[k] ||
-        e.parameter_sizes_[k] != buffers[outputs[j]].size) {
-      return absl::InvalidArgumentError(absl::StrCat("output ", j, " cannot alias parameter ", k));
-    }
-    e.aliased_parameter_[j] = k;
-    parameter_aliased[k] = true;
-  }
-  // Storage groups: follow `shares` to the buffer that owns the bytes.
-  e.storage_root_.resize(n);
-  for (size_t i = 0; i < n; ++i) {
-    BufferId root = static_cast<BufferId>(i);
-    for (size_t steps = 0; buffers[root].shares >= 0; ++steps) {
-      if (steps == n) {
-        return absl::InvalidArgumentError(absl::StrCat("buffer ", i, " shares in a cycle"));
-      }
-      root = buffers[root].shares;
-    }
-    e.storage_root_[i] = root;
-    if (root != static_cast<BufferId>(i)) e.shared_bytes_ += buffers[i].size;
-  }
+  const size_t n = buffers.size();
+  absl::StatusOr<StoragePlan> plan =
+      PlanStorage(buffers, outputs, e.spec_.output_parameter_aliases);
+  if (!plan.ok()) return plan.status();
+  e.num_parameters_ = plan->num_parameters;
+  e.parameter_sizes_ = plan->parameter_sizes;
+  e.aliased_parameter_ = plan->aliased_parameter;
+  e.storage_root_ = plan->storage_root;
+  e.shared_bytes_ = plan->shared_bytes;
   // A group is computed in the caller's memory for output j when one of its
   // members is flagged is_output and output j is the only output naming any
   // member; otherwise it goes to the arena like any temporary.
@@ -104,26 +48,11 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Create(ProgramSpec spec)
       e.output_in_place_[j] = true;
     }
   }
-  // Each group in the arena is live over the union of its members' intervals.
-  std::vector<BufferInterval> group_live(n);
-  std::vector<bool> is_temp_root(n, false);
-  for (size_t i = 0; i < n; ++i) {
-    const BufferSpec& b = buffers[i];
-    if (b.kind != BufferSpec::Kind::kTemp) continue;
-    const BufferId root = e.storage_root_[i];
-    BufferInterval& live = group_live[root];
-    if (!is_temp_root[root]) {
-      live = {buffers[root].size, b.live.first_use, b.live.last_use};
-      is_temp_root[root] = true;
-    }
-    live.first_use = std::min(live.first_use, b.live.first_use);
-    live.last_use = std::max(live.last_use, b.live.last_use);
-  }
   std::vector<BufferInterval> temps;
   std::vector<size_t> temp_ids;
   for (size_t i = 0; i < n; ++i) {
-    if (!is_temp_root[i] || e.root_output_[i] >= 0) continue;
-    temps.push_back(group_live[i]);
+    if (!plan->is_temp_root[i] || e.root_output_[i] >= 0) continue;
+    temps.push_back(plan->group_live[i]);
     temp_ids.push_back(i);
   }
   e.arena_ = AssignArenaOffsets(temps, kAlignment);

@@ -7,6 +7,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "runtime/control_flow.h"
 
 namespace hloc {
 namespace runtime {
@@ -90,19 +91,13 @@ void CopyThunk::AppendTo(std::string* out, int indent) const {
 }
 
 absl::Status WhileThunk::Execute(ExecutionContext& context) const {
-  const int64_t limit = context.options.max_while_iterations;
-  for (int64_t iteration = 0;; ++iteration) {
-    absl::Status status = ExecuteSequence(condition_, context);
-    if (!status.ok()) return status;
-    if (*static_cast<const uint8_t*>(context.buffers[predicate_]) == 0) break;
-    if (limit > 0 && iteration >= limit) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("while loop ", name_, " ran more than ", limit, " iterations"));
-    }
-    status = ExecuteSequence(body_, context);
-    if (!status.ok()) return status;
-  }
-  return absl::OkStatus();
+  return RunWhileLoop(
+      name_, context.options.max_while_iterations,
+      [&] { return ExecuteSequence(condition_, context); },
+      [&]() -> absl::StatusOr<bool> {
+        return *static_cast<const uint8_t*>(context.buffers[predicate_]) != 0;
+      },
+      [&] { return ExecuteSequence(body_, context); });
 }
 
 void WhileThunk::AppendTo(std::string* out, int indent) const {
@@ -122,19 +117,10 @@ void WhileThunk::AppendTo(std::string* out, int indent) const {
 
 absl::Status ConditionalThunk::Execute(ExecutionContext& context) const {
   if (branches_.empty()) return absl::OkStatus();
-  size_t branch;
-  if (selector_is_pred_) {
-    const bool value = *static_cast<const uint8_t*>(context.buffers[selector_]) != 0;
-    branch = value ? 0 : 1;
-  } else {
-    int32_t index;
-    std::memcpy(&index, context.buffers[selector_], sizeof(index));
-    branch = (index < 0 || static_cast<size_t>(index) >= branches_.size())
-                 ? branches_.size() - 1
-                 : static_cast<size_t>(index);
-  }
-  if (branch >= branches_.size()) branch = branches_.size() - 1;
-  return ExecuteSequence(branches_[branch], context);
+  int32_t selector = 0;
+  std::memcpy(&selector, context.buffers[selector_], selector_is_pred_ ? 1 : sizeof(selector));
+  return ExecuteSequence(branches_[SelectBranch(selector, selector_is_pred_, branches_.size())],
+                         context);
 }
 
 void ConditionalThunk::AppendTo(std::string* out, int indent) const {
@@ -159,6 +145,22 @@ absl::Status LibraryCallThunk::Execute(ExecutionContext& context) const {
 void LibraryCallThunk::AppendTo(std::string* out, int indent) const {
   Indent(out, indent);
   absl::StrAppend(out, "library-call ", name_, BufferList(buffers_), "\n");
+}
+
+absl::Status InterpreterThunk::Execute(ExecutionContext& context) const {
+  absl::InlinedVector<const void*, 8> inputs(inputs_.size());
+  absl::InlinedVector<void*, 4> outputs(outputs_.size());
+  for (size_t i = 0; i < inputs_.size(); ++i) inputs[i] = context.buffers[inputs_[i]];
+  for (size_t i = 0; i < outputs_.size(); ++i) outputs[i] = context.buffers[outputs_[i]];
+  absl::Status status = function_(inputs, outputs);
+  if (status.ok()) return status;
+  return absl::Status(status.code(), absl::StrCat(name_, " (interpreter): ", status.message()));
+}
+
+void InterpreterThunk::AppendTo(std::string* out, int indent) const {
+  Indent(out, indent);
+  absl::StrAppend(out, "interpreter ", name_, BufferList(inputs_), " -> ", BufferList(outputs_),
+                  " (", reason_, ")\n");
 }
 
 }  // namespace runtime

@@ -1,8 +1,14 @@
 // Thunks: the steps of a compiled host program. A thunk names buffers by
 // index into the execution's buffer table and does one thing: run a compiled
-// kernel over its work items, copy bytes, loop, branch, or call a host
-// function standing in for a library (BLAS, sort, ...). Sequences of thunks
-// nest inside while and conditional thunks.
+// kernel over its work items, copy bytes, loop, branch, call a host
+// function standing in for a library (BLAS, sort, ...), or run an op no
+// kernel covers in the interpreter. Sequences of thunks nest inside while
+// and conditional thunks.
+//
+// The GPU runtime (runtime/cuda/gpu_thunk.h) has the same vocabulary in
+// namespace cuda: Thunk, ThunkSequence, KernelThunk, CopyThunk, WhileThunk,
+// ConditionalThunk, InterpreterThunk; what both loops and conditionals
+// decide is in control_flow.h.
 #ifndef HLOC_RUNTIME_THUNK_H_
 #define HLOC_RUNTIME_THUNK_H_
 
@@ -20,6 +26,13 @@ namespace hloc {
 namespace runtime {
 
 using BufferId = int32_t;
+
+// A function run on host memory: the input buffers' bytes, then output
+// buffers to fill. What an InterpreterThunk (host or GPU) calls; the
+// compiler makes it (backend/common/interpreter_ops.h), the runtime knows
+// nothing of what it computes.
+using HostFunction = std::function<absl::Status(absl::Span<const void* const> inputs,
+                                                absl::Span<void* const> outputs)>;
 
 // The ABI of compiled kernels: `buffers` holds the kernel's buffers in the
 // order the kernel was compiled for (inputs, then outputs); the call computes
@@ -136,6 +149,26 @@ class LibraryCallThunk : public Thunk {
   std::string name_;
   Function function_;
   std::vector<BufferId> buffers_;
+};
+
+// An op no kernel or library routine covers, run by `function` (the
+// interpreter) on the input buffers into the output buffers. `reason` says
+// why it runs there; it shows in dumps.
+class InterpreterThunk : public Thunk {
+ public:
+  InterpreterThunk(std::string name, std::string reason, HostFunction function,
+                   std::vector<BufferId> inputs, std::vector<BufferId> outputs)
+      : name_(std::move(name)), reason_(std::move(reason)), function_(std::move(function)),
+        inputs_(std::move(inputs)), outputs_(std::move(outputs)) {}
+  absl::Status Execute(ExecutionContext& context) const override;
+  void AppendTo(std::string* out, int indent) const override;
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::string name_;
+  std::string reason_;
+  HostFunction function_;
+  std::vector<BufferId> inputs_, outputs_;
 };
 
 }  // namespace runtime

@@ -1,9 +1,10 @@
 // Compiles an HloModule (after the default pipeline) for the CUDA backend:
-// every fusion becomes an NVPTX kernel (kernel_codegen.h), every other
-// elemental op a one-op kernel, gemm and convolution composite calls become
-// cuBLASLt / cuDNN thunks, tuples and reshapes are buffer aliases,
-// while/conditional/call become nested thunk sequences. The result is a
-// runtime::cuda::GpuExecutable plus a report.
+// the program builder (backend/common/program_builder.h: buffers,
+// liveness, control flow, buffer sharing, input_output_alias, interpreter
+// ops) with the GPU's lowering (gpu_lowering.h): every fusion becomes an
+// NVPTX kernel (kernel_codegen.h), every other elemental op a one-op
+// kernel, gemm and convolution composite calls become cuBLASLt / cuDNN
+// thunks. The result is a runtime::cuda::GpuExecutable plus a report.
 //
 // Compiling needs no GPU: it produces the plan (thunk sequence, kernels as
 // PTX and, with ptxas, cubins, library calls with their parameters, buffer
@@ -20,16 +21,13 @@
 // callee instead — as one kernel when the emitters cover the whole callee,
 // else op by op — and the report (and the ledger, when given) says why.
 // Sort, topk (op and "TopK" custom call) and scatter get kernels of their
-// own. Ops with no GPU kernel (rng, fft, cholesky, triangular-solve,
-// select-and-scatter, other custom calls, ops on types the emitters lack)
-// run on the host through a HostCallbackThunk (host_fallback.h): never
-// silently — the report lists each as "runs on host: <reason>", and such a
-// program is not captured into a CUDA graph. Collectives and async ops are
-// Unimplemented errors naming the instruction.
-//
-// Scheduling and buffer liveness follow backend/host/host_compiler.cc
-// (post order, nested computations inline at their caller; a while loop's
-// state live to the end of the loop).
+// own. Ops with no GPU kernel (the op table, backend/common/op_lowering.h:
+// rng, fft, cholesky, triangular-solve, select-and-scatter, other custom
+// calls, ops on types the emitters lack) are interpreter ops: they run on
+// the host in the interpreter, never silently — the report lists each with
+// its reason, and such a program is not captured into a CUDA graph.
+// Collectives and async ops are Unimplemented errors naming the
+// instruction.
 #ifndef HLOC_BACKEND_GPU_GPU_COMPILER_H_
 #define HLOC_BACKEND_GPU_GPU_COMPILER_H_
 
@@ -40,6 +38,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "backend/common/program_report.h"
 #include "backend/gpu/gpu_library_calls.h"
 #include "backend/gpu/kernel_codegen.h"
 #include "hlo/literal.h"
@@ -64,17 +63,21 @@ struct GpuProgramOptions {
   int64_t conv_workspace_bytes = int64_t{32} << 20;
   // Receives a "gpu-compiler" entry per library call mapped or inlined.
   FusionLedger* ledger = nullptr;
+  // Dynamic-update-slices and loop states share buffers whose old values
+  // are dead (backend/common/program_builder.h, "In place"); false: every
+  // such value gets its own buffer, for comparisons.
+  bool update_in_place = true;
 };
 
-struct GpuCompileReport {
-  int64_t kernels = 0;          // Kernel launches.
-  int64_t fused_kernels = 0;    // Of which compile a fusion.
-  int64_t unfused_fusions = 0;  // Fusions compiled op by op.
-  int64_t library_calls = 0;    // cuBLASLt / cuDNN thunks.
+// The program builder's counts (kernels, library and interpreter calls,
+// buffer sharing, aliased outputs; backend/common/program_report.h) and the
+// GPU libraries' decisions.
+struct GpuCompileReport : backend::ProgramReport {
   int64_t inlined_library_calls = 0;
-  int64_t host_fallbacks = 0;           // Ops run on the host (HostCallbackThunk).
-  std::vector<std::string> host;        // "%fft.2 runs on host: <why>"
-  std::vector<std::string> strategies;  // "%fusion.2: loop hloc_1a2b (grid 4, block 256)"
+  // The former names of interpreter_calls and interpreter_ops (the same
+  // values).
+  int64_t host_fallbacks = 0;
+  std::vector<std::string> host;
   std::vector<std::string> library;     // "%gemm.3 hloc.gemm_bias -> cuBLASLt gemm ..."
   std::vector<std::string> inlined;     // "%gemm.4 hloc.gemm_bias_gelu inlined: <why>"
   // Library calls that also have a generated alternative (chosen at load):
@@ -103,7 +106,6 @@ class GpuProgram {
   std::string PlanToString() const;
 
  private:
-  friend class GpuCompilation;
   friend absl::StatusOr<std::unique_ptr<GpuProgram>> CompileForGpu(
       const HloModule& module, const GpuProgramOptions& options);
   GpuProgram() = default;

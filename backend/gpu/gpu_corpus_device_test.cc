@@ -6,7 +6,8 @@
 // modules. A module the GPU compiler refuses (an op with no GPU path) is a
 // failure naming the op. One test per corpus file, so Bazel and
 // GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS shard them; each process prints its
-// tally at the end. With no usable GPU every test is SKIPPED with the reason.
+// tally at the end. A missing corpus fails FindsTheCorpus. With no usable GPU
+// every test is SKIPPED with the reason.
 #include <cstdlib>
 #include <iostream>
 #include <set>
@@ -49,16 +50,16 @@ void CheckModule(const std::string& id, const HloModule& module, CorpusTally* ta
     counts.failures.push_back(absl::StrCat(id, ": ", actual.status().ToString()));
     return;
   }
-  // Ops with no GPU kernel run on the host (visible in the plan).
-  std::set<std::string> host_ops;
+  // Ops with no GPU kernel run in the interpreter (visible in the plan).
+  std::set<std::string> interpreter_ops;
   for (absl::string_view line : absl::StrSplit(plan, '\n')) {
-    const size_t at = line.find(") runs on host");
+    const size_t at = line.find(") runs in the interpreter");
     const size_t open = line.rfind('(', at);
     if (at != absl::string_view::npos && open != absl::string_view::npos) {
-      host_ops.insert(std::string(line.substr(open + 1, at - open - 1)));
+      interpreter_ops.insert(std::string(line.substr(open + 1, at - open - 1)));
     }
   }
-  for (const std::string& op : host_ops) ++counts.notes["ran " + op + " on the host"];
+  for (const std::string& op : interpreter_ops) ++counts.notes["ran " + op + " in the interpreter"];
   // Libraries and GPU math differ from the interpreter: take the looser of
   // the contraction-aware tolerance and the GPU one.
   Tolerance tolerance = test_case.tolerance;
@@ -95,6 +96,15 @@ INSTANTIATE_TEST_SUITE_P(Corpus, GpuCorpusTest, ::testing::ValuesIn(testdata::Co
                            return testdata::CorpusTestName(info.param);
                          });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GpuCorpusTest);
+
+// A missing corpus is a failure, not a pass over zero cases (still SKIPPED
+// where there is no GPU to run it on).
+TEST(GpuCorpusListTest, FindsTheCorpus) {
+  HLOC_SKIP_WITHOUT_GPU();
+  const char* root = std::getenv("HLOC_CORPUS_DIR");
+  ASSERT_TRUE(root != nullptr && *root != '\0') << "HLOC_CORPUS_DIR is not set";
+  EXPECT_FALSE(testdata::CorpusFileIds().empty()) << "no corpus files under " << root;
+}
 
 class TallyPrinter : public ::testing::Environment {
  public:

@@ -24,6 +24,8 @@
 #include "absl/strings/strip.h"
 #include "hlo/computation.h"
 #include "passes/outlining/composite_attributes.h"
+#include "passes/outlining/library_epilogues.h"
+#include "passes/outlining/library_patterns.h"
 #include "runtime/cuda/cublaslt_gemm.h"
 #include "runtime/cuda/cudnn_conv.h"
 
@@ -118,27 +120,6 @@ std::vector<VectorStep> EpilogueVectors(const HloInstruction* product, const Hlo
   return steps;
 }
 
-// The epilogue tokens of the `epilogue` attribute ("bias_relu" -> bias,
-// relu; "none" -> nothing).
-absl::StatusOr<std::vector<std::string>> EpilogueSteps(absl::string_view text) {
-  std::vector<std::string> steps;
-  if (text == "none" || text.empty()) return steps;
-  static const char* const kTokens[] = {"gelu_tanh", "gelu_erf", "sub", "scale", "bias", "relu"};
-  while (!text.empty()) {
-    bool matched = false;
-    for (const char* token : kTokens) {
-      if (absl::ConsumePrefix(&text, token)) {
-        steps.push_back(token);
-        matched = true;
-        break;
-      }
-    }
-    if (!matched) return Refuse(absl::StrCat("unknown epilogue step in '", text, "'"));
-    absl::ConsumePrefix(&text, "_");
-  }
-  return steps;
-}
-
 bool AllDefaultPrecision(const HloInstruction& hlo) {
   for (int p : hlo.attrs().precision_config->operand_precision()) {
     if (p != xla::PrecisionConfig::DEFAULT) return false;
@@ -152,24 +133,17 @@ struct CallAttributes {
   double beta = 0.0;
 };
 
+// The call's epilogue steps (as their tokens), alpha and beta, from its
+// descriptor (passes/outlining/library_patterns.h).
 absl::StatusOr<CallAttributes> ReadAttributes(const HloInstruction& call) {
+  absl::StatusOr<LibraryCallDescriptor> descriptor = DecodeLibraryCall(call);
+  if (!descriptor.ok()) return descriptor.status();
   CallAttributes a;
-  const std::string* text = call.FindFrontendAttribute(kCompositeAttributes);
-  if (text == nullptr) return a;
-  if (std::optional<std::string> e = CompositeAttributeValue(*text, "epilogue")) {
-    absl::StatusOr<std::vector<std::string>> steps = EpilogueSteps(*e);
-    if (!steps.ok()) return steps.status();
-    a.steps = *steps;
+  for (EpilogueStep step : descriptor->epilogue) {
+    a.steps.push_back(std::string(EpilogueStepToken(step)));
   }
-  for (auto [name, target] : {std::pair<const char*, double*>{"alpha", &a.alpha},
-                              std::pair<const char*, double*>{"beta", &a.beta}}) {
-    if (std::optional<std::string> v = CompositeAttributeValue(*text, name)) {
-      if (!absl::SimpleAtod(*v, target)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("call %", call.name(), ": ", name, " = '", *v, "' is not a number"));
-      }
-    }
-  }
+  a.alpha = descriptor->alpha;
+  a.beta = descriptor->beta;
   return a;
 }
 
@@ -531,47 +505,13 @@ double LibraryCallFlops(const LibraryCallPlan& plan) {
   return flops;
 }
 
-std::optional<std::string> CompositeAttributeValue(absl::string_view text, absl::string_view name) {
-  absl::string_view rest = text;
-  while (true) {
-    const size_t at = rest.find(name);
-    if (at == absl::string_view::npos) return std::nullopt;
-    const bool starts =
-        at == 0 || rest[at - 1] == '{' || rest[at - 1] == ' ' || rest[at - 1] == ',';
-    absl::string_view after = rest.substr(at + name.size());
-    rest = after;
-    if (!starts || !absl::ConsumePrefix(&after, " = ")) continue;
-    if (absl::ConsumePrefix(&after, "\"")) {
-      const size_t end = after.find('"');
-      if (end == absl::string_view::npos) return std::nullopt;
-      return std::string(after.substr(0, end));
-    }
-    int depth = 0;
-    size_t end = 0;
-    for (; end < after.size(); ++end) {
-      const char ch = after[end];
-      if (ch == '<' || ch == '[' || ch == '(') ++depth;
-      if (ch == '>' || ch == ']' || ch == ')') --depth;
-      if (depth == 0 && (ch == ',' || ch == '}')) break;
-      if (depth < 0) break;
-    }
-    absl::string_view value = absl::StripAsciiWhitespace(after.substr(0, end));
-    const size_t colon = value.find(" : ");
-    if (colon != absl::string_view::npos && !absl::StartsWith(value, "array<")) {
-      value = value.substr(0, colon);
-    }
-    return std::string(value);
-  }
-}
-
 std::optional<std::string> GpuLibraryFamily(const HloInstruction& call) {
   if (call.opcode() != HloOpcode::kCall || call.to_apply() == nullptr) return std::nullopt;
   const std::string* name = call.FindFrontendAttribute(kCompositeName);
   if (name == nullptr) return std::nullopt;
-  for (const char* family : {"hloc.batched_gemm", "hloc.gemm", "hloc.conv"}) {
-    if (*name == family || absl::StartsWith(*name, absl::StrCat(family, "_"))) return family;
-  }
-  return std::nullopt;
+  const LibraryEpilogueFamily* family = FindEpilogueFamily(*name);
+  if (family == nullptr) return std::nullopt;
+  return family->base;
 }
 
 absl::StatusOr<LibraryCallPlan> PlanLibraryCall(const HloInstruction& call,

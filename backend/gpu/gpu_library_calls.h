@@ -2,9 +2,10 @@
 // passes/outlining/library_patterns.h) the CUDA backend runs through cuBLASLt
 // or cuDNN, and with which parameters. The mapping reads the callee: the dot
 // or convolution in it fixes shapes, dimension numbers, types and which call
-// operands are the matrices / input / filter; the composite's `epilogue` and
-// `alpha` attributes say what follows the product, and the vector operand
-// (bias) is found behind the broadcast that reads it.
+// operands are the matrices / input / filter; the call's descriptor
+// (DecodeLibraryCall, passes/outlining/library_patterns.h: epilogue steps,
+// alpha, beta) says what follows the product, and the vector operand (bias)
+// is found behind the broadcast that reads it.
 //
 // A call the libraries cannot take gets a refusal naming why (erf GELU,
 // asymmetric padding, a non-row-major layout, ...); the compiler then
@@ -82,8 +83,9 @@ struct LibraryCallOptions {
 };
 
 // The library composite family `call` belongs to ("hloc.gemm",
-// "hloc.batched_gemm", "hloc.conv"), or nullopt for other calls (plain
-// calls, softmax/layer_norm/attention composites, frontend composites).
+// "hloc.batched_gemm", "hloc.conv": passes/outlining/library_epilogues.h),
+// or nullopt for other calls (plain calls, softmax/layer_norm/attention
+// composites, frontend composites).
 std::optional<std::string> GpuLibraryFamily(const HloInstruction& call);
 
 // The plan for `call` (a composite of one of the families above), or the
@@ -95,11 +97,6 @@ absl::StatusOr<LibraryCallPlan> PlanLibraryCall(const HloInstruction& call,
 // Floating-point operations of the product (2 per multiply-add) a plan
 // computes; the epilogue is not counted.
 double LibraryCallFlops(const LibraryCallPlan& plan);
-
-// The value of `name` in an MLIR-style attribute dictionary text
-// ("{alpha = 1.0 : f64, epilogue = \"bias\"}"): strings unquoted, typed
-// numbers without their type, arrays as written. nullopt when absent.
-std::optional<std::string> CompositeAttributeValue(absl::string_view text, absl::string_view name);
 
 }  // namespace gpu
 }  // namespace hloc

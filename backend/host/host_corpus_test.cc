@@ -8,7 +8,7 @@
 // host cannot run, draws random numbers (rng: nondeterministic), has
 // arguments or results too large for a test, or when the interpreter itself
 // cannot run it or takes too long (the interpreter defines the right
-// answer). Ops with no host kernel run through the interpreter fallback; the
+// answer). Ops with no host kernel run in the interpreter (interpreter ops); the
 // test counts the modules that needed it, per opcode. One test per corpus
 // file, so Bazel shards them;
 // each shard prints its tally per mode at the end.
@@ -65,7 +65,7 @@ void CheckModule(const std::string& id, const HloModule& module, CorpusTally* ta
     }
     host::HostCompileOptions options;
     options.compiler = host_testing::SharedCompiler();
-    options.fallback = InterpreterFallback();
+    options.interpreter = HostInterpreter();
     absl::StatusOr<std::unique_ptr<host::HostProgram>> program =
         host::CompileForHost(**prepared, options);
     if (!program.ok()) {
@@ -73,11 +73,13 @@ void CheckModule(const std::string& id, const HloModule& module, CorpusTally* ta
       continue;
     }
     std::set<std::string> opcodes;
-    for (const std::string& op : (*program)->report().fallback_ops) {
-      opcodes.insert(op.substr(0, op.find(' ')));
+    // "%name (opcode) runs in the interpreter: why".
+    for (const std::string& op : (*program)->report().interpreter_ops) {
+      const size_t open = op.find(" (");
+      opcodes.insert(op.substr(open + 2, op.find(')', open) - open - 2));
     }
     for (const std::string& op : opcodes) {
-      ++counts.notes[absl::StrCat("used the interpreter fallback for ", op)];
+      ++counts.notes[absl::StrCat("ran ", op, " in the interpreter")];
     }
     runtime::ExecuteOptions execute;
     execute.max_while_iterations = testdata::CorpusCaseLimits().max_while_iterations;

@@ -8,54 +8,15 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
+#include "backend/common/literal_leaves.h"
 #include "backend/host/host_compiler.h"
-#include "backend/host/host_compiler_internal.h"
 #include "hlo/status_macros.h"
 
 namespace hloc {
 namespace host {
-namespace host_compiler_internal {
-
-// Depth-first array leaves of a literal, matching ArrayLeaves of its shape.
-void CollectLiteralLeaves(const Literal& literal, std::vector<const Literal*>* out) {
-  if (literal.shape().IsTuple()) {
-    for (const Literal& element : literal.tuple_elements()) CollectLiteralLeaves(element, out);
-  } else if (literal.shape().IsArray()) {
-    out->push_back(&literal);
-  }
-}
-void CollectMutableLeaves(Literal* literal, std::vector<Literal*>* out) {
-  if (literal->shape().IsTuple()) {
-    for (Literal& element : *literal->mutable_tuple_elements()) CollectMutableLeaves(&element, out);
-  } else if (literal->shape().IsArray()) {
-    out->push_back(literal);
-  }
-}
-
-}  // namespace host_compiler_internal
-
 namespace {
 
-using host_compiler_internal::CollectLiteralLeaves;
-using host_compiler_internal::CollectMutableLeaves;
-
-absl::Status CheckArguments(absl::Span<const Literal> arguments,
-                            const std::vector<Shape>& parameter_shapes) {
-  if (arguments.size() != parameter_shapes.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("the entry computation takes ",
-                                                   parameter_shapes.size(), " arguments, got ",
-                                                   arguments.size()));
-  }
-  for (size_t i = 0; i < arguments.size(); ++i) {
-    if (!arguments[i].shape().Compatible(parameter_shapes[i])) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "argument ", i, " has shape ", arguments[i].shape().ToString(false),
-          ", the parameter is ", parameter_shapes[i].ToString(false)));
-    }
-  }
-  return absl::OkStatus();
-}
+using backend::CollectMutableLeaves;
 
 // A literal of `shape` whose array leaf j is the donated argument leaf the
 // executable aliases with output j, or new memory.
@@ -89,7 +50,7 @@ absl::StatusOr<Literal> ResultWithDonations(const Shape& shape,
 absl::StatusOr<Literal> HostProgram::ExecuteDonating(std::vector<Literal> arguments,
                                                      runtime::ThreadPool* pool,
                                                      const runtime::ExecuteOptions& options) const {
-  HLOC_RETURN_IF_ERROR(CheckArguments(arguments, parameter_shapes_));
+  HLOC_RETURN_IF_ERROR(backend::CheckArguments(arguments, parameter_shapes_));
   std::vector<Literal*> argument_leaves;
   for (Literal& argument : arguments) CollectMutableLeaves(&argument, &argument_leaves);
   std::vector<const void*> parameters;
@@ -108,20 +69,12 @@ absl::StatusOr<Literal> HostProgram::ExecuteDonating(std::vector<Literal> argume
 absl::StatusOr<Literal> HostProgram::Execute(absl::Span<const Literal> arguments,
                                              runtime::ThreadPool* pool,
                                              const runtime::ExecuteOptions& options) const {
-  HLOC_RETURN_IF_ERROR(CheckArguments(arguments, parameter_shapes_));
-  std::vector<const void*> parameters;
-  for (size_t i = 0; i < arguments.size(); ++i) {
-    std::vector<const Literal*> leaves;
-    CollectLiteralLeaves(arguments[i], &leaves);
-    for (const Literal* leaf : leaves) parameters.push_back(leaf->raw());
-  }
-  HLOC_ASSIGN_OR_RETURN(Literal result, Literal::Create(result_shape_));
-  std::vector<Literal*> leaves;
-  CollectMutableLeaves(&result, &leaves);
-  std::vector<void*> outputs;
-  for (Literal* leaf : leaves) outputs.push_back(leaf->mutable_raw());
-  HLOC_RETURN_IF_ERROR(executable_->Execute(parameters, outputs, pool, options));
-  return result;
+  HLOC_RETURN_IF_ERROR(backend::CheckArguments(arguments, parameter_shapes_));
+  HLOC_ASSIGN_OR_RETURN(backend::ResultLiteral result,
+                        backend::CreateResultLiteral(result_shape_));
+  HLOC_RETURN_IF_ERROR(executable_->Execute(backend::ArgumentLeafData(arguments), result.outputs,
+                                            pool, options));
+  return std::move(result.literal);
 }
 
 }  // namespace host

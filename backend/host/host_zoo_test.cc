@@ -1,8 +1,9 @@
 // Every JAX zoo model (tests/jax/zoo/*.snapshot.pb) on the host, as loaded
 // and in each pipeline mode (fusion on, off, fallback fusion): the result
-// must match XLA:CPU's recorded result and the interpreter's. Ops with no
-// host kernel run through the interpreter; each model's report (kernels,
-// fallbacks, arena size) goes to the test log.
+// must match XLA:CPU's recorded result and the interpreter's. Every model
+// compiles without the interpreter: an op with no host kernel or library
+// routine is a compile error here, not a silent interpreter op. Each
+// model's report (kernels, library calls, arena size) goes to the test log.
 #include <dirent.h>
 
 #include <algorithm>
@@ -66,10 +67,11 @@ TEST_P(HostZooTest, MatchesXlaAndInterpreter) {
 
   host::HostCompileOptions options;
   options.compiler = host_testing::SharedCompiler();
-  options.fallback = InterpreterFallback();
+  // No interpreter: every op must get a kernel or a library call.
   absl::StatusOr<std::unique_ptr<host::HostProgram>> program =
       host::CompileForHost(*snapshot->module, options);
   ASSERT_TRUE(program.ok()) << program.status();
+  EXPECT_EQ((*program)->report().interpreter_calls, 0) << (*program)->report().ToString();
   runtime::ThreadPool pool(2);
   absl::StatusOr<Literal> actual = (*program)->Execute(snapshot->arguments, &pool);
   ASSERT_TRUE(actual.ok()) << actual.status();
@@ -98,10 +100,11 @@ TEST_P(HostZooTest, OptimizedModuleMatchesXla) {
   ASSERT_TRUE(optimized.ok()) << optimized.status();
   host::HostCompileOptions options;
   options.compiler = host_testing::SharedCompiler();
-  options.fallback = InterpreterFallback();
+  // No interpreter: every op must get a kernel or a library call.
   absl::StatusOr<std::unique_ptr<host::HostProgram>> program =
       host::CompileForHost(**optimized, options);
   ASSERT_TRUE(program.ok()) << program.status();
+  EXPECT_EQ((*program)->report().interpreter_calls, 0) << (*program)->report().ToString();
   runtime::ThreadPool pool(2);
   absl::StatusOr<Literal> actual = (*program)->Execute(snapshot->arguments, &pool);
   ASSERT_TRUE(actual.ok()) << actual.status();
@@ -113,8 +116,7 @@ TEST_P(HostZooTest, OptimizedModuleMatchesXla) {
 
 // Each model through each pipeline mode of the acceptance criteria (fusion
 // on, fusion off, fallback fusion), compiled for the host without the
-// interpreter fallback unless an op has no kernel, against XLA's recorded
-// result and the interpreter's.
+// interpreter, against XLA's recorded result and the interpreter's.
 class HostZooModeTest
     : public ::testing::TestWithParam<std::tuple<std::string, host_testing::PipelineMode>> {};
 
@@ -129,10 +131,11 @@ TEST_P(HostZooModeTest, MatchesXlaAndInterpreter) {
   ASSERT_TRUE(prepared.ok()) << prepared.status();
   host::HostCompileOptions options;
   options.compiler = host_testing::SharedCompiler();
-  options.fallback = InterpreterFallback();
+  // No interpreter: every op must get a kernel or a library call.
   absl::StatusOr<std::unique_ptr<host::HostProgram>> program =
       host::CompileForHost(**prepared, options);
   ASSERT_TRUE(program.ok()) << program.status();
+  EXPECT_EQ((*program)->report().interpreter_calls, 0) << (*program)->report().ToString();
   std::cout << model << " [" << host_testing::PipelineModeName(mode)
             << "]: " << (*program)->report().ToString();
   runtime::ThreadPool pool(2);

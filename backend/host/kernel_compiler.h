@@ -13,6 +13,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "backend/common/kernel_variant.h"
 #include "backend/llvm/kernel_fingerprint.h"
 #include "hlo/computation.h"
 #include "runtime/thunk.h"
@@ -36,20 +37,10 @@ struct KernelCompilerOptions {
   std::string disk_cache_dir;
 };
 
-// What a kernel stores.
-enum class KernelVariant {
-  kWhole,  // Every element of every root leaf.
-  // For a computation whose root is a dynamic-update-slice of a parameter
-  // (see UpdateInPlaceParameter): only the update's elements, into an
-  // output buffer that already holds that parameter's bytes; the parameter
-  // itself is not read. Unimplemented for other computations.
-  kUpdateInPlace,
-};
-
-// The parameter number a kUpdateInPlace kernel of `computation` may leave
-// unread: the root is a dynamic-update-slice of an array parameter that
-// nothing else in the computation reads. -1 when there is none.
-int64_t UpdateInPlaceParameter(const HloComputation& computation);
+// What a kernel stores, and which parameter an update-in-place kernel
+// leaves unread: the program builder's (backend/common/kernel_variant.h).
+using backend::KernelVariant;
+using backend::UpdateInPlaceParameter;
 
 struct CompiledKernel {
   runtime::KernelFunction function = nullptr;

@@ -6,22 +6,6 @@
 namespace hloc {
 namespace host {
 
-absl::string_view OneDnnStepName(OneDnnStep step) {
-  switch (step) {
-    case OneDnnStep::kSub: return "sub";
-    case OneDnnStep::kScale: return "scale";
-    case OneDnnStep::kBias: return "bias";
-    case OneDnnStep::kRelu: return "relu";
-    case OneDnnStep::kGeluTanh: return "gelu_tanh";
-    case OneDnnStep::kGeluErf: return "gelu_erf";
-  }
-  return "?";
-}
-
-bool OneDnnStepTakesVector(OneDnnStep step) {
-  return step == OneDnnStep::kSub || step == OneDnnStep::kScale || step == OneDnnStep::kBias;
-}
-
 std::string OneDnnEpilogue::ToString() const {
   std::string out;
   if (alpha != 1.0) absl::StrAppend(&out, "alpha=", alpha);

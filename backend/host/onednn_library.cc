@@ -8,10 +8,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "backend/host/onednn_attributes.h"
 #include "backend/host/onednn_operations.h"
 #include "hlo/computation.h"
 #include "passes/outlining/composite_attributes.h"
+#include "passes/outlining/library_epilogues.h"
+#include "passes/outlining/library_patterns.h"
 
 namespace hloc {
 namespace host {
@@ -21,17 +22,6 @@ namespace {
 // epilogues each takes).
 const char* const kGemmFamilies[] = {"hloc.gemm", "hloc.batched_gemm"};
 const char kConvolutionFamily[] = "hloc.conv";
-
-// The family a composite name belongs to ("" for none of ours).
-std::string FamilyOf(const std::string& name) {
-  for (const char* family : kGemmFamilies) {
-    if (name == family || absl::StartsWith(name, absl::StrCat(family, "_"))) return family;
-  }
-  if (name == kConvolutionFamily || absl::StartsWith(name, absl::StrCat(kConvolutionFamily, "_"))) {
-    return kConvolutionFamily;
-  }
-  return "";
-}
 
 std::vector<int64_t> ToVector(const google::protobuf::RepeatedField<int64_t>& field) {
   return std::vector<int64_t>(field.begin(), field.end());
@@ -55,84 +45,21 @@ int OperandIndex(const HloInstruction& call, const HloInstruction* value) {
   return number >= 0 && number < call.operand_count() ? static_cast<int>(number) : -1;
 }
 
-// The steps an `epilogue` attribute names ("none", "bias_relu",
-// "sub_scale_bias_relu", "bias_gelu_erf", ...), checked for the order the
-// schema fixes (sub, scale, bias, then one activation) and for the family
-// (sub/scale only for convolutions, GELU only for gemms).
-OneDnnRefusal ReadSteps(absl::string_view epilogue, bool convolution,
-                        std::vector<OneDnnStep>* steps) {
-  steps->clear();
-  if (epilogue == "none") return std::nullopt;
-  const std::vector<std::string> tokens = absl::StrSplit(epilogue, '_');
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    const std::string& t = tokens[i];
-    OneDnnStep step;
-    if (t == "sub") {
-      step = OneDnnStep::kSub;
-    } else if (t == "scale") {
-      step = OneDnnStep::kScale;
-    } else if (t == "bias") {
-      step = OneDnnStep::kBias;
-    } else if (t == "relu") {
-      step = OneDnnStep::kRelu;
-    } else if (t == "gelu" && i + 1 < tokens.size() && tokens[i + 1] == "tanh") {
-      step = OneDnnStep::kGeluTanh;
-      ++i;
-    } else if (t == "gelu" && i + 1 < tokens.size() && tokens[i + 1] == "erf") {
-      step = OneDnnStep::kGeluErf;
-      ++i;
-    } else {
-      return absl::StrCat("unknown epilogue step '", t, "' in \"", epilogue, "\"");
-    }
-    // The enum lists the steps in the order they may come.
-    if (!steps->empty() && (!OneDnnStepTakesVector(steps->back()) ||
-                            static_cast<int>(step) <= static_cast<int>(steps->back()))) {
-      return absl::StrCat("epilogue \"", epilogue, "\" repeats a step or is out of order");
-    }
-    const bool gelu = step == OneDnnStep::kGeluTanh || step == OneDnnStep::kGeluErf;
-    if (convolution && gelu) return "GELU after a convolution";
-    if (!convolution && (step == OneDnnStep::kSub || step == OneDnnStep::kScale)) {
-      return absl::StrCat("'", t, "' after a gemm");
-    }
-    steps->push_back(step);
-  }
-  return std::nullopt;
-}
-
-// The composite name a family and its steps make ("hloc.conv_bias_relu").
-std::string NameOf(absl::string_view family, const std::vector<OneDnnStep>& steps) {
-  std::string name(family);
-  for (OneDnnStep step : steps) {
-    const bool gelu = step == OneDnnStep::kGeluTanh || step == OneDnnStep::kGeluErf;
-    absl::StrAppend(&name, "_", gelu ? "gelu" : OneDnnStepName(step));
-  }
-  return name;
-}
-
 // Reads alpha and the epilogue of a call whose product takes the call
 // operands `product_operands`; the epilogue's vectors are the other
 // operands, in order, each a vector of `features` elements of the result's
 // type.
-OneDnnRefusal ReadEpilogue(const HloInstruction& call, const CompositeAttributeMap& attributes,
-                           absl::string_view family, std::vector<int> product_operands,
-                           int64_t features, OneDnnEpilogue* epilogue) {
-  std::optional<std::string> text = attributes.String("epilogue");
-  if (!text) return "no epilogue recorded";
-  std::vector<OneDnnStep> steps;
-  if (OneDnnRefusal r = ReadSteps(*text, family == "hloc.conv", &steps)) return r;
-  const std::string* name = call.FindFrontendAttribute(kCompositeName);
-  if (name == nullptr || *name != NameOf(family, steps)) {
-    return absl::StrCat("epilogue \"", *text, "\" does not match the name ",
-                        name == nullptr ? "" : *name);
-  }
-  epilogue->alpha = attributes.Float("alpha").value_or(1.0);
+OneDnnRefusal ReadEpilogue(const HloInstruction& call, const LibraryCallDescriptor& descriptor,
+                           std::vector<int> product_operands, int64_t features,
+                           OneDnnEpilogue* epilogue) {
+  epilogue->alpha = descriptor.alpha;
   epilogue->vector_type = call.shape().element_type();
   std::vector<int> vectors;
   for (int i = 0; i < static_cast<int>(call.operand_count()); ++i) {
     if (std::count(product_operands.begin(), product_operands.end(), i) == 0) vectors.push_back(i);
   }
   size_t next = 0;
-  for (OneDnnStep kind : steps) {
+  for (OneDnnStep kind : descriptor.epilogue) {
     OneDnnEpilogue::Step step;
     step.kind = kind;
     if (OneDnnStepTakesVector(kind)) {
@@ -151,8 +78,9 @@ OneDnnRefusal ReadEpilogue(const HloInstruction& call, const CompositeAttributeM
   return std::nullopt;
 }
 
-OneDnnRefusal ReadGemmCall(const HloInstruction& call, const CompositeAttributeMap& attributes,
-                           absl::string_view family, MatmulSpec* spec) {
+OneDnnRefusal ReadGemmCall(const HloInstruction& call, const LibraryCallDescriptor& descriptor,
+                           MatmulSpec* spec) {
+  const std::string family = descriptor.family_name();
   const HloInstruction* dot = OnlyOp(*call.to_apply(), HloOpcode::kDot);
   if (dot == nullptr) return "the body does not hold exactly one dot";
   if (OneDnnRefusal r = MatmulFromDot(*dot, spec)) return r;
@@ -169,21 +97,21 @@ OneDnnRefusal ReadGemmCall(const HloInstruction& call, const CompositeAttributeM
       {"lhs_batch_dims", ToVector(dn.lhs_batch_dimensions())},
       {"rhs_batch_dims", ToVector(dn.rhs_batch_dimensions())}};
   for (const auto& [name, actual] : dims) {
-    std::optional<std::vector<int64_t>> recorded = attributes.Ints(name);
+    std::optional<std::vector<int64_t>> recorded = descriptor.Ints(name);
     if (!recorded) return absl::StrCat("no ", name, " recorded");
     if (*recorded != actual) return absl::StrCat("recorded ", name, " differ from the body's dot");
   }
-  if (attributes.Float("beta").value_or(0.0) != 0.0) {
+  if (descriptor.beta != 0.0) {
     return "beta != 0 (the call has no accumulator operand)";
   }
   if (spec->output_type != call.shape().element_type()) return "the epilogue changes the type";
   spec->out_buffer = static_cast<int>(call.operand_count());
-  return ReadEpilogue(call, attributes, family, {spec->a_buffer, spec->b_buffer}, spec->n,
+  return ReadEpilogue(call, descriptor, {spec->a_buffer, spec->b_buffer}, spec->n,
                       &spec->epilogue);
 }
 
 OneDnnRefusal ReadConvolutionCall(const HloInstruction& call,
-                                  const CompositeAttributeMap& attributes, ConvolutionSpec* spec) {
+                                  const LibraryCallDescriptor& descriptor, ConvolutionSpec* spec) {
   const HloInstruction* conv = OnlyOp(*call.to_apply(), HloOpcode::kConvolution);
   if (conv == nullptr) return "the body does not hold exactly one convolution";
   if (OneDnnRefusal r = ConvolutionFromHlo(*conv, spec)) return r;
@@ -211,7 +139,7 @@ OneDnnRefusal ReadConvolutionCall(const HloInstruction& call,
       {"output_feature_dim", dn.output_feature_dimension()},
       {"feature_group_count", a.feature_group_count}};
   for (const auto& [name, actual] : ints) {
-    std::optional<int64_t> recorded = attributes.Int(name);
+    std::optional<int64_t> recorded = descriptor.Int(name);
     if (!recorded) return absl::StrCat("no ", name, " recorded");
     if (*recorded != actual) return absl::StrCat("recorded ", name, " differs from the body's");
   }
@@ -225,13 +153,13 @@ OneDnnRefusal ReadConvolutionCall(const HloInstruction& call,
       {"padding_high", pad_high},
       {"rhs_dilation", rhs_dilation}};
   for (const auto& [name, actual] : lists) {
-    std::optional<std::vector<int64_t>> recorded = attributes.Ints(name);
+    std::optional<std::vector<int64_t>> recorded = descriptor.Ints(name);
     if (!recorded) return absl::StrCat("no ", name, " recorded");
     if (*recorded != actual) return absl::StrCat("recorded ", name, " differ from the body's");
   }
   if (spec->output_type != call.shape().element_type()) return "the epilogue changes the type";
   spec->out_buffer = static_cast<int>(call.operand_count());
-  return ReadEpilogue(call, attributes, "hloc.conv", {spec->input_buffer, spec->kernel_buffer},
+  return ReadEpilogue(call, descriptor, {spec->input_buffer, spec->kernel_buffer},
                       spec->dst_dims[1], &spec->epilogue);
 }
 
@@ -283,7 +211,9 @@ LibraryCapabilities HostLibraryCapabilities() {
   const std::vector<std::vector<S>> gemm_steps = {
       {}, {S::kBias}, {S::kRelu}, {S::kGeluTanh}, {S::kBias, S::kRelu}, {S::kBias, S::kGeluTanh}};
   for (const char* family : kGemmFamilies) {
-    for (const std::vector<S>& steps : gemm_steps) capabilities.names.insert(NameOf(family, steps));
+    for (const std::vector<S>& steps : gemm_steps) {
+      capabilities.names.insert(EpilogueCompositeName(*FindEpilogueFamily(family), steps));
+    }
   }
   // Every subset of sub, scale, bias (in that order), with or without relu.
   for (int mask = 0; mask < 16; ++mask) {
@@ -292,7 +222,7 @@ LibraryCapabilities HostLibraryCapabilities() {
     if (mask & 2) steps.push_back(S::kScale);
     if (mask & 4) steps.push_back(S::kBias);
     if (mask & 8) steps.push_back(S::kRelu);
-    capabilities.names.insert(NameOf(kConvolutionFamily, steps));
+    capabilities.names.insert(EpilogueCompositeName(*FindEpilogueFamily(kConvolutionFamily), steps));
   }
   return capabilities;
 }
@@ -326,23 +256,23 @@ absl::StatusOr<OneDnnLowering> LowerToOneDnn(const HloInstruction& hlo,
   for (const HloInstruction* operand : hlo.operands()) {
     if (!operand->shape().IsArray()) return Refused("an operand is a tuple");
   }
-  const std::string* text = hlo.FindFrontendAttribute(kCompositeAttributes);
-  if (text == nullptr) return Refused("no composite.attributes");
-  absl::StatusOr<CompositeAttributeMap> attributes = CompositeAttributeMap::Parse(*text);
-  if (!attributes.ok()) return Refused(std::string(attributes.status().message()));
+  if (hlo.FindFrontendAttribute(kCompositeAttributes) == nullptr) {
+    return Refused("no composite.attributes");
+  }
+  absl::StatusOr<LibraryCallDescriptor> descriptor = DecodeLibraryCall(hlo);
+  if (!descriptor.ok()) return Refused(std::string(descriptor.status().message()));
   const Shape& root = hlo.to_apply()->root()->shape();
   if (root.element_type() != hlo.shape().element_type() ||
       root.dimensions() != hlo.shape().dimensions()) {
     return Refused("the body's result differs from the call's");
   }
-  const std::string family = FamilyOf(*name);
-  if (family != kConvolutionFamily) {
+  if (descriptor->family_name() != kConvolutionFamily) {
     MatmulSpec spec;
-    if (OneDnnRefusal r = ReadGemmCall(hlo, *attributes, family, &spec)) return Refused(*r);
+    if (OneDnnRefusal r = ReadGemmCall(hlo, *descriptor, &spec)) return Refused(*r);
     return Lower(spec, BuildMatmul, context, MatmulNote(spec));
   }
   ConvolutionSpec spec;
-  if (OneDnnRefusal r = ReadConvolutionCall(hlo, *attributes, &spec)) return Refused(*r);
+  if (OneDnnRefusal r = ReadConvolutionCall(hlo, *descriptor, &spec)) return Refused(*r);
   return Lower(spec, BuildConvolution, context, ConvolutionNote(spec));
 }
 

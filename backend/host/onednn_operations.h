@@ -30,6 +30,7 @@
 
 #include "backend/host/onednn_context.h"
 #include "hlo/instruction.h"
+#include "passes/outlining/library_epilogues.h"
 
 namespace hloc {
 namespace host {
@@ -38,12 +39,13 @@ namespace host {
 using OneDnnRefusal = std::optional<std::string>;
 
 // One step after the product, in the order the steps apply (the
-// composite.attributes schema of passes/outlining/library_patterns.h): a
-// per-feature vector (a call operand, rank 1, along the output feature
-// dimension) subtracted, multiplied or added, or an activation.
-enum class OneDnnStep { kSub, kScale, kBias, kRelu, kGeluTanh, kGeluErf };
-absl::string_view OneDnnStepName(OneDnnStep step);
-bool OneDnnStepTakesVector(OneDnnStep step);
+// composite.attributes schema of passes/outlining/library_patterns.h, as
+// DecodeLibraryCall reads it): a per-feature vector (a call operand, rank
+// 1, along the output feature dimension) subtracted, multiplied or added,
+// or an activation.
+using OneDnnStep = EpilogueStep;
+inline absl::string_view OneDnnStepName(OneDnnStep step) { return EpilogueStepToken(step); }
+inline bool OneDnnStepTakesVector(OneDnnStep step) { return TakesVector(step); }
 
 // y = steps(alpha * product). The first step, when it is a bias and alpha
 // is 1, is oneDNN's own bias input; alpha and the other steps are post-ops

@@ -15,7 +15,6 @@
 #include "absl/strings/str_join.h"
 #include "backend/host/host_compiler.h"
 #include "backend/host/host_test_util.h"
-#include "backend/host/onednn_attributes.h"
 #include "backend/host/onednn_library.h"
 #include "gtest/gtest.h"
 #include "hlo/evaluator/compare.h"
@@ -531,32 +530,6 @@ ENTRY e {
     HostRun run = CheckAgainstInterpreter(hlo, /*outline=*/true);
     ExpectOneDnn(run, 1, "(hloc.conv_bias_relu): convolution");
     EXPECT_EQ(CountContaining(run.report.onednn_calls, "bias relu"), 1) << run.report.ToString();
-  }
-}
-
-// ---- Reading composite.attributes.
-
-TEST(CompositeAttributeMapTest, ReadsWhatTheOutlinerWrites) {
-  absl::StatusOr<host::CompositeAttributeMap> map = host::CompositeAttributeMap::Parse(
-      "{alpha = 1.0 : f64, eps = 1e-05 : f32, n = -3 : i64, dims = array<i64: 0, 2>, "
-      "none = array<i64>, epilogue = \"bias_relu\", quoted = \"a\\\"b\", flag = true, "
-      "nan = 0x7FF8000000000000 : f64}");
-  ASSERT_TRUE(map.ok()) << map.status();
-  EXPECT_EQ(map->Float("alpha"), 1.0);
-  EXPECT_NEAR(*map->Float("eps"), 1e-5, 1e-12);
-  EXPECT_EQ(map->Int("n"), -3);
-  EXPECT_EQ(map->Float("n"), -3.0);
-  EXPECT_EQ(map->Ints("dims"), (std::vector<int64_t>{0, 2}));
-  EXPECT_EQ(map->Ints("none"), std::vector<int64_t>{});
-  EXPECT_EQ(map->String("epilogue"), "bias_relu");
-  EXPECT_EQ(map->String("quoted"), "a\"b");
-  EXPECT_TRUE(std::isnan(*map->Float("nan")));
-  EXPECT_FALSE(map->Int("epilogue").has_value());
-  EXPECT_FALSE(map->Has("missing"));
-  EXPECT_TRUE(host::CompositeAttributeMap::Parse("{}").ok());
-  for (const char* bad : {"", "{", "{a}", "{a = }", "{a = array<f32: 1>}", "{a = 1,}", "{a = 1} x",
-                          "{a = \"open}"}) {
-    EXPECT_FALSE(host::CompositeAttributeMap::Parse(bad).ok()) << bad;
   }
 }
 

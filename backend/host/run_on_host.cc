@@ -7,7 +7,7 @@
 
 namespace hloc {
 
-host::FallbackEvaluator InterpreterFallback() {
+host::InterpreterEvaluator HostInterpreter() {
   return [](const HloModule& module, absl::Span<const Literal> arguments) {
     EvaluatorOptions options;
     options.num_threads = 1;
@@ -21,7 +21,9 @@ host::FallbackEvaluator InterpreterFallback() {
 absl::StatusOr<Literal> RunOnHost(const HloModule& module, absl::Span<const Literal> arguments,
                                   const RunOnHostOptions& options) {
   host::HostCompileOptions compile = options.compile;
-  if (!compile.fallback && options.interpreter_fallback) compile.fallback = InterpreterFallback();
+  if (!compile.interpreter && !compile.fallback && options.interpreter_fallback) {
+    compile.interpreter = HostInterpreter();
+  }
   HLOC_ASSIGN_OR_RETURN(std::unique_ptr<host::HostProgram> program,
                         host::CompileForHost(module, compile));
   runtime::ThreadPool pool(options.num_threads);

@@ -15,7 +15,8 @@ namespace hloc {
 
 struct RunOnHostOptions {
   host::HostCompileOptions compile;
-  // Use the interpreter for ops with no kernel when compile.fallback is unset.
+  // Run ops with no kernel in the interpreter (interpreter ops) when
+  // compile.interpreter is unset.
   bool interpreter_fallback = true;
   // Threads that split kernels (counting the caller); 0: all cores.
   int num_threads = 0;
@@ -27,8 +28,10 @@ struct RunOnHostOptions {
 absl::StatusOr<Literal> RunOnHost(const HloModule& module, absl::Span<const Literal> arguments,
                                   const RunOnHostOptions& options = {});
 
-// The interpreter as a host::FallbackEvaluator (one thread per call).
-host::FallbackEvaluator InterpreterFallback();
+// The interpreter as a host::InterpreterEvaluator (one thread per call).
+host::InterpreterEvaluator HostInterpreter();
+// The former name of HostInterpreter.
+inline host::InterpreterEvaluator InterpreterFallback() { return HostInterpreter(); }
 
 }  // namespace hloc
 

@@ -39,6 +39,8 @@ class CompositeAttributes {
   // The value of a float or integer entry ("0.5 : f64", "3 : i64").
   std::optional<double> GetFloat(absl::string_view name) const;
   std::optional<int64_t> GetInt(absl::string_view name) const;
+  // Every entry's value as written ("3 : i64", "array<i64: 0, 1>", "\"bias\"").
+  const std::map<std::string, std::string>& entries() const { return entries_; }
 
  private:
   std::map<std::string, std::string> entries_;

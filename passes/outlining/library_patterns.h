@@ -87,10 +87,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "passes/pattern/matcher.h"
 
 namespace hloc {
@@ -151,6 +153,42 @@ std::vector<LibraryPattern> DefaultLibraryPatterns();
 void AppendGemmPatterns(std::vector<LibraryPattern>* table);           // gemm_patterns.cc
 void AppendConvolutionPatterns(std::vector<LibraryPattern>* table);    // convolution_patterns.cc
 void AppendNormalizationPatterns(std::vector<LibraryPattern>* table);  // normalization_patterns.cc
+
+// ---- Reading a library call back (what backends do) ----
+//
+// One decoder for the schema above, next to the patterns that write it:
+// every backend reads a call's composite.name and composite.attributes
+// through DecodeLibraryCall, never the text itself.
+
+enum class EpilogueStep;       // library_epilogues.h
+struct LibraryEpilogueFamily;  // library_epilogues.h
+
+struct LibraryCallDescriptor {
+  std::string name;  // composite.name: "hloc.conv_sub_scale_bias_relu"
+  // The epilogue family (hloc.gemm, hloc.batched_gemm, hloc.conv), or null
+  // for the other composites (softmax, layer norm, attention).
+  const LibraryEpilogueFamily* family = nullptr;
+  // The `epilogue` steps in the order they apply (empty for "none"),
+  // checked against the family's order and the name.
+  std::vector<EpilogueStep> epilogue;
+  double alpha = 1.0;  // y = alpha * product, before the epilogue.
+  double beta = 0.0;
+  // The i64 and array<i64> entries (dimension numbers, window, feature
+  // group count, ...), by name.
+  std::map<std::string, int64_t> ints;
+  std::map<std::string, std::vector<int64_t>> int_arrays;
+
+  std::optional<int64_t> Int(const std::string& key) const;
+  std::optional<std::vector<int64_t>> Ints(const std::string& key) const;
+  // The family's base name ("hloc.gemm"), or "" for none.
+  std::string family_name() const;
+};
+
+// The descriptor of a composite call. InvalidArgument when `call` is not a
+// composite call or its attributes do not parse; FailedPrecondition (the
+// message says why) when the epilogue names an unknown step, breaks the
+// family's order, or disagrees with composite.name.
+absl::StatusOr<LibraryCallDescriptor> DecodeLibraryCall(const HloInstruction& call);
 
 }  // namespace hloc
 

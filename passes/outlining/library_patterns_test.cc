@@ -3,11 +3,17 @@
 // what each check refuses (with the smaller pattern taking over).
 #include "passes/outlining/library_patterns.h"
 
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
 #include "absl/strings/match.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "hlo/text_printer.h"
 #include "passes/outlining/composite_attributes.h"
+#include "passes/outlining/library_epilogues.h"
 #include "passes/outlining/outlining_test_helpers.h"
 
 namespace hloc {
@@ -342,6 +348,50 @@ TEST(LibraryPatterns, AttentionFromTheZoo) {
             "scale = 0.25 : f32, v_layout = array<i64: 3, 1, 2, 0>}");
   ASSERT_EQ(attention->operand_count(), 4);  // q, k, v, mask: the schema's order
   EXPECT_EQ(attention->operand(3)->shape().element_type(), xla::PRED);
+}
+
+// DecodeLibraryCall reads back what the patterns write: the descriptor
+// every backend uses instead of the attribute text.
+TEST(LibraryCallDescriptorTest, DecodesWhatTheOutlinerWrites) {
+  std::unique_ptr<HloModule> module = ParseOrDie(kGemmBiasRelu);
+  Outline(*module, nullptr);
+  ASSERT_EQ(LibraryCalls(*module).size(), 1u);
+  absl::StatusOr<LibraryCallDescriptor> d = DecodeLibraryCall(*LibraryCalls(*module)[0]);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->name, "hloc.gemm_bias_relu");
+  EXPECT_EQ(d->family_name(), "hloc.gemm");
+  EXPECT_THAT(d->epilogue, ElementsAre(EpilogueStep::kBias, EpilogueStep::kRelu));
+  EXPECT_EQ(d->alpha, 1.0);
+  EXPECT_EQ(d->beta, 0.0);
+  EXPECT_EQ(d->Ints("lhs_contracting_dims"), std::vector<int64_t>{1});
+  EXPECT_EQ(d->Ints("lhs_batch_dims"), std::vector<int64_t>{});
+  EXPECT_FALSE(d->Ints("window_size").has_value());
+}
+
+TEST(LibraryCallDescriptorTest, RefusesEpiloguesThatDisagreeWithTheName) {
+  std::unique_ptr<HloModule> module = ParseOrDie(kGemmBiasRelu);
+  Outline(*module, nullptr);
+  HloInstruction* call = LibraryCalls(*module)[0];
+  auto with_attributes = [&](const std::string& text) {
+    call->SetFrontendAttribute(kCompositeAttributes, text);
+    return DecodeLibraryCall(*call);
+  };
+  absl::StatusOr<LibraryCallDescriptor> d =
+      with_attributes("{alpha = 0x7FF8000000000000 : f64, n = -3 : i64, epilogue = \"bias_relu\"}");
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_TRUE(std::isnan(d->alpha));
+  EXPECT_EQ(d->Int("n"), -3);
+  for (const char* refused : {"{epilogue = \"relu_bias\"}", "{epilogue = \"bias\"}",
+                              "{epilogue = \"bias_swish\"}", "{epilogue = \"sub_bias_relu\"}"}) {
+    d = with_attributes(refused);
+    EXPECT_EQ(d.status().code(), absl::StatusCode::kFailedPrecondition) << refused;
+  }
+  for (const char* malformed : {"{a}", "{alpha = \"x\", epilogue = \"bias_relu\"}"}) {
+    d = with_attributes(malformed);
+    EXPECT_EQ(d.status().code(), absl::StatusCode::kInvalidArgument) << malformed;
+  }
+  EXPECT_EQ(DecodeLibraryCall(*call->operand(0)).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -76,7 +76,7 @@ absl::StatusOr<AlternativeDecision> DecodeAlternativeDecision(absl::string_view 
 }
 
 absl::StatusOr<double> TimeSequenceOnDevice(absl::string_view what,
-                                            const GpuThunkSequence& sequence,
+                                            const ThunkSequence& sequence,
                                             GpuInitContext& context) {
   if (context.device == nullptr) {
     return absl::FailedPreconditionError(absl::StrCat(what, ": no device to time on"));

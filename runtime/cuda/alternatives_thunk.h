@@ -57,13 +57,13 @@ absl::StatusOr<AlternativeDecision> DecodeAlternativeDecision(absl::string_view 
 // (first-use costs), then runs between one pair of events, repeated so that
 // short steps are measured over about half a millisecond; the mean per run.
 absl::StatusOr<double> TimeSequenceOnDevice(absl::string_view what,
-                                            const GpuThunkSequence& sequence,
+                                            const ThunkSequence& sequence,
                                             GpuInitContext& context);
 
-class LibraryOrGeneratedThunk : public GpuThunk {
+class LibraryOrGeneratedThunk : public Thunk {
  public:
-  LibraryOrGeneratedThunk(std::string label, std::string fingerprint, GpuThunkSequence library,
-                          GpuThunkSequence generated)
+  LibraryOrGeneratedThunk(std::string label, std::string fingerprint, ThunkSequence library,
+                          ThunkSequence generated)
       : label_(std::move(label)),
         fingerprint_(std::move(fingerprint)),
         library_(std::move(library)),
@@ -76,20 +76,20 @@ class LibraryOrGeneratedThunk : public GpuThunk {
   bool ReadsBackToHost() const override;
 
   const std::string& fingerprint() const { return fingerprint_; }
-  const GpuThunkSequence& library() const { return library_; }
-  const GpuThunkSequence& generated() const { return generated_; }
+  const ThunkSequence& library() const { return library_; }
+  const ThunkSequence& generated() const { return generated_; }
   // Set by Initialize.
   const std::optional<AlternativeDecision>& decision() const { return decision_; }
 
  private:
   absl::StatusOr<AlternativeDecision> Decide(GpuInitContext& context);
-  const GpuThunkSequence& Chosen() const {
+  const ThunkSequence& Chosen() const {
     return decision_->choice == StepAlternative::kLibrary ? library_ : generated_;
   }
   std::string label_;
   std::string fingerprint_;
-  GpuThunkSequence library_;
-  GpuThunkSequence generated_;
+  ThunkSequence library_;
+  ThunkSequence generated_;
   std::optional<AlternativeDecision> decision_;
 };
 

@@ -21,7 +21,7 @@ namespace cuda {
 namespace {
 
 // A step that records its initialization and runs under `name`.
-class FakeStep : public GpuThunk {
+class FakeStep : public Thunk {
  public:
   FakeStep(std::string name, std::vector<std::string>* trace, absl::Status init = absl::OkStatus())
       : name_(std::move(name)), trace_(trace), init_(std::move(init)) {}
@@ -51,7 +51,7 @@ struct Fixture {
   int timings = 0;
 
   std::unique_ptr<LibraryOrGeneratedThunk> Thunk(absl::Status library_init = absl::OkStatus()) {
-    GpuThunkSequence library, generated;
+    ThunkSequence library, generated;
     library.push_back(std::make_unique<FakeStep>("lib", &trace, library_init));
     generated.push_back(std::make_unique<FakeStep>("gen", &trace));
     return std::make_unique<LibraryOrGeneratedThunk>(
@@ -63,7 +63,7 @@ struct Fixture {
     context.device_name = "Fake GPU";
     context.autotune_cache = cache;
     context.log = &log;
-    context.time_sequence = [this](absl::string_view what, const GpuThunkSequence& sequence,
+    context.time_sequence = [this](absl::string_view what, const ThunkSequence& sequence,
                                    GpuInitContext&) -> absl::StatusOr<double> {
       ++timings;
       EXPECT_EQ(sequence.size(), 1u);
@@ -268,7 +268,7 @@ TEST(AlternativesThunkTest, PrintsBothAlternativesAndTheChoice) {
 }
 
 TEST(AlternativesThunkTest, DeviceTimerNeedsADevice) {
-  GpuThunkSequence empty;
+  ThunkSequence empty;
   GpuInitContext context;
   absl::StatusOr<double> ms = TimeSequenceOnDevice("%gemm.3 library", empty, context);
   EXPECT_EQ(ms.status().code(), absl::StatusCode::kFailedPrecondition);

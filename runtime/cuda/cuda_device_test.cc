@@ -189,9 +189,9 @@ TEST(GpuExecutableDeviceTest, RunsKernelsWithAndWithoutGraphs) {
     LaunchConfig launch;
     launch.grid[0] = 2;
     launch.block[0] = 256;
-    spec.thunks.push_back(std::make_unique<KernelLaunchThunk>("%a", image, launch,
+    spec.thunks.push_back(std::make_unique<KernelThunk>("%a", image, launch,
                                                               std::vector<BufferId>{0, 1}, "loop"));
-    spec.thunks.push_back(std::make_unique<KernelLaunchThunk>("%b", image, launch,
+    spec.thunks.push_back(std::make_unique<KernelThunk>("%b", image, launch,
                                                               std::vector<BufferId>{1, 2}, "loop"));
     spec.outputs = {2};
     auto e = GpuExecutable::Create(std::move(spec));

@@ -376,12 +376,12 @@ TEST(GpuExecutableTest, PlacesRegionsWithoutADevice) {
   LaunchConfig launch;
   launch.grid[0] = 2;
   launch.block[0] = 128;
-  spec.thunks.push_back(std::make_unique<KernelLaunchThunk>(
+  spec.thunks.push_back(std::make_unique<KernelThunk>(
       "%fusion", image, launch, std::vector<BufferId>{0, 1, 2}, "loop"));
-  GpuThunkSequence condition, body;
-  body.push_back(std::make_unique<DeviceCopyThunk>(2, 3, 300));
+  ThunkSequence condition, body;
+  body.push_back(std::make_unique<CopyThunk>(2, 3, 300));
   spec.thunks.push_back(
-      std::make_unique<GpuWhileThunk>("%while", std::move(condition), 4, std::move(body)));
+      std::make_unique<WhileThunk>("%while", std::move(condition), 4, std::move(body)));
   spec.outputs = {3};
   absl::StatusOr<std::unique_ptr<GpuExecutable>> e = GpuExecutable::Create(std::move(spec));
   ASSERT_TRUE(e.ok()) << e.status();

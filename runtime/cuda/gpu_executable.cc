@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/cuda/status_util.h"
+#include "runtime/storage_plan.h"
 
 namespace hloc {
 namespace cuda {
@@ -21,70 +22,54 @@ int64_t AlignUp(int64_t value) { return (value + kAlignment - 1) / kAlignment * 
 absl::StatusOr<std::unique_ptr<GpuExecutable>> GpuExecutable::Create(GpuProgramSpec spec) {
   std::unique_ptr<GpuExecutable> e(new GpuExecutable(std::move(spec)));
   const std::vector<runtime::BufferSpec>& buffers = e->spec_.buffers;
-  e->offsets_.assign(buffers.size(), 0);
-  int64_t num_parameters = 0;
-  std::vector<runtime::BufferInterval> temps;
+  const size_t n = buffers.size();
+  HLOC_CUDA_ASSIGN_OR_RETURN(
+      runtime::StoragePlan plan,
+      runtime::PlanStorage(buffers, e->spec_.outputs, e->spec_.output_parameter_aliases));
+  e->parameter_sizes_ = plan.parameter_sizes;
+  e->aliased_parameter_ = plan.aliased_parameter;
+  e->storage_root_ = plan.storage_root;
+  e->shared_bytes_ = plan.shared_bytes;
+  e->offsets_.assign(n, 0);
   // Constants first, then parameters, then the arena.
   int64_t offset = 0;
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    const runtime::BufferSpec& b = buffers[i];
-    if (b.size < 0) return absl::InvalidArgumentError(absl::StrCat("buffer ", i, " has size < 0"));
-    if (b.kind == runtime::BufferSpec::Kind::kConstant) {
-      if (static_cast<int64_t>(b.data.size()) != b.size) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("constant buffer ", i, " holds ", b.data.size(), " bytes, not ", b.size));
-      }
+  for (runtime::BufferSpec::Kind kind :
+       {runtime::BufferSpec::Kind::kConstant, runtime::BufferSpec::Kind::kParameter}) {
+    for (size_t i = 0; i < n; ++i) {
+      if (buffers[i].kind != kind) continue;
       e->offsets_[i] = offset;
-      offset += AlignUp(std::max<int64_t>(b.size, 1));
+      offset += AlignUp(std::max<int64_t>(buffers[i].size, 1));
     }
-  }
-  e->constants_bytes_ = offset;
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    const runtime::BufferSpec& b = buffers[i];
-    if (b.kind != runtime::BufferSpec::Kind::kParameter) continue;
-    if (b.parameter < 0 || b.parameter > (int64_t{1} << 20)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("buffer ", i, " has parameter index ", b.parameter));
-    }
-    num_parameters = std::max(num_parameters, b.parameter + 1);
-    e->offsets_[i] = offset;
-    offset += AlignUp(std::max<int64_t>(b.size, 1));
+    if (kind == runtime::BufferSpec::Kind::kConstant) e->constants_bytes_ = offset;
   }
   e->parameters_bytes_ = offset - e->constants_bytes_;
-  e->parameter_sizes_.assign(num_parameters, -1);
-  for (const runtime::BufferSpec& b : buffers) {
-    if (b.kind != runtime::BufferSpec::Kind::kParameter) continue;
-    if (e->parameter_sizes_[b.parameter] >= 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("parameter ", b.parameter, " has two buffers"));
-    }
-    e->parameter_sizes_[b.parameter] = b.size;
-  }
-  for (int64_t p = 0; p < num_parameters; ++p) {
-    if (e->parameter_sizes_[p] < 0) {
-      return absl::InvalidArgumentError(absl::StrCat("parameter ", p, " has no buffer"));
+  // A group holding an output the plan aliases with parameter k lives in
+  // k's bytes (copied in before each run, never read after the group's
+  // first write); every other group gets a place in the arena.
+  std::vector<int64_t> root_parameter(n, -1);
+  for (size_t j = 0; j < e->spec_.outputs.size(); ++j) {
+    if (plan.aliased_parameter[j] >= 0) {
+      root_parameter[plan.storage_root[e->spec_.outputs[j]]] = plan.aliased_parameter[j];
     }
   }
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    const runtime::BufferSpec& b = buffers[i];
-    if (b.kind != runtime::BufferSpec::Kind::kTemp) continue;
-    if (b.live.first_use > b.live.last_use) {
-      return absl::InvalidArgumentError(absl::StrCat("buffer ", i, " is live over [",
-                                                     b.live.first_use, ", ", b.live.last_use, "]"));
-    }
-    temps.push_back({b.size, b.live.first_use, b.live.last_use});
+  std::vector<runtime::BufferInterval> temps;
+  for (size_t i = 0; i < n; ++i) {
+    if (!plan.is_temp_root[i] || root_parameter[i] >= 0) continue;
+    temps.push_back(plan.group_live[i]);
     e->temp_ids_.push_back(i);
   }
   e->arena_ = runtime::AssignArenaOffsets(temps, kAlignment);
+  e->arena_buffers_ = temps;
   for (size_t t = 0; t < e->temp_ids_.size(); ++t) {
     e->offsets_[e->temp_ids_[t]] = offset + e->arena_.offsets[t];
   }
-  e->total_bytes_ = offset + e->arena_.arena_size;
-  for (BufferId id : e->spec_.outputs) {
-    if (id < 0 || static_cast<size_t>(id) >= buffers.size()) {
-      return absl::InvalidArgumentError(absl::StrCat("output buffer ", id, " out of range"));
+  for (size_t i = 0; i < n; ++i) {
+    if (plan.is_temp_root[i] && root_parameter[i] >= 0) {
+      e->offsets_[i] = e->offsets_[plan.parameter_buffer[root_parameter[i]]];
     }
   }
+  for (size_t i = 0; i < n; ++i) e->offsets_[i] = e->offsets_[plan.storage_root[i]];
+  e->total_bytes_ = offset + e->arena_.arena_size;
   return e;
 }
 
@@ -207,16 +192,26 @@ std::string GpuExecutable::ThunksToString() const {
 }
 
 std::string GpuExecutable::MemoryReport() const {
-  std::vector<runtime::BufferInterval> temps;
   std::vector<std::string> names;
   for (size_t id : temp_ids_) {
-    const runtime::BufferSpec& b = spec_.buffers[id];
-    temps.push_back({b.size, b.live.first_use, b.live.last_use});
-    names.push_back(b.name);
+    std::string name = spec_.buffers[id].name;
+    for (size_t i = 0; i < storage_root_.size(); ++i) {
+      if (i != id && storage_root_[i] == static_cast<BufferId>(id)) {
+        absl::StrAppend(&name, " = ", spec_.buffers[i].name);
+      }
+    }
+    names.push_back(std::move(name));
   }
+  int64_t sharing = 0, aliased = 0;
+  for (size_t i = 0; i < storage_root_.size(); ++i) {
+    if (storage_root_[i] != static_cast<BufferId>(i)) ++sharing;
+  }
+  for (int64_t k : aliased_parameter_) aliased += k >= 0 ? 1 : 0;
   return absl::StrCat("device memory ", total_bytes_, " B: constants ", constants_bytes_,
                       " B, parameters ", parameters_bytes_, " B, ",
-                      runtime::ArenaReport(arena_, temps, names));
+                      runtime::ArenaReport(arena_, arena_buffers_, names), sharing,
+                      " buffers in another's bytes (", shared_bytes_, " B), ", aliased,
+                      " outputs in a parameter's bytes\n");
 }
 
 }  // namespace cuda

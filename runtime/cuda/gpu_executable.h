@@ -5,7 +5,9 @@
 //   [ constants | parameters | temporaries (arena) ]
 // Constants are uploaded once at Load; parameters are copied in at each
 // Execute; temporaries (outputs included) share the arena as the buffer
-// assignment (runtime/buffer_assignment.h) places them by live range.
+// assignment (runtime/buffer_assignment.h) places them by live range, a
+// group of buffers that share bytes (runtime/storage_plan.h) as one, and
+// an output aliased with a parameter in that parameter's region.
 // Placement is computed at Create, without a device, so a plan can be
 // printed and its memory reported on any machine.
 //
@@ -20,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -32,11 +35,16 @@ namespace hloc {
 namespace cuda {
 
 struct GpuProgramSpec {
-  // Same meaning as for host programs; `is_output` is ignored (outputs live
-  // in the arena and are copied to the host after the run).
+  // Same meaning as for host programs (runtime/executable.h), `shares`
+  // included; `is_output` is ignored (outputs live in device memory and are
+  // copied to the host after the run).
   std::vector<runtime::BufferSpec> buffers;
-  GpuThunkSequence thunks;
+  ThunkSequence thunks;
   std::vector<BufferId> outputs;
+  // (output j, parameter i): output j is computed in parameter i's device
+  // memory (runtime::ProgramSpec::output_parameter_aliases says when the
+  // compiler may ask for it), which saves the output's bytes.
+  std::vector<std::pair<int64_t, int64_t>> output_parameter_aliases;
 };
 
 struct GpuLoadOptions {
@@ -79,6 +87,12 @@ class GpuExecutable {
   int64_t num_outputs() const { return static_cast<int64_t>(spec_.outputs.size()); }
   int64_t output_size(int64_t j) const { return spec_.buffers[spec_.outputs[j]].size; }
   int64_t device_bytes() const { return total_bytes_; }
+  // The buffer whose bytes buffer `id` uses (itself unless it shares).
+  BufferId storage_of(BufferId id) const { return storage_root_[id]; }
+  // Bytes of temporaries that live in another buffer's bytes.
+  int64_t shared_bytes() const { return shared_bytes_; }
+  // The parameter output j lives in, or -1.
+  int64_t aliased_parameter(int64_t j) const { return aliased_parameter_[j]; }
   bool graph_capturable() const { return !SequenceReadsBackToHost(spec_.thunks); }
   bool uses_graph() const { return graph_ != nullptr; }
   const std::vector<std::string>& load_log() const { return load_log_; }
@@ -94,7 +108,11 @@ class GpuExecutable {
   runtime::ArenaAssignment arena_;
   std::vector<int64_t> offsets_;  // Per buffer, from the start of the allocation.
   std::vector<int64_t> parameter_sizes_;
-  std::vector<size_t> temp_ids_;
+  std::vector<size_t> temp_ids_;  // Group roots in the arena, in arena_ order.
+  std::vector<runtime::BufferInterval> arena_buffers_;  // Their group intervals.
+  std::vector<BufferId> storage_root_;
+  std::vector<int64_t> aliased_parameter_;
+  int64_t shared_bytes_ = 0;
   int64_t constants_bytes_ = 0, parameters_bytes_ = 0, total_bytes_ = 0;
 
   std::mutex mu_;

@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "runtime/control_flow.h"
 #include "runtime/cuda/status_util.h"
 
 namespace hloc {
@@ -26,21 +27,21 @@ absl::Status CheckIds(const std::vector<BufferId>& ids, size_t table, absl::stri
 
 }  // namespace
 
-absl::Status InitializeSequence(GpuThunkSequence& sequence, GpuInitContext& context) {
+absl::Status InitializeSequence(ThunkSequence& sequence, GpuInitContext& context) {
   for (auto& thunk : sequence) HLOC_CUDA_RETURN_IF_ERROR(thunk->Initialize(context));
   return absl::OkStatus();
 }
 
-absl::Status ExecuteSequence(const GpuThunkSequence& sequence, GpuExecutionContext& context) {
+absl::Status ExecuteSequence(const ThunkSequence& sequence, GpuExecutionContext& context) {
   for (const auto& thunk : sequence) HLOC_CUDA_RETURN_IF_ERROR(thunk->Execute(context));
   return absl::OkStatus();
 }
 
-void AppendSequence(const GpuThunkSequence& sequence, std::string* out, int indent) {
+void AppendSequence(const ThunkSequence& sequence, std::string* out, int indent) {
   for (const auto& thunk : sequence) thunk->AppendTo(out, indent);
 }
 
-bool SequenceReadsBackToHost(const GpuThunkSequence& sequence) {
+bool SequenceReadsBackToHost(const ThunkSequence& sequence) {
   for (const auto& thunk : sequence) {
     if (thunk->ReadsBackToHost()) return true;
   }
@@ -49,13 +50,13 @@ bool SequenceReadsBackToHost(const GpuThunkSequence& sequence) {
 
 // ---- kernel launch
 
-absl::Status KernelLaunchThunk::Initialize(GpuInitContext& context) {
+absl::Status KernelThunk::Initialize(GpuInitContext& context) {
   HLOC_CUDA_RETURN_IF_ERROR(CheckIds(buffers_, context.buffers.size(), label_));
   HLOC_CUDA_ASSIGN_OR_RETURN(function_, context.device->LoadKernel(*image_));
   return absl::OkStatus();
 }
 
-absl::Status KernelLaunchThunk::Execute(GpuExecutionContext& context) const {
+absl::Status KernelThunk::Execute(GpuExecutionContext& context) const {
   if (function_ == nullptr) {
     return absl::FailedPreconditionError(absl::StrCat(label_, ": kernel not loaded"));
   }
@@ -74,7 +75,7 @@ absl::Status KernelLaunchThunk::Execute(GpuExecutionContext& context) const {
   return absl::OkStatus();
 }
 
-void KernelLaunchThunk::AppendTo(std::string* out, int indent) const {
+void KernelThunk::AppendTo(std::string* out, int indent) const {
   absl::StrAppend(out, Indent(indent), "kernel ", label_, " ", image_->name, " ", strategy_,
                   " grid=", launch_.grid[0], ",", launch_.grid[1], ",", launch_.grid[2],
                   " block=", launch_.block[0], ",", launch_.block[1], ",", launch_.block[2],
@@ -85,12 +86,12 @@ void KernelLaunchThunk::AppendTo(std::string* out, int indent) const {
 
 // ---- copies
 
-absl::Status DeviceCopyThunk::Execute(GpuExecutionContext& context) const {
+absl::Status CopyThunk::Execute(GpuExecutionContext& context) const {
   return context.device->CopyOnDevice(context.buffers[destination_], context.buffers[source_],
                                       bytes_);
 }
 
-void DeviceCopyThunk::AppendTo(std::string* out, int indent) const {
+void CopyThunk::AppendTo(std::string* out, int indent) const {
   absl::StrAppend(out, Indent(indent), "copy ", source_, " -> ", destination_, " (", bytes_,
                   " B)\n");
 }
@@ -199,30 +200,27 @@ void ConvThunk::AppendTo(std::string* out, int indent) const {
 
 // ---- control flow
 
-absl::Status GpuWhileThunk::Initialize(GpuInitContext& context) {
+absl::Status WhileThunk::Initialize(GpuInitContext& context) {
   HLOC_CUDA_RETURN_IF_ERROR(CheckIds({predicate_}, context.buffers.size(), label_));
   HLOC_CUDA_RETURN_IF_ERROR(InitializeSequence(condition_, context));
   return InitializeSequence(body_, context);
 }
 
-absl::Status GpuWhileThunk::Execute(GpuExecutionContext& context) const {
-  for (int64_t iteration = 0;; ++iteration) {
-    HLOC_CUDA_RETURN_IF_ERROR(ExecuteSequence(condition_, context));
-    uint8_t predicate = 0;
-    HLOC_CUDA_RETURN_IF_ERROR(
-        context.device->CopyToHost(&predicate, context.buffers[predicate_], 1));
-    HLOC_CUDA_RETURN_IF_ERROR(context.device->Synchronize());
-    if (predicate == 0) return absl::OkStatus();
-    if (context.options.max_while_iterations > 0 &&
-        iteration >= context.options.max_while_iterations) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          label_, ": more than ", context.options.max_while_iterations, " iterations"));
-    }
-    HLOC_CUDA_RETURN_IF_ERROR(ExecuteSequence(body_, context));
-  }
+absl::Status WhileThunk::Execute(GpuExecutionContext& context) const {
+  return runtime::RunWhileLoop(
+      label_, context.options.max_while_iterations,
+      [&] { return ExecuteSequence(condition_, context); },
+      [&]() -> absl::StatusOr<bool> {
+        uint8_t predicate = 0;
+        HLOC_CUDA_RETURN_IF_ERROR(
+            context.device->CopyToHost(&predicate, context.buffers[predicate_], 1));
+        HLOC_CUDA_RETURN_IF_ERROR(context.device->Synchronize());
+        return predicate != 0;
+      },
+      [&] { return ExecuteSequence(body_, context); });
 }
 
-void GpuWhileThunk::AppendTo(std::string* out, int indent) const {
+void WhileThunk::AppendTo(std::string* out, int indent) const {
   absl::StrAppend(out, Indent(indent), "while ", label_, " predicate=", predicate_, "\n",
                   Indent(indent + 1), "condition:\n");
   AppendSequence(condition_, out, indent + 2);
@@ -230,35 +228,25 @@ void GpuWhileThunk::AppendTo(std::string* out, int indent) const {
   AppendSequence(body_, out, indent + 2);
 }
 
-absl::Status GpuConditionalThunk::Initialize(GpuInitContext& context) {
+absl::Status ConditionalThunk::Initialize(GpuInitContext& context) {
   HLOC_CUDA_RETURN_IF_ERROR(CheckIds({selector_}, context.buffers.size(), label_));
   if (branches_.empty()) return absl::InvalidArgumentError(absl::StrCat(label_, ": no branches"));
-  for (GpuThunkSequence& branch : branches_) {
+  for (ThunkSequence& branch : branches_) {
     HLOC_CUDA_RETURN_IF_ERROR(InitializeSequence(branch, context));
   }
   return absl::OkStatus();
 }
 
-absl::Status GpuConditionalThunk::Execute(GpuExecutionContext& context) const {
+absl::Status ConditionalThunk::Execute(GpuExecutionContext& context) const {
   int32_t value = 0;
   HLOC_CUDA_RETURN_IF_ERROR(
       context.device->CopyToHost(&value, context.buffers[selector_], selector_is_pred_ ? 1 : 4));
   HLOC_CUDA_RETURN_IF_ERROR(context.device->Synchronize());
-  size_t branch;
-  if (selector_is_pred_) {
-    branch = (value & 0xff) != 0 ? 0 : 1;
-  } else {
-    branch = value < 0 || static_cast<size_t>(value) >= branches_.size()
-                 ? branches_.size() - 1
-                 : static_cast<size_t>(value);
-  }
-  if (branch >= branches_.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(label_, ": branch ", branch, " missing"));
-  }
-  return ExecuteSequence(branches_[branch], context);
+  return ExecuteSequence(branches_[runtime::SelectBranch(value, selector_is_pred_, branches_.size())],
+                         context);
 }
 
-void GpuConditionalThunk::AppendTo(std::string* out, int indent) const {
+void ConditionalThunk::AppendTo(std::string* out, int indent) const {
   absl::StrAppend(out, Indent(indent), "conditional ", label_, " selector=", selector_,
                   selector_is_pred_ ? " (pred)" : " (index)", "\n");
   for (size_t b = 0; b < branches_.size(); ++b) {
@@ -267,9 +255,9 @@ void GpuConditionalThunk::AppendTo(std::string* out, int indent) const {
   }
 }
 
-// ---- host callback
+// ---- interpreter ops
 
-absl::Status HostCallbackThunk::Initialize(GpuInitContext& context) {
+absl::Status InterpreterThunk::Initialize(GpuInitContext& context) {
   HLOC_CUDA_RETURN_IF_ERROR(CheckIds(inputs_, context.buffers.size(), label_));
   HLOC_CUDA_RETURN_IF_ERROR(CheckIds(outputs_, context.buffers.size(), label_));
   if (input_bytes_.size() != inputs_.size() || output_bytes_.size() != outputs_.size() ||
@@ -279,7 +267,7 @@ absl::Status HostCallbackThunk::Initialize(GpuInitContext& context) {
   return absl::OkStatus();
 }
 
-absl::Status HostCallbackThunk::Execute(GpuExecutionContext& context) const {
+absl::Status InterpreterThunk::Execute(GpuExecutionContext& context) const {
   // 8-byte words keep every host copy aligned for any element type.
   auto words = [](int64_t bytes) { return static_cast<size_t>((bytes + 7) / 8); };
   std::vector<std::vector<uint64_t>> in(inputs_.size()), out(outputs_.size());
@@ -312,9 +300,9 @@ absl::Status HostCallbackThunk::Execute(GpuExecutionContext& context) const {
   return context.device->Synchronize();
 }
 
-void HostCallbackThunk::AppendTo(std::string* out, int indent) const {
-  absl::StrAppend(out, Indent(indent), "host ", label_, " inputs=", Ids(inputs_),
-                  " outputs=", Ids(outputs_), " (runs on host: ", reason_, ")\n");
+void InterpreterThunk::AppendTo(std::string* out, int indent) const {
+  absl::StrAppend(out, Indent(indent), "interpreter ", label_, " inputs=", Ids(inputs_),
+                  " outputs=", Ids(outputs_), " (on the host: ", reason_, ")\n");
 }
 
 }  // namespace cuda

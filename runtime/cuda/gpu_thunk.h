@@ -8,6 +8,13 @@
 // A thunk is made without a device (the compiler's plan), printed for
 // dumps and tests, then Initialize'd once on a device (modules loaded,
 // library plans made and autotuned) before it runs.
+//
+// The vocabulary is the host runtime's, in namespace cuda: Thunk,
+// ThunkSequence, KernelThunk, CopyThunk, WhileThunk, ConditionalThunk,
+// InterpreterThunk (plus the library calls GemmThunk, ConvThunk and
+// alternatives_thunk.h's LibraryOrGeneratedThunk). Loops and conditionals
+// decide as the host's do (runtime/control_flow.h). The former names
+// (GpuThunk, KernelLaunchThunk, DeviceCopyThunk, ...) remain as aliases.
 #ifndef HLOC_RUNTIME_CUDA_GPU_THUNK_H_
 #define HLOC_RUNTIME_CUDA_GPU_THUNK_H_
 
@@ -28,6 +35,7 @@
 #include "runtime/cuda/cuda_device.h"
 #include "runtime/cuda/cudnn_conv.h"
 #include "runtime/cuda/library_call_configs.h"
+#include "runtime/thunk.h"
 
 namespace hloc {
 namespace cuda {
@@ -39,8 +47,8 @@ struct GpuExecuteOptions {
   int64_t max_while_iterations = 0;
 };
 
-class GpuThunk;
-using GpuThunkSequence = std::vector<std::unique_ptr<GpuThunk>>;
+class Thunk;
+using ThunkSequence = std::vector<std::unique_ptr<Thunk>>;
 struct GpuInitContext;
 
 // Which alternative a step with two (a library call and generated kernels,
@@ -53,7 +61,7 @@ enum class AlternativeSelection { kTimed, kLibrary, kGenerated };
 // device; `what` names it for messages ("%gemm.3 generated"). Tests inject
 // their own to choose without a GPU.
 using SequenceTimer = std::function<absl::StatusOr<double>(
-    absl::string_view what, const GpuThunkSequence& sequence, GpuInitContext& context)>;
+    absl::string_view what, const ThunkSequence& sequence, GpuInitContext& context)>;
 
 // What Initialize may use: the device, library handles (made on first use)
 // and tuning settings.
@@ -76,9 +84,9 @@ struct GpuExecutionContext {
   GpuExecuteOptions options;
 };
 
-class GpuThunk {
+class Thunk {
  public:
-  virtual ~GpuThunk() = default;
+  virtual ~Thunk() = default;
   virtual absl::Status Initialize(GpuInitContext& context) = 0;
   virtual absl::Status Execute(GpuExecutionContext& context) const = 0;
   virtual void AppendTo(std::string* out, int indent) const = 0;
@@ -87,16 +95,16 @@ class GpuThunk {
   virtual bool ReadsBackToHost() const { return false; }
 };
 
-absl::Status InitializeSequence(GpuThunkSequence& sequence, GpuInitContext& context);
-absl::Status ExecuteSequence(const GpuThunkSequence& sequence, GpuExecutionContext& context);
-void AppendSequence(const GpuThunkSequence& sequence, std::string* out, int indent);
-bool SequenceReadsBackToHost(const GpuThunkSequence& sequence);
+absl::Status InitializeSequence(ThunkSequence& sequence, GpuInitContext& context);
+absl::Status ExecuteSequence(const ThunkSequence& sequence, GpuExecutionContext& context);
+void AppendSequence(const ThunkSequence& sequence, std::string* out, int indent);
+bool SequenceReadsBackToHost(const ThunkSequence& sequence);
 
 // Launches a compiled kernel over `buffers` (inputs then outputs, the
 // kernel's parameter order).
-class KernelLaunchThunk : public GpuThunk {
+class KernelThunk : public Thunk {
  public:
-  KernelLaunchThunk(std::string label, std::shared_ptr<const KernelImage> image,
+  KernelThunk(std::string label, std::shared_ptr<const KernelImage> image,
                     LaunchConfig launch, std::vector<BufferId> buffers, std::string strategy)
       : label_(std::move(label)),
         image_(std::move(image)),
@@ -119,9 +127,9 @@ class KernelLaunchThunk : public GpuThunk {
   CUfunction function_ = nullptr;
 };
 
-class DeviceCopyThunk : public GpuThunk {
+class CopyThunk : public Thunk {
  public:
-  DeviceCopyThunk(BufferId source, BufferId destination, int64_t bytes)
+  CopyThunk(BufferId source, BufferId destination, int64_t bytes)
       : source_(source), destination_(destination), bytes_(bytes) {}
   absl::Status Initialize(GpuInitContext&) override { return absl::OkStatus(); }
   absl::Status Execute(GpuExecutionContext& context) const override;
@@ -136,7 +144,7 @@ class DeviceCopyThunk : public GpuThunk {
 // workspace last), and the runner Initialize makes. The gemm and convolution
 // thunks differ only in the library behind them.
 template <typename Config, typename Runner>
-class LibraryCallThunkBase : public GpuThunk {
+class LibraryCallThunkBase : public Thunk {
  public:
   LibraryCallThunkBase(std::string label, Config config, std::vector<BufferId> buffers,
                        int64_t workspace_bytes)
@@ -182,10 +190,10 @@ class ConvThunk : public LibraryCallThunkBase<ConvConfig, ConvRunner> {
 
 // Runs `condition`, copies the pred byte in `predicate` to the host, and
 // runs `body` while it is nonzero.
-class GpuWhileThunk : public GpuThunk {
+class WhileThunk : public Thunk {
  public:
-  GpuWhileThunk(std::string label, GpuThunkSequence condition, BufferId predicate,
-                GpuThunkSequence body)
+  WhileThunk(std::string label, ThunkSequence condition, BufferId predicate,
+                ThunkSequence body)
       : label_(std::move(label)),
         condition_(std::move(condition)),
         predicate_(predicate),
@@ -197,17 +205,17 @@ class GpuWhileThunk : public GpuThunk {
 
  private:
   std::string label_;
-  GpuThunkSequence condition_;
+  ThunkSequence condition_;
   BufferId predicate_;
-  GpuThunkSequence body_;
+  ThunkSequence body_;
 };
 
 // Copies the selector to the host and runs one branch: a pred (true ->
 // branch 0, false -> branch 1) or an s32 index (out of range -> the last).
-class GpuConditionalThunk : public GpuThunk {
+class ConditionalThunk : public Thunk {
  public:
-  GpuConditionalThunk(std::string label, BufferId selector, bool selector_is_pred,
-                      std::vector<GpuThunkSequence> branches)
+  ConditionalThunk(std::string label, BufferId selector, bool selector_is_pred,
+                      std::vector<ThunkSequence> branches)
       : label_(std::move(label)),
         selector_(selector),
         selector_is_pred_(selector_is_pred),
@@ -221,21 +229,20 @@ class GpuConditionalThunk : public GpuThunk {
   std::string label_;
   BufferId selector_;
   bool selector_is_pred_;
-  std::vector<GpuThunkSequence> branches_;
+  std::vector<ThunkSequence> branches_;
 };
 
-// One step run on the host, for an op with no GPU kernel: synchronizes,
-// copies `inputs` to host memory, calls `function` on them (inputs, then
-// output buffers of `output_bytes` each), copies the outputs back and
-// synchronizes again. The compiler supplies the function (the runtime knows
-// nothing of HLO) and the reason the op runs here; both show in dumps.
-// Reads back to the host, so a program with one is not captured into a
-// CUDA graph.
-class HostCallbackThunk : public GpuThunk {
+// An interpreter op (an op with no GPU kernel), run on the host:
+// synchronizes, copies `inputs` to host memory, calls `function` on them
+// (inputs, then output buffers of `output_bytes` each), copies the outputs
+// back and synchronizes again. The compiler supplies the function (the
+// runtime knows nothing of HLO) and the reason the op runs here; both show
+// in dumps. Reads back to the host, so a program with one is not captured
+// into a CUDA graph.
+class InterpreterThunk : public Thunk {
  public:
-  using Function = std::function<absl::Status(absl::Span<const void* const> inputs,
-                                              absl::Span<void* const> outputs)>;
-  HostCallbackThunk(std::string label, std::string reason, std::vector<BufferId> inputs,
+  using Function = runtime::HostFunction;
+  InterpreterThunk(std::string label, std::string reason, std::vector<BufferId> inputs,
                     std::vector<int64_t> input_bytes, std::vector<BufferId> outputs,
                     std::vector<int64_t> output_bytes, Function function)
       : label_(std::move(label)),
@@ -260,6 +267,15 @@ class HostCallbackThunk : public GpuThunk {
   std::vector<int64_t> output_bytes_;
   Function function_;
 };
+
+// The former names.
+using GpuThunk = Thunk;
+using GpuThunkSequence = ThunkSequence;
+using KernelLaunchThunk = KernelThunk;
+using DeviceCopyThunk = CopyThunk;
+using GpuWhileThunk = WhileThunk;
+using GpuConditionalThunk = ConditionalThunk;
+using HostCallbackThunk = InterpreterThunk;
 
 }  // namespace cuda
 }  // namespace hloc

@@ -1,11 +1,11 @@
-// Deciding which host buffers share bytes (see buffer_sharing.h).
-#include "backend/host/buffer_sharing.h"
+// Deciding which buffers share bytes (see buffer_sharing.h).
+#include "backend/common/buffer_sharing.h"
 
 #include <algorithm>
 #include <limits>
 
 namespace hloc {
-namespace host {
+namespace backend {
 
 using runtime::BufferId;
 using runtime::BufferSpec;
@@ -127,5 +127,5 @@ bool BufferSharing::OutputMayReuseParameter(const std::vector<BufferSpec>& buffe
   return true;
 }
 
-}  // namespace host
+}  // namespace backend
 }  // namespace hloc

@@ -1,5 +1,5 @@
-// Which host buffers may live in another's bytes. The host compiler
-// (host_compiler.cc) reports, while it emits thunks, every read of every
+// Which buffers may live in another's bytes, on any target. The program
+// builder (program_builder.h) reports, while it emits thunks, every read of every
 // buffer with its step, the loops and branches it is inside, and candidate
 // pairs (donor, taker): a taker written at step `time` from a donor whose
 // value may be dead from then on. Once all reads are known, Resolve decides
@@ -28,8 +28,8 @@
 // constants to the program. A parameter the module aliases with an output
 // (input_output_alias) may still hold that output when the caller donates
 // it; OutputMayReuseParameter says when that is safe.
-#ifndef HLOC_BACKEND_HOST_BUFFER_SHARING_H_
-#define HLOC_BACKEND_HOST_BUFFER_SHARING_H_
+#ifndef HLOC_BACKEND_COMMON_BUFFER_SHARING_H_
+#define HLOC_BACKEND_COMMON_BUFFER_SHARING_H_
 
 #include <cstdint>
 #include <vector>
@@ -37,7 +37,7 @@
 #include "runtime/executable.h"
 
 namespace hloc {
-namespace host {
+namespace backend {
 
 class BufferSharing {
  public:
@@ -107,7 +107,7 @@ class BufferSharing {
   std::vector<Candidate> candidates_;
 };
 
-}  // namespace host
+}  // namespace backend
 }  // namespace hloc
 
-#endif  // HLOC_BACKEND_HOST_BUFFER_SHARING_H_
+#endif  // HLOC_BACKEND_COMMON_BUFFER_SHARING_H_

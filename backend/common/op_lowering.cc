@@ -1,0 +1,70 @@
+// The op table (see op_lowering.h).
+#include "backend/common/op_lowering.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace hloc {
+namespace backend {
+namespace {
+
+enum class Path { kKernel, kLibraryThenKernel, kLibrary, kInterpreter, kUnsupported };
+
+struct Row {
+  HloOpcode op;
+  Path host, cuda;
+};
+
+// Ops whose paths differ from "a kernel on every target".
+constexpr Row kRows[] = {
+    {HloOpcode::kDot, Path::kLibraryThenKernel, Path::kKernel},
+    {HloOpcode::kConvolution, Path::kLibraryThenKernel, Path::kKernel},
+    {HloOpcode::kSort, Path::kLibrary, Path::kKernel},
+    {HloOpcode::kTopK, Path::kLibrary, Path::kKernel},
+    {HloOpcode::kScatter, Path::kLibrary, Path::kKernel},
+    {HloOpcode::kFft, Path::kKernel, Path::kInterpreter},
+    {HloOpcode::kCholesky, Path::kKernel, Path::kInterpreter},
+    {HloOpcode::kTriangularSolve, Path::kKernel, Path::kInterpreter},
+    {HloOpcode::kSelectAndScatter, Path::kKernel, Path::kInterpreter},
+    {HloOpcode::kRng, Path::kInterpreter, Path::kInterpreter},
+    {HloOpcode::kRngBitGenerator, Path::kInterpreter, Path::kInterpreter},
+    {HloOpcode::kRngGetAndUpdateState, Path::kUnsupported, Path::kUnsupported},
+};
+
+Path PathOf(const HloInstruction& hlo, Target target) {
+  if (IsAsyncOrCommunication(hlo.opcode())) return Path::kUnsupported;
+  if (hlo.opcode() == HloOpcode::kCustomCall) {
+    if (hlo.attrs().custom_call_target != "TopK") return Path::kInterpreter;
+    return target == Target::kHost ? Path::kLibrary : Path::kKernel;
+  }
+  for (const Row& row : kRows) {
+    if (row.op == hlo.opcode()) return target == Target::kHost ? row.host : row.cuda;
+  }
+  return Path::kKernel;
+}
+
+}  // namespace
+
+absl::string_view TargetName(Target target) {
+  return target == Target::kHost ? "host" : "GPU";
+}
+
+OpLowering LowerOp(const HloInstruction& hlo, Target target) {
+  OpLowering lowering;
+  const Path path = PathOf(hlo, target);
+  lowering.supported = path != Path::kUnsupported;
+  lowering.library = path == Path::kLibrary || path == Path::kLibraryThenKernel;
+  lowering.kernel = path == Path::kKernel || path == Path::kLibraryThenKernel;
+  if (!lowering.supported) {
+    lowering.reason = absl::StrCat("has no ", TargetName(target), " implementation in hloc");
+  } else if (!lowering.kernel) {
+    lowering.reason =
+        hlo.opcode() == HloOpcode::kCustomCall
+            ? absl::StrCat("no ", TargetName(target), " kernel for custom-call target \"",
+                           hlo.attrs().custom_call_target, "\"")
+            : absl::StrCat("no ", TargetName(target), " kernel for ", HloOpcodeName(hlo.opcode()));
+  }
+  return lowering;
+}
+
+}  // namespace backend
+}  // namespace hloc

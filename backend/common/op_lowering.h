@@ -1,0 +1,51 @@
+// Which ops get a kernel on which target: one table, read by the program
+// builder (program_builder.h) for every op that is not structural (tuples,
+// bitcasts, copies), control flow or a call or fusion, and by the tests.
+//
+//   op                                         host                cuda
+//   dot, convolution                           library, kernel     kernel
+//   sort, topk, custom-call "TopK", scatter    library             kernel
+//   fft, cholesky, triangular-solve,
+//     select-and-scatter                       kernel              interpreter
+//   rng, rng-bit-generator, other custom calls interpreter         interpreter
+//   rng-get-and-update-state, send/recv,
+//     async ops, collectives, infeed, ...      unsupported         unsupported
+//   every other op                             kernel              kernel
+//
+// "library": the target's library routines (oneDNN, the host's sort/top-k/
+// scatter/gemm routines) first; "kernel": a generated kernel for the op
+// alone. An op whose paths all decline it runs in the interpreter (an
+// interpreter op, reported with the reason), or is a compile error where the
+// target has no interpreter. "unsupported" is always a compile error
+// naming the instruction: a single-device program has no peers, and the
+// interpreter does not keep rng state between runs either.
+#ifndef HLOC_BACKEND_COMMON_OP_LOWERING_H_
+#define HLOC_BACKEND_COMMON_OP_LOWERING_H_
+
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "hlo/instruction.h"
+
+namespace hloc {
+namespace backend {
+
+enum class Target { kHost, kCuda };
+// "host", "GPU": as messages name the target.
+absl::string_view TargetName(Target target);
+
+struct OpLowering {
+  bool supported = true;  // false: a compile error.
+  bool library = false;   // Try the target's library routines first.
+  bool kernel = true;     // Then a generated kernel for the op alone.
+  // Why the op has no kernel (it runs in the interpreter), or why it is
+  // unsupported; empty for ops with a kernel path.
+  std::string reason;
+};
+
+OpLowering LowerOp(const HloInstruction& hlo, Target target);
+
+}  // namespace backend
+}  // namespace hloc
+
+#endif  // HLOC_BACKEND_COMMON_OP_LOWERING_H_

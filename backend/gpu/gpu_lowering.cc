@@ -1,0 +1,156 @@
+// The GPU's lowering of kernels, copies, loops, conditionals and
+// interpreter ops (see gpu_lowering.h); library calls are in
+// gpu_library_lowering.cc.
+#include "backend/gpu/gpu_lowering.h"
+
+#include <limits>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "hlo/status_macros.h"
+
+namespace hloc {
+namespace gpu {
+namespace {
+
+absl::StatusOr<cuda::LaunchConfig> ToLaunchConfig(const GpuKernel& kernel) {
+  cuda::LaunchConfig c;
+  for (int i = 0; i < 3; ++i) {
+    const int64_t limit_grid = i == 0 ? std::numeric_limits<int32_t>::max() : 65535;
+    if (kernel.launch.grid[i] < 0 || kernel.launch.grid[i] > limit_grid ||
+        kernel.launch.block[i] < 0 || kernel.launch.block[i] > 1024) {
+      return absl::InternalError(
+          absl::StrCat("kernel ", kernel.name, " has launch dimensions out of range"));
+    }
+    c.grid[i] = static_cast<uint32_t>(kernel.launch.grid[i]);
+    c.block[i] = static_cast<uint32_t>(kernel.launch.block[i]);
+  }
+  if (kernel.launch.shared_bytes < 0 || kernel.launch.shared_bytes > (int64_t{1} << 30)) {
+    return absl::InternalError(absl::StrCat("kernel ", kernel.name, " asks for ",
+                                            kernel.launch.shared_bytes, " shared bytes"));
+  }
+  c.shared_bytes = static_cast<uint32_t>(kernel.launch.shared_bytes);
+  return c;
+}
+
+}  // namespace
+
+absl::StatusOr<backend::KernelEmission> GpuLowering::EmitKernel(
+    backend::ProgramBuilder& builder, const HloInstruction& hlo,
+    const HloComputation& computation, backend::KernelVariant variant,
+    const backend::KernelBinder& bind, backend::ThunkList* out) {
+  backend::KernelEmission emission;
+  if (variant != backend::KernelVariant::kWhole) {
+    emission.refusal = "the GPU emitters write whole results only";
+    return emission;
+  }
+  absl::StatusOr<std::shared_ptr<const GpuKernel>> kernel = cache_->GetOrCompile(computation);
+  if (!kernel.ok()) {
+    if (kernel.status().code() != absl::StatusCode::kUnimplemented) {
+      return absl::Status(kernel.status().code(), absl::StrCat("compiling %", hlo.name(), ": ",
+                                                               kernel.status().message()));
+    }
+    emission.refusal = std::string(kernel.status().message());
+    return emission;
+  }
+  HLOC_ASSIGN_OR_RETURN(std::vector<BufferId> buffers, bind());
+  HLOC_RETURN_IF_ERROR(AddKernelThunk(builder, hlo, **kernel, std::move(buffers), &Thunks(out),
+                                      "", &emission.strategies));
+  emission.emitted = true;
+  return emission;
+}
+
+absl::Status GpuLowering::AddKernelThunk(backend::ProgramBuilder& builder,
+                                         const HloInstruction& hlo, const GpuKernel& kernel,
+                                         std::vector<BufferId> buffers, cuda::ThunkSequence* out,
+                                         absl::string_view label,
+                                         std::vector<std::string>* strategies) {
+  backend::BufferTable& table = builder.buffers();
+  const std::string name = label.empty() ? absl::StrCat("%", hlo.name()) : std::string(label);
+  // Outputs the kernel updates in place start as copies of inputs.
+  for (const auto& [input, output] : kernel.copy_before) {
+    if (input < 0 || output < 0 || input >= static_cast<int64_t>(buffers.size()) ||
+        output >= static_cast<int64_t>(buffers.size())) {
+      return backend::InstructionError(hlo, "kernel copy_before out of range");
+    }
+    out->push_back(std::make_unique<cuda::CopyThunk>(buffers[input], buffers[output],
+                                                     table.size(buffers[output])));
+  }
+  if (kernel.scratch_bytes > 0) {
+    buffers.push_back(table.NewTemp(kernel.scratch_bytes, absl::StrCat(name, ".scratch")));
+  }
+  if (static_cast<int64_t>(buffers.size()) != kernel.num_buffers) {
+    return backend::InstructionError(hlo, absl::StrCat("kernel takes ", kernel.num_buffers,
+                                                       " buffers, the instruction has ",
+                                                       buffers.size()));
+  }
+  HLOC_ASSIGN_OR_RETURN(cuda::LaunchConfig launch, ToLaunchConfig(kernel));
+  std::shared_ptr<const cuda::KernelImage>& image = images_[&kernel];
+  if (image == nullptr) {
+    image = std::make_shared<cuda::KernelImage>(
+        cuda::KernelImage{kernel.name, kernel.ptx, kernel.cubin});
+  }
+  // Split reductions: a combine kernel runs next, over the same buffers.
+  std::vector<BufferId> second_buffers;
+  if (!kernel.second_name.empty()) second_buffers = buffers;
+  out->push_back(std::make_unique<cuda::KernelThunk>(name, image, launch, std::move(buffers),
+                                                     kernel.strategy));
+  if (strategies != nullptr) {
+    strategies->push_back(absl::StrCat(name, ": ", kernel.strategy, " ", kernel.name, " (grid ",
+                                       kernel.launch.grid[0], ", block ",
+                                       kernel.launch.block[0], ")"));
+  }
+  if (kernel.second_name.empty()) return absl::OkStatus();
+  GpuKernel second;
+  second.name = kernel.second_name;
+  second.launch = kernel.second_launch;
+  HLOC_ASSIGN_OR_RETURN(cuda::LaunchConfig second_launch, ToLaunchConfig(second));
+  out->push_back(std::make_unique<cuda::KernelThunk>(
+      absl::StrCat(name, ".combine"),
+      std::make_shared<cuda::KernelImage>(
+          cuda::KernelImage{kernel.second_name, image->ptx, image->cubin}),
+      second_launch, std::move(second_buffers), "reduction-combine"));
+  if (strategies != nullptr) {
+    strategies->push_back(absl::StrCat(name, ".combine: reduction-combine ", kernel.second_name,
+                                       " (grid ", kernel.second_launch.grid[0], ", block ",
+                                       kernel.second_launch.block[0], ")"));
+  }
+  return absl::OkStatus();
+}
+
+void GpuLowering::EmitCopy(BufferId from, BufferId to, int64_t bytes, backend::ThunkList* out) {
+  Thunks(out).push_back(std::make_unique<cuda::CopyThunk>(from, to, bytes));
+}
+
+void GpuLowering::EmitLoop(std::string name, std::unique_ptr<backend::ThunkList> condition,
+                           BufferId predicate, std::unique_ptr<backend::ThunkList> body,
+                           backend::ThunkList* out) {
+  Thunks(out).push_back(std::make_unique<cuda::WhileThunk>(
+      std::move(name), TakeThunks(std::move(condition)), predicate, TakeThunks(std::move(body))));
+}
+
+void GpuLowering::EmitConditional(std::string name, BufferId selector, bool selector_is_pred,
+                                  std::vector<std::unique_ptr<backend::ThunkList>> branches,
+                                  backend::ThunkList* out) {
+  std::vector<cuda::ThunkSequence> sequences;
+  for (std::unique_ptr<backend::ThunkList>& branch : branches) {
+    sequences.push_back(TakeThunks(std::move(branch)));
+  }
+  Thunks(out).push_back(std::make_unique<cuda::ConditionalThunk>(
+      std::move(name), selector, selector_is_pred, std::move(sequences)));
+}
+
+void GpuLowering::EmitInterpreterOp(backend::ProgramBuilder& builder, std::string name,
+                                    std::string reason, runtime::HostFunction function,
+                                    std::vector<BufferId> inputs, std::vector<BufferId> outputs,
+                                    backend::ThunkList* out) {
+  std::vector<int64_t> input_bytes, output_bytes;
+  for (BufferId id : inputs) input_bytes.push_back(builder.buffers().size(id));
+  for (BufferId id : outputs) output_bytes.push_back(builder.buffers().size(id));
+  Thunks(out).push_back(std::make_unique<cuda::InterpreterThunk>(
+      std::move(name), std::move(reason), std::move(inputs), std::move(input_bytes),
+      std::move(outputs), std::move(output_bytes), std::move(function)));
+}
+
+}  // namespace gpu
+}  // namespace hloc

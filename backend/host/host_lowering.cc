@@ -1,0 +1,125 @@
+// The host's lowering of kernels, library calls, copies, loops,
+// conditionals and interpreter ops (see host_lowering.h).
+#include "backend/host/host_lowering.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "backend/host/library_calls.h"
+#include "backend/host/onednn_library.h"
+#include "hlo/status_macros.h"
+
+namespace hloc {
+namespace host {
+
+using backend::KernelEmission;
+using runtime::BufferId;
+
+absl::StatusOr<KernelEmission> HostLowering::EmitKernel(backend::ProgramBuilder& builder,
+                                                        const HloInstruction& hlo,
+                                                        const HloComputation& computation,
+                                                        backend::KernelVariant variant,
+                                                        const backend::KernelBinder& bind,
+                                                        backend::ThunkList* out) {
+  KernelEmission emission;
+  absl::StatusOr<CompiledKernel> kernel = compiler_.Compile(computation, variant);
+  if (!kernel.ok()) {
+    if (kernel.status().code() != absl::StatusCode::kUnimplemented) return kernel.status();
+    emission.refusal = std::string(kernel.status().message());
+    return emission;
+  }
+  HLOC_ASSIGN_OR_RETURN(std::vector<BufferId> buffers, bind());
+  if (static_cast<int64_t>(buffers.size()) != kernel->num_buffers) {
+    return backend::InstructionError(hlo, absl::StrCat("kernel takes ", kernel->num_buffers,
+                                                       " buffers, the instruction has ",
+                                                       buffers.size()));
+  }
+  Thunks(out).push_back(std::make_unique<runtime::KernelThunk>(
+      absl::StrCat("%", hlo.name()), kernel->function, std::move(buffers), kernel->work_items,
+      kernel->cost_per_item));
+  emission.emitted = true;
+  emission.strategies.push_back(absl::StrCat("%", hlo.name(), ": ", kernel->strategy));
+  return emission;
+}
+
+absl::StatusOr<bool> HostLowering::EmitLibraryCall(backend::ProgramBuilder& builder,
+                                                   const HloInstruction& hlo,
+                                                   backend::ThunkList* out) {
+  const HloOpcode op = hlo.opcode();
+  if (op == HloOpcode::kCall || op == HloOpcode::kDot || op == HloOpcode::kConvolution) {
+    HLOC_ASSIGN_OR_RETURN(bool done, EmitOneDnnCall(builder, hlo, out));
+    if (done || op == HloOpcode::kCall) return done;
+  }
+  HLOC_ASSIGN_OR_RETURN(std::optional<runtime::LibraryCallThunk::Function> routine,
+                        MakeLibraryCall(hlo, compiler_));
+  if (!routine.has_value()) return false;
+  AddLibraryThunk(builder, hlo, *std::move(routine), "", out);
+  return true;
+}
+
+absl::StatusOr<bool> HostLowering::EmitOneDnnCall(backend::ProgramBuilder& builder,
+                                                  const HloInstruction& hlo,
+                                                  backend::ThunkList* out) {
+  if (!options_.use_onednn) return false;
+  if (onednn_ == nullptr) {
+    HLOC_ASSIGN_OR_RETURN(onednn_, OneDnnContext::Create());
+  }
+  HLOC_ASSIGN_OR_RETURN(OneDnnLowering lowering, LowerToOneDnn(hlo, onednn_));
+  const std::string* composite = hlo.FindFrontendAttribute("composite.name");
+  const std::string what = hlo.opcode() == HloOpcode::kCall && composite != nullptr
+                               ? *composite
+                               : std::string(HloOpcodeName(hlo.opcode()));
+  if (!lowering.function.has_value()) {
+    report_.library_refusals.push_back(
+        absl::StrCat("%", hlo.name(), " (", what, "): ", lowering.refusal));
+    return false;
+  }
+  report_.onednn_calls.push_back(
+      absl::StrCat("%", hlo.name(), " (", what, "): ", lowering.description));
+  AddLibraryThunk(builder, hlo, *std::move(lowering.function), absl::StrCat("onednn:", what), out);
+  return true;
+}
+
+void HostLowering::AddLibraryThunk(backend::ProgramBuilder& builder, const HloInstruction& hlo,
+                                   runtime::LibraryCallThunk::Function function,
+                                   absl::string_view label, backend::ThunkList* out) {
+  std::vector<BufferId> buffers = builder.BindCall(hlo);
+  Thunks(out).push_back(std::make_unique<runtime::LibraryCallThunk>(
+      absl::StrCat(label.empty() ? HloOpcodeName(hlo.opcode()) : label, " %", hlo.name()),
+      std::move(function), std::move(buffers)));
+  ++builder.report().library_calls;
+}
+
+void HostLowering::EmitCopy(BufferId from, BufferId to, int64_t bytes, backend::ThunkList* out) {
+  Thunks(out).push_back(std::make_unique<runtime::CopyThunk>(from, to, bytes));
+}
+
+void HostLowering::EmitLoop(std::string name, std::unique_ptr<backend::ThunkList> condition,
+                            BufferId predicate, std::unique_ptr<backend::ThunkList> body,
+                            backend::ThunkList* out) {
+  Thunks(out).push_back(std::make_unique<runtime::WhileThunk>(
+      std::move(name), TakeThunks(std::move(condition)), predicate, TakeThunks(std::move(body))));
+}
+
+void HostLowering::EmitConditional(std::string name, BufferId selector, bool selector_is_pred,
+                                   std::vector<std::unique_ptr<backend::ThunkList>> branches,
+                                   backend::ThunkList* out) {
+  std::vector<runtime::ThunkSequence> sequences;
+  for (std::unique_ptr<backend::ThunkList>& branch : branches) {
+    sequences.push_back(TakeThunks(std::move(branch)));
+  }
+  Thunks(out).push_back(std::make_unique<runtime::ConditionalThunk>(
+      std::move(name), selector, selector_is_pred, std::move(sequences)));
+}
+
+void HostLowering::EmitInterpreterOp(backend::ProgramBuilder& builder, std::string name,
+                                     std::string reason, runtime::HostFunction function,
+                                     std::vector<BufferId> inputs, std::vector<BufferId> outputs,
+                                     backend::ThunkList* out) {
+  Thunks(out).push_back(std::make_unique<runtime::InterpreterThunk>(
+      std::move(name), std::move(reason), std::move(function), std::move(inputs),
+      std::move(outputs)));
+}
+
+}  // namespace host
+}  // namespace hloc
