@@ -21,6 +21,7 @@
 // execution takes the arguments as literals and returns a new result
 // literal (the host's Execute; the interpreter's Evaluate).
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -121,6 +122,9 @@ absl::StatusOr<Timing> TimeRuns(const Options& options,
   return timing;
 }
 
+// A JSON number, or null for NaN and infinities (which JSON lacks).
+std::string JsonNumber(double v) { return std::isfinite(v) ? absl::StrCat(v) : "null"; }
+
 std::string JsonString(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
@@ -211,6 +215,11 @@ int Main(int argc, char** argv) {
                     (*compiler)->stats().compile_seconds, ", \"kernels\": ", report.kernels,
                     ", \"fused_kernels\": ", report.fused_kernels, ", \"library_calls\": ",
                     report.library_calls, ", \"interpreter_calls\": ", report.interpreter_calls);
+    absl::StrAppend(&json, ", \"fallback_ops\": [");
+    for (size_t i = 0; i < report.fallback_ops.size(); ++i) {
+      absl::StrAppend(&json, i ? ", " : "", JsonString(report.fallback_ops[i]));
+    }
+    absl::StrAppend(&json, "]");
     if (options.repeat == 0) {
       std::printf("%s}\n", json.c_str());
       return 0;
@@ -223,8 +232,11 @@ int Main(int argc, char** argv) {
   if (recorded.has_value()) {
     // Sanity only (tests check correctness): XLA's recorded result.
     Tolerance tolerance{2e-2, 2e-2};
-    absl::StrAppend(&json, ", \"matches_recorded\": ",
-                    CompareLiterals(*recorded, result, tolerance).ok ? "true" : "false");
+    const ComparisonReport comparison = CompareLiterals(*recorded, result, tolerance);
+    absl::StrAppend(&json, ", \"matches_recorded\": ", comparison.ok ? "true" : "false",
+                    ", \"max_abs_error\": ", JsonNumber(comparison.max_abs_error),
+                    ", \"max_rel_error\": ", JsonNumber(comparison.max_rel_error),
+                    ", \"mismatches\": ", comparison.mismatches);
   }
   std::printf("%s}\n", json.c_str());
   return 0;
