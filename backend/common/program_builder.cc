@@ -271,6 +271,7 @@ absl::Status ProgramBuilder::EmitInterpreterOp(const HloInstruction& hlo,
                             std::move(function), std::move(inputs), std::move(outputs), out);
   ++report_.interpreter_calls;
   report_.interpreter_ops.push_back(absl::StrCat(what, " runs in the interpreter: ", reason));
+  report_.interpreter_opcodes.emplace_back(HloOpcodeName(hlo.opcode()), hlo.name());
   return absl::OkStatus();
 }
 

@@ -83,6 +83,16 @@ struct BuiltProgram {
   Shape result_shape;  // Static bounds: a bounded dynamic result comes back at its bounds.
 };
 
+// Moves what a runtime's program spec holds (buffers, thunks as `Lowering`'s
+// sequence, outputs, output/parameter aliases) from `built` into `spec`.
+template <typename Lowering, typename Spec>
+void MoveIntoSpec(BuiltProgram* built, Spec* spec) {
+  spec->buffers = std::move(built->buffers);
+  spec->thunks = Lowering::TakeThunks(std::move(built->thunks));
+  spec->outputs = std::move(built->outputs);
+  spec->output_parameter_aliases = std::move(built->output_parameter_aliases);
+}
+
 // InvalidArgument naming `hlo`.
 absl::Status InstructionError(const HloInstruction& hlo, absl::string_view message);
 

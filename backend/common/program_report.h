@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace hloc {
@@ -19,6 +20,8 @@ struct ProgramReport {
   int64_t interpreter_calls = 0;  // Interpreter ops (interpreter_ops.h).
   // Per interpreter op: "%fft.2 (fft) runs in the interpreter: no GPU kernel for fft".
   std::vector<std::string> interpreter_ops;
+  // The same ops as (opcode, instruction name) pairs: ("fft", "fft.2").
+  std::vector<std::pair<std::string, std::string>> interpreter_opcodes;
   // Per kernel: "%fusion.2: row-reduction", with the target's details.
   std::vector<std::string> strategies;
   // Buffer sharing (ProgramBuilderOptions::update_in_place).

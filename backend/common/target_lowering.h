@@ -6,13 +6,16 @@
 // Thunk sequences are the target's own type (runtime::ThunkSequence on the
 // host, cuda::ThunkSequence on the GPU); the builder holds them as opaque
 // ThunkLists. A target derives from TypedTargetLowering<ItsSequence> and
-// reads a list's sequence with Thunks(list).
+// reads a list's sequence with Thunks(list); one whose runtime has the
+// shared thunk vocabulary derives from ThunkVocabularyLowering and gets its
+// copies, loops and conditionals for free.
 #ifndef HLOC_BACKEND_COMMON_TARGET_LOWERING_H_
 #define HLOC_BACKEND_COMMON_TARGET_LOWERING_H_
 
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -99,6 +102,36 @@ class TypedTargetLowering : public TargetLowering {
   static Sequence& Thunks(ThunkList* list) { return static_cast<List*>(list)->thunks; }
   static Sequence TakeThunks(std::unique_ptr<ThunkList> list) {
     return std::move(static_cast<List*>(list.get())->thunks);
+  }
+};
+
+// A target whose runtime speaks the shared thunk vocabulary (runtime/
+// thunk.h, runtime/cuda/gpu_thunk.h): its copy, loop and conditional thunks
+// take the same arguments, so their lowering is written once, here.
+template <typename Sequence, typename Copy, typename While, typename Conditional>
+class ThunkVocabularyLowering : public TypedTargetLowering<Sequence> {
+ public:
+  using Base = TypedTargetLowering<Sequence>;
+  void EmitCopy(runtime::BufferId from, runtime::BufferId to, int64_t bytes,
+                ThunkList* out) override {
+    Base::Thunks(out).push_back(std::make_unique<Copy>(from, to, bytes));
+  }
+  void EmitLoop(std::string name, std::unique_ptr<ThunkList> condition,
+                runtime::BufferId predicate, std::unique_ptr<ThunkList> body,
+                ThunkList* out) override {
+    Base::Thunks(out).push_back(std::make_unique<While>(
+        std::move(name), Base::TakeThunks(std::move(condition)), predicate,
+        Base::TakeThunks(std::move(body))));
+  }
+  void EmitConditional(std::string name, runtime::BufferId selector, bool selector_is_pred,
+                       std::vector<std::unique_ptr<ThunkList>> branches,
+                       ThunkList* out) override {
+    std::vector<Sequence> sequences;
+    for (std::unique_ptr<ThunkList>& branch : branches) {
+      sequences.push_back(Base::TakeThunks(std::move(branch)));
+    }
+    Base::Thunks(out).push_back(std::make_unique<Conditional>(
+        std::move(name), selector, selector_is_pred, std::move(sequences)));
   }
 };
 

@@ -44,10 +44,7 @@ absl::StatusOr<std::unique_ptr<GpuProgram>> CompileForGpu(const HloModule& modul
   program->parameter_shapes_ = std::move(built.parameter_shapes);
   program->result_shape_ = std::move(built.result_shape);
   cuda::GpuProgramSpec spec;
-  spec.buffers = std::move(built.buffers);
-  spec.thunks = GpuLowering::TakeThunks(std::move(built.thunks));
-  spec.outputs = std::move(built.outputs);
-  spec.output_parameter_aliases = std::move(built.output_parameter_aliases);
+  backend::MoveIntoSpec<GpuLowering>(&built, &spec);
   HLOC_ASSIGN_OR_RETURN(program->executable_, cuda::GpuExecutable::Create(std::move(spec)));
   return program;
 }

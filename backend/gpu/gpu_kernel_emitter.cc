@@ -106,13 +106,15 @@ llvm::Function* CreateKernelFunction(llvm::Module* module, const std::string& na
 absl::StatusOr<EmittedGpuKernel> EmitGpuKernel(const HloComputation& computation,
                                                const std::string& name, llvm::Module* module,
                                                const codegen::MathLowering* math,
-                                               const GpuTarget& target) {
+                                               const GpuTarget& target,
+                                               backend::KernelVariant variant) {
+  const bool update_in_place = variant == backend::KernelVariant::kUpdateInPlace;
   llvm::LLVMContext& context = module->getContext();
   if (computation.root() == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat("computation ", computation.name(), " has no root"));
   }
-  {
+  if (!update_in_place) {
     absl::StatusOr<std::optional<EmittedGpuKernel>> special =
         TryEmitSortKernel(computation, name, module, math, target);
     if (special.ok() && !special->has_value()) {
@@ -143,8 +145,13 @@ absl::StatusOr<EmittedGpuKernel> EmitGpuKernel(const HloComputation& computation
   state.target = &target;
   state.num_inputs = num_inputs;
 
-  absl::StatusOr<bool> done = TryEmitRowNormalizationKernel(computation, state);
+  absl::StatusOr<bool> done =
+      update_in_place ? false : TryEmitRowNormalizationKernel(computation, state);
   if (!done.ok()) return done.status();
+  if (update_in_place) {
+    HLOC_RETURN_IF_ERROR(EmitUpdateInPlaceKernel(state, computation));
+    done = true;
+  }
   if (!*done) {
     done = TryEmitReductionKernel(state);
     if (!done.ok()) return done.status();

@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "backend/common/kernel_variant.h"
 #include "backend/gpu/kernel_codegen.h"
 #include "backend/llvm/array_leaves.h"
 #include "backend/llvm/elemental_ir_emitter.h"
@@ -68,11 +69,12 @@ struct EmittedGpuKernel {
 };
 
 // Adds kernel `name` computing `computation` to `module` (whose target is
-// NVPTX). Math functions go through `math`.
-absl::StatusOr<EmittedGpuKernel> EmitGpuKernel(const HloComputation& computation,
-                                               const std::string& name, llvm::Module* module,
-                                               const codegen::MathLowering* math,
-                                               const GpuTarget& target);
+// NVPTX). Math functions go through `math`. kUpdateInPlace: only a
+// dynamic-update-slice root's update (update_in_place_kernel_emitter.cc).
+absl::StatusOr<EmittedGpuKernel> EmitGpuKernel(
+    const HloComputation& computation, const std::string& name, llvm::Module* module,
+    const codegen::MathLowering* math, const GpuTarget& target,
+    backend::KernelVariant variant = backend::KernelVariant::kWhole);
 
 // ---- Shared by the strategy emitters (one file each).
 
@@ -110,6 +112,7 @@ absl::StatusOr<bool> TryEmitReductionPhase(GpuKernelState& state, ReductionPhase
                                            llvm::Value* scratch);
 absl::StatusOr<bool> TryEmitTransposeKernel(GpuKernelState& state);
 absl::Status EmitLoopKernel(GpuKernelState& state);
+absl::Status EmitUpdateInPlaceKernel(GpuKernelState& state, const HloComputation& computation);
 
 // Sort and topk (sort_kernel_emitter.cc) and scatter
 // (scatter_kernel_emitter.cc) kernels: each builds its own function (their

@@ -40,11 +40,8 @@ absl::StatusOr<backend::KernelEmission> GpuLowering::EmitKernel(
     const HloComputation& computation, backend::KernelVariant variant,
     const backend::KernelBinder& bind, backend::ThunkList* out) {
   backend::KernelEmission emission;
-  if (variant != backend::KernelVariant::kWhole) {
-    emission.refusal = "the GPU emitters write whole results only";
-    return emission;
-  }
-  absl::StatusOr<std::shared_ptr<const GpuKernel>> kernel = cache_->GetOrCompile(computation);
+  absl::StatusOr<std::shared_ptr<const GpuKernel>> kernel =
+      cache_->GetOrCompile(computation, variant);
   if (!kernel.ok()) {
     if (kernel.status().code() != absl::StatusCode::kUnimplemented) {
       return absl::Status(kernel.status().code(), absl::StrCat("compiling %", hlo.name(), ": ",
@@ -116,28 +113,6 @@ absl::Status GpuLowering::AddKernelThunk(backend::ProgramBuilder& builder,
                                        kernel.second_launch.block[0], ")"));
   }
   return absl::OkStatus();
-}
-
-void GpuLowering::EmitCopy(BufferId from, BufferId to, int64_t bytes, backend::ThunkList* out) {
-  Thunks(out).push_back(std::make_unique<cuda::CopyThunk>(from, to, bytes));
-}
-
-void GpuLowering::EmitLoop(std::string name, std::unique_ptr<backend::ThunkList> condition,
-                           BufferId predicate, std::unique_ptr<backend::ThunkList> body,
-                           backend::ThunkList* out) {
-  Thunks(out).push_back(std::make_unique<cuda::WhileThunk>(
-      std::move(name), TakeThunks(std::move(condition)), predicate, TakeThunks(std::move(body))));
-}
-
-void GpuLowering::EmitConditional(std::string name, BufferId selector, bool selector_is_pred,
-                                  std::vector<std::unique_ptr<backend::ThunkList>> branches,
-                                  backend::ThunkList* out) {
-  std::vector<cuda::ThunkSequence> sequences;
-  for (std::unique_ptr<backend::ThunkList>& branch : branches) {
-    sequences.push_back(TakeThunks(std::move(branch)));
-  }
-  Thunks(out).push_back(std::make_unique<cuda::ConditionalThunk>(
-      std::move(name), selector, selector_is_pred, std::move(sequences)));
 }
 
 void GpuLowering::EmitInterpreterOp(backend::ProgramBuilder& builder, std::string name,

@@ -33,7 +33,12 @@
 namespace hloc {
 namespace gpu {
 
-class GpuLowering : public backend::TypedTargetLowering<cuda::ThunkSequence> {
+// The CUDA runtime's thunks (runtime/cuda/gpu_thunk.h).
+using GpuLoweringBase =
+    backend::ThunkVocabularyLowering<cuda::ThunkSequence, cuda::CopyThunk, cuda::WhileThunk,
+                                     cuda::ConditionalThunk>;
+
+class GpuLowering : public GpuLoweringBase {
  public:
   GpuLowering(const GpuProgramOptions& options, GpuCompileReport* report)
       : options_(options), report_(*report), cache_(options.kernel_cache) {
@@ -49,14 +54,6 @@ class GpuLowering : public backend::TypedTargetLowering<cuda::ThunkSequence> {
                                                      backend::ThunkList* out) override;
   absl::StatusOr<bool> EmitLibraryCall(backend::ProgramBuilder& builder, const HloInstruction& hlo,
                                        backend::ThunkList* out) override;
-  void EmitCopy(runtime::BufferId from, runtime::BufferId to, int64_t bytes,
-                backend::ThunkList* out) override;
-  void EmitLoop(std::string name, std::unique_ptr<backend::ThunkList> condition,
-                runtime::BufferId predicate, std::unique_ptr<backend::ThunkList> body,
-                backend::ThunkList* out) override;
-  void EmitConditional(std::string name, runtime::BufferId selector, bool selector_is_pred,
-                       std::vector<std::unique_ptr<backend::ThunkList>> branches,
-                       backend::ThunkList* out) override;
   void EmitInterpreterOp(backend::ProgramBuilder& builder, std::string name, std::string reason,
                          runtime::HostFunction function, std::vector<runtime::BufferId> inputs,
                          std::vector<runtime::BufferId> outputs, backend::ThunkList* out) override;

@@ -76,10 +76,11 @@ std::string DefaultKernelName(const HloComputation& computation) {
 // Adds kernel `name` for `computation` to `module`. On failure the partial
 // function is removed again, so the module stays valid for other kernels.
 absl::StatusOr<GpuKernel> AddKernel(const HloComputation& computation, const std::string& name,
-                                    llvm::Module& module, const GpuTarget& target) {
+                                    llvm::Module& module, const GpuTarget& target,
+                                    backend::KernelVariant variant = backend::KernelVariant::kWhole) {
   LibdeviceMathLowering math;
   absl::StatusOr<EmittedGpuKernel> emitted =
-      EmitGpuKernel(computation, name, &module, &math, target);
+      EmitGpuKernel(computation, name, &module, &math, target, variant);
   if (!emitted.ok()) {
     for (const std::string& entry : {name, absl::StrCat(name, "_combine")}) {
       if (llvm::Function* partial = module.getFunction(entry)) {
@@ -154,16 +155,18 @@ absl::StatusOr<ModuleCode> FinishModule(llvm::Module& module, llvm::TargetMachin
 }  // namespace
 
 absl::StatusOr<GpuKernel> CompileGpuKernel(const HloComputation& computation,
-                                           const GpuCompileOptions& options) {
-  const std::string name =
+                                           const GpuCompileOptions& options,
+                                           backend::KernelVariant variant) {
+  std::string name =
       options.kernel_name.empty() ? DefaultKernelName(computation) : options.kernel_name;
+  if (variant == backend::KernelVariant::kUpdateInPlace) absl::StrAppend(&name, "_update");
   absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> machine =
       CreateNvptxTargetMachine(options.target.compute_capability);
   if (!machine.ok()) return machine.status();
   llvm::LLVMContext context;
   llvm::Module module(name, context);
   PrepareModule(module, **machine);
-  absl::StatusOr<GpuKernel> kernel = AddKernel(computation, name, module, options.target);
+  absl::StatusOr<GpuKernel> kernel = AddKernel(computation, name, module, options.target, variant);
   if (!kernel.ok()) return kernel.status();
   std::vector<std::string> entries = {name};
   if (!kernel->second_name.empty()) entries.push_back(kernel->second_name);
@@ -221,10 +224,13 @@ absl::StatusOr<GpuKernelBatch> CompileGpuKernels(
 }
 
 absl::StatusOr<std::shared_ptr<const GpuKernel>> GpuKernelCache::GetOrCompile(
-    const HloComputation& computation) {
+    const HloComputation& computation, backend::KernelVariant variant) {
   const std::string fingerprint = codegen::KernelFingerprint(computation);
   const std::string key =
-      fingerprint.empty() ? "" : absl::StrCat(options_.target.SmName(), "\n", fingerprint);
+      fingerprint.empty() ? ""
+                          : absl::StrCat(options_.target.SmName(),
+                                         variant == backend::KernelVariant::kWhole ? "" : " update",
+                                         "\n", fingerprint);
   if (!key.empty()) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = kernels_.find(key);
@@ -233,7 +239,7 @@ absl::StatusOr<std::shared_ptr<const GpuKernel>> GpuKernelCache::GetOrCompile(
       return it->second;
     }
   }
-  absl::StatusOr<GpuKernel> kernel = CompileGpuKernel(computation, options_);
+  absl::StatusOr<GpuKernel> kernel = CompileGpuKernel(computation, options_, variant);
   if (!kernel.ok()) return kernel.status();
   auto shared = std::make_shared<const GpuKernel>(*std::move(kernel));
   std::lock_guard<std::mutex> lock(mu_);

@@ -30,6 +30,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "backend/common/kernel_variant.h"
 #include "hlo/computation.h"
 
 namespace hloc {
@@ -121,9 +122,12 @@ struct GpuKernel {
 // have kernels of their own when they are the computation's root and read
 // parameters directly (one-op wrappers). On Unimplemented the caller runs
 // the computation op by op, through a library or on the host. Other errors
-// are bugs or bad input.
-absl::StatusOr<GpuKernel> CompileGpuKernel(const HloComputation& computation,
-                                           const GpuCompileOptions& options);
+// are bugs or bad input. kUpdateInPlace (backend/common/kernel_variant.h):
+// a kernel writing only a dynamic-update-slice's update into an output that
+// already holds the updated operand; Unimplemented for other computations.
+absl::StatusOr<GpuKernel> CompileGpuKernel(
+    const HloComputation& computation, const GpuCompileOptions& options,
+    backend::KernelVariant variant = backend::KernelVariant::kWhole);
 
 // Several kernels in one LLVM module, so one PTX text and one cubin hold
 // them all (one ptxas run, one module load in the runtime). Identical
@@ -157,7 +161,9 @@ class GpuKernelCache {
  public:
   explicit GpuKernelCache(GpuCompileOptions options) : options_(std::move(options)) {}
 
-  absl::StatusOr<std::shared_ptr<const GpuKernel>> GetOrCompile(const HloComputation& computation);
+  absl::StatusOr<std::shared_ptr<const GpuKernel>> GetOrCompile(
+      const HloComputation& computation,
+      backend::KernelVariant variant = backend::KernelVariant::kWhole);
 
   const GpuCompileOptions& options() const { return options_; }
   int64_t hits() const;

@@ -37,14 +37,13 @@ absl::StatusOr<std::unique_ptr<HostProgram>> CompileForHost(const HloModule& mod
   builder_options.interpreter = options.interpreter ? options.interpreter : options.fallback;
   backend::ProgramBuilder builder(&lowering, std::move(builder_options), &program->report_);
   HLOC_ASSIGN_OR_RETURN(backend::BuiltProgram built, builder.Build(*program->module_));
-  program->report_.fallback_ops = program->report_.interpreter_ops;
+  for (const auto& [opcode, name] : program->report_.interpreter_opcodes) {
+    program->report_.fallback_ops.push_back(absl::StrCat(opcode, " (%", name, ")"));
+  }
   program->parameter_shapes_ = std::move(built.parameter_shapes);
   program->result_shape_ = std::move(built.result_shape);
   runtime::ProgramSpec spec;
-  spec.buffers = std::move(built.buffers);
-  spec.thunks = HostLowering::TakeThunks(std::move(built.thunks));
-  spec.outputs = std::move(built.outputs);
-  spec.output_parameter_aliases = std::move(built.output_parameter_aliases);
+  backend::MoveIntoSpec<HostLowering>(&built, &spec);
   spec.code_owner = program->compiler_;
   HLOC_ASSIGN_OR_RETURN(program->executable_, runtime::Executable::Create(std::move(spec)));
   return program;

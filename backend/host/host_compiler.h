@@ -58,7 +58,7 @@ struct HostCompileOptions {
 // counts (kernels, library and interpreter calls, buffer sharing, aliased
 // outputs; backend/common/program_report.h) and oneDNN's decisions.
 struct HostCompileReport : backend::ProgramReport {
-  // The former name of interpreter_ops (the same lines).
+  // The interpreter ops in the former format: "scatter (%scatter.3)".
   std::vector<std::string> fallback_ops;
   // Library calls run by oneDNN (also counted in library_calls):
   // "%gemm_bias_relu (hloc.gemm_bias_relu): matmul brg:avx512_core (f32->f32 1x8x64x32 bias relu)".

@@ -73,10 +73,8 @@ void CheckModule(const std::string& id, const HloModule& module, CorpusTally* ta
       continue;
     }
     std::set<std::string> opcodes;
-    // "%name (opcode) runs in the interpreter: why".
-    for (const std::string& op : (*program)->report().interpreter_ops) {
-      const size_t open = op.find(" (");
-      opcodes.insert(op.substr(open + 2, op.find(')', open) - open - 2));
+    for (const auto& [opcode, name] : (*program)->report().interpreter_opcodes) {
+      opcodes.insert(opcode);
     }
     for (const std::string& op : opcodes) {
       ++counts.notes[absl::StrCat("ran ", op, " in the interpreter")];

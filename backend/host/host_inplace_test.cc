@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "backend/common/in_place_test_modules.h"
 #include "backend/host/host_compiler.h"
 #include "backend/host/host_pipeline_modes.h"
 #include "backend/host/host_test_util.h"
@@ -25,79 +26,17 @@
 namespace hloc {
 namespace {
 
-// A scan: each iteration adds 2 to a row and stores it as row i of a
-// [64,128] array carried by the loop.
-constexpr char kScanRows[] = R"(
-HloModule scan_rows
-
-body {
-  p = (s32[], f32[64,128], f32[128]) parameter(0)
-  i = s32[] get-tuple-element(p), index=0
-  acc = f32[64,128] get-tuple-element(p), index=1
-  row = f32[128] get-tuple-element(p), index=2
-  one = s32[] constant(1)
-  next = s32[] add(i, one)
-  two = f32[] constant(2)
-  twos = f32[128] broadcast(two), dimensions={}
-  new_row = f32[128] add(row, twos)
-  update = f32[1,128] reshape(new_row)
-  zero = s32[] constant(0)
-  new_acc = f32[64,128] dynamic-update-slice(acc, update, i, zero)
-  ROOT t = (s32[], f32[64,128], f32[128]) tuple(next, new_acc, new_row)
-}
-
-cond {
-  p = (s32[], f32[64,128], f32[128]) parameter(0)
-  i = s32[] get-tuple-element(p), index=0
-  n = s32[] constant(64)
-  ROOT lt = pred[] compare(i, n), direction=LT
-}
-
-ENTRY main {
-  x = f32[128] parameter(0)
-  zero = s32[] constant(0)
-  z = f32[] constant(0)
-  acc = f32[64,128] broadcast(z), dimensions={}
-  init = (s32[], f32[64,128], f32[128]) tuple(zero, acc, x)
-  w = (s32[], f32[64,128], f32[128]) while(init), condition=cond, body=body
-  ROOT r = f32[64,128] get-tuple-element(w), index=1
-}
-)";
-
-// As kScanRows, but the body also passes the old array on as a fourth
-// state leaf: the update must not overwrite it.
-constexpr char kScanKeepsOld[] = R"(
-HloModule scan_keeps_old
-
-body {
-  p = (s32[], f32[8,4], f32[4], f32[8,4]) parameter(0)
-  i = s32[] get-tuple-element(p), index=0
-  acc = f32[8,4] get-tuple-element(p), index=1
-  row = f32[4] get-tuple-element(p), index=2
-  one = s32[] constant(1)
-  next = s32[] add(i, one)
-  new_row = f32[4] add(row, row)
-  update = f32[1,4] reshape(new_row)
-  zero = s32[] constant(0)
-  new_acc = f32[8,4] dynamic-update-slice(acc, update, i, zero)
-  ROOT t = (s32[], f32[8,4], f32[4], f32[8,4]) tuple(next, new_acc, new_row, acc)
-}
-
-cond {
-  p = (s32[], f32[8,4], f32[4], f32[8,4]) parameter(0)
-  i = s32[] get-tuple-element(p), index=0
-  n = s32[] constant(8)
-  ROOT lt = pred[] compare(i, n), direction=LT
-}
-
-ENTRY main {
-  x = f32[4] parameter(0)
-  a = f32[8,4] parameter(1)
-  zero = s32[] constant(0)
-  init = (s32[], f32[8,4], f32[4], f32[8,4]) tuple(zero, a, x, a)
-  ROOT w = (s32[], f32[8,4], f32[4], f32[8,4]) while(init), condition=cond, body=body
-}
-)";
+using in_place_testing::kBadAlias;
+using in_place_testing::kDonatedReverse;
+using in_place_testing::kDonatedScan;
+using in_place_testing::kDonatedUpdate;
+using in_place_testing::kDusDeadTemp;
+using in_place_testing::kDusFused;
+using in_place_testing::kDusLiveTemp;
+using in_place_testing::kDusParameter;
+using in_place_testing::kDusReadsTarget;
+using in_place_testing::kScanKeepsOld;
+using in_place_testing::kScanRows;
 
 struct Compiled {
   std::unique_ptr<host::HostProgram> program;
@@ -207,16 +146,7 @@ TEST(HostInPlaceTest, OldValueStillReadIsNotOverwritten) {
 }
 
 TEST(HostInPlaceTest, EntryParameterIsCopiedNotOverwritten) {
-  std::unique_ptr<HloModule> module = Parse(R"(
-HloModule dus_parameter
-ENTRY main {
-  a = f32[16,8] parameter(0)
-  u = f32[3,8] parameter(1)
-  i = s32[] parameter(2)
-  zero = s32[] constant(0)
-  ROOT d = f32[16,8] dynamic-update-slice(a, u, i, zero)
-}
-)");
+  std::unique_ptr<HloModule> module = Parse(kDusParameter);
   ASSERT_NE(module, nullptr);
   std::vector<Literal> args = Arguments(*module);
   // Start indices past either end are clamped, as the interpreter clamps them.
@@ -234,31 +164,8 @@ ENTRY main {
 TEST(HostInPlaceTest, DeadTemporaryIsUpdatedInPlace) {
   // t is read only by the update: the update writes t's buffer. In the
   // second module t is also returned, so it must keep its old value.
-  constexpr char kDead[] = R"(
-HloModule dus_temp
-ENTRY main {
-  a = f32[32,16] parameter(0)
-  u = f32[4,16] parameter(1)
-  i = s32[] parameter(2)
-  t = f32[32,16] add(a, a)
-  zero = s32[] constant(0)
-  ROOT d = f32[32,16] dynamic-update-slice(t, u, i, zero)
-}
-)";
-  constexpr char kLive[] = R"(
-HloModule dus_temp_live
-ENTRY main {
-  a = f32[32,16] parameter(0)
-  u = f32[4,16] parameter(1)
-  i = s32[] parameter(2)
-  t = f32[32,16] add(a, a)
-  zero = s32[] constant(0)
-  d = f32[32,16] dynamic-update-slice(t, u, i, zero)
-  ROOT r = (f32[32,16], f32[32,16]) tuple(d, t)
-}
-)";
   for (bool live : {false, true}) {
-    std::unique_ptr<HloModule> module = Parse(live ? kLive : kDead);
+    std::unique_ptr<HloModule> module = Parse(live ? kDusLiveTemp : kDusDeadTemp);
     ASSERT_NE(module, nullptr);
     std::vector<Literal> args = Arguments(*module);
     args[2] = Literal::Scalar(xla::S32, 9);
@@ -273,22 +180,7 @@ ENTRY main {
 TEST(HostInPlaceTest, FusionReadingTheTargetElsewhereWritesEverything) {
   // The update is a slice of the target itself: the fusion reads the target
   // at other indices, so its kernel must not leave it unread.
-  std::unique_ptr<HloModule> module = Parse(R"(
-HloModule dus_self
-fused {
-  p0 = f32[16,8] parameter(0)
-  p1 = s32[] parameter(1)
-  s = f32[2,8] slice(p0), slice={[0:2], [0:8]}
-  zero = s32[] constant(0)
-  ROOT d = f32[16,8] dynamic-update-slice(p0, s, p1, zero)
-}
-ENTRY main {
-  a = f32[16,8] parameter(0)
-  i = s32[] parameter(1)
-  t = f32[16,8] negate(a)
-  ROOT f = f32[16,8] fusion(t, i), kind=kLoop, calls=fused
-}
-)");
+  std::unique_ptr<HloModule> module = Parse(kDusReadsTarget);
   ASSERT_NE(module, nullptr);
   EXPECT_EQ(host::UpdateInPlaceParameter(*module->FindComputation("fused")), -1);
   std::vector<Literal> args = Arguments(*module);
@@ -301,24 +193,7 @@ ENTRY main {
 TEST(HostInPlaceTest, FusedUpdateWritesOnlyTheUpdate) {
   // A fusion computing its update from other parameters: the kernel's work
   // items are the update's elements, and the dead operand is reused.
-  std::unique_ptr<HloModule> module = Parse(R"(
-HloModule dus_fused
-fused {
-  p0 = f32[256,64] parameter(0)
-  p1 = f32[2,64] parameter(1)
-  p2 = s32[] parameter(2)
-  e = f32[2,64] exponential(p1)
-  zero = s32[] constant(0)
-  ROOT d = f32[256,64] dynamic-update-slice(p0, e, p2, zero)
-}
-ENTRY main {
-  a = f32[256,64] parameter(0)
-  u = f32[2,64] parameter(1)
-  i = s32[] parameter(2)
-  t = f32[256,64] negate(a)
-  ROOT f = f32[256,64] fusion(t, u, i), kind=kLoop, calls=fused
-}
-)");
+  std::unique_ptr<HloModule> module = Parse(kDusFused);
   ASSERT_NE(module, nullptr);
   EXPECT_EQ(host::UpdateInPlaceParameter(*module->FindComputation("fused")), 0);
   std::vector<Literal> args = Arguments(*module);
@@ -365,79 +240,25 @@ void CheckDonation(absl::string_view text, int64_t expected_aliases, int32_t sta
 }
 
 TEST(HostInPlaceTest, DonatedParameterHoldsTheUpdatedOutput) {
-  CheckDonation(R"(
-HloModule dus_donated, input_output_alias={ {}: (0, {}, may-alias) }
-ENTRY main {
-  a = f32[64,32] parameter(0)
-  u = f32[2,32] parameter(1)
-  i = s32[] parameter(2)
-  zero = s32[] constant(0)
-  ROOT d = f32[64,32] dynamic-update-slice(a, u, i, zero)
-}
-)",
+  CheckDonation(kDonatedUpdate,
                 1, 17);
 }
 
 TEST(HostInPlaceTest, DonatedLoopStateIsScannedInPlace) {
   // The scan's array starts as the donated parameter: the loop state, the
   // in-place update and the output all use its memory.
-  CheckDonation(R"(
-HloModule scan_donated, input_output_alias={ {}: (0, {}, must-alias) }
-
-body {
-  p = (s32[], f32[16,8], f32[8]) parameter(0)
-  i = s32[] get-tuple-element(p), index=0
-  acc = f32[16,8] get-tuple-element(p), index=1
-  row = f32[8] get-tuple-element(p), index=2
-  one = s32[] constant(1)
-  next = s32[] add(i, one)
-  new_row = f32[8] multiply(row, row)
-  update = f32[1,8] reshape(new_row)
-  zero = s32[] constant(0)
-  new_acc = f32[16,8] dynamic-update-slice(acc, update, i, zero)
-  ROOT t = (s32[], f32[16,8], f32[8]) tuple(next, new_acc, new_row)
-}
-
-cond {
-  p = (s32[], f32[16,8], f32[8]) parameter(0)
-  i = s32[] get-tuple-element(p), index=0
-  n = s32[] constant(12)
-  ROOT lt = pred[] compare(i, n), direction=LT
-}
-
-ENTRY main {
-  a = f32[16,8] parameter(0)
-  x = f32[8] parameter(1)
-  start = s32[] parameter(2)
-  init = (s32[], f32[16,8], f32[8]) tuple(start, a, x)
-  w = (s32[], f32[16,8], f32[8]) while(init), condition=cond, body=body
-  ROOT r = f32[16,8] get-tuple-element(w), index=1
-}
-)",
+  CheckDonation(kDonatedScan,
                 1, 3);
 }
 
 TEST(HostInPlaceTest, AliasRefusedWhenTheParameterIsReadLate) {
   // reverse reads the parameter while writing the output: they cannot share.
-  CheckDonation(R"(
-HloModule reverse_donated, input_output_alias={ {}: (0, {}, may-alias) }
-ENTRY main {
-  a = f32[64] parameter(0)
-  i = s32[] parameter(1)
-  ROOT r = f32[64] reverse(a), dimensions={0}
-}
-)",
+  CheckDonation(kDonatedReverse,
                 0, 0);
 }
 
 TEST(HostInPlaceTest, BadAliasIsAnError) {
-  std::unique_ptr<HloModule> module = Parse(R"(
-HloModule bad_alias, input_output_alias={ {}: (3, {}, may-alias) }
-ENTRY main {
-  a = f32[64] parameter(0)
-  ROOT r = f32[64] negate(a)
-}
-)");
+  std::unique_ptr<HloModule> module = Parse(kBadAlias);
   ASSERT_NE(module, nullptr);
   host::HostCompileOptions options;
   options.compiler = host_testing::SharedCompiler();

@@ -90,28 +90,6 @@ void HostLowering::AddLibraryThunk(backend::ProgramBuilder& builder, const HloIn
   ++builder.report().library_calls;
 }
 
-void HostLowering::EmitCopy(BufferId from, BufferId to, int64_t bytes, backend::ThunkList* out) {
-  Thunks(out).push_back(std::make_unique<runtime::CopyThunk>(from, to, bytes));
-}
-
-void HostLowering::EmitLoop(std::string name, std::unique_ptr<backend::ThunkList> condition,
-                            BufferId predicate, std::unique_ptr<backend::ThunkList> body,
-                            backend::ThunkList* out) {
-  Thunks(out).push_back(std::make_unique<runtime::WhileThunk>(
-      std::move(name), TakeThunks(std::move(condition)), predicate, TakeThunks(std::move(body))));
-}
-
-void HostLowering::EmitConditional(std::string name, BufferId selector, bool selector_is_pred,
-                                   std::vector<std::unique_ptr<backend::ThunkList>> branches,
-                                   backend::ThunkList* out) {
-  std::vector<runtime::ThunkSequence> sequences;
-  for (std::unique_ptr<backend::ThunkList>& branch : branches) {
-    sequences.push_back(TakeThunks(std::move(branch)));
-  }
-  Thunks(out).push_back(std::make_unique<runtime::ConditionalThunk>(
-      std::move(name), selector, selector_is_pred, std::move(sequences)));
-}
-
 void HostLowering::EmitInterpreterOp(backend::ProgramBuilder& builder, std::string name,
                                      std::string reason, runtime::HostFunction function,
                                      std::vector<BufferId> inputs, std::vector<BufferId> outputs,

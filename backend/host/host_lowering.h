@@ -26,7 +26,12 @@
 namespace hloc {
 namespace host {
 
-class HostLowering : public backend::TypedTargetLowering<runtime::ThunkSequence> {
+// The host runtime's thunks (runtime/thunk.h).
+using HostLoweringBase =
+    backend::ThunkVocabularyLowering<runtime::ThunkSequence, runtime::CopyThunk,
+                                     runtime::WhileThunk, runtime::ConditionalThunk>;
+
+class HostLowering : public HostLoweringBase {
  public:
   HostLowering(const HostCompileOptions& options, KernelCompiler* compiler,
                HostCompileReport* report)
@@ -41,14 +46,6 @@ class HostLowering : public backend::TypedTargetLowering<runtime::ThunkSequence>
                                                      backend::ThunkList* out) override;
   absl::StatusOr<bool> EmitLibraryCall(backend::ProgramBuilder& builder, const HloInstruction& hlo,
                                        backend::ThunkList* out) override;
-  void EmitCopy(runtime::BufferId from, runtime::BufferId to, int64_t bytes,
-                backend::ThunkList* out) override;
-  void EmitLoop(std::string name, std::unique_ptr<backend::ThunkList> condition,
-                runtime::BufferId predicate, std::unique_ptr<backend::ThunkList> body,
-                backend::ThunkList* out) override;
-  void EmitConditional(std::string name, runtime::BufferId selector, bool selector_is_pred,
-                       std::vector<std::unique_ptr<backend::ThunkList>> branches,
-                       backend::ThunkList* out) override;
   void EmitInterpreterOp(backend::ProgramBuilder& builder, std::string name, std::string reason,
                          runtime::HostFunction function, std::vector<runtime::BufferId> inputs,
                          std::vector<runtime::BufferId> outputs, backend::ThunkList* out) override;

@@ -9,6 +9,7 @@
 #include "backend/host/kernel_compiler.h"
 #include "backend/host/kernel_emitter_internal.h"
 #include "backend/llvm/array_leaves.h"
+#include "backend/llvm/update_in_place.h"
 #include "hlo/primitive_type.h"
 #include "llvm/IR/Function.h"
 
@@ -114,60 +115,22 @@ absl::StatusOr<int64_t> EmitLoopKernel(KernelState& state) {
   return primary;
 }
 
-// The update-in-place kernel (kernel_emitter.h): out[start + u] = update[u]
-// for each element u of the update, starts clamped as dynamic-update-slice
-// clamps them. The output already holds the rest.
+// The update-in-place kernel (kernel_emitter.h): the shared store
+// (codegen::UpdateInPlaceStore) over this call's range of update elements.
 absl::StatusOr<int64_t> EmitUpdateInPlaceKernel(KernelState& state,
                                                 const HloComputation& computation) {
-  const HloInstruction& root = *computation.root();
-  if (UpdateInPlaceParameter(computation) < 0 || state.outputs.size() != 1) {
-    return absl::UnimplementedError(absl::StrCat("computation ", computation.name(),
-                                                 " is not a dynamic-update-slice of a parameter"));
+  if (state.outputs.size() != 1) {
+    return absl::UnimplementedError("an update in place writes one output");
   }
-  codegen::ElementalIrEmitter& e = *state.elemental;
-  llvm::IRBuilder<>& b = *state.b;
-  const Shape& shape = root.shape();
-  const HloInstruction& update = *root.operand(1);
-  const std::vector<int64_t>& sizes = update.shape().dimensions();
-  const int64_t rank = shape.rank();
-  const bool vector_form = root.operand_count() == 3 && root.operand(2)->shape().rank() == 1;
-  if (static_cast<int64_t>(sizes.size()) != rank ||
-      (!vector_form && root.operand_count() != 2 + rank)) {
-    return absl::InvalidArgumentError(absl::StrCat("%", root.name(), ": start indices"));
-  }
-  std::vector<llvm::Value*> starts;
-  for (int64_t d = 0; d < rank; ++d) {
-    const HloInstruction& start = *root.operand(vector_form ? 2 : 2 + d);
-    const PrimitiveType type = start.shape().element_type();
-    if (!IsInteger(type) || sizes[d] > shape.dimensions(d)) {
-      return absl::InvalidArgumentError(absl::StrCat("%", root.name(), ": start index ", d));
-    }
-    absl::StatusOr<ElementGenerator> g = state.fused->GetGenerator(start);
-    if (!g.ok()) return g.status();
-    absl::StatusOr<llvm::Value*> v =
-        (*g)(vector_form ? IrIndex{{e.Int64(d)}, e.Int64(d)} : IrIndex{{}, e.Int64(0)});
-    if (!v.ok()) return v.status();
-    llvm::Value* s = IsSignedInteger(type) ? b.CreateSExtOrTrunc(*v, b.getInt64Ty())
-                                           : b.CreateZExtOrTrunc(*v, b.getInt64Ty());
-    llvm::Value* hi = e.Int64(shape.dimensions(d) - sizes[d]);
-    s = b.CreateSelect(b.CreateICmpSLT(s, e.Int64(0)), e.Int64(0), s);
-    starts.push_back(b.CreateSelect(b.CreateICmpSGT(s, hi), hi, s));
-  }
-  const int64_t items = ElementCount(update.shape());
+  absl::StatusOr<codegen::UpdateInPlaceStore> store =
+      codegen::UpdateInPlaceStore::Prepare(computation, *state.fused, *state.elemental);
+  if (!store.ok()) return store.status();
+  const int64_t items = store->items();
   if (items == 0) return int64_t{0};
-  absl::StatusOr<ElementGenerator> values = state.fused->GetGenerator(update);
-  if (!values.ok()) return values.status();
   llvm::Value* buffer = state.outputs[0].buffer;
   absl::Status status = EmitElementLoop(
-      state, sizes, state.begin, state.end, [&](const IrIndex& index) -> absl::Status {
-        absl::StatusOr<llvm::Value*> value = (*values)(index);
-        if (!value.ok()) return value.status();
-        IrIndex target;
-        for (int64_t d = 0; d < rank; ++d) {
-          target.dims.push_back(b.CreateAdd(index.dims[d], starts[d], "", true, true));
-        }
-        return e.EmitArrayStore(buffer, shape, target, *value);
-      });
+      state, store->update_dims(), state.begin, state.end,
+      [&](const IrIndex& index) { return store->Store(index, buffer); });
   if (!status.ok()) return status;
   return items;
 }

@@ -1,0 +1,212 @@
+// The shared in-place test modules (see in_place_test_modules.h).
+#include "backend/common/in_place_test_modules.h"
+
+namespace hloc {
+namespace in_place_testing {
+
+const char kScanRows[] = R"(
+HloModule scan_rows
+
+body {
+  p = (s32[], f32[64,128], f32[128]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  acc = f32[64,128] get-tuple-element(p), index=1
+  row = f32[128] get-tuple-element(p), index=2
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  two = f32[] constant(2)
+  twos = f32[128] broadcast(two), dimensions={}
+  new_row = f32[128] add(row, twos)
+  update = f32[1,128] reshape(new_row)
+  zero = s32[] constant(0)
+  new_acc = f32[64,128] dynamic-update-slice(acc, update, i, zero)
+  ROOT t = (s32[], f32[64,128], f32[128]) tuple(next, new_acc, new_row)
+}
+
+cond {
+  p = (s32[], f32[64,128], f32[128]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(64)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+ENTRY main {
+  x = f32[128] parameter(0)
+  zero = s32[] constant(0)
+  z = f32[] constant(0)
+  acc = f32[64,128] broadcast(z), dimensions={}
+  init = (s32[], f32[64,128], f32[128]) tuple(zero, acc, x)
+  w = (s32[], f32[64,128], f32[128]) while(init), condition=cond, body=body
+  ROOT r = f32[64,128] get-tuple-element(w), index=1
+}
+)";
+
+const char kScanKeepsOld[] = R"(
+HloModule scan_keeps_old
+
+body {
+  p = (s32[], f32[8,4], f32[4], f32[8,4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  acc = f32[8,4] get-tuple-element(p), index=1
+  row = f32[4] get-tuple-element(p), index=2
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  new_row = f32[4] add(row, row)
+  update = f32[1,4] reshape(new_row)
+  zero = s32[] constant(0)
+  new_acc = f32[8,4] dynamic-update-slice(acc, update, i, zero)
+  ROOT t = (s32[], f32[8,4], f32[4], f32[8,4]) tuple(next, new_acc, new_row, acc)
+}
+
+cond {
+  p = (s32[], f32[8,4], f32[4], f32[8,4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(8)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+ENTRY main {
+  x = f32[4] parameter(0)
+  a = f32[8,4] parameter(1)
+  zero = s32[] constant(0)
+  init = (s32[], f32[8,4], f32[4], f32[8,4]) tuple(zero, a, x, a)
+  ROOT w = (s32[], f32[8,4], f32[4], f32[8,4]) while(init), condition=cond, body=body
+}
+)";
+
+const char kDusParameter[] = R"(
+HloModule dus_parameter
+ENTRY main {
+  a = f32[16,8] parameter(0)
+  u = f32[3,8] parameter(1)
+  i = s32[] parameter(2)
+  zero = s32[] constant(0)
+  ROOT d = f32[16,8] dynamic-update-slice(a, u, i, zero)
+}
+)";
+
+const char kDusDeadTemp[] = R"(
+HloModule dus_temp
+ENTRY main {
+  a = f32[32,16] parameter(0)
+  u = f32[4,16] parameter(1)
+  i = s32[] parameter(2)
+  t = f32[32,16] add(a, a)
+  zero = s32[] constant(0)
+  ROOT d = f32[32,16] dynamic-update-slice(t, u, i, zero)
+}
+)";
+
+const char kDusLiveTemp[] = R"(
+HloModule dus_temp_live
+ENTRY main {
+  a = f32[32,16] parameter(0)
+  u = f32[4,16] parameter(1)
+  i = s32[] parameter(2)
+  t = f32[32,16] add(a, a)
+  zero = s32[] constant(0)
+  d = f32[32,16] dynamic-update-slice(t, u, i, zero)
+  ROOT r = (f32[32,16], f32[32,16]) tuple(d, t)
+}
+)";
+
+const char kDusReadsTarget[] = R"(
+HloModule dus_self
+fused {
+  p0 = f32[16,8] parameter(0)
+  p1 = s32[] parameter(1)
+  s = f32[2,8] slice(p0), slice={[0:2], [0:8]}
+  zero = s32[] constant(0)
+  ROOT d = f32[16,8] dynamic-update-slice(p0, s, p1, zero)
+}
+ENTRY main {
+  a = f32[16,8] parameter(0)
+  i = s32[] parameter(1)
+  t = f32[16,8] negate(a)
+  ROOT f = f32[16,8] fusion(t, i), kind=kLoop, calls=fused
+}
+)";
+
+const char kDusFused[] = R"(
+HloModule dus_fused
+fused {
+  p0 = f32[256,64] parameter(0)
+  p1 = f32[2,64] parameter(1)
+  p2 = s32[] parameter(2)
+  e = f32[2,64] exponential(p1)
+  zero = s32[] constant(0)
+  ROOT d = f32[256,64] dynamic-update-slice(p0, e, p2, zero)
+}
+ENTRY main {
+  a = f32[256,64] parameter(0)
+  u = f32[2,64] parameter(1)
+  i = s32[] parameter(2)
+  t = f32[256,64] negate(a)
+  ROOT f = f32[256,64] fusion(t, u, i), kind=kLoop, calls=fused
+}
+)";
+
+const char kDonatedUpdate[] = R"(
+HloModule dus_donated, input_output_alias={ {}: (0, {}, may-alias) }
+ENTRY main {
+  a = f32[64,32] parameter(0)
+  u = f32[2,32] parameter(1)
+  i = s32[] parameter(2)
+  zero = s32[] constant(0)
+  ROOT d = f32[64,32] dynamic-update-slice(a, u, i, zero)
+}
+)";
+
+const char kDonatedScan[] = R"(
+HloModule scan_donated, input_output_alias={ {}: (0, {}, must-alias) }
+
+body {
+  p = (s32[], f32[16,8], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  acc = f32[16,8] get-tuple-element(p), index=1
+  row = f32[8] get-tuple-element(p), index=2
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  new_row = f32[8] multiply(row, row)
+  update = f32[1,8] reshape(new_row)
+  zero = s32[] constant(0)
+  new_acc = f32[16,8] dynamic-update-slice(acc, update, i, zero)
+  ROOT t = (s32[], f32[16,8], f32[8]) tuple(next, new_acc, new_row)
+}
+
+cond {
+  p = (s32[], f32[16,8], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(12)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+ENTRY main {
+  a = f32[16,8] parameter(0)
+  x = f32[8] parameter(1)
+  start = s32[] parameter(2)
+  init = (s32[], f32[16,8], f32[8]) tuple(start, a, x)
+  w = (s32[], f32[16,8], f32[8]) while(init), condition=cond, body=body
+  ROOT r = f32[16,8] get-tuple-element(w), index=1
+}
+)";
+
+const char kDonatedReverse[] = R"(
+HloModule reverse_donated, input_output_alias={ {}: (0, {}, may-alias) }
+ENTRY main {
+  a = f32[64] parameter(0)
+  i = s32[] parameter(1)
+  ROOT r = f32[64] reverse(a), dimensions={0}
+}
+)";
+
+const char kBadAlias[] = R"(
+HloModule bad_alias, input_output_alias={ {}: (3, {}, may-alias) }
+ENTRY main {
+  a = f32[64] parameter(0)
+  ROOT r = f32[64] negate(a)
+}
+)";
+
+}  // namespace in_place_testing
+}  // namespace hloc

@@ -1,0 +1,43 @@
+// HLO modules exercising updates in place, loop-state sharing and
+// input_output_alias (backend/common/program_builder.h, "In place"), shared
+// by every target's tests: backend/host/host_inplace_test.cc runs them on
+// the host, backend/gpu/gpu_inplace_test.cc plans them for the GPU (and runs
+// them where there is one).
+#ifndef HLOC_BACKEND_COMMON_IN_PLACE_TEST_MODULES_H_
+#define HLOC_BACKEND_COMMON_IN_PLACE_TEST_MODULES_H_
+
+namespace hloc {
+namespace in_place_testing {
+
+// A scan: each iteration adds 2 to a row and stores it as row i of a
+// [64,128] array carried by the loop.
+extern const char kScanRows[];
+// As kScanRows, but the body also passes the old array on as a fourth
+// state leaf: the update must not overwrite it.
+extern const char kScanKeepsOld[];
+// A dynamic-update-slice of an entry parameter: copied, never overwritten.
+extern const char kDusParameter[];
+// t is read only by the update: the update may write t's buffer.
+extern const char kDusDeadTemp[];
+// As kDusDeadTemp, but t is also returned, so it keeps its old value.
+extern const char kDusLiveTemp[];
+// The update is a slice of the target itself: the fusion reads the target
+// at other indices, so its kernel must write everything.
+extern const char kDusReadsTarget[];
+// A fusion computing its update from other parameters: its kernel writes
+// the update's elements only, and the dead operand is reused.
+extern const char kDusFused[];
+// input_output_alias: the updated output may live in parameter 0.
+extern const char kDonatedUpdate[];
+// The scan's array starts as the aliased parameter: the loop state, the
+// in-place update and the output may all use its memory.
+extern const char kDonatedScan[];
+// reverse reads the parameter while writing the output: they cannot share.
+extern const char kDonatedReverse[];
+// An alias naming a parameter the entry does not have.
+extern const char kBadAlias[];
+
+}  // namespace in_place_testing
+}  // namespace hloc
+
+#endif  // HLOC_BACKEND_COMMON_IN_PLACE_TEST_MODULES_H_
