@@ -22,8 +22,8 @@ absl::Status CheckBuffer(const std::vector<BufferSpec>& buffers, size_t i) {
       break;
     case BufferSpec::Kind::kConstant:
       if (static_cast<int64_t>(b.data.size()) != b.size) {
-        return absl::InvalidArgumentError(absl::StrCat("constant buffer ", i, " holds ",
-                                                       b.data.size(), " bytes, not ", b.size));
+        return absl::InvalidArgumentError(
+            absl::StrCat("constant buffer ", i, " holds ", b.data.size(), " bytes, not ", b.size));
       }
       break;
     case BufferSpec::Kind::kTemp:
@@ -33,12 +33,11 @@ absl::Status CheckBuffer(const std::vector<BufferSpec>& buffers, size_t i) {
       }
       break;
   }
-  if (b.shares >= 0 && (b.kind != BufferSpec::Kind::kTemp ||
-                        static_cast<size_t>(b.shares) >= buffers.size() ||
-                        buffers[b.shares].kind != BufferSpec::Kind::kTemp ||
-                        buffers[b.shares].size != b.size)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "buffer ", i, " shares buffer ", b.shares, ": both must be temporaries of one size"));
+  if (b.shares >= 0 &&
+      (b.kind != BufferSpec::Kind::kTemp || static_cast<size_t>(b.shares) >= buffers.size() ||
+       buffers[b.shares].kind != BufferSpec::Kind::kTemp || buffers[b.shares].size != b.size)) {
+    return absl::InvalidArgumentError(absl::StrCat("buffer ", i, " shares buffer ", b.shares,
+                                                   ": both must be temporaries of one size"));
   }
   return absl::OkStatus();
 }
@@ -63,7 +62,8 @@ absl::StatusOr<StoragePlan> PlanStorage(
     const BufferSpec& b = buffers[i];
     if (b.kind != BufferSpec::Kind::kParameter) continue;
     if (plan.parameter_buffer[b.parameter] >= 0) {
-      return absl::InvalidArgumentError(absl::StrCat("parameter ", b.parameter, " has two buffers"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("parameter ", b.parameter, " has two buffers"));
     }
     plan.parameter_buffer[b.parameter] = static_cast<BufferId>(i);
     plan.parameter_sizes[b.parameter] = b.size;

@@ -22,15 +22,15 @@ namespace runtime {
 
 struct StoragePlan {
   int64_t num_parameters = 0;
-  std::vector<int64_t> parameter_sizes;  // Per parameter index.
+  std::vector<int64_t> parameter_sizes;    // Per parameter index.
   std::vector<BufferId> parameter_buffer;  // Per parameter index: its buffer.
-  std::vector<BufferId> storage_root;    // Per buffer: whose bytes it uses.
+  std::vector<BufferId> storage_root;      // Per buffer: whose bytes it uses.
   // Per buffer: for a temporary that is its group's root, the group's live
   // interval and size; `is_temp_root` marks those entries.
   std::vector<BufferInterval> group_live;
   std::vector<bool> is_temp_root;
   std::vector<int64_t> aliased_parameter;  // Per output: its parameter, or -1.
-  int64_t shared_bytes = 0;  // Bytes of temporaries in another's bytes.
+  int64_t shared_bytes = 0;                // Bytes of temporaries in another's bytes.
 };
 
 // Fails, naming the buffer, on a negative size, a parameter index out of

@@ -89,8 +89,8 @@ BufferSharing::Decisions BufferSharing::Resolve(std::vector<BufferSpec>* buffers
 }
 
 bool BufferSharing::OutputMayReuseParameter(const std::vector<BufferSpec>& buffers,
-                                            const std::vector<BufferId>& outputs,
-                                            BufferId output, BufferId parameter) const {
+                                            const std::vector<BufferId>& outputs, BufferId output,
+                                            BufferId parameter) const {
   const size_t n = buffers.size();
   if (output < 0 || parameter < 0 || static_cast<size_t>(output) >= n ||
       static_cast<size_t>(parameter) >= n ||
@@ -119,8 +119,7 @@ bool BufferSharing::OutputMayReuseParameter(const std::vector<BufferSpec>& buffe
     const bool copied_at_last_read =
         member.live.first_use == last_read &&
         std::any_of(candidates_.begin(), candidates_.end(), [&](const Candidate& c) {
-          return c.donor == parameter && c.taker == static_cast<BufferId>(m) &&
-                 c.step == last_read;
+          return c.donor == parameter && c.taker == static_cast<BufferId>(m) && c.step == last_read;
         });
     if (!copied_at_last_read) return false;
   }

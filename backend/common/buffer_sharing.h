@@ -46,8 +46,8 @@ class BufferSharing {
     kLoopInit,  // A loop state leaf taking over its initial value.
   };
   struct Decisions {
-    int64_t updates = 0;      // kUpdate pairs taken.
-    int64_t loop_inits = 0;   // kLoopInit pairs taken.
+    int64_t updates = 0;     // kUpdate pairs taken.
+    int64_t loop_inits = 0;  // kLoopInit pairs taken.
     int64_t shared_bytes = 0;
   };
 

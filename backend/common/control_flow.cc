@@ -65,10 +65,11 @@ absl::Status ProgramBuilder::EmitWhile(const HloInstruction& hlo, ThunkList* out
   std::vector<BufferId> sources = result;
   for (size_t i = 0; i < result.size(); ++i) {
     buffers_.Use(result[i]);
-    const bool is_other_state = result[i] != state[i] &&
-                                std::find(state.begin(), state.end(), result[i]) != state.end();
+    const bool is_other_state =
+        result[i] != state[i] && std::find(state.begin(), state.end(), result[i]) != state.end();
     if (is_other_state) {
-      sources[i] = buffers_.NewTemp(buffers_.size(state[i]), absl::StrCat("%", hlo.name(), ".swap"));
+      sources[i] =
+          buffers_.NewTemp(buffers_.size(state[i]), absl::StrCat("%", hlo.name(), ".swap"));
       target_.EmitCopy(result[i], sources[i], buffers_.size(sources[i]), body_thunks.get());
     }
   }

@@ -40,12 +40,11 @@ absl::StatusOr<bool> ProgramBuilder::EmitUpdateInPlace(const HloInstruction& hlo
     buffers.push_back(result);
     return buffers;
   };
-  HLOC_ASSIGN_OR_RETURN(KernelEmission emission,
-                        target_.EmitKernel(*this, hlo, computation, KernelVariant::kUpdateInPlace,
-                                           bind, out));
+  HLOC_ASSIGN_OR_RETURN(
+      KernelEmission emission,
+      target_.EmitKernel(*this, hlo, computation, KernelVariant::kUpdateInPlace, bind, out));
   if (!emission.emitted) return false;
-  buffers_.sharing().AddCandidate(BufferSharing::Kind::kUpdate, target[0], result,
-                                  buffers_.step());
+  buffers_.sharing().AddCandidate(BufferSharing::Kind::kUpdate, target[0], result, buffers_.step());
   buffers_.Bind(&hlo, {result});
   ++report_.update_kernels;
   RecordKernel(emission);

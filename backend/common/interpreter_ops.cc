@@ -39,30 +39,28 @@ absl::StatusOr<runtime::HostFunction> MakeInterpreterFunction(const HloInstructi
   std::vector<Shape> operand_shapes;
   for (const HloInstruction* operand : hlo.operands()) operand_shapes.push_back(operand->shape());
   const std::string name = hlo.name();
-  return runtime::HostFunction(
-      [module, operand_shapes, name, evaluate](absl::Span<const void* const> inputs,
-                                               absl::Span<void* const> outputs) -> absl::Status {
-        absl::StatusOr<std::vector<Literal>> arguments = LiteralsFromBuffers(operand_shapes, inputs);
-        if (!arguments.ok()) {
-          return absl::InternalError(
-              absl::StrCat("%", name, ": ", arguments.status().message()));
-        }
-        absl::StatusOr<Literal> result = evaluate(*module, *arguments);
-        if (!result.ok()) return result.status();
-        std::vector<const Literal*> leaves;
-        CollectLiteralLeaves(*result, &leaves);
-        if (leaves.size() != outputs.size()) {
-          return absl::InternalError(absl::StrCat("%", name, ": ", leaves.size(),
-                                                  " result leaves for ", outputs.size(),
-                                                  " output buffers"));
-        }
-        for (size_t i = 0; i < leaves.size(); ++i) {
-          if (leaves[i]->size_bytes() > 0) {
-            std::memcpy(outputs[i], leaves[i]->raw(), leaves[i]->size_bytes());
-          }
-        }
-        return absl::OkStatus();
-      });
+  return runtime::HostFunction([module, operand_shapes, name, evaluate](
+                                   absl::Span<const void* const> inputs,
+                                   absl::Span<void* const> outputs) -> absl::Status {
+    absl::StatusOr<std::vector<Literal>> arguments = LiteralsFromBuffers(operand_shapes, inputs);
+    if (!arguments.ok()) {
+      return absl::InternalError(absl::StrCat("%", name, ": ", arguments.status().message()));
+    }
+    absl::StatusOr<Literal> result = evaluate(*module, *arguments);
+    if (!result.ok()) return result.status();
+    std::vector<const Literal*> leaves;
+    CollectLiteralLeaves(*result, &leaves);
+    if (leaves.size() != outputs.size()) {
+      return absl::InternalError(absl::StrCat("%", name, ": ", leaves.size(), " result leaves for ",
+                                              outputs.size(), " output buffers"));
+    }
+    for (size_t i = 0; i < leaves.size(); ++i) {
+      if (leaves[i]->size_bytes() > 0) {
+        std::memcpy(outputs[i], leaves[i]->raw(), leaves[i]->size_bytes());
+      }
+    }
+    return absl::OkStatus();
+  });
 }
 
 }  // namespace backend

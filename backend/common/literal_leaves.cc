@@ -41,9 +41,9 @@ absl::Status CheckArguments(absl::Span<const Literal> arguments,
   }
   for (size_t i = 0; i < arguments.size(); ++i) {
     if (!arguments[i].shape().Compatible(parameter_shapes[i])) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "argument ", i, " has shape ", arguments[i].shape().ToString(false),
-          ", the parameter is ", parameter_shapes[i].ToString(false)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("argument ", i, " has shape ", arguments[i].shape().ToString(false),
+                       ", the parameter is ", parameter_shapes[i].ToString(false)));
     }
   }
   return absl::OkStatus();
@@ -80,7 +80,8 @@ absl::StatusOr<std::vector<Literal>> LiteralsFromBuffers(absl::Span<const Shape>
     CollectMutableLeaves(&*literal, &leaves);
     for (Literal* leaf : leaves) {
       if (next >= buffers.size()) return absl::InternalError("too few buffers for the literals");
-      if (leaf->size_bytes() > 0) std::memcpy(leaf->mutable_raw(), buffers[next], leaf->size_bytes());
+      if (leaf->size_bytes() > 0)
+        std::memcpy(leaf->mutable_raw(), buffers[next], leaf->size_bytes());
       ++next;
     }
     literals.push_back(*std::move(literal));

@@ -44,9 +44,7 @@ Path PathOf(const HloInstruction& hlo, Target target) {
 
 }  // namespace
 
-absl::string_view TargetName(Target target) {
-  return target == Target::kHost ? "host" : "GPU";
-}
+absl::string_view TargetName(Target target) { return target == Target::kHost ? "host" : "GPU"; }
 
 OpLowering LowerOp(const HloInstruction& hlo, Target target) {
   OpLowering lowering;

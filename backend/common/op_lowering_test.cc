@@ -60,9 +60,8 @@ TEST(OpLoweringTest, CommunicationAndRngStateAreUnsupportedEverywhere) {
                          HloOpcode::kRngGetAndUpdateState}) {
       const OpLowering lowering = LowerOp(*Op(op), target);
       EXPECT_FALSE(lowering.supported) << HloOpcodeName(op);
-      EXPECT_EQ(lowering.reason,
-                std::string("has no ") + std::string(TargetName(target)) +
-                    " implementation in hloc");
+      EXPECT_EQ(lowering.reason, std::string("has no ") + std::string(TargetName(target)) +
+                                     " implementation in hloc");
     }
   }
 }

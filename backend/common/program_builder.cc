@@ -43,8 +43,8 @@ absl::flat_hash_set<const HloInstruction*> LiveInstructions(const HloComputation
 }  // namespace
 
 absl::Status InstructionError(const HloInstruction& hlo, absl::string_view message) {
-  return absl::InvalidArgumentError(absl::StrCat("instruction %", hlo.name(), " (",
-                                                 HloOpcodeName(hlo.opcode()), "): ", message));
+  return absl::InvalidArgumentError(
+      absl::StrCat("instruction %", hlo.name(), " (", HloOpcodeName(hlo.opcode()), "): ", message));
 }
 
 absl::StatusOr<BuiltProgram> ProgramBuilder::Build(const HloModule& module) {
@@ -193,9 +193,8 @@ absl::StatusOr<bool> ProgramBuilder::EmitStructural(const HloInstruction& hlo, T
 absl::Status ProgramBuilder::EmitOp(const HloInstruction& hlo, ThunkList* out) {
   const OpLowering lowering = LowerOp(hlo, target_.target());
   if (!lowering.supported) {
-    return absl::UnimplementedError(absl::StrCat("instruction %", hlo.name(), " (",
-                                                 HloOpcodeName(hlo.opcode()), ") ",
-                                                 lowering.reason));
+    return absl::UnimplementedError(absl::StrCat(
+        "instruction %", hlo.name(), " (", HloOpcodeName(hlo.opcode()), ") ", lowering.reason));
   }
   if (lowering.library) {
     HLOC_ASSIGN_OR_RETURN(bool done, target_.EmitLibraryCall(*this, hlo, out));
@@ -215,8 +214,7 @@ absl::Status ProgramBuilder::EmitOp(const HloInstruction& hlo, ThunkList* out) {
 }
 
 absl::StatusOr<bool> ProgramBuilder::EmitKernel(const HloInstruction& hlo,
-                                                const HloComputation& computation,
-                                                ThunkList* out) {
+                                                const HloComputation& computation, ThunkList* out) {
   if (options_.update_in_place) {
     HLOC_ASSIGN_OR_RETURN(bool updated, EmitUpdateInPlace(hlo, computation, out));
     if (updated) return true;
@@ -228,9 +226,9 @@ absl::StatusOr<bool> ProgramBuilder::EmitKernel(const HloInstruction& hlo,
     buffers.insert(buffers.end(), results.begin(), results.end());
     return buffers;
   };
-  HLOC_ASSIGN_OR_RETURN(KernelEmission emission,
-                        target_.EmitKernel(*this, hlo, computation, KernelVariant::kWhole, bind,
-                                           out));
+  HLOC_ASSIGN_OR_RETURN(
+      KernelEmission emission,
+      target_.EmitKernel(*this, hlo, computation, KernelVariant::kWhole, bind, out));
   if (!emission.emitted) {
     kernel_refusal_ = emission.refusal;
     return false;
@@ -254,13 +252,13 @@ std::vector<BufferId> ProgramBuilder::BindCall(const HloInstruction& hlo) {
   return buffers;
 }
 
-absl::Status ProgramBuilder::EmitInterpreterOp(const HloInstruction& hlo,
-                                               absl::string_view reason, ThunkList* out) {
+absl::Status ProgramBuilder::EmitInterpreterOp(const HloInstruction& hlo, absl::string_view reason,
+                                               ThunkList* out) {
   const std::string what = absl::StrCat("%", hlo.name(), " (", HloOpcodeName(hlo.opcode()), ")");
   if (!options_.interpreter) {
     return absl::UnimplementedError(absl::StrCat("instruction ", what, " has no ",
-                                                 TargetName(target_.target()), " kernel (",
-                                                 reason, ") and no interpreter was given"));
+                                                 TargetName(target_.target()), " kernel (", reason,
+                                                 ") and no interpreter was given"));
   }
   HLOC_ASSIGN_OR_RETURN(runtime::HostFunction function,
                         MakeInterpreterFunction(hlo, options_.interpreter));

@@ -64,8 +64,8 @@ class TargetLowering {
   virtual absl::StatusOr<KernelEmission> EmitKernel(ProgramBuilder& builder,
                                                     const HloInstruction& hlo,
                                                     const HloComputation& computation,
-                                                    KernelVariant variant,
-                                                    const KernelBinder& bind, ThunkList* out) = 0;
+                                                    KernelVariant variant, const KernelBinder& bind,
+                                                    ThunkList* out) = 0;
 
   // A library call for `hlo` (a composite call, or an op the op table gives
   // a library path): true when emitted, `hlo` then bound; false, with the
@@ -80,8 +80,7 @@ class TargetLowering {
                         runtime::BufferId predicate, std::unique_ptr<ThunkList> body,
                         ThunkList* out) = 0;
   // Runs one branch chosen by `selector` (runtime/control_flow.h).
-  virtual void EmitConditional(std::string name, runtime::BufferId selector,
-                               bool selector_is_pred,
+  virtual void EmitConditional(std::string name, runtime::BufferId selector, bool selector_is_pred,
                                std::vector<std::unique_ptr<ThunkList>> branches,
                                ThunkList* out) = 0;
   // Runs `function` on host copies of `inputs`, into `outputs`.
@@ -116,16 +115,14 @@ class ThunkVocabularyLowering : public TypedTargetLowering<Sequence> {
                 ThunkList* out) override {
     Base::Thunks(out).push_back(std::make_unique<Copy>(from, to, bytes));
   }
-  void EmitLoop(std::string name, std::unique_ptr<ThunkList> condition,
-                runtime::BufferId predicate, std::unique_ptr<ThunkList> body,
-                ThunkList* out) override {
-    Base::Thunks(out).push_back(std::make_unique<While>(
-        std::move(name), Base::TakeThunks(std::move(condition)), predicate,
-        Base::TakeThunks(std::move(body))));
+  void EmitLoop(std::string name, std::unique_ptr<ThunkList> condition, runtime::BufferId predicate,
+                std::unique_ptr<ThunkList> body, ThunkList* out) override {
+    Base::Thunks(out).push_back(
+        std::make_unique<While>(std::move(name), Base::TakeThunks(std::move(condition)), predicate,
+                                Base::TakeThunks(std::move(body))));
   }
   void EmitConditional(std::string name, runtime::BufferId selector, bool selector_is_pred,
-                       std::vector<std::unique_ptr<ThunkList>> branches,
-                       ThunkList* out) override {
+                       std::vector<std::unique_ptr<ThunkList>> branches, ThunkList* out) override {
     std::vector<Sequence> sequences;
     for (std::unique_ptr<ThunkList>& branch : branches) {
       sequences.push_back(Base::TakeThunks(std::move(branch)));

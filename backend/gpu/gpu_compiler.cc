@@ -14,10 +14,10 @@ namespace hloc {
 namespace gpu {
 
 std::string GpuCompileReport::ToString() const {
-  std::string out = absl::StrCat(kernels, " kernels (", fused_kernels, " fused), ", unfused_fusions,
-                                 " fusions split, ", library_calls, " library calls, ",
-                                 inlined_library_calls, " library calls inlined, ",
-                                 interpreter_calls, " interpreter calls\n");
+  std::string out =
+      absl::StrCat(kernels, " kernels (", fused_kernels, " fused), ", unfused_fusions,
+                   " fusions split, ", library_calls, " library calls, ", inlined_library_calls,
+                   " library calls inlined, ", interpreter_calls, " interpreter calls\n");
   for (const std::string& s : strategies) absl::StrAppend(&out, "  kernel ", s, "\n");
   for (const std::string& s : library) absl::StrAppend(&out, "  library ", s, "\n");
   for (const std::string& s : inlined) absl::StrAppend(&out, "  inlined ", s, "\n");
@@ -56,8 +56,7 @@ absl::Status GpuProgram::Load(cuda::CudaDevice* device, const cuda::GpuLoadOptio
 absl::StatusOr<Literal> GpuProgram::Execute(absl::Span<const Literal> arguments,
                                             const cuda::GpuExecuteOptions& options) {
   HLOC_RETURN_IF_ERROR(backend::CheckArguments(arguments, parameter_shapes_));
-  HLOC_ASSIGN_OR_RETURN(backend::ResultLiteral result,
-                        backend::CreateResultLiteral(result_shape_));
+  HLOC_ASSIGN_OR_RETURN(backend::ResultLiteral result, backend::CreateResultLiteral(result_shape_));
   HLOC_RETURN_IF_ERROR(
       executable_->Execute(backend::ArgumentLeafData(arguments), result.outputs, options));
   return std::move(result.literal);

@@ -24,17 +24,7 @@ namespace hloc {
 namespace gpu {
 namespace {
 
-using in_place_testing::kBadAlias;
-using in_place_testing::kDonatedReverse;
-using in_place_testing::kDonatedScan;
-using in_place_testing::kDonatedUpdate;
-using in_place_testing::kDusDeadTemp;
-using in_place_testing::kDusFused;
-using in_place_testing::kDusLiveTemp;
-using in_place_testing::kDusParameter;
-using in_place_testing::kDusReadsTarget;
-using in_place_testing::kScanKeepsOld;
-using in_place_testing::kScanRows;
+namespace modules = in_place_testing;
 
 std::unique_ptr<GpuProgram> PlanModule(const HloModule& module, bool in_place = true) {
   GpuProgramOptions options = PlanOptions();
@@ -51,7 +41,7 @@ std::unique_ptr<HloModule> Module(const char* text, bool fused = false) {
 
 TEST(GpuInPlaceTest, ScanUpdatesLoopStateInPlace) {
   for (bool fused : {false, true}) {
-    std::unique_ptr<HloModule> module = Module(kScanRows, fused);
+    std::unique_ptr<HloModule> module = Module(modules::kScanRows, fused);
     ASSERT_NE(module, nullptr);
     std::unique_ptr<GpuProgram> before = PlanModule(*module, false);
     std::unique_ptr<GpuProgram> after = PlanModule(*module, true);
@@ -74,7 +64,7 @@ TEST(GpuInPlaceTest, ScanUpdatesLoopStateInPlace) {
 
 TEST(GpuInPlaceTest, OldValueStillReadIsNotOverwritten) {
   for (bool fused : {false, true}) {
-    std::unique_ptr<HloModule> module = Module(kScanKeepsOld, fused);
+    std::unique_ptr<HloModule> module = Module(modules::kScanKeepsOld, fused);
     ASSERT_NE(module, nullptr);
     std::unique_ptr<GpuProgram> after = PlanModule(*module);
     ASSERT_NE(after, nullptr);
@@ -83,7 +73,7 @@ TEST(GpuInPlaceTest, OldValueStillReadIsNotOverwritten) {
 }
 
 TEST(GpuInPlaceTest, EntryParameterIsCopiedNotOverwritten) {
-  std::unique_ptr<HloModule> module = Module(kDusParameter);
+  std::unique_ptr<HloModule> module = Module(modules::kDusParameter);
   ASSERT_NE(module, nullptr);
   std::unique_ptr<GpuProgram> after = PlanModule(*module);
   ASSERT_NE(after, nullptr);
@@ -93,7 +83,8 @@ TEST(GpuInPlaceTest, EntryParameterIsCopiedNotOverwritten) {
 
 TEST(GpuInPlaceTest, DeadTemporaryIsUpdatedInPlace) {
   for (bool live : {false, true}) {
-    std::unique_ptr<HloModule> module = Module(live ? kDusLiveTemp : kDusDeadTemp);
+    std::unique_ptr<HloModule> module =
+        Module(live ? modules::kDusLiveTemp : modules::kDusDeadTemp);
     ASSERT_NE(module, nullptr);
     std::unique_ptr<GpuProgram> after = PlanModule(*module);
     ASSERT_NE(after, nullptr);
@@ -103,7 +94,7 @@ TEST(GpuInPlaceTest, DeadTemporaryIsUpdatedInPlace) {
 }
 
 TEST(GpuInPlaceTest, FusionReadingTheTargetElsewhereWritesEverything) {
-  std::unique_ptr<HloModule> module = Module(kDusReadsTarget);
+  std::unique_ptr<HloModule> module = Module(modules::kDusReadsTarget);
   ASSERT_NE(module, nullptr);
   std::unique_ptr<GpuProgram> after = PlanModule(*module);
   ASSERT_NE(after, nullptr);
@@ -111,7 +102,7 @@ TEST(GpuInPlaceTest, FusionReadingTheTargetElsewhereWritesEverything) {
 }
 
 TEST(GpuInPlaceTest, FusedUpdateWritesOnlyTheUpdate) {
-  std::unique_ptr<HloModule> module = Module(kDusFused);
+  std::unique_ptr<HloModule> module = Module(modules::kDusFused);
   ASSERT_NE(module, nullptr);
   std::unique_ptr<GpuProgram> after = PlanModule(*module);
   ASSERT_NE(after, nullptr);
@@ -140,13 +131,13 @@ void CheckAliases(const char* text, int64_t expected) {
 }
 
 TEST(GpuInPlaceTest, AliasedOutputsLiveInTheirParameter) {
-  CheckAliases(kDonatedUpdate, 1);
-  CheckAliases(kDonatedScan, 1);
-  CheckAliases(kDonatedReverse, 0);
+  CheckAliases(modules::kDonatedUpdate, 1);
+  CheckAliases(modules::kDonatedScan, 1);
+  CheckAliases(modules::kDonatedReverse, 0);
 }
 
 TEST(GpuInPlaceTest, BadAliasIsAnError) {
-  std::unique_ptr<HloModule> module = Module(kBadAlias);
+  std::unique_ptr<HloModule> module = Module(modules::kBadAlias);
   ASSERT_NE(module, nullptr);
   absl::StatusOr<std::unique_ptr<GpuProgram>> program = CompileForGpu(*module, PlanOptions());
   ASSERT_FALSE(program.ok());
@@ -158,9 +149,10 @@ TEST(GpuInPlaceTest, BadAliasIsAnError) {
 // shared loop states and aliased outputs included).
 TEST(GpuInPlaceDeviceTest, MatchesTheInterpreter) {
   HLOC_SKIP_WITHOUT_GPU();
-  for (const char* text : {kScanRows, kScanKeepsOld, kDusParameter, kDusDeadTemp, kDusLiveTemp,
-                           kDusReadsTarget, kDusFused, kDonatedUpdate, kDonatedScan,
-                           kDonatedReverse}) {
+  for (const char* text :
+       {modules::kScanRows, modules::kScanKeepsOld, modules::kDusParameter, modules::kDusDeadTemp,
+        modules::kDusLiveTemp, modules::kDusReadsTarget, modules::kDusFused,
+        modules::kDonatedUpdate, modules::kDonatedScan, modules::kDonatedReverse}) {
     std::unique_ptr<HloModule> module = Module(text);
     ASSERT_NE(module, nullptr);
     absl::StatusOr<std::vector<Literal>> arguments = MakeRandomArguments(*module, 7);
@@ -172,7 +164,8 @@ TEST(GpuInPlaceDeviceTest, MatchesTheInterpreter) {
         RunOnTestDevice(*module, *arguments, /*use_graph=*/true, &plan);
     ASSERT_TRUE(actual.ok()) << actual.status() << "\n" << plan;
     EXPECT_TRUE(CompareLiterals(*expected, *actual, Tolerance{1e-5, 1e-6}).ok)
-        << module->name() << "\n" << plan;
+        << module->name() << "\n"
+        << plan;
   }
 }
 

@@ -138,8 +138,7 @@ absl::StatusOr<bool> GpuLowering::EmitLibraryCall(backend::ProgramBuilder& build
     reason = std::string(plan.status().message());
   } else {
     absl::Status available = GpuLibraryAvailable(
-        plan->library == GpuLibrary::kCublasLt ? options_.cublaslt : options_.cudnn,
-        plan->library);
+        plan->library == GpuLibrary::kCublasLt ? options_.cublaslt : options_.cudnn, plan->library);
     if (!available.ok()) reason = std::string(available.message());
   }
   if (!reason.empty()) {
@@ -169,8 +168,7 @@ absl::StatusOr<bool> GpuLowering::EmitLibraryOrGenerated(backend::ProgramBuilder
                                                          absl::string_view composite,
                                                          const LibraryCallPlan& plan,
                                                          backend::ThunkList* out) {
-  absl::StatusOr<std::shared_ptr<const GpuKernel>> kernel =
-      cache_->GetOrCompile(*call.to_apply());
+  absl::StatusOr<std::shared_ptr<const GpuKernel>> kernel = cache_->GetOrCompile(*call.to_apply());
   if (!kernel.ok()) {
     if (kernel.status().code() != absl::StatusCode::kUnimplemented) {
       return absl::Status(kernel.status().code(),
@@ -189,21 +187,20 @@ absl::StatusOr<bool> GpuLowering::EmitLibraryOrGenerated(backend::ProgramBuilder
   cuda::ThunkSequence generated;
   HLOC_RETURN_IF_ERROR(AddKernelThunk(builder, call, **kernel, std::move(buffers), &generated,
                                       label, /*strategies=*/nullptr));
-  const int64_t workspace = plan.library == GpuLibrary::kCublasLt
-                                ? options_.gemm_workspace_bytes
-                                : options_.conv_workspace_bytes;
+  const int64_t workspace = plan.library == GpuLibrary::kCublasLt ? options_.gemm_workspace_bytes
+                                                                  : options_.conv_workspace_bytes;
   // With the device name, the autotune cache key: what the library runs
   // and which kernel was generated.
-  std::string fingerprint = absl::StrCat(composite, " ", plan.ToString(), " workspace=", workspace,
-                                         " | generated ", (*kernel)->name, " ",
-                                         (*kernel)->strategy, " grid=", (*kernel)->launch.grid[0],
-                                         " block=", (*kernel)->launch.block[0]);
+  std::string fingerprint =
+      absl::StrCat(composite, " ", plan.ToString(), " workspace=", workspace, " | generated ",
+                   (*kernel)->name, " ", (*kernel)->strategy, " grid=", (*kernel)->launch.grid[0],
+                   " block=", (*kernel)->launch.block[0]);
   Thunks(out).push_back(std::make_unique<cuda::LibraryOrGeneratedThunk>(
       label, std::move(fingerprint), TakeThunks(std::move(library)), std::move(generated)));
-  const std::string line = absl::StrCat(
-      label, " ", composite, ": ", GpuLibraryName(plan.library), " or generated ",
-      (*kernel)->strategy, " ", (*kernel)->name, " (grid ", (*kernel)->launch.grid[0],
-      ", block ", (*kernel)->launch.block[0], ")");
+  const std::string line =
+      absl::StrCat(label, " ", composite, ": ", GpuLibraryName(plan.library), " or generated ",
+                   (*kernel)->strategy, " ", (*kernel)->name, " (grid ", (*kernel)->launch.grid[0],
+                   ", block ", (*kernel)->launch.block[0], ")");
   report_.alternatives.push_back(line);
   Ledger(call, true, "library-or-generated", "timed at load, the faster runs", line);
   return true;
@@ -236,8 +233,8 @@ absl::StatusOr<BufferId> GpuLowering::EmitPrepKernel(backend::ProgramBuilder& bu
   absl::StatusOr<std::shared_ptr<const GpuKernel>> kernel = cache_->GetOrCompile(computation);
   if (!kernel.ok()) {
     return absl::Status(kernel.status().code(),
-                        absl::StrCat("compiling ", computation.name(), " for %", call.name(),
-                                     ": ", kernel.status().message()));
+                        absl::StrCat("compiling ", computation.name(), " for %", call.name(), ": ",
+                                     kernel.status().message()));
   }
   backend::BufferTable& table = builder.buffers();
   table.Advance();
@@ -256,9 +253,9 @@ absl::StatusOr<BufferId> GpuLowering::EmitPrepKernel(backend::ProgramBuilder& bu
 
 // cuDNN's operands from the call's: the input padded, the filter in
 // cuDNN's order and scaled, and the bias folded from the epilogue's vectors.
-absl::Status GpuLowering::EmitConvPrep(backend::ProgramBuilder& builder,
-                                       const HloInstruction& call, const LibraryCallPlan& plan,
-                                       std::vector<BufferId>* args, cuda::ThunkSequence* out) {
+absl::Status GpuLowering::EmitConvPrep(backend::ProgramBuilder& builder, const HloInstruction& call,
+                                       const LibraryCallPlan& plan, std::vector<BufferId>* args,
+                                       cuda::ThunkSequence* out) {
   const HloInstruction* conv = nullptr;
   for (const HloInstruction* i : call.to_apply()->MakeInstructionPostOrder()) {
     if (i->opcode() == HloOpcode::kConvolution) conv = i;
@@ -314,8 +311,7 @@ absl::Status GpuLowering::EmitConvPrep(backend::ProgramBuilder& builder,
 }
 
 absl::Status GpuLowering::EmitLibraryThunk(backend::ProgramBuilder& builder,
-                                           const HloInstruction& call,
-                                           absl::string_view composite,
+                                           const HloInstruction& call, absl::string_view composite,
                                            const LibraryCallPlan& plan, backend::ThunkList* out) {
   std::vector<BufferId> args;
   for (const CalleeValue& value : plan.operands) {
@@ -345,8 +341,8 @@ absl::Status GpuLowering::EmitLibraryThunk(backend::ProgramBuilder& builder,
     report_.convs.emplace_back(call.name(), plan.conv);
   }
   ++report_.library_calls;
-  const std::string line = absl::StrCat(label, " ", composite, " -> ",
-                                        GpuLibraryName(plan.library), " ", plan.ToString());
+  const std::string line = absl::StrCat(label, " ", composite, " -> ", GpuLibraryName(plan.library),
+                                        " ", plan.ToString());
   report_.library.push_back(line);
   Ledger(call, true, "gpu-library", absl::StrCat("runs in ", GpuLibraryName(plan.library)),
          plan.ToString());

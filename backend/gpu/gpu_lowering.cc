@@ -36,23 +36,22 @@ absl::StatusOr<cuda::LaunchConfig> ToLaunchConfig(const GpuKernel& kernel) {
 }  // namespace
 
 absl::StatusOr<backend::KernelEmission> GpuLowering::EmitKernel(
-    backend::ProgramBuilder& builder, const HloInstruction& hlo,
-    const HloComputation& computation, backend::KernelVariant variant,
-    const backend::KernelBinder& bind, backend::ThunkList* out) {
+    backend::ProgramBuilder& builder, const HloInstruction& hlo, const HloComputation& computation,
+    backend::KernelVariant variant, const backend::KernelBinder& bind, backend::ThunkList* out) {
   backend::KernelEmission emission;
   absl::StatusOr<std::shared_ptr<const GpuKernel>> kernel =
       cache_->GetOrCompile(computation, variant);
   if (!kernel.ok()) {
     if (kernel.status().code() != absl::StatusCode::kUnimplemented) {
-      return absl::Status(kernel.status().code(), absl::StrCat("compiling %", hlo.name(), ": ",
-                                                               kernel.status().message()));
+      return absl::Status(kernel.status().code(),
+                          absl::StrCat("compiling %", hlo.name(), ": ", kernel.status().message()));
     }
     emission.refusal = std::string(kernel.status().message());
     return emission;
   }
   HLOC_ASSIGN_OR_RETURN(std::vector<BufferId> buffers, bind());
-  HLOC_RETURN_IF_ERROR(AddKernelThunk(builder, hlo, **kernel, std::move(buffers), &Thunks(out),
-                                      "", &emission.strategies));
+  HLOC_RETURN_IF_ERROR(AddKernelThunk(builder, hlo, **kernel, std::move(buffers), &Thunks(out), "",
+                                      &emission.strategies));
   emission.emitted = true;
   return emission;
 }
@@ -77,9 +76,9 @@ absl::Status GpuLowering::AddKernelThunk(backend::ProgramBuilder& builder,
     buffers.push_back(table.NewTemp(kernel.scratch_bytes, absl::StrCat(name, ".scratch")));
   }
   if (static_cast<int64_t>(buffers.size()) != kernel.num_buffers) {
-    return backend::InstructionError(hlo, absl::StrCat("kernel takes ", kernel.num_buffers,
-                                                       " buffers, the instruction has ",
-                                                       buffers.size()));
+    return backend::InstructionError(
+        hlo, absl::StrCat("kernel takes ", kernel.num_buffers, " buffers, the instruction has ",
+                          buffers.size()));
   }
   HLOC_ASSIGN_OR_RETURN(cuda::LaunchConfig launch, ToLaunchConfig(kernel));
   std::shared_ptr<const cuda::KernelImage>& image = images_[&kernel];
@@ -94,8 +93,8 @@ absl::Status GpuLowering::AddKernelThunk(backend::ProgramBuilder& builder,
                                                      kernel.strategy));
   if (strategies != nullptr) {
     strategies->push_back(absl::StrCat(name, ": ", kernel.strategy, " ", kernel.name, " (grid ",
-                                       kernel.launch.grid[0], ", block ",
-                                       kernel.launch.block[0], ")"));
+                                       kernel.launch.grid[0], ", block ", kernel.launch.block[0],
+                                       ")"));
   }
   if (kernel.second_name.empty()) return absl::OkStatus();
   GpuKernel second;

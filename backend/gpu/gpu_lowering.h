@@ -34,9 +34,8 @@ namespace hloc {
 namespace gpu {
 
 // The CUDA runtime's thunks (runtime/cuda/gpu_thunk.h).
-using GpuLoweringBase =
-    backend::ThunkVocabularyLowering<cuda::ThunkSequence, cuda::CopyThunk, cuda::WhileThunk,
-                                     cuda::ConditionalThunk>;
+using GpuLoweringBase = backend::ThunkVocabularyLowering<cuda::ThunkSequence, cuda::CopyThunk,
+                                                         cuda::WhileThunk, cuda::ConditionalThunk>;
 
 class GpuLowering : public GpuLoweringBase {
  public:
@@ -75,10 +74,9 @@ class GpuLowering : public GpuLoweringBase {
   absl::StatusOr<bool> EmitLibraryOrGenerated(backend::ProgramBuilder& builder,
                                               const HloInstruction& call,
                                               absl::string_view composite,
-                                              const LibraryCallPlan& plan,
-                                              backend::ThunkList* out);
-  absl::StatusOr<BufferId> ValueBuffer(backend::ProgramBuilder& builder,
-                                       const HloInstruction& call, const CalleeValue& value);
+                                              const LibraryCallPlan& plan, backend::ThunkList* out);
+  absl::StatusOr<BufferId> ValueBuffer(backend::ProgramBuilder& builder, const HloInstruction& call,
+                                       const CalleeValue& value);
   absl::StatusOr<BufferId> EmitPrepKernel(backend::ProgramBuilder& builder,
                                           const HloInstruction& call,
                                           const HloComputation& computation,

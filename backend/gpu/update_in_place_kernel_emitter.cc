@@ -33,11 +33,10 @@ absl::Status EmitUpdateInPlaceKernel(GpuKernelState& state, const HloComputation
   result.launch.block[0] = threads;
   result.launch.grid[0] = blocks;
   const int64_t total = threads * blocks;
-  llvm::Value* item =
-      b.CreateAdd(b.CreateMul(ToIndex(b, ReadSpecialRegister(b, SpecialRegister::kBlockIdX)),
-                              e.Int64(threads), "", true, true),
-                  ToIndex(b, ReadSpecialRegister(b, SpecialRegister::kThreadIdX)), "item", true,
-                  true);
+  llvm::Value* item = b.CreateAdd(
+      b.CreateMul(ToIndex(b, ReadSpecialRegister(b, SpecialRegister::kBlockIdX)), e.Int64(threads),
+                  "", true, true),
+      ToIndex(b, ReadSpecialRegister(b, SpecialRegister::kThreadIdX)), "item", true, true);
   llvm::Value* out = state.outputs[0].buffer;
   auto body = [&](llvm::Value* linear) -> absl::Status {
     codegen::IrIndex index = e.Delinearize(linear, store->update_dims());

@@ -13,9 +13,9 @@ namespace hloc {
 namespace host {
 
 std::string HostCompileReport::ToString() const {
-  std::string out = absl::StrCat(kernels, " kernels (", fused_kernels, " fused), ",
-                                 unfused_fusions, " fusions split, ", library_calls,
-                                 " library calls, ", interpreter_calls, " interpreter calls\n");
+  std::string out = absl::StrCat(kernels, " kernels (", fused_kernels, " fused), ", unfused_fusions,
+                                 " fusions split, ", library_calls, " library calls, ",
+                                 interpreter_calls, " interpreter calls\n");
   for (const std::string& s : strategies) absl::StrAppend(&out, "  kernel ", s, "\n");
   for (const std::string& s : onednn_calls) absl::StrAppend(&out, "  onednn ", s, "\n");
   for (const std::string& s : library_refusals) absl::StrAppend(&out, "  not onednn ", s, "\n");

@@ -26,17 +26,7 @@
 namespace hloc {
 namespace {
 
-using in_place_testing::kBadAlias;
-using in_place_testing::kDonatedReverse;
-using in_place_testing::kDonatedScan;
-using in_place_testing::kDonatedUpdate;
-using in_place_testing::kDusDeadTemp;
-using in_place_testing::kDusFused;
-using in_place_testing::kDusLiveTemp;
-using in_place_testing::kDusParameter;
-using in_place_testing::kDusReadsTarget;
-using in_place_testing::kScanKeepsOld;
-using in_place_testing::kScanRows;
+namespace modules = in_place_testing;
 
 struct Compiled {
   std::unique_ptr<host::HostProgram> program;
@@ -87,7 +77,7 @@ std::vector<Literal> Arguments(const HloModule& module, uint64_t seed = 7) {
 }
 
 TEST(HostInPlaceTest, ScanUpdatesLoopStateInPlace) {
-  std::unique_ptr<HloModule> module = Parse(kScanRows);
+  std::unique_ptr<HloModule> module = Parse(modules::kScanRows);
   ASSERT_NE(module, nullptr);
   const std::vector<Literal> args = Arguments(*module);
   for (bool fused : {false, true}) {
@@ -129,7 +119,7 @@ TEST(HostInPlaceTest, ScanUpdatesLoopStateInPlace) {
 }
 
 TEST(HostInPlaceTest, OldValueStillReadIsNotOverwritten) {
-  std::unique_ptr<HloModule> module = Parse(kScanKeepsOld);
+  std::unique_ptr<HloModule> module = Parse(modules::kScanKeepsOld);
   ASSERT_NE(module, nullptr);
   for (host_testing::PipelineMode mode : host_testing::AllPipelineModes()) {
     absl::StatusOr<std::unique_ptr<HloModule>> prepared =
@@ -146,7 +136,7 @@ TEST(HostInPlaceTest, OldValueStillReadIsNotOverwritten) {
 }
 
 TEST(HostInPlaceTest, EntryParameterIsCopiedNotOverwritten) {
-  std::unique_ptr<HloModule> module = Parse(kDusParameter);
+  std::unique_ptr<HloModule> module = Parse(modules::kDusParameter);
   ASSERT_NE(module, nullptr);
   std::vector<Literal> args = Arguments(*module);
   // Start indices past either end are clamped, as the interpreter clamps them.
@@ -165,7 +155,8 @@ TEST(HostInPlaceTest, DeadTemporaryIsUpdatedInPlace) {
   // t is read only by the update: the update writes t's buffer. In the
   // second module t is also returned, so it must keep its old value.
   for (bool live : {false, true}) {
-    std::unique_ptr<HloModule> module = Parse(live ? kDusLiveTemp : kDusDeadTemp);
+    std::unique_ptr<HloModule> module =
+        Parse(live ? modules::kDusLiveTemp : modules::kDusDeadTemp);
     ASSERT_NE(module, nullptr);
     std::vector<Literal> args = Arguments(*module);
     args[2] = Literal::Scalar(xla::S32, 9);
@@ -180,7 +171,7 @@ TEST(HostInPlaceTest, DeadTemporaryIsUpdatedInPlace) {
 TEST(HostInPlaceTest, FusionReadingTheTargetElsewhereWritesEverything) {
   // The update is a slice of the target itself: the fusion reads the target
   // at other indices, so its kernel must not leave it unread.
-  std::unique_ptr<HloModule> module = Parse(kDusReadsTarget);
+  std::unique_ptr<HloModule> module = Parse(modules::kDusReadsTarget);
   ASSERT_NE(module, nullptr);
   EXPECT_EQ(host::UpdateInPlaceParameter(*module->FindComputation("fused")), -1);
   std::vector<Literal> args = Arguments(*module);
@@ -193,7 +184,7 @@ TEST(HostInPlaceTest, FusionReadingTheTargetElsewhereWritesEverything) {
 TEST(HostInPlaceTest, FusedUpdateWritesOnlyTheUpdate) {
   // A fusion computing its update from other parameters: the kernel's work
   // items are the update's elements, and the dead operand is reused.
-  std::unique_ptr<HloModule> module = Parse(kDusFused);
+  std::unique_ptr<HloModule> module = Parse(modules::kDusFused);
   ASSERT_NE(module, nullptr);
   EXPECT_EQ(host::UpdateInPlaceParameter(*module->FindComputation("fused")), 0);
   std::vector<Literal> args = Arguments(*module);
@@ -240,25 +231,25 @@ void CheckDonation(absl::string_view text, int64_t expected_aliases, int32_t sta
 }
 
 TEST(HostInPlaceTest, DonatedParameterHoldsTheUpdatedOutput) {
-  CheckDonation(kDonatedUpdate,
+  CheckDonation(modules::kDonatedUpdate,
                 1, 17);
 }
 
 TEST(HostInPlaceTest, DonatedLoopStateIsScannedInPlace) {
   // The scan's array starts as the donated parameter: the loop state, the
   // in-place update and the output all use its memory.
-  CheckDonation(kDonatedScan,
+  CheckDonation(modules::kDonatedScan,
                 1, 3);
 }
 
 TEST(HostInPlaceTest, AliasRefusedWhenTheParameterIsReadLate) {
   // reverse reads the parameter while writing the output: they cannot share.
-  CheckDonation(kDonatedReverse,
+  CheckDonation(modules::kDonatedReverse,
                 0, 0);
 }
 
 TEST(HostInPlaceTest, BadAliasIsAnError) {
-  std::unique_ptr<HloModule> module = Parse(kBadAlias);
+  std::unique_ptr<HloModule> module = Parse(modules::kBadAlias);
   ASSERT_NE(module, nullptr);
   host::HostCompileOptions options;
   options.compiler = host_testing::SharedCompiler();

@@ -15,12 +15,9 @@ namespace host {
 using backend::KernelEmission;
 using runtime::BufferId;
 
-absl::StatusOr<KernelEmission> HostLowering::EmitKernel(backend::ProgramBuilder& builder,
-                                                        const HloInstruction& hlo,
-                                                        const HloComputation& computation,
-                                                        backend::KernelVariant variant,
-                                                        const backend::KernelBinder& bind,
-                                                        backend::ThunkList* out) {
+absl::StatusOr<KernelEmission> HostLowering::EmitKernel(
+    backend::ProgramBuilder& builder, const HloInstruction& hlo, const HloComputation& computation,
+    backend::KernelVariant variant, const backend::KernelBinder& bind, backend::ThunkList* out) {
   KernelEmission emission;
   absl::StatusOr<CompiledKernel> kernel = compiler_.Compile(computation, variant);
   if (!kernel.ok()) {
@@ -30,9 +27,9 @@ absl::StatusOr<KernelEmission> HostLowering::EmitKernel(backend::ProgramBuilder&
   }
   HLOC_ASSIGN_OR_RETURN(std::vector<BufferId> buffers, bind());
   if (static_cast<int64_t>(buffers.size()) != kernel->num_buffers) {
-    return backend::InstructionError(hlo, absl::StrCat("kernel takes ", kernel->num_buffers,
-                                                       " buffers, the instruction has ",
-                                                       buffers.size()));
+    return backend::InstructionError(
+        hlo, absl::StrCat("kernel takes ", kernel->num_buffers, " buffers, the instruction has ",
+                          buffers.size()));
   }
   Thunks(out).push_back(std::make_unique<runtime::KernelThunk>(
       absl::StrCat("%", hlo.name()), kernel->function, std::move(buffers), kernel->work_items,

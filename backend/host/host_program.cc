@@ -70,10 +70,9 @@ absl::StatusOr<Literal> HostProgram::Execute(absl::Span<const Literal> arguments
                                              runtime::ThreadPool* pool,
                                              const runtime::ExecuteOptions& options) const {
   HLOC_RETURN_IF_ERROR(backend::CheckArguments(arguments, parameter_shapes_));
-  HLOC_ASSIGN_OR_RETURN(backend::ResultLiteral result,
-                        backend::CreateResultLiteral(result_shape_));
-  HLOC_RETURN_IF_ERROR(executable_->Execute(backend::ArgumentLeafData(arguments), result.outputs,
-                                            pool, options));
+  HLOC_ASSIGN_OR_RETURN(backend::ResultLiteral result, backend::CreateResultLiteral(result_shape_));
+  HLOC_RETURN_IF_ERROR(
+      executable_->Execute(backend::ArgumentLeafData(arguments), result.outputs, pool, options));
   return std::move(result.literal);
 }
 

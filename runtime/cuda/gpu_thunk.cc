@@ -242,8 +242,8 @@ absl::Status ConditionalThunk::Execute(GpuExecutionContext& context) const {
   HLOC_CUDA_RETURN_IF_ERROR(
       context.device->CopyToHost(&value, context.buffers[selector_], selector_is_pred_ ? 1 : 4));
   HLOC_CUDA_RETURN_IF_ERROR(context.device->Synchronize());
-  return ExecuteSequence(branches_[runtime::SelectBranch(value, selector_is_pred_, branches_.size())],
-                         context);
+  const size_t branch = runtime::SelectBranch(value, selector_is_pred_, branches_.size());
+  return ExecuteSequence(branches_[branch], context);
 }
 
 void ConditionalThunk::AppendTo(std::string* out, int indent) const {
