@@ -1,5 +1,6 @@
 #include "passes/expanders/expansion_builder.h"
 
+#include <functional>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -26,6 +27,11 @@ void ExpansionBuilder::Fail(absl::Status status) {
   if (status_.ok()) status_ = std::move(status);
 }
 
+HloInstruction* ExpansionBuilder::MissingOperand() {
+  Fail(absl::InternalError(absl::StrCat("expanding %", origin_->name(), ": null operand")));
+  return nullptr;
+}
+
 Shape ExpansionBuilder::WithLayouts(Shape shape) const {
   if (!keep_layouts_) return shape;
   if (shape.IsTuple()) {
@@ -36,25 +42,33 @@ Shape ExpansionBuilder::WithLayouts(Shape shape) const {
   return shape;
 }
 
+HloInstruction* ExpansionBuilder::Build(HloOpcode opcode,
+                                        absl::Span<HloInstruction* const> operands,
+                                        const std::function<void(HloInstruction&)>& configure,
+                                        Shape declared, absl::string_view suffix) {
+  if (!status_.ok()) return nullptr;
+  for (HloInstruction* operand : operands) {
+    if (operand == nullptr) return MissingOperand();
+  }
+  std::unique_ptr<HloInstruction> instruction =
+      HloInstruction::Create(opcode, std::move(declared), operands);
+  if (configure) configure(*instruction);
+  return Add(std::move(instruction), suffix);
+}
+
 HloInstruction* ExpansionBuilder::Add(std::unique_ptr<HloInstruction> instruction,
                                       absl::string_view suffix) {
-  if (!status_.ok()) return nullptr;
-  for (HloInstruction* operand : instruction->operands()) {
-    if (operand == nullptr) {
-      Fail(absl::InternalError(absl::StrCat("expanding %", origin_->name(), ": null operand")));
-      return nullptr;
-    }
-  }
   absl::StatusOr<Shape> shape = InferShape(*instruction);
   if (!shape.ok()) {
+    instruction->DetachOperands();  // Not added: leave no user edge behind.
     Fail(absl::InternalError(
         absl::StrCat("expanding %", origin_->name(), ": ", shape.status().message())));
     return nullptr;
   }
   instruction->set_shape(WithLayouts(*std::move(shape)));
   if (instruction->name().empty()) {
-    instruction->set_name(suffix.empty() ? absl::StrCat(origin_->name(), ".", HloOpcodeName(instruction->opcode()))
-                                         : absl::StrCat(origin_->name(), ".", suffix));
+    instruction->set_name(absl::StrCat(
+        origin_->name(), ".", suffix.empty() ? HloOpcodeName(instruction->opcode()) : suffix));
   }
   instruction->set_shared_metadata(origin_->shared_metadata());
   return computation_->AddInstruction(std::move(instruction));
@@ -68,6 +82,7 @@ HloInstruction* ExpansionBuilder::Parameter(int64_t number, const Shape& shape,
 }
 
 HloInstruction* ExpansionBuilder::Constant(Literal literal) {
+  if (!status_.ok()) return nullptr;
   if (keep_layouts_ && literal.shape().IsArray()) {
     literal.set_layout(Layout::RowMajor(literal.shape().rank()));
   }
@@ -86,38 +101,39 @@ HloInstruction* ExpansionBuilder::IndexScalar(PrimitiveType type, int64_t value)
   return Constant(std::move(literal));
 }
 
-namespace {
-
-// A shape placeholder for ops whose result inference derives on its own.
-Shape Unknown() { return Shape(); }
-
-}  // namespace
-
 HloInstruction* ExpansionBuilder::Unary(HloOpcode opcode, HloInstruction* x) {
-  return Add(HloInstruction::Create(opcode, Unknown(), {x}));
+  return Build(opcode, {x});
 }
 
 HloInstruction* ExpansionBuilder::Binary(HloOpcode opcode, HloInstruction* a, HloInstruction* b) {
-  return Add(HloInstruction::Create(opcode, Unknown(), {a, b}));
+  return Build(opcode, {a, b});
 }
 
 HloInstruction* ExpansionBuilder::Compare(HloInstruction* a, HloInstruction* b,
                                           ComparisonDirection direction) {
-  auto compare = HloInstruction::Create(HloOpcode::kCompare, Unknown(), {a, b});
-  compare->mutable_attrs()->comparison_direction = direction;
-  return Add(std::move(compare));
+  return Build(HloOpcode::kCompare, {a, b}, [&](HloInstruction& compare) {
+    compare.mutable_attrs()->comparison_direction = direction;
+  });
 }
 
 HloInstruction* ExpansionBuilder::Select(HloInstruction* predicate, HloInstruction* on_true,
                                          HloInstruction* on_false) {
-  return Add(HloInstruction::Create(HloOpcode::kSelect, Unknown(), {predicate, on_true, on_false}));
+  return Build(HloOpcode::kSelect, {predicate, on_true, on_false});
 }
 
+namespace {
+
+// x's element type (invalid for a missing x, which Build then reports).
+PrimitiveType TypeOf(const HloInstruction* x) {
+  return x == nullptr ? xla::PRIMITIVE_TYPE_INVALID : x->shape().element_type();
+}
+
+}  // namespace
+
 HloInstruction* ExpansionBuilder::Convert(HloInstruction* x, PrimitiveType type) {
-  if (x == nullptr) return Add(HloInstruction::Create(HloOpcode::kConvert, Unknown(), {x}));
-  Shape shape = x->shape();
+  Shape shape = x == nullptr ? Shape() : x->shape();
   shape.set_element_type(type);
-  return Add(HloInstruction::Create(HloOpcode::kConvert, std::move(shape), {x}));
+  return Build(HloOpcode::kConvert, {x}, nullptr, std::move(shape));
 }
 
 HloInstruction* ExpansionBuilder::ConvertIfNeeded(HloInstruction* x, PrimitiveType type) {
@@ -128,9 +144,10 @@ HloInstruction* ExpansionBuilder::ConvertIfNeeded(HloInstruction* x, PrimitiveTy
 HloInstruction* ExpansionBuilder::Broadcast(HloInstruction* x,
                                             const std::vector<int64_t>& dimensions,
                                             std::vector<int64_t> mapping) {
-  const PrimitiveType type =
-      x == nullptr ? xla::PRIMITIVE_TYPE_INVALID : x->shape().element_type();
-  return Add(HloInstruction::CreateBroadcast(Shape(type, dimensions), x, std::move(mapping)));
+  return Build(
+      HloOpcode::kBroadcast, {x},
+      [&](HloInstruction& broadcast) { broadcast.mutable_attrs()->dimensions = mapping; },
+      Shape(TypeOf(x), dimensions));
 }
 
 HloInstruction* ExpansionBuilder::Splat(HloInstruction* scalar,
@@ -140,47 +157,46 @@ HloInstruction* ExpansionBuilder::Splat(HloInstruction* scalar,
 
 HloInstruction* ExpansionBuilder::Reshape(HloInstruction* x,
                                           const std::vector<int64_t>& dimensions) {
-  const PrimitiveType type =
-      x == nullptr ? xla::PRIMITIVE_TYPE_INVALID : x->shape().element_type();
-  return Add(HloInstruction::Create(HloOpcode::kReshape, Shape(type, dimensions), {x}));
+  return Build(HloOpcode::kReshape, {x}, nullptr, Shape(TypeOf(x), dimensions));
 }
 
 HloInstruction* ExpansionBuilder::Transpose(HloInstruction* x, std::vector<int64_t> permutation) {
-  auto transpose = HloInstruction::Create(HloOpcode::kTranspose, Unknown(), {x});
-  transpose->mutable_attrs()->dimensions = std::move(permutation);
-  return Add(std::move(transpose));
+  return Build(HloOpcode::kTranspose, {x}, [&](HloInstruction& transpose) {
+    transpose.mutable_attrs()->dimensions = permutation;
+  });
 }
 
 HloInstruction* ExpansionBuilder::Slice(HloInstruction* x, std::vector<int64_t> starts,
                                         std::vector<int64_t> limits) {
-  auto slice = HloInstruction::Create(HloOpcode::kSlice, Unknown(), {x});
-  slice->mutable_attrs()->slice_strides.assign(starts.size(), 1);
-  slice->mutable_attrs()->slice_starts = std::move(starts);
-  slice->mutable_attrs()->slice_limits = std::move(limits);
-  return Add(std::move(slice));
+  return Build(HloOpcode::kSlice, {x}, [&](HloInstruction& slice) {
+    slice.mutable_attrs()->slice_strides.assign(starts.size(), 1);
+    slice.mutable_attrs()->slice_starts = starts;
+    slice.mutable_attrs()->slice_limits = limits;
+  });
 }
 
 HloInstruction* ExpansionBuilder::Concatenate(absl::Span<HloInstruction* const> parts,
                                               int64_t dimension) {
-  auto concatenate = HloInstruction::Create(HloOpcode::kConcatenate, Unknown(), parts);
-  concatenate->mutable_attrs()->dimensions = {dimension};
-  return Add(std::move(concatenate));
+  return Build(HloOpcode::kConcatenate, parts, [&](HloInstruction& concatenate) {
+    concatenate.mutable_attrs()->dimensions = {dimension};
+  });
 }
 
 HloInstruction* ExpansionBuilder::Iota(PrimitiveType type, const std::vector<int64_t>& dimensions,
                                        int64_t iota_dimension) {
-  auto iota = HloInstruction::Create(HloOpcode::kIota, Shape(type, dimensions));
-  iota->mutable_attrs()->iota_dimension = iota_dimension;
-  return Add(std::move(iota));
+  return Build(
+      HloOpcode::kIota, {},
+      [&](HloInstruction& iota) { iota.mutable_attrs()->iota_dimension = iota_dimension; },
+      Shape(type, dimensions));
 }
 
 HloInstruction* ExpansionBuilder::Reduce(HloInstruction* x, HloInstruction* init,
                                          std::vector<int64_t> dimensions,
                                          HloComputation* reducer) {
-  auto reduce = HloInstruction::Create(HloOpcode::kReduce, Unknown(), {x, init});
-  reduce->mutable_attrs()->dimensions = std::move(dimensions);
-  reduce->AppendCalledComputation(reducer);
-  return Add(std::move(reduce));
+  return Build(HloOpcode::kReduce, {x, init}, [&](HloInstruction& reduce) {
+    reduce.mutable_attrs()->dimensions = dimensions;
+    reduce.AppendCalledComputation(reducer);
+  });
 }
 
 HloInstruction* ExpansionBuilder::DynamicSlice(HloInstruction* x,
@@ -188,47 +204,47 @@ HloInstruction* ExpansionBuilder::DynamicSlice(HloInstruction* x,
                                                std::vector<int64_t> sizes) {
   std::vector<HloInstruction*> operands = {x};
   operands.insert(operands.end(), starts.begin(), starts.end());
-  auto slice = HloInstruction::Create(HloOpcode::kDynamicSlice, Unknown(), operands);
-  slice->mutable_attrs()->dynamic_slice_sizes = std::move(sizes);
-  return Add(std::move(slice));
+  return Build(HloOpcode::kDynamicSlice, operands, [&](HloInstruction& slice) {
+    slice.mutable_attrs()->dynamic_slice_sizes = sizes;
+  });
 }
 
 HloInstruction* ExpansionBuilder::DynamicUpdateSlice(HloInstruction* x, HloInstruction* update,
                                                      absl::Span<HloInstruction* const> starts) {
   std::vector<HloInstruction*> operands = {x, update};
   operands.insert(operands.end(), starts.begin(), starts.end());
-  return Add(HloInstruction::Create(HloOpcode::kDynamicUpdateSlice, Unknown(), operands));
+  return Build(HloOpcode::kDynamicUpdateSlice, operands);
 }
 
 HloInstruction* ExpansionBuilder::Dot(HloInstruction* lhs, HloInstruction* rhs,
                                       const xla::DotDimensionNumbers& dimension_numbers) {
   // Dot's inference takes the declared element type as the preferred one.
-  const PrimitiveType type =
-      lhs == nullptr ? xla::PRIMITIVE_TYPE_INVALID : lhs->shape().element_type();
-  auto dot = HloInstruction::Create(HloOpcode::kDot, Shape::Scalar(type), {lhs, rhs});
-  *dot->mutable_attrs()->dot_dimension_numbers.mutable_value() = dimension_numbers;
-  return Add(std::move(dot));
+  return Build(
+      HloOpcode::kDot, {lhs, rhs},
+      [&](HloInstruction& dot) {
+        *dot.mutable_attrs()->dot_dimension_numbers.mutable_value() = dimension_numbers;
+      },
+      Shape::Scalar(TypeOf(lhs)));
 }
 
 HloInstruction* ExpansionBuilder::Tuple(absl::Span<HloInstruction* const> elements) {
-  for (HloInstruction* element : elements) {
-    if (element == nullptr) return Add(HloInstruction::Create(HloOpcode::kTuple, Unknown(), {element}));
-  }
-  return Add(HloInstruction::CreateTuple(elements));
+  return Build(HloOpcode::kTuple, elements);
 }
 
 HloInstruction* ExpansionBuilder::GetTupleElement(HloInstruction* tuple, int64_t index) {
-  auto gte = HloInstruction::Create(HloOpcode::kGetTupleElement, Unknown(), {tuple});
-  gte->mutable_attrs()->tuple_index = index;
-  return Add(std::move(gte));
+  return Build(HloOpcode::kGetTupleElement, {tuple},
+               [&](HloInstruction& gte) { gte.mutable_attrs()->tuple_index = index; });
 }
 
 HloInstruction* ExpansionBuilder::While(HloInstruction* init, HloComputation* condition,
                                         HloComputation* body) {
-  auto loop = HloInstruction::Create(HloOpcode::kWhile, Unknown(), {init});
-  loop->AppendCalledComputation(condition);
-  loop->AppendCalledComputation(body);
-  return Add(std::move(loop), "loop");
+  return Build(
+      HloOpcode::kWhile, {init},
+      [&](HloInstruction& loop) {
+        loop.AppendCalledComputation(condition);
+        loop.AppendCalledComputation(body);
+      },
+      Shape(), "loop");
 }
 
 HloInstruction* ExpansionBuilder::Inline(const HloComputation& callee,
@@ -244,7 +260,7 @@ HloInstruction* ExpansionBuilder::Inline(const HloComputation& callee,
   for (HloInstruction* instruction : callee.MakeInstructionPostOrder()) {
     if (instruction->opcode() == HloOpcode::kParameter) {
       HloInstruction* argument = arguments[instruction->parameter_number()];
-      if (argument == nullptr) return Add(HloInstruction::Create(HloOpcode::kTuple, Unknown(), {argument}));
+      if (argument == nullptr) return MissingOperand();
       copies[instruction] = argument;
       continue;
     }

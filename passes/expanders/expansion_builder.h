@@ -20,6 +20,7 @@
 #define HLOC_PASSES_EXPANDERS_EXPANSION_BUILDER_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,11 +44,14 @@ class ExpansionBuilder {
   HloComputation* computation() const { return computation_; }
   HloModule* module() const { return computation_->parent(); }
 
-  // Adds `instruction` after inferring its shape (the declared shape gives
-  // what inference cannot: result dimensions of broadcast/reshape/iota, the
-  // element type of convert). Null operands (an earlier failure) make it
-  // return nullptr.
-  HloInstruction* Add(std::unique_ptr<HloInstruction> instruction, absl::string_view suffix = "");
+  // Adds opcode(operands): `configure` sets its attributes and called
+  // computations, shape inference gives its shape (`declared` supplies what
+  // inference cannot: result dimensions of broadcast/reshape/iota, the
+  // element type of convert), `suffix` names it (default: the opcode).
+  // nullptr after an earlier failure or for a null operand.
+  HloInstruction* Build(HloOpcode opcode, absl::Span<HloInstruction* const> operands,
+                        const std::function<void(HloInstruction&)>& configure = nullptr,
+                        Shape declared = Shape(), absl::string_view suffix = "");
 
   HloInstruction* Parameter(int64_t number, const Shape& shape, absl::string_view name);
   HloInstruction* Constant(Literal literal);
@@ -106,8 +110,14 @@ class ExpansionBuilder {
 
   // Records a failure (keeps the first).
   void Fail(absl::Status status);
+  // For a helper handed a null value (an earlier failure): records that and
+  // returns nullptr.
+  HloInstruction* MissingOperand();
 
  private:
+  // Infers `instruction`'s shape and adds it (drops it, recording why, when
+  // inference fails).
+  HloInstruction* Add(std::unique_ptr<HloInstruction> instruction, absl::string_view suffix);
   // `shape` with row-major layouts on its array leaves when layouts are kept.
   Shape WithLayouts(Shape shape) const;
 

@@ -57,14 +57,14 @@ std::vector<int64_t> Sizes(const HloInstruction* x, int64_t rows, int64_t column
 }  // namespace
 
 HloInstruction* MatrixBatch::Row(ExpansionBuilder& b, HloInstruction* x, HloInstruction* row) {
-  if (x == nullptr) return b.DynamicSlice(x, {}, {});
+  if (x == nullptr) return b.MissingOperand();
   return b.DynamicSlice(x, Starts(b, x->shape().rank(), row, nullptr),
                         Sizes(x, 1, x->shape().dimensions().back()));
 }
 
 HloInstruction* MatrixBatch::Column(ExpansionBuilder& b, HloInstruction* x,
                                     HloInstruction* column) {
-  if (x == nullptr) return b.DynamicSlice(x, {}, {});
+  if (x == nullptr) return b.MissingOperand();
   const int64_t rank = x->shape().rank();
   return b.DynamicSlice(x, Starts(b, rank, nullptr, column),
                         Sizes(x, x->shape().dimensions(rank - 2), 1));
@@ -72,20 +72,20 @@ HloInstruction* MatrixBatch::Column(ExpansionBuilder& b, HloInstruction* x,
 
 HloInstruction* MatrixBatch::Element(ExpansionBuilder& b, HloInstruction* x, HloInstruction* row,
                                      HloInstruction* column) {
-  if (x == nullptr) return b.DynamicSlice(x, {}, {});
+  if (x == nullptr) return b.MissingOperand();
   return b.DynamicSlice(x, Starts(b, x->shape().rank(), row, column), Sizes(x, 1, 1));
 }
 
 HloInstruction* MatrixBatch::Update(ExpansionBuilder& b, HloInstruction* x,
                                     HloInstruction* update, HloInstruction* row,
                                     HloInstruction* column) {
-  if (x == nullptr) return b.DynamicUpdateSlice(x, update, {});
+  if (x == nullptr) return b.MissingOperand();
   return b.DynamicUpdateSlice(x, update, Starts(b, x->shape().rank(), row, column));
 }
 
 HloInstruction* MatrixBatch::MatMul(ExpansionBuilder& b, HloInstruction* lhs,
                                     HloInstruction* rhs) {
-  if (lhs == nullptr || rhs == nullptr) return b.Dot(lhs, rhs, {});
+  if (lhs == nullptr || rhs == nullptr) return b.MissingOperand();
   const int64_t rank = lhs->shape().rank();
   xla::DotDimensionNumbers dn;
   for (int64_t d = 0; d + 2 < rank; ++d) {

@@ -64,24 +64,28 @@ absl::Status Expand(HloInstruction* sas) {
 
   ExpansionBuilder b(sas->parent(), sas);
   HloInstruction* positions = b.Reshape(b.Iota(index_type, {n}, 0), dims);
-  auto window = HloInstruction::Create(
-      HloOpcode::kReduceWindow, Shape(),
-      {x, positions, init, b.IndexScalar(index_type, -1)});
-  window->mutable_attrs()->window = sas->attrs().window;
-  window->mutable_attrs()->has_window = true;
-  window->AppendCalledComputation(MakePick(b, *sas, *select, x->shape().element_type(), index_type));
-  HloInstruction* selected = b.GetTupleElement(b.Add(std::move(window), "select"), 1);
-
-  auto scatter = HloInstruction::Create(
-      HloOpcode::kScatter, Shape(),
-      {b.Splat(init, {n}), b.Reshape(selected, {s, 1}), b.Reshape(source, {s})});
-  xla::ScatterDimensionNumbers* dn =
-      scatter->mutable_attrs()->scatter_dimension_numbers.mutable_value();
-  dn->add_inserted_window_dims(0);
-  dn->add_scatter_dims_to_operand_dims(0);
-  dn->set_index_vector_dim(1);
-  scatter->AppendCalledComputation(scatter_computation);
-  HloInstruction* result = b.Reshape(b.Add(std::move(scatter), "scatter"), dims);
+  HloComputation* pick = MakePick(b, *sas, *select, x->shape().element_type(), index_type);
+  HloInstruction* window = b.Build(
+      HloOpcode::kReduceWindow, {x, positions, init, b.IndexScalar(index_type, -1)},
+      [&](HloInstruction& w) {
+        w.mutable_attrs()->window = sas->attrs().window;
+        w.mutable_attrs()->has_window = true;
+        w.AppendCalledComputation(pick);
+      },
+      Shape(), "select");
+  HloInstruction* selected = b.GetTupleElement(window, 1);
+  HloInstruction* scattered = b.Build(
+      HloOpcode::kScatter, {b.Splat(init, {n}), b.Reshape(selected, {s, 1}), b.Reshape(source, {s})},
+      [&](HloInstruction& scatter) {
+        xla::ScatterDimensionNumbers* dn =
+            scatter.mutable_attrs()->scatter_dimension_numbers.mutable_value();
+        dn->add_inserted_window_dims(0);
+        dn->add_scatter_dims_to_operand_dims(0);
+        dn->set_index_vector_dim(1);
+        scatter.AppendCalledComputation(scatter_computation);
+      },
+      Shape(), "scatter");
+  HloInstruction* result = b.Reshape(scattered, dims);
   HLOC_RETURN_IF_ERROR(b.status());
   return expanders::ReplaceInstruction(sas, result);
 }
