@@ -335,9 +335,12 @@ ENTRY e {
   ROOT t = s32[4] transpose(p), dimensions={0}, sharding={replicated}
 })");
   ASSERT_NE(module, nullptr);
-  EXPECT_EQ(PrintInstruction(*module->entry()->root()),
-            "%t = s32[4] transpose(s32[4] %p), dimensions={0}, sharding={replicated}");
-  EXPECT_EQ(module->entry()->root()->ToString(), PrintInstruction(*module->entry()->root()));
+  // Each form against expected text, not against the function it calls.
+  const std::string expected =
+      "%t = s32[4] transpose(s32[4] %p), dimensions={0}, sharding={replicated}";
+  EXPECT_EQ(PrintInstruction(*module->entry()->root()), expected);
+  EXPECT_EQ(module->entry()->root()->ToString(), expected);
+  EXPECT_EQ(module->entry()->parameter(0)->ToString(), "%p = s32[4] parameter(0)");
   EXPECT_EQ(PrintComputation(*module->entry()),
             "ENTRY %e (p: s32[4]) -> s32[4] {\n  %p = s32[4] parameter(0)\n"
             "  ROOT %t = s32[4] transpose(s32[4] %p), dimensions={0}, sharding={replicated}\n}\n");

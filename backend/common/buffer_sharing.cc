@@ -45,6 +45,7 @@ bool BufferSharing::ReadBetween(BufferId buffer, int64_t after, int64_t until) c
 }
 
 bool BufferSharing::Take(const Candidate& c, const std::vector<BufferSpec>& buffers) const {
+  if (c.kind == Kind::kElementwise) return false;
   const size_t n = buffers.size();
   if (c.donor < 0 || c.taker < 0 || static_cast<size_t>(c.donor) >= n ||
       static_cast<size_t>(c.taker) >= n || c.donor == c.taker) {

@@ -44,6 +44,10 @@ class BufferSharing {
   enum class Kind {
     kUpdate,    // A dynamic-update-slice writing its operand's bytes.
     kLoopInit,  // A loop state leaf taking over its initial value.
+    // A kernel reading an entry parameter only at the indices it writes
+    // the taker (elementwise_operands.h). Never taken by Resolve: only
+    // OutputMayReuseParameter reads it.
+    kElementwise,
   };
   struct Decisions {
     int64_t updates = 0;     // kUpdate pairs taken.
@@ -75,8 +79,9 @@ class BufferSharing {
   // runtime::ProgramSpec::output_parameter_aliases). It may when every
   // buffer sharing `output`'s bytes is first written after the parameter's
   // last read, or at that read by a copy from the parameter (an update in
-  // place or a loop's initial state: the copy then does nothing), and the
-  // parameter is not itself an output (or is this one).
+  // place or a loop's initial state: the copy then does nothing) or by a
+  // kernel reading the parameter only where it writes (kElementwise), and
+  // the parameter is not itself an output (or is this one).
   bool OutputMayReuseParameter(const std::vector<runtime::BufferSpec>& buffers,
                                const std::vector<runtime::BufferId>& outputs,
                                runtime::BufferId output, runtime::BufferId parameter) const;

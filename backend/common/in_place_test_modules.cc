@@ -200,6 +200,50 @@ ENTRY main {
 }
 )";
 
+const char kDonatedElementwise[] = R"(
+HloModule elementwise_donated, input_output_alias={ {}: (0, {}, may-alias) }
+ENTRY main {
+  a = f32[256] parameter(0)
+  b = f32[256] parameter(1)
+  i = s32[] parameter(2)
+  m = f32[256] multiply(a, b)
+  ROOT y = f32[256] add(m, a)
+}
+)";
+
+const char kDonatedElementwiseFusion[] = R"(
+HloModule elementwise_fusion_donated, input_output_alias={ {}: (0, {}, may-alias) }
+fused {
+  p0 = s32[32,8] parameter(0)
+  p1 = f32[32,8] parameter(1)
+  f = f32[32,8] convert(p0)
+  lt = pred[32,8] compare(f, p1), direction=LT
+  n = f32[32,8] negate(f)
+  s = f32[32,8] select(lt, n, p1)
+  ROOT c = s32[32,8] convert(s)
+}
+ENTRY main {
+  a = s32[32,8] parameter(0)
+  b = f32[32,8] parameter(1)
+  i = s32[] parameter(2)
+  ROOT y = s32[32,8] fusion(a, b), kind=kLoop, calls=fused
+}
+)";
+
+const char kDonatedFusionReadsElsewhere[] = R"(
+HloModule reads_elsewhere_donated, input_output_alias={ {}: (0, {}, may-alias) }
+fused {
+  p0 = f32[256] parameter(0)
+  r = f32[256] reverse(p0), dimensions={0}
+  ROOT s = f32[256] add(p0, r)
+}
+ENTRY main {
+  a = f32[256] parameter(0)
+  i = s32[] parameter(1)
+  ROOT y = f32[256] fusion(a), kind=kLoop, calls=fused
+}
+)";
+
 const char kBadAlias[] = R"(
 HloModule bad_alias, input_output_alias={ {}: (3, {}, may-alias) }
 ENTRY main {

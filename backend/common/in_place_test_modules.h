@@ -34,6 +34,14 @@ extern const char kDonatedUpdate[];
 extern const char kDonatedScan[];
 // reverse reads the parameter while writing the output: they cannot share.
 extern const char kDonatedReverse[];
+// input_output_alias of an elementwise result: the kernel writing it reads
+// the parameter only at the indices it writes, so they may share.
+extern const char kDonatedElementwise[];
+// The same with an explicit fusion (select, compare, negate, convert).
+extern const char kDonatedElementwiseFusion[];
+// A fusion reading the parameter at the output's index and, through a
+// reverse, at others: they cannot share.
+extern const char kDonatedFusionReadsElsewhere[];
 // An alias naming a parameter the entry does not have.
 extern const char kBadAlias[];
 

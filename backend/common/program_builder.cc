@@ -4,10 +4,12 @@
 // input_output_alias in output_aliasing.cc.
 #include "backend/common/program_builder.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "backend/common/elementwise_operands.h"
 #include "backend/common/literal_leaves.h"
 #include "backend/common/op_lowering.h"
 #include "backend/llvm/array_leaves.h"
@@ -233,9 +235,38 @@ absl::StatusOr<bool> ProgramBuilder::EmitKernel(const HloInstruction& hlo,
     kernel_refusal_ = emission.refusal;
     return false;
   }
+  NoteElementwiseParameters(hlo, computation, results);
   buffers_.Bind(&hlo, std::move(results));
   RecordKernel(emission);
   return true;
+}
+
+// Entry parameters the kernel reads only where it writes its one result:
+// candidates for holding that result when donated (output_aliasing.cc).
+void ProgramBuilder::NoteElementwiseParameters(const HloInstruction& hlo,
+                                               const HloComputation& computation,
+                                               const std::vector<BufferId>& results) {
+  if (results.size() != 1 || computation.num_parameters() != hlo.operand_count()) return;
+  std::vector<BufferId> operands;
+  for (const HloInstruction* operand : hlo.operands()) {
+    const std::vector<BufferId>& leaves = buffers_.LeavesOf(operand);
+    operands.push_back(leaves.size() == 1 ? leaves[0] : -1);
+  }
+  for (size_t i = 0; i < operands.size(); ++i) {
+    const BufferId buffer = operands[i];
+    if (buffer < 0 || buffers_.spec(buffer).kind != runtime::BufferSpec::Kind::kParameter ||
+        std::find(operands.begin(), operands.begin() + i, buffer) != operands.begin() + i) {
+      continue;
+    }
+    bool elementwise = true;
+    for (size_t j = i; j < operands.size() && elementwise; ++j) {
+      if (operands[j] == buffer) elementwise = ReadOnlyAtOutputIndex(computation, j);
+    }
+    if (elementwise) {
+      buffers_.sharing().AddCandidate(BufferSharing::Kind::kElementwise, buffer, results[0],
+                                      buffers_.step());
+    }
+  }
 }
 
 void ProgramBuilder::RecordKernel(const KernelEmission& emission) {

@@ -42,7 +42,9 @@
 // the result shares the operand's bytes and the copy does nothing. A while
 // loop's state shares its initial value's bytes in the same way. The
 // module's input_output_alias pairs that hold up let an output live in a
-// parameter's memory (output_aliasing.cc).
+// parameter's memory (output_aliasing.cc): one written after the
+// parameter's last read, by an update in place of it, or by an elementwise
+// kernel reading it only where it writes (elementwise_operands.h).
 #ifndef HLOC_BACKEND_COMMON_PROGRAM_BUILDER_H_
 #define HLOC_BACKEND_COMMON_PROGRAM_BUILDER_H_
 
@@ -126,6 +128,8 @@ class ProgramBuilder {
   absl::Status EmitInterpreterOp(const HloInstruction& hlo, absl::string_view reason,
                                  ThunkList* out);
   void RecordKernel(const KernelEmission& emission);
+  void NoteElementwiseParameters(const HloInstruction& hlo, const HloComputation& computation,
+                                 const std::vector<BufferId>& results);
 
   // control_flow.cc
   absl::Status EmitInline(const HloComputation& computation, const HloInstruction& caller,

@@ -116,8 +116,8 @@ TEST(GpuInPlaceTest, FusedUpdateWritesOnlyTheUpdate) {
 
 // `text` planned with its input_output_alias: `expected` outputs live in
 // their parameter's memory, the others are refused with a reason.
-void CheckAliases(const char* text, int64_t expected) {
-  std::unique_ptr<HloModule> module = Module(text);
+void CheckAliases(const char* text, int64_t expected, bool fused = false) {
+  std::unique_ptr<HloModule> module = Module(text, fused);
   ASSERT_NE(module, nullptr);
   std::unique_ptr<GpuProgram> program = PlanModule(*module);
   ASSERT_NE(program, nullptr);
@@ -136,6 +136,15 @@ TEST(GpuInPlaceTest, AliasedOutputsLiveInTheirParameter) {
   CheckAliases(modules::kDonatedReverse, 0);
 }
 
+TEST(GpuInPlaceTest, ElementwiseResultLivesInItsDonatedParameter) {
+  for (bool fused : {false, true}) {
+    SCOPED_TRACE(fused ? "after the default pipeline" : "as written");
+    CheckAliases(modules::kDonatedElementwise, 1, fused);
+    CheckAliases(modules::kDonatedElementwiseFusion, 1, fused);
+    CheckAliases(modules::kDonatedFusionReadsElsewhere, 0, fused);
+  }
+}
+
 TEST(GpuInPlaceTest, BadAliasIsAnError) {
   std::unique_ptr<HloModule> module = Module(modules::kBadAlias);
   ASSERT_NE(module, nullptr);
@@ -152,7 +161,9 @@ TEST(GpuInPlaceDeviceTest, MatchesTheInterpreter) {
   for (const char* text :
        {modules::kScanRows, modules::kScanKeepsOld, modules::kDusParameter, modules::kDusDeadTemp,
         modules::kDusLiveTemp, modules::kDusReadsTarget, modules::kDusFused,
-        modules::kDonatedUpdate, modules::kDonatedScan, modules::kDonatedReverse}) {
+        modules::kDonatedUpdate, modules::kDonatedScan, modules::kDonatedReverse,
+        modules::kDonatedElementwise, modules::kDonatedElementwiseFusion,
+        modules::kDonatedFusionReadsElsewhere}) {
     std::unique_ptr<HloModule> module = Module(text);
     ASSERT_NE(module, nullptr);
     absl::StatusOr<std::vector<Literal>> arguments = MakeRandomArguments(*module, 7);

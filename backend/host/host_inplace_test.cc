@@ -248,6 +248,14 @@ TEST(HostInPlaceTest, AliasRefusedWhenTheParameterIsReadLate) {
                 0, 0);
 }
 
+TEST(HostInPlaceTest, DonatedParameterHoldsAnElementwiseResult) {
+  // The last kernel reading the parameter reads it only where it writes.
+  CheckDonation(modules::kDonatedElementwise, 1, 0);
+  CheckDonation(modules::kDonatedElementwiseFusion, 1, 0);
+  // A fusion reading it elsewhere too (through a reverse) may not.
+  CheckDonation(modules::kDonatedFusionReadsElsewhere, 0, 0);
+}
+
 TEST(HostInPlaceTest, BadAliasIsAnError) {
   std::unique_ptr<HloModule> module = Parse(modules::kBadAlias);
   ASSERT_NE(module, nullptr);
