@@ -1,13 +1,20 @@
 // hloc compile FILE: run the pass pipeline and print (or write) the code of
 // every kernel of the module: LLVM IR, PTX or cubins for CUDA; LLVM IR or
-// assembly for the host. Needs no GPU.
+// assembly for the host. For CUDA, one summary line per module says what
+// `hloc run --backend=cuda` would build from it (the CUDA pipeline and the
+// GPU compiler, kernels assembled by ptxas): kernels, library calls and
+// interpreter ops. Needs no GPU.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "backend/gpu/gpu_compiler.h"
 #include "backend/gpu/gpu_pipeline.h"
 #include "backend/gpu/kernel_codegen.h"
 #include "backend/gpu/kernel_sites.h"
@@ -81,6 +88,54 @@ absl::Status WriteFile(const std::string& path, const std::string& data) {
   return absl::OkStatus();
 }
 
+// The summary line of `loaded` on the CUDA backend: a copy goes through the
+// CUDA pipeline and the GPU compiler in plan mode, the GPU libraries
+// assumed present (as on a machine with a GPU), every kernel assembled by
+// ptxas when there is one. An error (a kernel ptxas rejects, an op the GPU
+// cannot run at all) fails the command, naming the module.
+absl::StatusOr<std::string> CudaPlanSummary(const HloModule& loaded, int sm) {
+  std::unique_ptr<HloModule> module = loaded.Clone();
+  gpu::GpuPipelineOptions pipeline;
+  pipeline.cublaslt = gpu::LibraryUse::kAvailable;
+  pipeline.cudnn = gpu::LibraryUse::kAvailable;
+  absl::Status optimized = gpu::OptimizeForGpu(*module, pipeline).status();
+  if (!optimized.ok()) {
+    return absl::Status(optimized.code(), absl::StrCat(loaded.name(), ": CUDA pipeline: ",
+                                                       optimized.message()));
+  }
+  gpu::GpuProgramOptions options;
+  options.cublaslt = gpu::LibraryUse::kAvailable;
+  options.cudnn = gpu::LibraryUse::kAvailable;
+  options.codegen.target = gpu::GpuTarget::ForComputeCapability(sm);
+  const std::string ptxas = gpu::PtxasPath(options.codegen);
+  const bool have_ptxas = access(ptxas.c_str(), X_OK) == 0;
+  options.codegen.assemble = have_ptxas;
+  absl::StatusOr<std::unique_ptr<gpu::GpuProgram>> program = gpu::CompileForGpu(*module, options);
+  if (!program.ok()) {
+    return absl::Status(program.status().code(), absl::StrCat(loaded.name(), ": GPU compiler: ",
+                                                              program.status().message()));
+  }
+  const gpu::GpuCompileReport& report = (*program)->report();
+  std::string line = absl::StrCat(loaded.name(), ": cuda sm_", sm, ": ", report.kernels,
+                                  " kernels (", report.fused_kernels, " fused), ",
+                                  report.library_calls, " library calls, interpreter ops: ",
+                                  report.interpreter_calls);
+  if (!report.interpreter_ops.empty()) {
+    // "%fft.2 (fft) runs in the interpreter: no GPU kernel for fft" -> "%fft.2 (fft): no ...".
+    std::vector<std::string> ops;
+    for (const std::string& op : report.interpreter_ops) {
+      ops.push_back(absl::StrReplaceAll(op, {{" runs in the interpreter:", ":"}}));
+    }
+    absl::StrAppend(&line, " [", absl::StrJoin(ops, "; "), "]");
+  }
+  if (!have_ptxas) {
+    absl::StrAppend(&line, "; ptxas not run (none at ", ptxas, ")");
+  } else if (report.kernels > 0) {
+    absl::StrAppend(&line, "; ptxas accepted every kernel");
+  }
+  return line;
+}
+
 struct CompileFlags {
   std::string target, emit, output;
   int sm = 90;
@@ -144,7 +199,12 @@ absl::Status RunCompile(const Args& args) {
   std::string text;   // Everything printed (or written to -o FILE).
   std::string index;  // kernels.txt for --emit=cubin.
   int64_t kernels = 0, not_covered = 0;
+  std::vector<std::string> summaries;
   for (const std::unique_ptr<HloModule>& module : modules) {
+    if (flags.target == "cuda") {
+      HLOC_ASSIGN_OR_RETURN(std::string summary, CudaPlanSummary(*module, flags.sm));
+      summaries.push_back(std::move(summary));
+    }
     if (flags.pipeline == "cuda") {
       // The CUDA backend's own pipeline (gpu_pipeline.h): what `hloc run
       // --backend=cuda` compiles, row-normalization fusions included.
@@ -218,14 +278,25 @@ absl::Status RunCompile(const Args& args) {
                       "): library call or fallback, no generated kernel\n");
     }
   }
+  // The summaries go to stdout whatever -o says; in printed code they are
+  // comments.
+  std::string summary_text;
+  for (const std::string& summary : summaries) {
+    absl::StrAppend(&summary_text, flags.emit == "llvm" ? "; " : "// ", summary, "\n");
+  }
   if (flags.emit == "cubin") {
     HLOC_RETURN_IF_ERROR(WriteFile(absl::StrCat(flags.output, "/kernels.txt"), index));
+    std::fwrite(summary_text.data(), 1, summary_text.size(), stdout);
     std::fprintf(stdout, "%lld kernels written to %s (%lld not covered by generated kernels)\n",
                  static_cast<long long>(kernels), flags.output.c_str(),
                  static_cast<long long>(not_covered));
     return absl::OkStatus();
   }
-  if (!flags.output.empty()) return WriteFile(flags.output, text);
+  if (!flags.output.empty()) {
+    std::fwrite(summary_text.data(), 1, summary_text.size(), stdout);
+    return WriteFile(flags.output, text);
+  }
+  absl::StrAppend(&text, summary_text);
   std::fwrite(text.data(), 1, text.size(), stdout);
   return absl::OkStatus();
 }
@@ -251,7 +322,12 @@ Command CompileCommand() {
       "    --sm picks the compute capability (default 90).\n"
       "  --target=host: --emit=llvm (optimized IR, the default) or --emit=asm\n"
       "    (assembly for this machine's CPU).\n"
-      "  Text goes to stdout, or to the file -o names.\n",
+      "  Text goes to stdout, or to the file -o names.\n"
+      "  For CUDA, stdout also gets one summary line per module: what `hloc run\n"
+      "  --backend=cuda` builds from it (the CUDA pipeline, then the GPU compiler with\n"
+      "  the GPU libraries assumed present), as kernels, library calls and\n"
+      "  'interpreter ops: N' (ops the GPU runs in the interpreter on the host,\n"
+      "  listed), every kernel assembled by ptxas when there is one.\n",
       {{"target", false}, {"emit", false}, {"sm", false}, {"pipeline", false}, {"output", false}},
       1,
       3,

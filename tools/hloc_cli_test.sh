@@ -152,6 +152,7 @@ check compile-ptx-sm80 0 "$hloc" compile "$zoo/layer_norm.before.txt" --emit=ptx
 expect_in compile-ptx-target "$tmp/ln.ptx" ".target sm_80"
 expect_in compile-ptx-entry "$tmp/ln.ptx" ".visible .entry hloc_"
 expect_in compile-ptx-row-reduction "$tmp/ln.ptx" "row-reduction"
+expect_in compile-ptx-summary "$tmp/out" "layer_norm.*: cuda sm_80: .* kernels .*interpreter ops: 0"
 check compile-fusion-pipeline 0 "$hloc" compile "$zoo/softmax.before.txt" --pipeline=fusion --emit=ptx
 expect_in compile-fused-kernel "$tmp/out" "shfl.sync.down.b32"
 ptxas="${HLOC_PTXAS:-/usr/local/cuda/bin/ptxas}"

@@ -44,6 +44,18 @@ absl::flat_hash_set<const HloInstruction*> LiveInstructions(const HloComputation
 
 }  // namespace
 
+bool IsAnnotationCustomCall(const HloInstruction& hlo) {
+  static constexpr absl::string_view kAnnotations[] = {
+      "Sharding",         "SPMDFullToShardShape",      "SPMDShardToFullShape",
+      "MoveToHost",       "MoveToDevice",              "annotate_device_placement",
+  };
+  const std::string& target = hlo.attrs().custom_call_target;
+  return hlo.opcode() == HloOpcode::kCustomCall && hlo.operand_count() == 1 &&
+         hlo.shape() == hlo.operand(0)->shape() &&
+         std::find(std::begin(kAnnotations), std::end(kAnnotations), target) !=
+             std::end(kAnnotations);
+}
+
 absl::Status InstructionError(const HloInstruction& hlo, absl::string_view message) {
   return absl::InvalidArgumentError(
       absl::StrCat("instruction %", hlo.name(), " (", HloOpcodeName(hlo.opcode()), "): ", message));
@@ -175,6 +187,13 @@ absl::StatusOr<bool> ProgramBuilder::EmitStructural(const HloInstruction& hlo, T
     case HloOpcode::kAddDependency:
       buffers_.Bind(&hlo, buffers_.LeavesOf(hlo.operand(0)));
       return true;
+    case HloOpcode::kCustomCall:
+      // Annotations a single-device program runs as their operand.
+      if (IsAnnotationCustomCall(hlo)) {
+        buffers_.Bind(&hlo, buffers_.LeavesOf(hlo.operand(0)));
+        return true;
+      }
+      return false;
     case HloOpcode::kAfterAll:
       buffers_.Bind(&hlo, {});
       return true;

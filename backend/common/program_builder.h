@@ -16,10 +16,11 @@
 //
 // Buffers. Every array leaf of every value gets a buffer (buffer_table.h).
 // Instructions that only regroup or reinterpret data (tuple, get-tuple-
-// element, bitcast, same-size reshape, optimization barriers, call results)
-// reuse their operands' buffers; the rest define new temporaries. Only
-// what the root needs is emitted, as in the interpreter: a dead op (say a
-// custom call nothing reads) must neither run nor fail.
+// element, bitcast, same-size reshape, optimization barriers, call results,
+// annotation custom calls) reuse their operands' buffers; the rest define
+// new temporaries. Only what the root needs is emitted, as in the
+// interpreter: a dead op (say a custom call nothing reads) must neither run
+// nor fail.
 //
 // Choices, per instruction:
 //   fusion        a kernel for the fused computation, else its ops one by one
@@ -94,6 +95,10 @@ void MoveIntoSpec(BuiltProgram* built, Spec* spec) {
   spec->outputs = std::move(built->outputs);
   spec->output_parameter_aliases = std::move(built->output_parameter_aliases);
 }
+
+// A custom call that only annotates its one operand (sharding, host or
+// device placement) and has its shape: on one device it is that operand.
+bool IsAnnotationCustomCall(const HloInstruction& hlo);
 
 // InvalidArgument naming `hlo`.
 absl::Status InstructionError(const HloInstruction& hlo, absl::string_view message);

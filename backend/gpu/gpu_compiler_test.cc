@@ -368,6 +368,26 @@ TEST(GpuCompilerTest, SplitReductionLaunchesTwoKernelsOverOneScratch) {
   EXPECT_TRUE(program->executable().graph_capturable());
 }
 
+TEST(GpuCompilerTest, AnnotationCustomCallsAreTheirOperand) {
+  // Sharding and placement annotations run as their operand on one device:
+  // no interpreter op, no copy.
+  auto module = ParseForTest(R"(HloModule m
+ENTRY e {
+  p = f32[64] parameter(0)
+  s = f32[64] custom-call(p), custom_call_target="Sharding", sharding={replicated}
+  n = f32[64] negate(s)
+  h = f32[64] custom-call(n), custom_call_target="MoveToHost"
+  ROOT a = f32[64] custom-call(h), custom_call_target="annotate_device_placement"
+})");
+  ASSERT_NE(module, nullptr);
+  auto program = Plan(*module);
+  ASSERT_NE(program, nullptr);
+  EXPECT_EQ(program->report().interpreter_calls, 0) << program->PlanToString();
+  EXPECT_EQ(program->report().kernels, 1) << program->PlanToString();
+  EXPECT_FALSE(absl::StrContains(program->executable().ThunksToString(), "copy"))
+      << program->PlanToString();
+}
+
 TEST(GpuCompilerTest, OpsWithoutAKernelAreInterpreterOpsVisibly) {
   auto module = Prepare(R"(
 HloModule m

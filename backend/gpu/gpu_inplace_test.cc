@@ -39,6 +39,17 @@ std::unique_ptr<HloModule> Module(const char* text, bool fused = false) {
   return fused ? ParseAndRunPipeline(text, "default") : ParseForTest(text);
 }
 
+// `text` (after the default pipeline when `fused`) planned with updates in
+// place; null, with a test failure, when it does not parse or compile.
+std::unique_ptr<GpuProgram> Plan(const char* text, bool fused = false) {
+  std::unique_ptr<HloModule> module = Module(text, fused);
+  if (module == nullptr) {
+    ADD_FAILURE() << "the module does not parse";
+    return nullptr;
+  }
+  return PlanModule(*module);
+}
+
 TEST(GpuInPlaceTest, ScanUpdatesLoopStateInPlace) {
   for (bool fused : {false, true}) {
     std::unique_ptr<HloModule> module = Module(modules::kScanRows, fused);
@@ -64,18 +75,14 @@ TEST(GpuInPlaceTest, ScanUpdatesLoopStateInPlace) {
 
 TEST(GpuInPlaceTest, OldValueStillReadIsNotOverwritten) {
   for (bool fused : {false, true}) {
-    std::unique_ptr<HloModule> module = Module(modules::kScanKeepsOld, fused);
-    ASSERT_NE(module, nullptr);
-    std::unique_ptr<GpuProgram> after = PlanModule(*module);
+    std::unique_ptr<GpuProgram> after = Plan(modules::kScanKeepsOld, fused);
     ASSERT_NE(after, nullptr);
     EXPECT_EQ(after->report().updates_in_place, 0) << after->PlanToString();
   }
 }
 
 TEST(GpuInPlaceTest, EntryParameterIsCopiedNotOverwritten) {
-  std::unique_ptr<HloModule> module = Module(modules::kDusParameter);
-  ASSERT_NE(module, nullptr);
-  std::unique_ptr<GpuProgram> after = PlanModule(*module);
+  std::unique_ptr<GpuProgram> after = Plan(modules::kDusParameter);
   ASSERT_NE(after, nullptr);
   EXPECT_EQ(after->report().update_kernels, 1) << after->PlanToString();
   EXPECT_EQ(after->report().updates_in_place, 0) << after->PlanToString();
@@ -83,10 +90,7 @@ TEST(GpuInPlaceTest, EntryParameterIsCopiedNotOverwritten) {
 
 TEST(GpuInPlaceTest, DeadTemporaryIsUpdatedInPlace) {
   for (bool live : {false, true}) {
-    std::unique_ptr<HloModule> module =
-        Module(live ? modules::kDusLiveTemp : modules::kDusDeadTemp);
-    ASSERT_NE(module, nullptr);
-    std::unique_ptr<GpuProgram> after = PlanModule(*module);
+    std::unique_ptr<GpuProgram> after = Plan(live ? modules::kDusLiveTemp : modules::kDusDeadTemp);
     ASSERT_NE(after, nullptr);
     EXPECT_EQ(after->report().update_kernels, 1);
     EXPECT_EQ(after->report().updates_in_place, live ? 0 : 1) << after->PlanToString();
@@ -94,17 +98,13 @@ TEST(GpuInPlaceTest, DeadTemporaryIsUpdatedInPlace) {
 }
 
 TEST(GpuInPlaceTest, FusionReadingTheTargetElsewhereWritesEverything) {
-  std::unique_ptr<HloModule> module = Module(modules::kDusReadsTarget);
-  ASSERT_NE(module, nullptr);
-  std::unique_ptr<GpuProgram> after = PlanModule(*module);
+  std::unique_ptr<GpuProgram> after = Plan(modules::kDusReadsTarget);
   ASSERT_NE(after, nullptr);
   EXPECT_EQ(after->report().update_kernels, 0) << after->PlanToString();
 }
 
 TEST(GpuInPlaceTest, FusedUpdateWritesOnlyTheUpdate) {
-  std::unique_ptr<HloModule> module = Module(modules::kDusFused);
-  ASSERT_NE(module, nullptr);
-  std::unique_ptr<GpuProgram> after = PlanModule(*module);
+  std::unique_ptr<GpuProgram> after = Plan(modules::kDusFused);
   ASSERT_NE(after, nullptr);
   const std::string plan = after->PlanToString();
   EXPECT_EQ(after->report().updates_in_place, 1) << plan;
@@ -117,9 +117,7 @@ TEST(GpuInPlaceTest, FusedUpdateWritesOnlyTheUpdate) {
 // `text` planned with its input_output_alias: `expected` outputs live in
 // their parameter's memory, the others are refused with a reason.
 void CheckAliases(const char* text, int64_t expected, bool fused = false) {
-  std::unique_ptr<HloModule> module = Module(text, fused);
-  ASSERT_NE(module, nullptr);
-  std::unique_ptr<GpuProgram> program = PlanModule(*module);
+  std::unique_ptr<GpuProgram> program = Plan(text, fused);
   ASSERT_NE(program, nullptr);
   const GpuCompileReport& report = program->report();
   EXPECT_EQ(static_cast<int64_t>(report.aliased_outputs.size()), expected) << report.ToString();
