@@ -2,6 +2,7 @@
 #include "backend/gpu/gpu_pipeline.h"
 
 #include "absl/strings/str_cat.h"
+#include "backend/gpu/cublas_gemm_custom_calls.h"
 #include "backend/gpu/row_normalization_fusion.h"
 #include "hlo/status_macros.h"
 #include "passes/call_inliner.h"
@@ -62,8 +63,12 @@ absl::StatusOr<bool> InlineCallsWithoutGpuLibrary::Run(HloModule& module) {
 
 absl::StatusOr<bool> OptimizeForGpu(HloModule& module, const GpuPipelineOptions& options,
                                     FusionLedger* ledger) {
+  // XLA:GPU's own gemm custom calls as dots, for the outliner below.
+  LowerCublasGemmCustomCalls gemm_calls;
+  HLOC_ASSIGN_OR_RETURN(bool changed, gemm_calls.Run(module));
   // Ops with no GPU kernel (batch norm, select-and-scatter, ...) as plain HLO.
-  HLOC_ASSIGN_OR_RETURN(bool changed, RunExpanders(module, options.pipeline));
+  HLOC_ASSIGN_OR_RETURN(bool expanded, RunExpanders(module, options.pipeline));
+  changed = changed || expanded;
   for (const char* stage : {"simplify", "outline"}) {
     if (std::string(stage) == "outline" && options.pipeline.optimization_level < 1) continue;
     HLOC_ASSIGN_OR_RETURN(std::unique_ptr<HloPassPipeline> pipeline,
