@@ -59,14 +59,10 @@ bool Overlap(const Buffer& a, const Buffer& b) {
   return pa < pb + b.byte_size() && pb < pa + a.byte_size();
 }
 
-}  // namespace
-
-Executable::Executable(std::unique_ptr<ExecutableImpl> impl) : impl_(std::move(impl)) {}
-Executable::~Executable() = default;
-
-absl::StatusOr<std::vector<Buffer>> Executable::Execute(absl::Span<const Buffer> arguments,
-                                                        const ExecuteOptions& options) const {
-  if (absl::Status ok = CheckArguments(arguments, impl_->parameters); !ok.ok()) return ok;
+// Which arguments the caller donates, checked: in range, and sharing no
+// memory with another argument (a donated argument's bytes get overwritten).
+absl::StatusOr<std::vector<bool>> DonatedArguments(absl::Span<const Buffer> arguments,
+                                                   const ExecuteOptions& options) {
   std::vector<bool> donated(arguments.size(), false);
   for (int index : options.donated_arguments) {
     if (index < 0 || static_cast<size_t>(index) >= arguments.size()) {
@@ -74,8 +70,6 @@ absl::StatusOr<std::vector<Buffer>> Executable::Execute(absl::Span<const Buffer>
                                                      " is out of range (", arguments.size(),
                                                      " arguments)"));
     }
-    // A donated argument's memory gets overwritten: no other argument may
-    // read it.
     for (size_t k = 0; k < arguments.size(); ++k) {
       if (k != static_cast<size_t>(index) && Overlap(arguments[index], arguments[k])) {
         return absl::InvalidArgumentError(absl::StrCat(
@@ -84,16 +78,33 @@ absl::StatusOr<std::vector<Buffer>> Executable::Execute(absl::Span<const Buffer>
     }
     donated[index] = true;
   }
+  return donated;
+}
+
+std::vector<const void*> ArgumentPointers(absl::Span<const Buffer> arguments) {
   std::vector<const void*> parameters;
   parameters.reserve(arguments.size());
   for (const Buffer& argument : arguments) parameters.push_back(argument.data());
+  return parameters;
+}
+
+}  // namespace
+
+Executable::Executable(std::unique_ptr<ExecutableImpl> impl) : impl_(std::move(impl)) {}
+Executable::~Executable() = default;
+
+absl::StatusOr<std::vector<Buffer>> Executable::Execute(absl::Span<const Buffer> arguments,
+                                                        const ExecuteOptions& options) const {
+  if (absl::Status ok = CheckArguments(arguments, impl_->parameters); !ok.ok()) return ok;
+  absl::StatusOr<std::vector<bool>> donated = DonatedArguments(arguments, options);
+  if (!donated.ok()) return donated.status();
 
   std::vector<Buffer> results;
   results.reserve(impl_->results.size());
   std::vector<bool> used(arguments.size(), false);
   for (size_t j = 0; j < impl_->results.size(); ++j) {
     const int64_t k = impl_->AliasedParameter(static_cast<int64_t>(j));
-    if (k >= 0 && static_cast<size_t>(k) < arguments.size() && donated[k] && !used[k] &&
+    if (k >= 0 && static_cast<size_t>(k) < arguments.size() && (*donated)[k] && !used[k] &&
         arguments[k].byte_size() == impl_->results[j].byte_size()) {
       used[k] = true;
       results.push_back(BufferSharing(arguments[k], impl_->results[j]));
@@ -107,12 +118,68 @@ absl::StatusOr<std::vector<Buffer>> Executable::Execute(absl::Span<const Buffer>
   std::vector<void*> outputs;
   outputs.reserve(results.size());
   for (const Buffer& result : results) outputs.push_back(result.data());
-  if (absl::Status ran = impl_->Run(parameters, outputs, options); !ran.ok()) return ran;
+  if (absl::Status ran = impl_->Run(ArgumentPointers(arguments), outputs, options); !ran.ok()) {
+    return ran;
+  }
   return results;
+}
+
+absl::Status Executable::ExecuteInto(absl::Span<const Buffer> arguments,
+                                     absl::Span<const Buffer> results,
+                                     const ExecuteOptions& options) const {
+  if (absl::Status ok = CheckArguments(arguments, impl_->parameters); !ok.ok()) return ok;
+  absl::StatusOr<std::vector<bool>> donated = DonatedArguments(arguments, options);
+  if (!donated.ok()) return donated.status();
+  if (results.size() != impl_->results.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("the executable has ", impl_->results.size(),
+                                                   " results, got ", results.size(),
+                                                   " result buffers"));
+  }
+  std::vector<bool> used(arguments.size(), false);
+  std::vector<void*> outputs;
+  outputs.reserve(results.size());
+  for (size_t j = 0; j < results.size(); ++j) {
+    const Buffer& result = results[j];
+    const ArraySpec& spec = impl_->results[j];
+    if (!result.valid()) {
+      return absl::InvalidArgumentError(absl::StrCat("result buffer ", j, " is empty"));
+    }
+    if (result.type() != spec.type || result.dims() != spec.dims) {
+      return absl::InvalidArgumentError(absl::StrCat("result buffer ", j, " is ",
+                                                     result.spec().ToString(), ", result ", j,
+                                                     " is ", spec.ToString()));
+    }
+    for (size_t i = 0; i < j; ++i) {
+      if (Overlap(result, results[i])) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("result buffers ", i, " and ", j, " share memory"));
+      }
+    }
+    const int64_t aliased = impl_->AliasedParameter(static_cast<int64_t>(j));
+    for (size_t k = 0; k < arguments.size(); ++k) {
+      if (!Overlap(result, arguments[k])) continue;
+      const bool allowed = static_cast<int64_t>(k) == aliased && (*donated)[k] && !used[k] &&
+                           result.data() == arguments[k].data() &&
+                           result.byte_size() == arguments[k].byte_size();
+      if (!allowed) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "result buffer ", j, " shares memory with argument ", k,
+            " (allowed only for a donated argument the module aliases with that result)"));
+      }
+      used[k] = true;
+    }
+    outputs.push_back(result.data());
+  }
+  return impl_->Run(ArgumentPointers(arguments), outputs, options);
 }
 
 const std::vector<ArraySpec>& Executable::parameters() const { return impl_->parameters; }
 const std::vector<ArraySpec>& Executable::results() const { return impl_->results; }
+int64_t Executable::AliasedArgument(int64_t result) const {
+  if (result < 0 || static_cast<size_t>(result) >= impl_->results.size()) return -1;
+  const int64_t k = impl_->AliasedParameter(result);
+  return k >= 0 && static_cast<size_t>(k) < impl_->parameters.size() ? k : -1;
+}
 const Shape& Executable::result_shape() const { return impl_->result_shape; }
 std::string Executable::OptimizedHloText() const { return impl_->optimized_hlo; }
 std::string Executable::Ledger() const { return impl_->ledger; }

@@ -165,9 +165,20 @@ class Executable {
   // this file); the result is the root's array leaves. Thread-safe.
   absl::StatusOr<std::vector<Buffer>> Execute(absl::Span<const Buffer> arguments,
                                               const ExecuteOptions& options = {}) const;
+  // Runs once, writing the results into the caller's `results` (one Buffer
+  // per result, of its type and shape, e.g. memory a framework allocated).
+  // A result may be exactly a donated argument's memory where the module
+  // aliases the two (input_output_alias); any other overlap between results
+  // and arguments, or between results, is an error. Thread-safe.
+  absl::Status ExecuteInto(absl::Span<const Buffer> arguments, absl::Span<const Buffer> results,
+                           const ExecuteOptions& options = {}) const;
 
   const std::vector<ArraySpec>& parameters() const;
   const std::vector<ArraySpec>& results() const;
+  // The argument whose memory result j is computed in when the caller
+  // donates it (the module's input_output_alias, where the compiled program
+  // allows it), or -1.
+  int64_t AliasedArgument(int64_t result) const;
   // The entry computation's result shape (tuple structure of results()).
   const Shape& result_shape() const;
   // The optimized module as HLO text.
