@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 
 #ifdef HLOC_HAVE_XLA_FFI
@@ -62,12 +63,14 @@ namespace {
 namespace ffi = xla::ffi;
 
 // XLA's FFI data types carry PrimitiveType's numbers.
-absl::StatusOr<Buffer> Wrap(const ffi::AnyBuffer& buffer) {
+ArrayView View(const ffi::AnyBuffer& buffer) {
   const ffi::AnyBuffer::Dimensions dims = buffer.dimensions();
-  return Buffer::WrapHost(static_cast<PrimitiveType>(buffer.element_type()),
-                          std::vector<int64_t>(dims.begin(), dims.end()), buffer.untyped_data());
+  return ArrayView{static_cast<PrimitiveType>(buffer.element_type()),
+                   absl::Span<const int64_t>(dims.begin(), dims.size()), buffer.untyped_data()};
 }
 
+// Runs on every call: views of XLA's buffers, no allocation for the usual
+// handful of arrays.
 ffi::Error RunExecutable(int64_t handle, ffi::RemainingArgs args, ffi::RemainingRets rets) {
   std::shared_ptr<const Executable> executable = Table().Find(handle);
   if (executable == nullptr) {
@@ -75,37 +78,27 @@ ffi::Error RunExecutable(int64_t handle, ffi::RemainingArgs args, ffi::Remaining
                       absl::StrCat("hloc: executable handle ", handle,
                                    " is gone (its hloc.jax.jit function was freed)"));
   }
-  std::vector<Buffer> arguments;
+  absl::InlinedVector<ArrayView, 8> arguments;
   arguments.reserve(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
     ffi::ErrorOr<ffi::AnyBuffer> arg = args.get<ffi::AnyBuffer>(i);
     if (arg.has_error()) return arg.error();
-    absl::StatusOr<Buffer> wrapped = Wrap(*arg);
-    if (!wrapped.ok()) {
-      return ffi::Error::InvalidArgument(
-          absl::StrCat("hloc: argument ", i, ": ", wrapped.status().message()));
-    }
-    arguments.push_back(*std::move(wrapped));
+    arguments.push_back(View(*arg));
   }
-  std::vector<Buffer> results;
+  absl::InlinedVector<ArrayView, 8> results;
   results.reserve(rets.size());
   ExecuteOptions options;
   for (size_t j = 0; j < rets.size(); ++j) {
     ffi::ErrorOr<ffi::Result<ffi::AnyBuffer>> ret = rets.get<ffi::AnyBuffer>(j);
     if (ret.has_error()) return ret.error();
-    absl::StatusOr<Buffer> wrapped = Wrap(**ret);
-    if (!wrapped.ok()) {
-      return ffi::Error::InvalidArgument(
-          absl::StrCat("hloc: result ", j, ": ", wrapped.status().message()));
-    }
+    results.push_back(View(**ret));
     // XLA hands a result the memory of an argument only where the call
     // declared the two aliased (donation): pass that on as donation.
     for (size_t i = 0; i < arguments.size(); ++i) {
-      if (wrapped->byte_size() > 0 && arguments[i].data() == wrapped->data()) {
+      if (results.back().data != nullptr && arguments[i].data == results.back().data) {
         options.donated_arguments.push_back(static_cast<int>(i));
       }
     }
-    results.push_back(*std::move(wrapped));
   }
   absl::Status ran = executable->ExecuteInto(arguments, results, options);
   if (!ran.ok()) return ffi::Error::Internal(absl::StrCat("hloc: ", ran.ToString()));
