@@ -121,7 +121,7 @@ class FeatureTest(unittest.TestCase):
             assert_trees_close(self, hf(x, n, scale=3.0, mode=mode),
                                jax.jit(f, static_argnums=1, static_argnames="mode")(
                                    x, n, scale=3.0, mode=mode))
-        self.assertEqual(len(hf._cache), 2)
+        self.assertEqual(len(hf.hloc._cache), 2)
 
     def test_calls_go_through_jax_dispatch_to_hloc(self):
         # JAX on the CPU: the program JAX runs is one custom call to hloc's
@@ -133,15 +133,15 @@ class FeatureTest(unittest.TestCase):
         x = rng.standard_normal((8, 16), np.float32)
         y = rng.standard_normal((16, 4), np.float32)
         hf = hloc.jax.jit(f, backend="host")
-        self.assertIsNotNone(hf._dispatch)
-        outer = hf._dispatch.lower(x, y).as_text()
+        self.assertIsNotNone(hf.hloc._dispatch)
+        outer = hf.lower(x, y).as_text()
         self.assertIn("hloc_run_executable", outer)
         for op in ("dot_general", "tanh", "stablehlo.add"):
             self.assertNotIn(op, outer)
         got = hf(x, y)
         assert_trees_close(self, got, jax.jit(f)(x, y))
         # The path from Python (used where the FFI can't serve) agrees.
-        assert_trees_close(self, hf._call_from_python((x, y), {}), got)
+        assert_trees_close(self, hf.hloc._call_from_python((x, y), {}), got)
         self.assertEqual(hf.executable(x, y).stats["interpreter_ops"], 0)
 
     def test_donated_arguments_hold_results(self):
@@ -163,7 +163,7 @@ class FeatureTest(unittest.TestCase):
         import gc
         hf = hloc.jax.jit(lambda x: x * 2, backend="host")
         x = np.ones(4, np.float32)
-        compiled = hf._dispatch.lower(x).compile()
+        compiled = hf.lower(x).compile()
         np.testing.assert_array_equal(np.asarray(compiled(x)), x * 2)
         del hf
         gc.collect()

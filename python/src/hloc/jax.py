@@ -200,11 +200,25 @@ def jit(fn=None, *, backend="auto", static_argnums=(), static_argnames=(), donat
     backend: "auto", "host", "cuda" or "interpreter". Other keyword arguments
     (pipeline, disabled_passes, dump_dir, allow_interpreter_ops, num_threads)
     go to ``hloc.compile``. Donated arguments are declared to JAX's lowering,
-    so the module carries the aliasing; their memory is not reused yet.
+    so the module carries the aliasing, and hloc computes a result in a
+    donated argument's memory where its program allows.
+
+    The result is called like ``jax.jit(fn)``; ``.executable(*args)`` gives
+    the ``hloc.Executable`` those arguments run on.
     """
     if fn is None:
         return functools.partial(jit, backend=backend, static_argnums=static_argnums,
                                  static_argnames=static_argnames,
                                  donate_argnums=donate_argnums, **compile_options)
-    return _Jitted(fn, backend, static_argnums, static_argnames, donate_argnums,
-                   compile_options)
+    jitted = _Jitted(fn, backend, static_argnums, static_argnames, donate_argnums,
+                     compile_options)
+    if jitted._dispatch is None:
+        return jitted
+    # On the FFI path the caller gets JAX's own jitted function, so a call
+    # never enters Python code; hloc's parts ride along as attributes.
+    # `f.lower(...)` is then JAX's lowering of the call (one custom call);
+    # `f.hloc.lower(...)` is the function's own lowering, what hloc compiles.
+    dispatch = jitted._dispatch
+    dispatch.executable = jitted.executable
+    dispatch.hloc = jitted
+    return dispatch
