@@ -208,6 +208,62 @@ ENTRY main {
   EXPECT_EQ(static_cast<const float*>(kept[0].data())[5], 194.0f);
 }
 
+TEST(ApiTest, ExecuteIntoWritesTheCallersResultMemory) {
+  constexpr char kAliased[] = R"(
+HloModule step, input_output_alias={ {0}: (0, {}, may-alias) }
+
+ENTRY main {
+  w = f32[32,32] parameter(0)
+  g = f32[32,32] parameter(1)
+  d = f32[32,32] dot(w, g), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  next = f32[32,32] add(d, g)
+  ROOT out = (f32[32,32]) tuple(next)
+}
+)";
+  auto client = NewClient();
+  for (Backend backend : {Backend::kHost, Backend::kInterpreter}) {
+    SCOPED_TRACE(BackendName(backend));
+    auto exe = *client->Compile(ModuleSource::Text(kAliased), On(backend));
+    // The host program computes the result in w's memory when w is donated;
+    // the interpreter always writes fresh results.
+    const bool aliases = backend == Backend::kHost;
+    EXPECT_EQ(exe->AliasedArgument(0), aliases ? 0 : -1);
+    EXPECT_EQ(exe->AliasedArgument(1), -1);
+    std::vector<float> w(1024, 3.0f), g(1024, 2.0f), out(1024, -1.0f);
+    auto wb = *Buffer::WrapHost(F32, {32, 32}, w.data());
+    auto gb = *Buffer::WrapHost(F32, {32, 32}, g.data());
+    auto ob = *Buffer::WrapHost(F32, {32, 32}, out.data());
+    ASSERT_TRUE(exe->ExecuteInto({wb, gb}, {ob}).ok());
+    EXPECT_EQ(out[0], 194.0f);
+    EXPECT_EQ(out[1023], 194.0f);
+    EXPECT_EQ(w[0], 3.0f);
+
+    // Wrong count, shape or type of result buffers; results overlapping an
+    // argument that is not donated, or each other.
+    auto small = *Buffer::WrapHost(F32, {32, 16}, out.data());
+    auto ints = *Buffer::WrapHost(S32, {32, 32}, out.data());
+    EXPECT_TRUE(absl::StrContains(exe->ExecuteInto({wb, gb}, {}).message(), "1 results, got 0"));
+    EXPECT_TRUE(absl::StrContains(exe->ExecuteInto({wb, gb}, {small}).message(), "result buffer 0 is f32[32,16]"));
+    EXPECT_TRUE(absl::StrContains(exe->ExecuteInto({wb, gb}, {ints}).message(), "result buffer 0 is s32[32,32]"));
+    absl::Status into_w = exe->ExecuteInto({wb, gb}, {wb});
+    EXPECT_TRUE(absl::StrContains(into_w.message(), "shares memory with argument 0")) << into_w;
+    absl::Status into_g = exe->ExecuteInto({wb, gb}, {gb});
+    EXPECT_TRUE(absl::StrContains(into_g.message(), "shares memory with argument 1")) << into_g;
+
+    // The donated, aliased argument may hold its result.
+    ExecuteOptions donate;
+    donate.donated_arguments = {0};
+    absl::Status donated = exe->ExecuteInto({wb, gb}, {wb}, donate);
+    if (!aliases) {
+      EXPECT_TRUE(absl::StrContains(donated.message(), "shares memory with argument 0"));
+      continue;
+    }
+    ASSERT_TRUE(donated.ok()) << donated;
+    EXPECT_EQ(w[0], 194.0f);
+    EXPECT_EQ(w[1023], 194.0f);
+  }
+}
+
 TEST(ApiTest, WrappedMemoryIsReleasedOnce) {
   int releases = 0;
   float x[4] = {1, 2, 3, 4};

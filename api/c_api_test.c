@@ -119,6 +119,30 @@ int main(void) {
     hloc_buffer_destroy(results[0]);
     hloc_buffer_destroy(results[1]);
 
+    /* Results into the caller's memory. */
+    float sum_out[6] = {0};
+    int32_t seven = 0;
+    const int64_t no_dims[1] = {0};
+    hloc_buffer* into[2] = {NULL, NULL};
+    expect_ok(hloc_buffer_wrap_host(HLOC_F32, dims, 2, sum_out, NULL, NULL, &into[0]), "wrap");
+    expect_ok(hloc_buffer_wrap_host(HLOC_S32, no_dims, 0, &seven, NULL, NULL, &into[1]), "wrap");
+    expect_ok(hloc_execute_into(exe, args, 2, NULL, into, 2), "execute into");
+    CHECK(sum_out[0] == 11 && sum_out[5] == 66, "sum into %g %g", sum_out[0], sum_out[5]);
+    CHECK(seven == 7, "constant into %d", (int)seven);
+    expect_error(hloc_execute_into(exe, args, 2, NULL, into, 1), HLOC_ERROR_INVALID_ARGUMENT,
+                 "2 results, got 1", "result count into");
+    hloc_buffer* swapped[2] = {into[1], into[0]};
+    expect_error(hloc_execute_into(exe, args, 2, NULL, swapped, 2), HLOC_ERROR_INVALID_ARGUMENT,
+                 "result buffer 0 is s32[]", "result type into");
+    hloc_buffer* onto_x[2] = {args[0], into[1]};
+    expect_error(hloc_execute_into(exe, args, 2, NULL, onto_x, 2), HLOC_ERROR_INVALID_ARGUMENT,
+                 "shares memory with argument 0", "result over an argument");
+    hloc_buffer* null_result[2] = {into[0], NULL};
+    expect_error(hloc_execute_into(exe, args, 2, NULL, null_result, 2),
+                 HLOC_ERROR_INVALID_ARGUMENT, "result 1 is NULL", "null result");
+    hloc_buffer_destroy(into[0]);
+    hloc_buffer_destroy(into[1]);
+
     /* Argument errors. */
     expect_error(hloc_execute(exe, args, 1, NULL, results, 2), HLOC_ERROR_INVALID_ARGUMENT,
                  "takes 2 arguments, got 1", "argument count");

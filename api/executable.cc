@@ -3,9 +3,11 @@
 // ExecutableImpl::Run.
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "api/api_internal.h"
@@ -25,7 +27,49 @@ bool IsCompileError(const absl::Status& status) {
 
 namespace {
 
-absl::Status CheckArguments(absl::Span<const Buffer> arguments,
+// Arguments and results are checked as views, whether they came as Buffers
+// or as views: one set of checks for every way in.
+using Views = absl::InlinedVector<ArrayView, 8>;
+using Flags = absl::InlinedVector<char, 8>;
+
+int64_t ViewBytes(const ArrayView& view) {
+  int64_t bytes = ElementByteSize(view.type);
+  for (int64_t d : view.dims) bytes *= d;
+  return bytes;
+}
+
+std::string ViewString(const ArrayView& view) {
+  ArraySpec spec;
+  spec.type = view.type;
+  spec.dims.assign(view.dims.begin(), view.dims.end());
+  return spec.ToString();
+}
+
+bool SameDims(absl::Span<const int64_t> a, const std::vector<int64_t>& b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin());
+}
+
+bool Overlap(const ArrayView& a, const ArrayView& b) {
+  const int64_t a_bytes = ViewBytes(a), b_bytes = ViewBytes(b);
+  if (a_bytes == 0 || b_bytes == 0) return false;
+  const auto* pa = static_cast<const char*>(a.data);
+  const auto* pb = static_cast<const char*>(b.data);
+  return pa < pb + b_bytes && pb < pa + a_bytes;
+}
+
+absl::StatusOr<Views> BufferViews(absl::Span<const Buffer> buffers, const char* what) {
+  Views views;
+  views.reserve(buffers.size());
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    if (!buffers[i].valid()) {
+      return absl::InvalidArgumentError(absl::StrCat(what, " ", i, " is an empty Buffer"));
+    }
+    views.push_back(ArrayView{buffers[i].type(), buffers[i].dims(), buffers[i].data()});
+  }
+  return views;
+}
+
+absl::Status CheckArguments(absl::Span<const ArrayView> arguments,
                             const std::vector<ArraySpec>& parameters) {
   if (arguments.size() != parameters.size()) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -33,30 +77,51 @@ absl::Status CheckArguments(absl::Span<const Buffer> arguments,
         ", got ", arguments.size()));
   }
   for (size_t i = 0; i < arguments.size(); ++i) {
-    const Buffer& argument = arguments[i];
-    if (!argument.valid()) {
-      return absl::InvalidArgumentError(absl::StrCat("argument ", i, " is an empty Buffer"));
-    }
-    if (argument.type() != parameters[i].type) {
+    const ArrayView& argument = arguments[i];
+    if (argument.type != parameters[i].type) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "argument ", i, " has element type ", PrimitiveTypeName(argument.type()),
+          "argument ", i, " has element type ", PrimitiveTypeName(argument.type),
           ", the parameter is ", parameters[i].ToString()));
     }
-    if (argument.dims() != parameters[i].dims) {
+    if (!SameDims(argument.dims, parameters[i].dims)) {
       return absl::InvalidArgumentError(absl::StrCat("argument ", i, " has shape ",
-                                                     argument.spec().ToString(),
-                                                     ", the parameter is ",
+                                                     ViewString(argument), ", the parameter is ",
                                                      parameters[i].ToString()));
+    }
+    if (argument.data == nullptr && ViewBytes(argument) > 0) {
+      return absl::InvalidArgumentError(absl::StrCat("argument ", i, " has no memory"));
     }
   }
   return absl::OkStatus();
 }
 
-bool Overlap(const Buffer& a, const Buffer& b) {
-  if (a.byte_size() == 0 || b.byte_size() == 0) return false;
-  const auto* pa = static_cast<const char*>(a.data());
-  const auto* pb = static_cast<const char*>(b.data());
-  return pa < pb + b.byte_size() && pb < pa + a.byte_size();
+// Which arguments the caller donates, checked: in range, and sharing no
+// memory with another argument (a donated argument's bytes get overwritten).
+absl::StatusOr<Flags> DonatedArguments(absl::Span<const ArrayView> arguments,
+                                       const ExecuteOptions& options) {
+  Flags donated(arguments.size(), 0);
+  for (int index : options.donated_arguments) {
+    if (index < 0 || static_cast<size_t>(index) >= arguments.size()) {
+      return absl::InvalidArgumentError(absl::StrCat("donated argument ", index,
+                                                     " is out of range (", arguments.size(),
+                                                     " arguments)"));
+    }
+    for (size_t k = 0; k < arguments.size(); ++k) {
+      if (k != static_cast<size_t>(index) && Overlap(arguments[index], arguments[k])) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "donated argument ", index, " shares memory with argument ", k));
+      }
+    }
+    donated[index] = 1;
+  }
+  return donated;
+}
+
+absl::InlinedVector<const void*, 8> ArgumentPointers(absl::Span<const ArrayView> arguments) {
+  absl::InlinedVector<const void*, 8> pointers;
+  pointers.reserve(arguments.size());
+  for (const ArrayView& argument : arguments) pointers.push_back(argument.data);
+  return pointers;
 }
 
 }  // namespace
@@ -66,36 +131,20 @@ Executable::~Executable() = default;
 
 absl::StatusOr<std::vector<Buffer>> Executable::Execute(absl::Span<const Buffer> arguments,
                                                         const ExecuteOptions& options) const {
-  if (absl::Status ok = CheckArguments(arguments, impl_->parameters); !ok.ok()) return ok;
-  std::vector<bool> donated(arguments.size(), false);
-  for (int index : options.donated_arguments) {
-    if (index < 0 || static_cast<size_t>(index) >= arguments.size()) {
-      return absl::InvalidArgumentError(absl::StrCat("donated argument ", index,
-                                                     " is out of range (", arguments.size(),
-                                                     " arguments)"));
-    }
-    // A donated argument's memory gets overwritten: no other argument may
-    // read it.
-    for (size_t k = 0; k < arguments.size(); ++k) {
-      if (k != static_cast<size_t>(index) && Overlap(arguments[index], arguments[k])) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "donated argument ", index, " shares memory with argument ", k));
-      }
-    }
-    donated[index] = true;
-  }
-  std::vector<const void*> parameters;
-  parameters.reserve(arguments.size());
-  for (const Buffer& argument : arguments) parameters.push_back(argument.data());
+  absl::StatusOr<Views> views = BufferViews(arguments, "argument");
+  if (!views.ok()) return views.status();
+  if (absl::Status ok = CheckArguments(*views, impl_->parameters); !ok.ok()) return ok;
+  absl::StatusOr<Flags> donated = DonatedArguments(*views, options);
+  if (!donated.ok()) return donated.status();
 
   std::vector<Buffer> results;
   results.reserve(impl_->results.size());
-  std::vector<bool> used(arguments.size(), false);
+  Flags used(arguments.size(), 0);
   for (size_t j = 0; j < impl_->results.size(); ++j) {
     const int64_t k = impl_->AliasedParameter(static_cast<int64_t>(j));
-    if (k >= 0 && static_cast<size_t>(k) < arguments.size() && donated[k] && !used[k] &&
+    if (k >= 0 && static_cast<size_t>(k) < arguments.size() && (*donated)[k] && !used[k] &&
         arguments[k].byte_size() == impl_->results[j].byte_size()) {
-      used[k] = true;
+      used[k] = 1;
       results.push_back(BufferSharing(arguments[k], impl_->results[j]));
       continue;
     }
@@ -104,15 +153,81 @@ absl::StatusOr<std::vector<Buffer>> Executable::Execute(absl::Span<const Buffer>
     if (!fresh.ok()) return fresh.status();
     results.push_back(*std::move(fresh));
   }
-  std::vector<void*> outputs;
+  absl::InlinedVector<void*, 8> outputs;
   outputs.reserve(results.size());
   for (const Buffer& result : results) outputs.push_back(result.data());
-  if (absl::Status ran = impl_->Run(parameters, outputs, options); !ran.ok()) return ran;
+  if (absl::Status ran = impl_->Run(ArgumentPointers(*views), outputs, options); !ran.ok()) {
+    return ran;
+  }
   return results;
+}
+
+absl::Status Executable::ExecuteInto(absl::Span<const Buffer> arguments,
+                                     absl::Span<const Buffer> results,
+                                     const ExecuteOptions& options) const {
+  absl::StatusOr<Views> argument_views = BufferViews(arguments, "argument");
+  if (!argument_views.ok()) return argument_views.status();
+  absl::StatusOr<Views> result_views = BufferViews(results, "result buffer");
+  if (!result_views.ok()) return result_views.status();
+  return ExecuteInto(*argument_views, *result_views, options);
+}
+
+absl::Status Executable::ExecuteInto(absl::Span<const ArrayView> arguments,
+                                     absl::Span<const ArrayView> results,
+                                     const ExecuteOptions& options) const {
+  if (absl::Status ok = CheckArguments(arguments, impl_->parameters); !ok.ok()) return ok;
+  absl::StatusOr<Flags> donated = DonatedArguments(arguments, options);
+  if (!donated.ok()) return donated.status();
+  if (results.size() != impl_->results.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("the executable has ", impl_->results.size(),
+                                                   " results, got ", results.size(),
+                                                   " result buffers"));
+  }
+  Flags used(arguments.size(), 0);
+  absl::InlinedVector<void*, 8> outputs;
+  outputs.reserve(results.size());
+  for (size_t j = 0; j < results.size(); ++j) {
+    const ArrayView& result = results[j];
+    const ArraySpec& spec = impl_->results[j];
+    if (result.type != spec.type || !SameDims(result.dims, spec.dims)) {
+      return absl::InvalidArgumentError(absl::StrCat("result buffer ", j, " is ",
+                                                     ViewString(result), ", result ", j, " is ",
+                                                     spec.ToString()));
+    }
+    if (result.data == nullptr && ViewBytes(result) > 0) {
+      return absl::InvalidArgumentError(absl::StrCat("result buffer ", j, " has no memory"));
+    }
+    for (size_t i = 0; i < j; ++i) {
+      if (Overlap(result, results[i])) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("result buffers ", i, " and ", j, " share memory"));
+      }
+    }
+    const int64_t aliased = impl_->AliasedParameter(static_cast<int64_t>(j));
+    for (size_t k = 0; k < arguments.size(); ++k) {
+      if (!Overlap(result, arguments[k])) continue;
+      const bool allowed = static_cast<int64_t>(k) == aliased && (*donated)[k] && !used[k] &&
+                           result.data == arguments[k].data &&
+                           ViewBytes(result) == ViewBytes(arguments[k]);
+      if (!allowed) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "result buffer ", j, " shares memory with argument ", k,
+            " (allowed only for a donated argument the module aliases with that result)"));
+      }
+      used[k] = 1;
+    }
+    outputs.push_back(result.data);
+  }
+  return impl_->Run(ArgumentPointers(arguments), outputs, options);
 }
 
 const std::vector<ArraySpec>& Executable::parameters() const { return impl_->parameters; }
 const std::vector<ArraySpec>& Executable::results() const { return impl_->results; }
+int64_t Executable::AliasedArgument(int64_t result) const {
+  if (result < 0 || static_cast<size_t>(result) >= impl_->results.size()) return -1;
+  const int64_t k = impl_->AliasedParameter(result);
+  return k >= 0 && static_cast<size_t>(k) < impl_->parameters.size() ? k : -1;
+}
 const Shape& Executable::result_shape() const { return impl_->result_shape; }
 std::string Executable::OptimizedHloText() const { return impl_->optimized_hlo; }
 std::string Executable::Ledger() const { return impl_->ledger; }

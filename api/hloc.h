@@ -97,6 +97,15 @@ struct ArraySpec {
 // each); 0 for types with no array storage.
 int64_t ElementByteSize(PrimitiveType type);
 
+// An array in memory the caller manages, described without building a
+// Buffer: for glue that already holds type, dimensions and pointer on every
+// call (an XLA FFI handler, a PJRT plugin). `dims` must outlive the call.
+struct ArrayView {
+  PrimitiveType type = xla::PRIMITIVE_TYPE_INVALID;
+  absl::Span<const int64_t> dims;
+  void* data = nullptr;
+};
+
 // A dense row-major array in host memory. Copies share the memory. Memory is
 // either hloc's (AllocateHost, results) or the caller's (WrapHost: not
 // copied; `release` runs when the last Buffer sharing it goes away).
@@ -165,9 +174,24 @@ class Executable {
   // this file); the result is the root's array leaves. Thread-safe.
   absl::StatusOr<std::vector<Buffer>> Execute(absl::Span<const Buffer> arguments,
                                               const ExecuteOptions& options = {}) const;
+  // Runs once, writing the results into the caller's `results` (one Buffer
+  // per result, of its type and shape, e.g. memory a framework allocated).
+  // A result may be exactly a donated argument's memory where the module
+  // aliases the two (input_output_alias); any other overlap between results
+  // and arguments, or between results, is an error. Thread-safe.
+  absl::Status ExecuteInto(absl::Span<const Buffer> arguments, absl::Span<const Buffer> results,
+                           const ExecuteOptions& options = {}) const;
+  // The same on views, with the same checks and no allocation per array.
+  absl::Status ExecuteInto(absl::Span<const ArrayView> arguments,
+                           absl::Span<const ArrayView> results,
+                           const ExecuteOptions& options = {}) const;
 
   const std::vector<ArraySpec>& parameters() const;
   const std::vector<ArraySpec>& results() const;
+  // The argument whose memory result j is computed in when the caller
+  // donates it (the module's input_output_alias, where the compiled program
+  // allows it), or -1.
+  int64_t AliasedArgument(int64_t result) const;
   // The entry computation's result shape (tuple structure of results()).
   const Shape& result_shape() const;
   // The optimized module as HLO text.

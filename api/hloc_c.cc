@@ -362,12 +362,55 @@ hloc_error* hloc_buffer_spec(const hloc_buffer* buffer, hloc_array_spec* spec) {
   });
 }
 
+}  // extern "C"
+
+namespace {
+
+// What hloc_execute and hloc_execute_into share: the argument handles and
+// the options, checked and turned into C++ values (`caller` names the call in
+// errors).
+hloc_error* DecodeExecute(const char* caller, hloc_buffer* const* arguments,
+                          size_t num_arguments, const hloc_execute_options* options,
+                          std::vector<Buffer>* buffers, hloc::api::ExecuteOptions* cpp) {
+  if (arguments == nullptr && num_arguments > 0) return NullArgument(caller, "arguments");
+  buffers->reserve(num_arguments);
+  for (size_t i = 0; i < num_arguments; ++i) {
+    if (arguments[i] == nullptr) {
+      return MakeError(HLOC_ERROR_INVALID_ARGUMENT,
+                       absl::StrCat(caller, ": argument ", i, " is NULL"));
+    }
+    buffers->push_back(arguments[i]->buffer);
+  }
+  if (HLOC_HAS(options, hloc_execute_options, donated_arguments) &&
+      HLOC_HAS(options, hloc_execute_options, num_donated_arguments) &&
+      options->num_donated_arguments > 0) {
+    if (options->donated_arguments == nullptr) {
+      return NullArgument(caller, "options->donated_arguments");
+    }
+    for (size_t k = 0; k < options->num_donated_arguments; ++k) {
+      if (options->donated_arguments[k] >= num_arguments) {
+        return MakeError(HLOC_ERROR_INVALID_ARGUMENT,
+                         absl::StrCat(caller, ": donated argument ",
+                                      options->donated_arguments[k], " is out of range"));
+      }
+      cpp->donated_arguments.push_back(static_cast<int>(options->donated_arguments[k]));
+    }
+  }
+  if (HLOC_HAS(options, hloc_execute_options, max_while_iterations)) {
+    cpp->max_while_iterations = options->max_while_iterations;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+extern "C" {
+
 hloc_error* hloc_execute(const hloc_executable* executable, hloc_buffer* const* arguments,
                          size_t num_arguments, const hloc_execute_options* options,
                          hloc_buffer** results, size_t num_results) {
   return Guard([&]() -> hloc_error* {
     if (executable == nullptr) return NullArgument("hloc_execute", "executable");
-    if (arguments == nullptr && num_arguments > 0) return NullArgument("hloc_execute", "arguments");
     if (results == nullptr && num_results > 0) return NullArgument("hloc_execute", "results");
     const size_t expected = executable->executable->results().size();
     if (num_results != expected) {
@@ -377,37 +420,42 @@ hloc_error* hloc_execute(const hloc_executable* executable, hloc_buffer* const* 
     }
     for (size_t j = 0; j < num_results; ++j) results[j] = nullptr;
     std::vector<Buffer> buffers;
-    buffers.reserve(num_arguments);
-    for (size_t i = 0; i < num_arguments; ++i) {
-      if (arguments[i] == nullptr) {
-        return MakeError(HLOC_ERROR_INVALID_ARGUMENT,
-                         absl::StrCat("hloc_execute: argument ", i, " is NULL"));
-      }
-      buffers.push_back(arguments[i]->buffer);
-    }
     hloc::api::ExecuteOptions cpp;
-    if (HLOC_HAS(options, hloc_execute_options, donated_arguments) &&
-        HLOC_HAS(options, hloc_execute_options, num_donated_arguments) &&
-        options->num_donated_arguments > 0) {
-      if (options->donated_arguments == nullptr) {
-        return NullArgument("hloc_execute", "options->donated_arguments");
-      }
-      for (size_t k = 0; k < options->num_donated_arguments; ++k) {
-        if (options->donated_arguments[k] >= num_arguments) {
-          return MakeError(HLOC_ERROR_INVALID_ARGUMENT,
-                           absl::StrCat("hloc_execute: donated argument ",
-                                        options->donated_arguments[k], " is out of range"));
-        }
-        cpp.donated_arguments.push_back(static_cast<int>(options->donated_arguments[k]));
-      }
-    }
-    if (HLOC_HAS(options, hloc_execute_options, max_while_iterations)) {
-      cpp.max_while_iterations = options->max_while_iterations;
+    if (hloc_error* bad = DecodeExecute("hloc_execute", arguments, num_arguments, options,
+                                        &buffers, &cpp)) {
+      return bad;
     }
     absl::StatusOr<std::vector<Buffer>> out = executable->executable->Execute(buffers, cpp);
     if (!out.ok()) return FromStatus(out.status());
     for (size_t j = 0; j < num_results; ++j) results[j] = new hloc_buffer{std::move((*out)[j])};
     return nullptr;
+  });
+}
+
+hloc_error* hloc_execute_into(const hloc_executable* executable, hloc_buffer* const* arguments,
+                              size_t num_arguments, const hloc_execute_options* options,
+                              hloc_buffer* const* results, size_t num_results) {
+  return Guard([&]() -> hloc_error* {
+    if (executable == nullptr) return NullArgument("hloc_execute_into", "executable");
+    if (results == nullptr && num_results > 0) {
+      return NullArgument("hloc_execute_into", "results");
+    }
+    std::vector<Buffer> buffers;
+    hloc::api::ExecuteOptions cpp;
+    if (hloc_error* bad = DecodeExecute("hloc_execute_into", arguments, num_arguments, options,
+                                        &buffers, &cpp)) {
+      return bad;
+    }
+    std::vector<Buffer> outputs;
+    outputs.reserve(num_results);
+    for (size_t j = 0; j < num_results; ++j) {
+      if (results[j] == nullptr) {
+        return MakeError(HLOC_ERROR_INVALID_ARGUMENT,
+                         absl::StrCat("hloc_execute_into: result ", j, " is NULL"));
+      }
+      outputs.push_back(results[j]->buffer);
+    }
+    return FromStatus(executable->executable->ExecuteInto(buffers, outputs, cpp));
   });
 }
 

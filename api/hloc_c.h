@@ -164,6 +164,14 @@ hloc_error* hloc_execute(const hloc_executable* executable, hloc_buffer* const* 
                          size_t num_arguments, const hloc_execute_options* options,
                          hloc_buffer** results, size_t num_results);
 
+/* Runs once, writing the results into the caller's buffers (one per result,
+ * of its type and shape, e.g. wrapped memory a framework allocated). A result
+ * may be exactly a donated argument's memory where the module aliases the two;
+ * any other overlap is an error. Thread-safe. */
+hloc_error* hloc_execute_into(const hloc_executable* executable, hloc_buffer* const* arguments,
+                              size_t num_arguments, const hloc_execute_options* options,
+                              hloc_buffer* const* results, size_t num_results);
+
 #ifdef __cplusplus
 }
 #endif

@@ -20,6 +20,7 @@
 #include "nanobind/stl/vector.h"
 #include "nanobind/stl/pair.h"
 #include "nanobind/stl/shared_ptr.h"
+#include "python/xla_ffi_handler.h"
 
 namespace nb = nanobind;
 
@@ -186,6 +187,7 @@ class PyExecutable {
   }
 
   const Executable& executable() const { return *executable_; }
+  std::shared_ptr<const Executable> shared() const { return executable_; }
 
  private:
   std::shared_ptr<Executable> executable_;
@@ -251,7 +253,25 @@ NB_MODULE(_hloc, m) {
       .def_prop_ro("ledger", [](const PyExecutable& e) { return e.executable().Ledger(); })
       .def_prop_ro("report", [](const PyExecutable& e) { return e.executable().Report(); })
       .def_prop_ro("fingerprint", [](const PyExecutable& e) { return e.executable().fingerprint(); })
-      .def_prop_ro("stats", &PyExecutable::Stats);
+      .def_prop_ro("stats", &PyExecutable::Stats)
+      .def_prop_ro("aliased_arguments",
+                   [](const PyExecutable& e) {
+                     std::vector<int64_t> out;
+                     for (size_t j = 0; j < e.executable().results().size(); ++j) {
+                       out.push_back(e.executable().AliasedArgument(static_cast<int64_t>(j)));
+                     }
+                     return out;
+                   })
+      .def("xla_ffi_register",
+           [](const PyExecutable& e) { return RegisterXlaFfiExecutable(e.shared()); });
+
+  // hloc.jax.jit's path through JAX's dispatch (python/xla_ffi_handler.h).
+  m.def("xla_ffi_handler", []() -> nb::object {
+    void* handler = XlaFfiHandler();
+    if (handler == nullptr) return nb::none();
+    return nb::capsule(handler);
+  });
+  m.def("xla_ffi_unregister", &UnregisterXlaFfiExecutable, nb::arg("handle"));
 
   nb::class_<PyClient>(m, "_Client")
       .def(nb::init<int, int, std::string>(), nb::arg("num_threads"), nb::arg("cache_capacity"),

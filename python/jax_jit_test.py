@@ -121,7 +121,54 @@ class FeatureTest(unittest.TestCase):
             assert_trees_close(self, hf(x, n, scale=3.0, mode=mode),
                                jax.jit(f, static_argnums=1, static_argnames="mode")(
                                    x, n, scale=3.0, mode=mode))
-        self.assertEqual(len(hf._cache), 2)
+        self.assertEqual(len(hf.hloc._cache), 2)
+
+    def test_calls_go_through_jax_dispatch_to_hloc(self):
+        # JAX on the CPU: the program JAX runs is one custom call to hloc's
+        # FFI handler; the module's ops are all in the hloc executable.
+        def f(x, y):
+            return jnp.tanh(x @ y) + 1
+
+        rng = np.random.default_rng(3)
+        x = rng.standard_normal((8, 16), np.float32)
+        y = rng.standard_normal((16, 4), np.float32)
+        hf = hloc.jax.jit(f, backend="host")
+        self.assertIsNotNone(hf.hloc._dispatch)
+        outer = hf.lower(x, y).as_text()
+        self.assertIn("hloc_run_executable", outer)
+        for op in ("dot_general", "tanh", "stablehlo.add"):
+            self.assertNotIn(op, outer)
+        got = hf(x, y)
+        assert_trees_close(self, got, jax.jit(f)(x, y))
+        # The path from Python (used where the FFI can't serve) agrees.
+        assert_trees_close(self, hf.hloc._call_from_python((x, y), {}), got)
+        self.assertEqual(hf.executable(x, y).stats["interpreter_ops"], 0)
+
+    def test_donated_arguments_hold_results(self):
+        # Only the dot reads w, before anything writes the result: hloc can
+        # compute the result in w's memory.
+        def step(w, g):
+            return w @ g + g
+
+        w = jnp.asarray(np.full((32, 32), 3.0, np.float32))
+        g = jnp.asarray(np.full((32, 32), 0.01, np.float32))
+        want = jax.jit(step)(w, g)
+        hstep = hloc.jax.jit(step, backend="host", donate_argnums=0)
+        got = hstep(w, g)
+        self.assertTrue(w.is_deleted())
+        assert_trees_close(self, got, want)
+        self.assertIn(0, hstep.executable(got, g)._native.aliased_arguments)
+
+    def test_a_freed_function_fails_cleanly(self):
+        import gc
+        hf = hloc.jax.jit(lambda x: x * 2, backend="host")
+        x = np.ones(4, np.float32)
+        compiled = hf.lower(x).compile()
+        np.testing.assert_array_equal(np.asarray(compiled(x)), x * 2)
+        del hf
+        gc.collect()
+        with self.assertRaisesRegex(Exception, "is gone"):
+            np.asarray(compiled(x))
 
     def test_compile_error_surfaces(self):
         # A function JAX lowers fine but whose module hloc cannot take would

@@ -1,6 +1,8 @@
 """Binds the Python that runs hloc's Python tests: its headers, nanobind's
-sources (from the installed PyPI package; tools/setup.sh installs it) and the
-interpreter's path. Read once per machine; re-read when PATH changes."""
+sources (from the installed PyPI package; tools/setup.sh installs it), the
+headers of XLA's FFI that jaxlib installs (hloc.jax runs executables through
+it; empty when jaxlib is missing) and the interpreter's path. Read once per
+machine; re-read when PATH changes."""
 
 _SCRIPT = """
 import os, sys, sysconfig
@@ -8,6 +10,11 @@ import nanobind
 print(sysconfig.get_paths()["include"])
 print(os.path.dirname(nanobind.__file__))
 print(sys.executable)
+try:
+    import jax.ffi
+    print(jax.ffi.include_dir())
+except Exception:
+    print("")
 """
 
 def _python_configure_impl(ctx):
@@ -17,9 +24,24 @@ def _python_configure_impl(ctx):
     result = ctx.execute([python, "-c", _SCRIPT])
     if result.return_code != 0:
         fail("python3 could not report its headers and nanobind (run tools/setup.sh): " + result.stderr)
-    include, nanobind, executable = result.stdout.strip().split("\n")
+    include, nanobind, executable, xla_ffi = (result.stdout.strip("\n").split("\n") + [""])[:4]
     ctx.symlink(include, "python_include")
     ctx.symlink(nanobind, "nanobind")
+    if xla_ffi:
+        ctx.symlink(xla_ffi, "xla_ffi_include")
+        xla_ffi_library = """
+cc_library(
+    name = "xla_ffi_headers",
+    hdrs = glob(["xla_ffi_include/xla/ffi/api/*.h"]),
+    includes = ["xla_ffi_include"],
+    defines = ["HLOC_HAVE_XLA_FFI"],
+)
+"""
+    else:
+        xla_ffi_library = """
+# jaxlib is not installed: no XLA FFI headers (hloc.jax needs jax anyway).
+cc_library(name = "xla_ffi_headers")
+"""
     ctx.file("defs.bzl", "PYTHON = \"%s\"\n" % executable)
     ctx.file("BUILD", """
 package(default_visibility = ["//visibility:public"])
@@ -46,7 +68,7 @@ cc_library(
 )
 
 exports_files(["defs.bzl"])
-""")
+""" + xla_ffi_library)
 
 python_configure = repository_rule(
     implementation = _python_configure_impl,

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "backend/host/dot_upcasting.h"
 #include "backend/host/onednn_library.h"
 #include "hlo/status_macros.h"
 #include "passes/dead_code_elimination.h"
@@ -28,6 +29,11 @@ absl::StatusOr<bool> OptimizeForHost(HloModule& module, const HostPipelineOption
   // Ops with no host kernel (batch norm, select-and-scatter, ...) as plain HLO.
   HLOC_ASSIGN_OR_RETURN(changed, RunExpanders(module, options.pipeline));
   HLOC_RETURN_IF_ERROR(run_stage("simplify"));
+  if (options.upcast_dots) {
+    UpcastDotsForHostGemm upcast(HostUpcastOptions());
+    HLOC_ASSIGN_OR_RETURN(bool upcasted, upcast.Run(module));
+    changed = changed || upcasted;
+  }
   if (options.pipeline.optimization_level >= 1) {
     HLOC_RETURN_IF_ERROR(run_stage("outline"));
     InlineUnsupportedLibraryCalls inline_calls(HostLibraryCapabilities(), ledger);

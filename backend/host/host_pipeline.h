@@ -1,7 +1,7 @@
 // The optimization pipeline for the host backend: the default pipeline's
 // passes with one step added between library outlining and fusion:
 //
-//   simplify -> outline library calls (+ epilogues)
+//   simplify -> UpcastDotsForHostGemm (dot_upcasting.h) -> outline library calls (+ epilogues)
 //            -> InlineUnsupportedLibraryCalls(HostLibraryCapabilities())
 //            -> fusion -> dead code elimination
 //
@@ -25,6 +25,9 @@ struct HostPipelineOptions {
   PipelineOptions pipeline;
   // Off: everything but the fusion passes (each op its own kernel).
   bool fusion = true;
+  // bf16/f16 dots (when oneDNN lacks the type on this CPU) and short s8 dots
+  // as f32 dots between converts (dot_upcasting.h).
+  bool upcast_dots = true;
 };
 
 // Runs the host pipeline on `module`; true when it changed. `ledger` (may be

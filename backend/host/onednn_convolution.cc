@@ -12,6 +12,14 @@
 // for the primitive with layouts left to oneDNN and, when that finds a better
 // implementation, reorders the input and kernel into those layouts and the
 // result back, through buffers the operation owns.
+//
+// A transposed convolution (input dilation s, kernel K, dilation d, padding
+// pl/ph) is oneDNN's deconvolution with strides s: the HLO convolution reads
+// out[o] = sum_k in[(o + k*d - pl) / s] w[k] over the taps that land on an
+// input element, i.e. o = i*s - k*d + pl; with the kernel reversed
+// (k' = K-1-k) that is o = i*s + k'*d - ((K-1)*d - pl), the deconvolution
+// with padding (K-1)*d - pl on the low side and (K-1)*d - ph on the high
+// side. oneDNN takes no negative strides, so the reversed kernel is a copy.
 #include <algorithm>
 #include <cstring>
 #include <mutex>
@@ -33,7 +41,7 @@ using dnnl::memory;
 // between the call's layouts and the primitive's where they differ.
 struct ConvolutionPiece {
   int64_t batch = 0;
-  dnnl::convolution_forward primitive;
+  dnnl::primitive primitive;  // convolution_forward or deconvolution_forward.
   memory::desc src, weights, dst, scratchpad;  // The primitive's layouts.
   memory::desc user_src, user_weights, user_dst, bias, vector;
   std::optional<dnnl::reorder> src_in, weights_in, dst_out;
@@ -51,6 +59,11 @@ class ConvolutionOperation : public OneDnnOperation {
     for (const ConvolutionPiece& piece : pieces_) {
       weights_scratch_.push_back(piece.weights_in ? memory(piece.weights, engine) : memory());
     }
+    if (spec_.transposed) {
+      int64_t elements = 1;
+      for (int64_t d : spec_.weights_dims) elements *= d;
+      flipped_.resize(static_cast<size_t>(elements * ByteWidth(spec_.input_type)));
+    }
     for (int64_t t = 0; t < tasks_; ++t) {
       const ConvolutionPiece& piece = PieceOf(t);
       src_scratch_.push_back(piece.src_in ? memory(piece.src, engine) : memory());
@@ -64,9 +77,14 @@ class ConvolutionOperation : public OneDnnOperation {
     // The thread count the primitives were created for (oneDNN's OpenMP
     // kernels expect the same count at execution).
     ScopedOmpThreads scoped(pool == nullptr ? 1 : omp_threads_);
+    void* kernel = buffers[spec_.kernel_buffer];
+    if (spec_.transposed) {
+      FlipKernel(kernel);
+      kernel = flipped_.data();
+    }
     for (size_t p = 0; p < pieces_.size(); ++p) {
       if (!pieces_[p].weights_in) continue;
-      memory user(pieces_[p].user_weights, engine, buffers[spec_.kernel_buffer]);
+      memory user(pieces_[p].user_weights, engine, kernel);
       memory scratch = weights_scratch_[p];
       dnnl::stream stream(engine);
       pieces_[p].weights_in->execute(stream, user, scratch);
@@ -91,8 +109,7 @@ class ConvolutionOperation : public OneDnnOperation {
         args.emplace(DNNL_ARG_SRC, user_src);
       }
       args.emplace(DNNL_ARG_WEIGHTS, piece.weights_in ? weights_scratch_[p]
-                                                      : memory(piece.user_weights, engine,
-                                                               buffers[spec_.kernel_buffer]));
+                                                      : memory(piece.user_weights, engine, kernel));
       if (spec_.epilogue.NativeBias()) {
         args.emplace(DNNL_ARG_BIAS,
                      memory(piece.bias, engine, buffers[spec_.epilogue.steps[0].buffer]));
@@ -122,12 +139,39 @@ class ConvolutionOperation : public OneDnnOperation {
     if (piece.weights_in) reorders.push_back("kernel");
     if (piece.dst_out) reorders.push_back("result");
     return absl::StrCat(
-        "convolution ", piece.impl,
+        spec_.transposed ? "deconvolution " : "convolution ", piece.impl,
         tasks_ > 1 ? absl::StrCat(", ", tasks_, " slices of ", piece.batch, " images") : "",
         reorders.empty() ? "" : absl::StrCat(" (reorders ", absl::StrJoin(reorders, ", "), ")"));
   }
 
  private:
+  // Writes the kernel, spatially reversed, into flipped_ with the kernel's
+  // own strides (the spatial dimensions are the trailing weights_dims).
+  void FlipKernel(const void* kernel) const {
+    const int64_t rank = static_cast<int64_t>(spec_.weights_dims.size());
+    const int64_t spatial = static_cast<int64_t>(spec_.window_strides.size());
+    const int width = ByteWidth(spec_.input_type);
+    int64_t elements = 1;
+    for (int64_t d : spec_.weights_dims) elements *= d;
+    std::vector<int64_t> index(rank, 0);
+    const uint8_t* from = static_cast<const uint8_t*>(kernel);
+    uint8_t* to = flipped_.data();
+    for (int64_t e = 0; e < elements; ++e) {
+      int64_t source = 0, target = 0;
+      for (int64_t d = 0; d < rank; ++d) {
+        const bool reversed = d >= rank - spatial;
+        const int64_t i = reversed ? spec_.weights_dims[d] - 1 - index[d] : index[d];
+        source += i * spec_.weights_strides[d];
+        target += index[d] * spec_.weights_strides[d];
+      }
+      std::memcpy(to + target * width, from + source * width, width);
+      for (int64_t d = rank - 1; d >= 0; --d) {
+        if (++index[d] < spec_.weights_dims[d]) break;
+        index[d] = 0;
+      }
+    }
+  }
+
   const ConvolutionPiece& PieceOf(int64_t task) const {
     return pieces_[(task == tasks_ - 1 && pieces_.size() > 1) ? 1 : 0];
   }
@@ -138,6 +182,7 @@ class ConvolutionOperation : public OneDnnOperation {
   int omp_threads_;
   mutable std::mutex mu_;
   std::vector<memory> weights_scratch_, src_scratch_, dst_scratch_;
+  mutable std::vector<uint8_t> flipped_;  // The reversed kernel (transposed only).
 };
 
 bool IsFallbackImplementation(const std::string& impl) {
@@ -154,6 +199,7 @@ std::string ConvolutionSpec::Key() const {
       " dst=", absl::StrJoin(dst_dims, "x"), "/", absl::StrJoin(dst_strides, ","),
       " stride=", absl::StrJoin(window_strides, ","), " dilation=", absl::StrJoin(dilation, ","),
       " pad=", absl::StrJoin(pad_low, ","), "/", absl::StrJoin(pad_high, ","), " groups=", groups,
+      transposed ? " transposed" : "",
       " ", epilogue.Key(), " buffers=", input_buffer, ",", kernel_buffer, ",", out_buffer);
 }
 
@@ -215,7 +261,12 @@ OneDnnRefusal ConvolutionFromHlo(const HloInstruction& convolution, ConvolutionS
       out.dimensions(dn.output_feature_dimension()) != out_features) {
     return "result batch or feature size differs";
   }
+  bool transposed = false;
+  for (const xla::WindowDimension& w : a.window->dimensions()) {
+    transposed = transposed || w.base_dilation() > 1;
+  }
   ConvolutionSpec s;
+  s.transposed = transposed;
   s.input_type = type;
   s.output_type = out.element_type();
   s.groups = groups;
@@ -239,13 +290,16 @@ OneDnnRefusal ConvolutionFromHlo(const HloInstruction& convolution, ConvolutionS
     const int64_t out_size = out.dimensions(dn.output_spatial_dimensions(i));
     const int64_t stride = w.stride() == 0 ? 1 : w.stride();
     const int64_t dilation = w.window_dilation() == 0 ? 1 : w.window_dilation();
-    if (w.base_dilation() > 1) return "input (lhs) dilation (a transposed convolution)";
+    const int64_t base_dilation = w.base_dilation() == 0 ? 1 : w.base_dilation();
     if (w.window_reversal()) return "window reversal";
     if (w.size() != k_size) return "window size differs from the kernel";
     if (w.padding_low() < 0 || w.padding_high() < 0) return "negative padding";
-    if (stride < 1 || dilation < 1) return "non-positive stride or dilation";
+    if (stride < 1 || dilation < 1 || base_dilation < 1) {
+      return "non-positive stride or dilation";
+    }
     const int64_t span = (k_size - 1) * dilation + 1;
-    const int64_t padded = in_size + w.padding_low() + w.padding_high();
+    const int64_t padded =
+        (in_size - 1) * base_dilation + 1 + w.padding_low() + w.padding_high();
     const int64_t expected = padded < span ? 0 : (padded - span) / stride + 1;
     if (expected != out_size) return "result spatial size differs from the window";
     s.src_dims.push_back(in_size);
@@ -254,10 +308,20 @@ OneDnnRefusal ConvolutionFromHlo(const HloInstruction& convolution, ConvolutionS
     s.weights_strides.push_back(ks[dn.kernel_spatial_dimensions(i)]);
     s.dst_dims.push_back(out_size);
     s.dst_strides.push_back(os[dn.output_spatial_dimensions(i)]);
-    s.window_strides.push_back(stride);
     s.dilation.push_back(dilation - 1);
-    s.pad_low.push_back(w.padding_low());
-    s.pad_high.push_back(w.padding_high());
+    if (!transposed) {
+      s.window_strides.push_back(stride);
+      s.pad_low.push_back(w.padding_low());
+      s.pad_high.push_back(w.padding_high());
+      continue;
+    }
+    // The deconvolution's padding (see the top of this file).
+    if (stride != 1) return "input (lhs) dilation with window strides";
+    const int64_t low = span - 1 - w.padding_low(), high = span - 1 - w.padding_high();
+    if (low < 0 || high < 0) return "input (lhs) dilation with padding past the kernel";
+    s.window_strides.push_back(base_dilation);
+    s.pad_low.push_back(low);
+    s.pad_high.push_back(high);
   }
   for (const std::vector<int64_t>* dims : {&s.src_dims, &s.weights_dims, &s.dst_dims}) {
     for (int64_t d : *dims) {
@@ -316,8 +380,22 @@ absl::StatusOr<std::shared_ptr<const OneDnnOperation>> BuildConvolution(
     dst_dims[0] = images;
     const memory::desc src(src_dims, in, spec.src_strides);
     const memory::desc dst(dst_dims, out, spec.dst_strides);
-    auto make_pd = [&](const memory::desc& s, const memory::desc& w, const memory::desc& d) {
+    auto make_pd = [&](const memory::desc& s, const memory::desc& w,
+                       const memory::desc& d) -> dnnl::primitive_desc {
       const auto kind = dnnl::prop_kind::forward_inference;
+      if (spec.transposed) {
+        const auto algorithm = dnnl::algorithm::deconvolution_direct;
+        dnnl::deconvolution_forward::desc desc =
+            spec.epilogue.NativeBias()
+                ? dnnl::deconvolution_forward::desc(kind, algorithm, s, w, bias, d,
+                                                    spec.window_strides, spec.dilation,
+                                                    spec.pad_low, spec.pad_high)
+                : dnnl::deconvolution_forward::desc(kind, algorithm, s, w, d,
+                                                    spec.window_strides, spec.dilation,
+                                                    spec.pad_low, spec.pad_high);
+        return dnnl::deconvolution_forward::primitive_desc(desc, attr, engine,
+                                                           /*allow_empty=*/true);
+      }
       const auto algorithm = dnnl::algorithm::convolution_direct;
       dnnl::convolution_forward::desc desc =
           spec.epilogue.NativeBias()
@@ -329,10 +407,10 @@ absl::StatusOr<std::shared_ptr<const OneDnnOperation>> BuildConvolution(
       return dnnl::convolution_forward::primitive_desc(desc, attr, engine, /*allow_empty=*/true);
     };
     ScopedOmpThreads scoped(omp_threads);
-    dnnl::convolution_forward::primitive_desc chosen = make_pd(src, weights, dst);
+    dnnl::primitive_desc chosen = make_pd(src, weights, dst);
     if (!chosen || IsFallbackImplementation(chosen.impl_info_str())) {
       const auto any = memory::format_tag::any;
-      dnnl::convolution_forward::primitive_desc blocked =
+      dnnl::primitive_desc blocked =
           make_pd(memory::desc(src_dims, in, any), memory::desc(spec.weights_dims, in, any),
                   memory::desc(dst_dims, out, any));
       if (blocked && (!chosen || !IsFallbackImplementation(blocked.impl_info_str()))) {
@@ -342,10 +420,10 @@ absl::StatusOr<std::shared_ptr<const OneDnnOperation>> BuildConvolution(
     if (!chosen) return absl::UnimplementedError(absl::StrCat("oneDNN has no ", spec.Key()));
     ConvolutionPiece piece;
     piece.batch = images;
-    piece.primitive = dnnl::convolution_forward(chosen);
-    piece.src = chosen.src_desc();
-    piece.weights = chosen.weights_desc();
-    piece.dst = chosen.dst_desc();
+    piece.primitive = dnnl::primitive(chosen);
+    piece.src = chosen.src_desc(0);
+    piece.weights = chosen.weights_desc(0);
+    piece.dst = chosen.dst_desc(0);
     piece.scratchpad = chosen.scratchpad_desc();
     piece.user_src = src;
     piece.user_weights = weights;

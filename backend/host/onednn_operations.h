@@ -106,13 +106,20 @@ struct ConvolutionSpec {
       dst_strides;
   std::vector<int64_t> window_strides, dilation /* oneDNN's: HLO's minus 1 */, pad_low, pad_high;
   int64_t groups = 1;
+  // A transposed convolution (HLO input dilation) as oneDNN's deconvolution:
+  // window_strides are the input dilation, pad_low/pad_high the
+  // deconvolution's, and the kernel is read spatially reversed (the
+  // operation flips it into a buffer of its own each run).
+  bool transposed = false;
   OneDnnEpilogue epilogue;
   int input_buffer = 0, kernel_buffer = 1, out_buffer = 2;
   std::string Key() const;
 };
 
-// The forward convolution an HLO convolution computes; refuses input
-// (lhs) dilation, window reversal, batch groups, negative padding.
+// The forward convolution an HLO convolution computes; refuses window
+// reversal, batch groups, negative padding. Input (lhs) dilation with unit
+// window strides becomes a deconvolution (`transposed`) when its padding is
+// at most the dilated kernel's extent minus one.
 OneDnnRefusal ConvolutionFromHlo(const HloInstruction& convolution, ConvolutionSpec* spec);
 
 // Uses the HLO layouts directly when oneDNN has a fast implementation for

@@ -525,6 +525,28 @@ ENTRY e {
       << run.report.ToString();
 }
 
+// Input dilation (JAX's conv_transpose) as oneDNN deconvolutions with the
+// kernel reversed: NHWC with the U-Net's 2x2 up-convolution, NCHW with
+// unequal dilations and padding, 1-D with kernel dilation.
+TEST(OneDnnConvolutionTest, TransposedConvolutionsRunAsDeconvolutions) {
+  HostRun run = CheckAgainstInterpreter(R"(
+HloModule m
+ENTRY e {
+  x = f32[2,8,8,16] parameter(0)
+  w = f32[2,2,16,8] parameter(1)
+  up = f32[2,16,16,8] convolution(x, w), window={size=2x2 pad=1_1x1_1 lhs_dilate=2x2}, dim_labels=b01f_01io->b01f
+  y = f32[2,4,6,5] parameter(2)
+  k = f32[3,4,3,3] parameter(3)
+  nchw = f32[2,3,12,14] convolution(y, k), window={size=3x3 pad=2_1x1_2 lhs_dilate=2x3}, dim_labels=bf01_oi01->bf01
+  z = f32[1,5,3] parameter(4)
+  v = f32[3,3,2] parameter(5)
+  wide = f32[1,9,2] convolution(z, v), window={size=3 pad=3_1 lhs_dilate=2 rhs_dilate=2}, dim_labels=b0f_0io->b0f
+  ROOT out = (f32[2,16,16,8], f32[2,3,12,14], f32[1,9,2]) tuple(up, nchw, wide)
+})",
+                                        /*outline=*/false);
+  ExpectOneDnn(run, 3, "deconvolution");
+}
+
 TEST(OneDnnConvolutionTest, ConvBiasReluCallNchwAndNhwc) {
   for (const char* layout : {"nchw", "nhwc"}) {
     SCOPED_TRACE(layout);

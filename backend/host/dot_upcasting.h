@@ -1,0 +1,54 @@
+// UpcastDotsForHostGemm: dots whose element types the host's gemm libraries
+// cannot multiply fast become f32 dots between converts, so they reach
+// oneDNN's f32 matmul (or the blocked f32 GEMM) instead of the generated
+// elemental dot (one scalar multiply-add loop per output element):
+//
+//   bf16/f16 x bf16/f16 -> T          convert<T>(dot<f32>(convert a, convert b))
+//   s8 x s8 -> s32, K <= 1024         convert<s32>(dot<f32>(convert a, convert b))
+//
+// The operand converts fuse into their producers and the result convert into
+// its consumers (fusion runs later), so no extra pass over memory remains
+// when the producers are elementwise.
+//
+// Exactness: bf16/f16 dots are defined with f32 accumulation here as in the
+// interpreter, and rounding the f32 sum to T is what a bf16 dot does. An s8
+// dot is exact in f32 while every partial sum is an integer of magnitude at
+// most 2^24: |a*b| <= 2^14, so K <= 1024 keeps any summation order exact;
+// longer dots keep the integer path.
+//
+// Types the CPU's oneDNN multiplies natively (bf16 on AVX-512 BF16 or AMX,
+// f16 on AVX-512 FP16) stay as they are; `UpcastOptions` says which.
+#ifndef HLOC_BACKEND_HOST_DOT_UPCASTING_H_
+#define HLOC_BACKEND_HOST_DOT_UPCASTING_H_
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "passes/pass.h"
+
+namespace hloc {
+namespace host {
+
+struct UpcastOptions {
+  bool upcast_bf16 = true;
+  bool upcast_f16 = true;
+  bool upcast_s8 = true;
+};
+
+// What this CPU's oneDNN lacks: bf16/f16 upcast unless oneDNN builds a
+// native matmul primitive for the type (probed once per process).
+UpcastOptions HostUpcastOptions();
+
+class UpcastDotsForHostGemm : public HloPass {
+ public:
+  explicit UpcastDotsForHostGemm(UpcastOptions options = {}) : options_(options) {}
+  absl::string_view name() const override { return "upcast-dots-for-host-gemm"; }
+  absl::StatusOr<bool> Run(HloModule& module) override;
+
+ private:
+  UpcastOptions options_;
+};
+
+}  // namespace host
+}  // namespace hloc
+
+#endif  // HLOC_BACKEND_HOST_DOT_UPCASTING_H_

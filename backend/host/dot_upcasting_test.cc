@@ -1,0 +1,155 @@
+// UpcastDotsForHostGemm: which dots become f32 dots between converts, and
+// that the rewritten module, compiled for the host, runs those dots on
+// oneDNN's f32 matmul and matches the interpreter on the original module
+// (bit for bit for s8 dots, which are exact in f32 up to K = 1024).
+#include "backend/host/dot_upcasting.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "backend/host/host_compiler.h"
+#include "backend/host/host_test_util.h"
+#include "gtest/gtest.h"
+#include "hlo/evaluator/compare.h"
+#include "hlo/evaluator/evaluator.h"
+#include "hlo/evaluator/random_arguments.h"
+#include "hlo/text_parser.h"
+#include "hlo/text_printer.h"
+#include "runtime/thread_pool.h"
+
+namespace hloc {
+namespace {
+
+std::unique_ptr<HloModule> Parse(absl::string_view hlo) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(hlo);
+  EXPECT_TRUE(module.ok()) << module.status();
+  return module.ok() ? *std::move(module) : nullptr;
+}
+
+int CountOpcode(const HloModule& module, HloOpcode opcode, PrimitiveType type) {
+  int n = 0;
+  for (const HloComputation* c : module.computations()) {
+    for (const HloInstruction* i : c->instructions()) {
+      n += i->opcode() == opcode && i->shape().IsArray() && i->shape().element_type() == type;
+    }
+  }
+  return n;
+}
+
+TEST(UpcastDotsTest, RewritesHalfAndShortS8DotsOnly) {
+  std::unique_ptr<HloModule> module = Parse(R"(
+HloModule m
+ENTRY e {
+  a = bf16[4,8] parameter(0)
+  b = bf16[8,3] parameter(1)
+  h = f16[4,8] parameter(2)
+  g = f16[8,3] parameter(3)
+  x = s8[4,1024] parameter(4)
+  y = s8[1024,3] parameter(5)
+  u = s8[4,1025] parameter(6)
+  v = s8[1025,3] parameter(7)
+  d0 = bf16[4,3] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  d1 = f32[4,3] dot(h, g), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  d2 = s32[4,3] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  d3 = s32[4,3] dot(u, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT out = (bf16[4,3], f32[4,3], s32[4,3], s32[4,3]) tuple(d0, d1, d2, d3)
+})");
+  ASSERT_NE(module, nullptr);
+  host::UpcastDotsForHostGemm pass;
+  absl::StatusOr<bool> changed = pass.Run(*module);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_TRUE(*changed);
+  const std::string text = PrintModule(*module);
+  EXPECT_EQ(CountOpcode(*module, HloOpcode::kDot, xla::F32), 3) << text;
+  // K = 1025 could round in f32: that dot keeps its integer form.
+  EXPECT_EQ(CountOpcode(*module, HloOpcode::kDot, xla::S32), 1) << text;
+  EXPECT_EQ(CountOpcode(*module, HloOpcode::kDot, xla::BF16), 0) << text;
+  EXPECT_EQ(CountOpcode(*module, HloOpcode::kConvert, xla::F32), 6) << text;
+  EXPECT_EQ(CountOpcode(*module, HloOpcode::kConvert, xla::BF16), 1) << text;
+  EXPECT_EQ(CountOpcode(*module, HloOpcode::kConvert, xla::S32), 1) << text;
+  // Running again finds nothing to do.
+  absl::StatusOr<bool> again = pass.Run(*module);
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(*again);
+}
+
+TEST(UpcastDotsTest, TypesTheLibraryHasStay) {
+  std::unique_ptr<HloModule> module = Parse(R"(
+HloModule m
+ENTRY e {
+  a = bf16[4,8] parameter(0)
+  b = bf16[8,3] parameter(1)
+  ROOT d = bf16[4,3] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})");
+  ASSERT_NE(module, nullptr);
+  host::UpcastOptions options;
+  options.upcast_bf16 = false;
+  host::UpcastDotsForHostGemm pass(options);
+  absl::StatusOr<bool> changed = pass.Run(*module);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_FALSE(*changed);
+}
+
+// Runs `hlo` in the interpreter, then upcasts, compiles for the host and
+// runs it there; expects `onednn_f32` oneDNN f32 matmuls and results within
+// `tolerance` of the interpreter's.
+void ExpectUpcastMatches(absl::string_view hlo, int onednn_f32, const Tolerance& tolerance) {
+  std::unique_ptr<HloModule> module = Parse(hlo);
+  ASSERT_NE(module, nullptr);
+  absl::StatusOr<std::vector<Literal>> args = MakeRandomArguments(*module, 11);
+  ASSERT_TRUE(args.ok()) << args.status();
+  absl::StatusOr<Literal> expected = Evaluate(*module, *args);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  host::UpcastDotsForHostGemm pass;
+  ASSERT_TRUE(pass.Run(*module).ok());
+  host::HostCompileOptions options;
+  options.compiler = host_testing::SharedCompiler();
+  absl::StatusOr<std::unique_ptr<host::HostProgram>> program = host::CompileForHost(*module, options);
+  ASSERT_TRUE(program.ok()) << program.status();
+  const host::HostCompileReport& report = (*program)->report();
+  int f32_calls = 0;
+  for (const std::string& call : report.onednn_calls) {
+    f32_calls += absl::StrContains(call, "f32->f32");
+  }
+  EXPECT_EQ(f32_calls, onednn_f32) << report.ToString() << PrintModule(*module);
+  EXPECT_TRUE(report.interpreter_ops.empty()) << report.ToString();
+  runtime::ThreadPool pool(2);
+  absl::StatusOr<Literal> actual = (*program)->Execute(*args, &pool);
+  ASSERT_TRUE(actual.ok()) << actual.status();
+  ComparisonReport comparison = CompareLiterals(*expected, *actual, tolerance);
+  EXPECT_TRUE(comparison.ok) << comparison.ToString();
+}
+
+TEST(UpcastDotsTest, S8DotIsExactThroughF32Matmul) {
+  ExpectUpcastMatches(R"(
+HloModule m
+ENTRY e {
+  x = s8[33,1024] parameter(0)
+  y = s8[1024,40] parameter(1)
+  ROOT d = s32[33,40] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})",
+                      1, Tolerance{0, 0});
+}
+
+TEST(UpcastDotsTest, Bf16AndF16DotsThroughF32Matmul) {
+  ExpectUpcastMatches(R"(
+HloModule m
+ENTRY e {
+  a = bf16[2,16,64] parameter(0)
+  b = bf16[64,24] parameter(1)
+  q = bf16[2,4,16,8] parameter(2)
+  k = bf16[2,4,16,8] parameter(3)
+  h = f16[16,32] parameter(4)
+  g = f16[32,8] parameter(5)
+  d0 = bf16[2,16,24] dot(a, b), lhs_contracting_dims={2}, rhs_contracting_dims={0}
+  d1 = bf16[2,4,16,16] dot(q, k), lhs_batch_dims={0,1}, lhs_contracting_dims={3}, rhs_batch_dims={0,1}, rhs_contracting_dims={3}
+  d2 = f16[16,8] dot(h, g), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT out = (bf16[2,16,24], bf16[2,4,16,16], f16[16,8]) tuple(d0, d1, d2)
+})",
+                      3, Tolerance{1e-2, 1e-2});
+}
+
+}  // namespace
+}  // namespace hloc
