@@ -10,6 +10,15 @@ export HLOC_CORPUS_DIR="${HLOC_CORPUS_DIR:-$(cd "$here/.." && pwd)/shared/corpus
 log="$(mktemp)"
 bazel test //... --test_summary=short "$@" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
+# The fuzz run: every fuzzer for a fixed time (tests/fuzz/fuzz_ci_test.sh,
+# about 3 minutes plus its own clang-19 build in bazel-out/*-fuzz). Only on
+# the plain run (extra arguments such as --config=asan would mix sanitizers);
+# HLOC_SKIP_FUZZ=1 leaves it out.
+if [ $# -eq 0 ] && [ -z "${HLOC_SKIP_FUZZ:-}" ]; then
+  bazel test --config=fuzz //tests/fuzz:fuzz_ci_test --test_summary=short 2>&1 | tee -a "$log"
+  fuzz_rc=${PIPESTATUS[0]}
+  [ "$rc" -eq 0 ] && rc=$fuzz_rc
+fi
 passed=$(grep -cE '^//.* PASSED in ' "$log")
 failed=$(grep -cE '^//.* (FAILED|TIMEOUT|NO STATUS|FAILED TO BUILD)( in |$)' "$log")
 skipped=$(grep -cE '^//.* SKIPPED' "$log")
