@@ -7,7 +7,8 @@
 //
 // Budget: seeds HLOC_RANDOM_SEED, +1, ... (default 1) until
 // HLOC_RANDOM_SECONDS (default 75) pass or HLOC_RANDOM_COUNT modules are
-// done. A failure prints the seed, the one command that reproduces it, the
+// done; HLOC_RANDOM_MAX_INSTRUCTIONS (default 14) bounds each module. A
+// failure prints the seed, the one command that reproduces it, the
 // module and a shrunk module: the smallest prefix of the entry (the module
 // with an earlier instruction as root, dead code removed) that still fails.
 #include <chrono>
@@ -68,11 +69,19 @@ std::string Difference(const Literal& expected, const Literal& actual) {
   return report.ok ? "" : report.ToString();
 }
 
+// What the host backend ran, summed over the run: the comparison means
+// something only if most ops ran as compiled kernels or library calls.
+struct HostCounts {
+  int64_t kernels = 0;
+  int64_t library_calls = 0;
+  int64_t interpreter_calls = 0;
+};
+
 struct Checker {
   std::shared_ptr<host::KernelCompiler> compiler;
 
   // Empty when every path agrees with the interpreter; else "path: what".
-  std::string Check(const HloModule& module, uint64_t seed) const {
+  std::string Check(const HloModule& module, uint64_t seed, HostCounts* counts) const {
     absl::Status verified = VerifyModule(module);
     if (!verified.ok()) return absl::StrCat("generator: module fails verification: ", verified.ToString());
     absl::StatusOr<std::vector<Literal>> arguments = MakeRandomArguments(module, seed);
@@ -95,10 +104,18 @@ struct Checker {
         std::string d = Difference(*expected, *passes);
         if (!d.empty()) return absl::StrCat("interpreter on the optimized module differs: ", d);
       }
-      RunOnHostOptions host_options;
-      host_options.compile.compiler = compiler;
-      host_options.num_threads = 1;
-      absl::StatusOr<Literal> host = RunOnHost(*optimized, *arguments, host_options);
+      host::HostCompileOptions compile_options;
+      compile_options.compiler = compiler;
+      compile_options.interpreter = HostInterpreter();
+      absl::StatusOr<std::unique_ptr<host::HostProgram>> program =
+          host::CompileForHost(*optimized, compile_options);
+      if (!program.ok()) {
+        return absl::StrCat("host compiler (", mode, "): ", program.status().ToString());
+      }
+      counts->kernels += (*program)->report().kernels;
+      counts->library_calls += (*program)->report().library_calls;
+      counts->interpreter_calls += (*program)->report().interpreter_calls;
+      absl::StatusOr<Literal> host = (*program)->Execute(*arguments, /*pool=*/nullptr);
       if (!host.ok()) return absl::StrCat("host backend (", mode, "): ", host.status().ToString());
       std::string d = Difference(*expected, *host);
       if (!d.empty()) return absl::StrCat("host backend (", mode, ") differs: ", d);
@@ -125,7 +142,8 @@ std::unique_ptr<HloModule> Shrink(const Checker& checker, const HloModule& modul
        module.entry()->MakeInstructionPostOrder()) {
     if (instruction->opcode() == HloOpcode::kParameter) continue;
     std::unique_ptr<HloModule> prefix = WithRoot(module, instruction->name());
-    if (!checker.Check(*prefix, seed).empty()) return prefix;
+    HostCounts ignored;
+    if (!checker.Check(*prefix, seed, &ignored).empty()) return prefix;
   }
   return module.Clone();
 }
@@ -134,6 +152,8 @@ TEST(DifferentialTest, InterpreterVsPassesVsHostBackend) {
   const int64_t first_seed = EnvInt("HLOC_RANDOM_SEED", 1);
   const int64_t seconds = EnvInt("HLOC_RANDOM_SECONDS", 75);
   const int64_t max_count = EnvInt("HLOC_RANDOM_COUNT", 1000000);
+  RandomModuleOptions options;
+  options.max_instructions = static_cast<int>(EnvInt("HLOC_RANDOM_MAX_INSTRUCTIONS", 14));
   host::KernelCompilerOptions kernel_options;
   kernel_options.optimization_level = 1;
   absl::StatusOr<std::shared_ptr<host::KernelCompiler>> compiler =
@@ -143,10 +163,11 @@ TEST(DifferentialTest, InterpreterVsPassesVsHostBackend) {
 
   const auto start = std::chrono::steady_clock::now();
   int64_t count = 0, instructions = 0, failures = 0;
+  HostCounts counts;
   std::map<std::string, int> opcodes;
   for (int64_t seed = first_seed; count < max_count; ++seed) {
     if (std::chrono::steady_clock::now() - start > std::chrono::seconds(seconds)) break;
-    std::unique_ptr<HloModule> module = GenerateRandomModule(static_cast<uint64_t>(seed));
+    std::unique_ptr<HloModule> module = GenerateRandomModule(static_cast<uint64_t>(seed), options);
     ++count;
     for (const HloComputation* computation : module->computations()) {
       for (const HloInstruction* instruction : computation->instructions()) {
@@ -154,14 +175,15 @@ TEST(DifferentialTest, InterpreterVsPassesVsHostBackend) {
         ++instructions;
       }
     }
-    const std::string failure = checker.Check(*module, static_cast<uint64_t>(seed));
+    const std::string failure = checker.Check(*module, static_cast<uint64_t>(seed), &counts);
     if (failure.empty()) continue;
     ++failures;
     std::unique_ptr<HloModule> shrunk = Shrink(checker, *module, static_cast<uint64_t>(seed));
     ADD_FAILURE() << "seed " << seed << ": " << failure << "\nreproduce: bazel test "
                   << "//tests/random:differential_test --test_env=HLOC_RANDOM_SEED=" << seed
-                  << " --test_env=HLOC_RANDOM_COUNT=1\nshrunk module ("
-                  << checker.Check(*shrunk, static_cast<uint64_t>(seed)) << "):\n"
+                  << " --test_env=HLOC_RANDOM_COUNT=1 --test_env=HLOC_RANDOM_MAX_INSTRUCTIONS="
+                  << options.max_instructions << "\nshrunk module ("
+                  << checker.Check(*shrunk, static_cast<uint64_t>(seed), &counts) << "):\n"
                   << PrintModule(*shrunk) << "\nwhole module:\n"
                   << PrintModule(*module);
     if (failures >= 5) break;
@@ -171,12 +193,17 @@ TEST(DifferentialTest, InterpreterVsPassesVsHostBackend) {
   std::string mix;
   for (const auto& [name, n] : opcodes) absl::StrAppend(&mix, " ", name, ":", n);
   std::printf("differential: seeds %lld..%lld, %lld modules (%lld instructions) in %.1fs, "
-              "%lld failing\nopcodes:%s\n",
+              "%lld failing\nhost backend: %lld kernels, %lld library calls, %lld interpreter "
+              "ops\nopcodes:%s\n",
               static_cast<long long>(first_seed), static_cast<long long>(first_seed + count - 1),
               static_cast<long long>(count), static_cast<long long>(instructions), elapsed,
-              static_cast<long long>(failures), mix.c_str());
-  // The budget must buy a real run, not a handful of modules.
+              static_cast<long long>(failures), static_cast<long long>(counts.kernels),
+              static_cast<long long>(counts.library_calls),
+              static_cast<long long>(counts.interpreter_calls), mix.c_str());
+  // The budget must buy a real run, not a handful of modules, and the host
+  // backend must have run compiled kernels, not only the interpreter.
   EXPECT_GE(count, std::min<int64_t>(max_count, 50));
+  EXPECT_GT(counts.kernels, counts.interpreter_calls);
 }
 
 // The generator's modules verify (cheap; many seeds).
@@ -186,6 +213,17 @@ TEST(RandomModuleTest, ModulesVerify) {
     absl::Status verified = VerifyModule(*module);
     ASSERT_TRUE(verified.ok()) << "seed " << seed << ": " << verified << "\n" << PrintModule(*module);
   }
+}
+
+// The comparison can fail: a float off by more than its tolerance, an
+// integer off by one, a tuple element that differs.
+TEST(DifferentialCompareTest, DifferencesAreFound) {
+  EXPECT_EQ(Difference(Literal::Scalar(xla::F32, 1.0), Literal::Scalar(xla::F32, 1.00001)), "");
+  EXPECT_NE(Difference(Literal::Scalar(xla::F32, 1.0), Literal::Scalar(xla::F32, 1.01)), "");
+  EXPECT_NE(Difference(Literal::Scalar(xla::S32, 7), Literal::Scalar(xla::S32, 8)), "");
+  EXPECT_NE(Difference(Literal::Tuple({Literal::Scalar(xla::PRED, 1)}),
+                       Literal::Tuple({Literal::Scalar(xla::PRED, 0)})),
+            "");
 }
 
 // Same seed, same module.

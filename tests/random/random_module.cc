@@ -140,7 +140,7 @@ class Generator {
   }
 
   void Step() {
-    switch (Below(control_flow() ? 22 : 20)) {
+    switch (Below(control_flow() ? 27 : 25)) {
       case 0: case 1: case 2: Unary(); break;
       case 3: case 4: case 5: Binary(); break;
       case 6: CompareAndSelect(); break;
@@ -156,8 +156,14 @@ class Generator {
       case 16: Constant(); break;
       case 17: Dot(); break;
       case 18: case 19: Reduce(); break;
-      case 20: While(); break;
-      case 21: Conditional(); break;
+      case 20: DynamicSlice(); break;
+      case 21: DynamicUpdateSlice(); break;
+      case 22: ReduceWindow(); break;
+      case 23: Sort(); break;
+      case 24: Clamp(); break;
+      // Control flow last, so that control_flow=false leaves it out.
+      case 25: While(); break;
+      case 26: Conditional(); break;
     }
   }
   bool control_flow() const { return options_.control_flow; }
@@ -481,6 +487,114 @@ class Generator {
     const bool exact = !IsFloat(type) || opcode == HloOpcode::kMaximum ||
                        opcode == HloOpcode::kMinimum;
     Keep(Add(std::move(reduce)), x.exact && exact);
+  }
+
+  // Start indices: s32 scalars, new parameters or constants (the random
+  // arguments keep index parameters in range; out-of-range constants test
+  // the clamping every backend must do).
+  std::vector<HloInstruction*> StartIndices(size_t rank) {
+    std::vector<HloInstruction*> starts;
+    for (size_t i = 0; i < rank; ++i) {
+      if (parameters_ < options_.max_parameters && Chance(50)) {
+        starts.push_back(NewParameter(ArrayShape(xla::S32, {})).instruction);
+      } else {
+        starts.push_back(ScalarConstant(xla::S32, Below(8) - 2));
+      }
+    }
+    return starts;
+  }
+
+  void DynamicSlice() {
+    Value x = ArrayValue(1);
+    Dims sizes;
+    for (int64_t d : x.dims()) sizes.push_back(1 + Below(static_cast<int>(d)));
+    std::vector<HloInstruction*> operands = {x.instruction};
+    for (HloInstruction* start : StartIndices(x.dims().size())) operands.push_back(start);
+    auto slice = HloInstruction::Create(HloOpcode::kDynamicSlice, ArrayShape(x.type(), sizes),
+                                        operands);
+    slice->mutable_attrs()->dynamic_slice_sizes = sizes;
+    Keep(Add(std::move(slice)), x.exact);
+  }
+
+  void DynamicUpdateSlice() {
+    Value x = ArrayValue(1);
+    Dims sizes;
+    for (int64_t d : x.dims()) sizes.push_back(1 + Below(static_cast<int>(d)));
+    Value update = Operand(ArrayShape(x.type(), sizes));
+    std::vector<HloInstruction*> operands = {x.instruction, update.instruction};
+    for (HloInstruction* start : StartIndices(x.dims().size())) operands.push_back(start);
+    Keep(Add(HloInstruction::Create(HloOpcode::kDynamicUpdateSlice, x.shape(), operands)),
+         x.exact && update.exact);
+  }
+
+  // reduce-window with max (exact) or add, small windows, strides, padding.
+  void ReduceWindow() {
+    Value x = ArrayValue(1);
+    if (x.type() == xla::PRED) return;
+    const bool max = Chance(50);
+    xla::Window window;
+    Dims out;
+    for (int64_t d : x.dims()) {
+      xla::WindowDimension* w = window.add_dimensions();
+      const int64_t low = Below(2), high = Below(2);
+      const int64_t size = 1 + Below(static_cast<int>(std::min<int64_t>(3, d + low + high)));
+      const int64_t stride = 1 + Below(2);
+      w->set_size(size);
+      w->set_stride(stride);
+      w->set_padding_low(low);
+      w->set_padding_high(high);
+      w->set_window_dilation(1);
+      w->set_base_dilation(1);
+      out.push_back((d + low + high - size) / stride + 1);
+    }
+    const double inf = std::numeric_limits<double>::infinity();
+    const double identity = !max ? 0 : (IsFloat(x.type()) ? -inf : (x.type() == xla::U8 ? 0 : -1000));
+    HloInstruction* init = ScalarConstant(x.type(), identity);
+    auto reduce_window = HloInstruction::Create(HloOpcode::kReduceWindow,
+                                                ArrayShape(x.type(), out), {x.instruction, init});
+    *reduce_window->mutable_attrs()->window.mutable_value() = window;
+    reduce_window->mutable_attrs()->has_window = true;
+    reduce_window->AppendCalledComputation(
+        ScalarComputation(max ? HloOpcode::kMaximum : HloOpcode::kAdd, x.type()));
+    Keep(Add(std::move(reduce_window)), x.exact && (max || !IsFloat(x.type())));
+  }
+
+  // sort of one exact array along one dimension (ties and rounding cannot
+  // reorder it differently on two backends).
+  void Sort() {
+    std::vector<Value> exact;
+    for (const Value& v : values_) {
+      if (v.exact && v.shape().rank() >= 1 && v.type() != xla::PRED) exact.push_back(v);
+    }
+    if (exact.empty()) return;
+    Value x = Pick(exact);
+    auto comparator = std::make_unique<HloComputation>("compare_lt");
+    const Shape scalar = ArrayShape(x.type(), {});
+    HloInstruction* a = comparator->AddInstruction(HloInstruction::CreateParameter(0, scalar, "a"));
+    HloInstruction* b = comparator->AddInstruction(HloInstruction::CreateParameter(1, scalar, "b"));
+    auto less = HloInstruction::Create(HloOpcode::kCompare, ArrayShape(xla::PRED, {}), {a, b});
+    less->mutable_attrs()->comparison_direction =
+        Chance(50) ? ComparisonDirection::kLt : ComparisonDirection::kGt;
+    comparator->set_root(comparator->AddInstruction(std::move(less)));
+    auto sort = HloInstruction::Create(HloOpcode::kSort, x.shape(), {x.instruction});
+    sort->mutable_attrs()->dimensions = {Below(static_cast<int>(x.dims().size()))};
+    sort->mutable_attrs()->is_stable = true;
+    sort->AppendCalledComputation(module_->AddComputation(std::move(comparator)));
+    Keep(Add(std::move(sort)), true);
+  }
+
+  void Clamp() {
+    Value x = ArrayValue(0);
+    if (x.type() == xla::PRED) return;
+    HloInstruction* low = ScalarConstant(x.type(), x.type() == xla::U8 ? 1 : -1);
+    HloInstruction* high = ScalarConstant(x.type(), 2);
+    if (x.shape().rank() > 0 && Chance(50)) {
+      low = Add(HloInstruction::CreateBroadcast(x.shape(), low, {}));
+      high = Add(HloInstruction::CreateBroadcast(x.shape(), high, {}));
+    }
+    Keep(Add(HloInstruction::Create(HloOpcode::kClamp, x.shape(),
+                                    {low, x.instruction, high})),
+         x.exact);
   }
 
   // A body computation state -> state for a loop or a branch: one op applied

@@ -5,8 +5,9 @@
 // picks an op kind and builds it from values of the pool whose shapes fit,
 // adding a parameter when none does. Op kinds: elementwise unary/binary,
 // compare, select, convert, broadcast, reshape, transpose, slice,
-// concatenate, pad, reverse, iota, constant, dot, reduce, while (a counted
-// loop) and conditional (by a pred or an s32 branch index). Element types:
+// concatenate, pad, reverse, iota, constant, dot, reduce, reduce-window,
+// dynamic-slice, dynamic-update-slice, sort, clamp, while (a counted loop)
+// and conditional (by a pred or an s32 branch index). Element types:
 // f32, f64, f16, bf16, s32, s64, u8, pred.
 //
 // Each value records whether it is "exact": computed by ops whose result
