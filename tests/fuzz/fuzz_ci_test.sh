@@ -7,7 +7,8 @@
 #
 # Build with --config=fuzz (tools/test.sh runs it so):
 #   bazel test --config=fuzz //tests/fuzz:fuzz_ci_test
-# HLOC_FUZZ_SECONDS (default 45) is each fuzzer's budget.
+# HLOC_FUZZ_SECONDS (default 45) is each fuzzer's budget; HLOC_FUZZ_TARGETS
+# (default "text proto pipeline") picks the fuzzers.
 #
 # Before fuzzing it proves it can fail: the text fuzzer runs an input that
 # trips an injected heap overflow (HLOC_FUZZ_SELF_TEST=1, fuzz_targets.h),
@@ -22,7 +23,8 @@ mkdir -p "$out" "$work"
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=1:abort_on_error=0:symbolize=1"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}halt_on_error=1:print_stacktrace=1"
 
-if ! "$here/text_fuzzer" -help=1 2>&1 | grep -q 'max_total_time'; then
+"$here/text_fuzzer" -help=1 > "$work/help.txt" 2>&1
+if ! grep -q 'max_total_time' "$work/help.txt"; then
   echo "FAIL: $here/text_fuzzer is not a libFuzzer binary: build with --config=fuzz"
   exit 1
 fi
@@ -66,9 +68,10 @@ print_reproducer() {
 
 failed=0
 # fuzzer  seed-kind  max_len
-for spec in "text_fuzzer text 8192" "proto_fuzzer proto 8192" "pipeline_fuzzer pipeline 4096"; do
-  set -- $spec
-  fuzzer="$1" kind="$2" max_len="$3"
+for kind in ${HLOC_FUZZ_TARGETS:-text proto pipeline}; do
+  fuzzer="${kind}_fuzzer"
+  max_len=8192
+  [ "$kind" = pipeline ] && max_len=4096
   corpus="$work/corpus-$kind"
   mkdir -p "$corpus"
   extra=()
