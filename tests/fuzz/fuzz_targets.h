@@ -41,6 +41,11 @@ int FuzzPipeline(const uint8_t* data, size_t size);
 
 // ---- shared by the targets
 
+// The text targets' ParseOptions::max_constant_bytes: an elided constant
+// ("{...}") above it is a parse error, not an allocation past libFuzzer's
+// -malloc_limit_mb.
+inline constexpr int64_t kMaxConstantBytes = int64_t{64} << 20;
+
 // Prints `what` (and `detail`) to stderr and aborts: a property is broken.
 [[noreturn]] void FuzzFailure(const std::string& what, const std::string& detail = "");
 

@@ -70,6 +70,7 @@ int FuzzPipeline(const uint8_t* data, size_t size) {
   absl::string_view text(reinterpret_cast<const char*>(data), size);
   ParseOptions parse_options;
   parse_options.filename = "fuzz.hlo";
+  parse_options.max_constant_bytes = kMaxConstantBytes;
   absl::StatusOr<std::unique_ptr<HloModule>> parsed = ParseHloModule(text, parse_options);
   if (!parsed.ok()) {
     RequireMessage(parsed.status(), "parser");

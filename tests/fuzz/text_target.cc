@@ -17,6 +17,7 @@ int FuzzHloText(const uint8_t* data, size_t size) {
   absl::string_view text(reinterpret_cast<const char*>(data), size);
   ParseOptions options;
   options.filename = "fuzz.hlo";
+  options.max_constant_bytes = kMaxConstantBytes;
   for (absl::StatusOr<std::unique_ptr<HloModule>>& parsed : ParseEachHloModule(text, options)) {
     if (!parsed.ok()) {
       RequireMessage(parsed.status(), "parser");
