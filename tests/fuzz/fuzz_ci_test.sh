@@ -7,8 +7,8 @@
 #
 # Build with --config=fuzz (tools/test.sh runs it so):
 #   bazel test --config=fuzz //tests/fuzz:fuzz_ci_test
-# HLOC_FUZZ_SECONDS (default 45) is each fuzzer's budget; HLOC_FUZZ_TARGETS
-# (default "text proto pipeline") picks the fuzzers.
+# HLOC_FUZZ_SECONDS (default 45) is each fuzzer's budget; the arguments (else
+# HLOC_FUZZ_TARGETS, else "text proto pipeline") pick the fuzzers.
 #
 # Before fuzzing it proves it can fail: the text fuzzer runs an input that
 # trips an injected heap overflow (HLOC_FUZZ_SELF_TEST=1, fuzz_targets.h),
@@ -68,7 +68,8 @@ print_reproducer() {
 
 failed=0
 # fuzzer  seed-kind  max_len
-for kind in ${HLOC_FUZZ_TARGETS:-text proto pipeline}; do
+kinds="${*:-${HLOC_FUZZ_TARGETS:-text proto pipeline}}"
+for kind in $kinds; do
   fuzzer="${kind}_fuzzer"
   max_len=8192
   [ "$kind" = pipeline ] && max_len=4096
