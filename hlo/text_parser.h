@@ -13,12 +13,17 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/status/statusor.h"
+#include "hlo/literal.h"
 #include "hlo/module.h"
 
 namespace hloc {
 
 struct ParseOptions {
   std::string filename = "<text>";  // Used in error locations.
+  // A constant larger than this is an error before anything is allocated.
+  // Matters for elided constants: "f32[20000,20000] constant({...})" is a few
+  // bytes of text and 1.6 GB of zeros.
+  int64_t max_constant_bytes = Literal::kMaxBytes;
 };
 
 // Parses exactly one module. A file of bare computations (no "HloModule"

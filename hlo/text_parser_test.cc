@@ -838,6 +838,29 @@ TEST(TextParser, MalformedInputsGiveLocatedErrors) {
   }
 }
 
+// Found while fuzzing: an elided constant of a huge shape is a few bytes of
+// text; ParseOptions::max_constant_bytes refuses it before allocating.
+TEST(TextParser, ElidedConstantAboveTheLimitIsAnError) {
+  const char* text = R"(HloModule m
+ENTRY e {
+  ROOT c = f32[20000,20000] constant({...})
+})";
+  ParseOptions options;
+  options.max_constant_bytes = 64 << 20;
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text, options);
+  ASSERT_FALSE(module.ok());
+  const std::string message(module.status().message());
+  EXPECT_TRUE(absl::StartsWith(message, "<text>:3:")) << message;
+  EXPECT_TRUE(absl::StrContains(message, "constant of shape f32[20000,20000] takes 1600000000 "
+                                         "bytes, more than the limit of 67108864"))
+      << message;
+  options.max_constant_bytes = int64_t{2} << 30;
+  EXPECT_TRUE(ParseHloModule(R"(HloModule m
+ENTRY e {
+  ROOT c = f32[2,3] constant({...})
+})", options).ok());
+}
+
 TEST(TextParser, TruncationsOfAValidModuleNeverCrash) {
   const std::string text = R"(HloModule m, entry_computation_layout={(f32[2]{0})->f32[2]{0}}
 add {

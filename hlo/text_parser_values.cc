@@ -448,6 +448,13 @@ absl::Status Parser::ParseArrayLiteral(const Shape& shape, Literal* literal) {
   const size_t start = tok().offset;
   const int64_t rank = shape.rank();
   auto create = [&]() -> absl::Status {
+    std::optional<int64_t> bytes = shape.CheckedByteSize();
+    // (Above Literal::kMaxBytes, Literal::Create says why.)
+    if (bytes && *bytes > options_.max_constant_bytes && *bytes <= Literal::kMaxBytes) {
+      return ErrorAt(start, absl::StrCat("constant of shape ", shape.ToString(), " takes ", *bytes,
+                                         " bytes, more than the limit of ",
+                                         options_.max_constant_bytes));
+    }
     absl::StatusOr<Literal> created = Literal::Create(shape);
     if (!created.ok()) return ErrorAt(start, created.status().message());
     *literal = std::move(created).value();

@@ -13,6 +13,7 @@
 #include "hlo/verifier.h"
 
 #include <algorithm>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -496,10 +497,52 @@ class Verifier {
                                              " that belongs to fusion %", owner->name()));
       }
     }
+    HLOC_RETURN_IF_ERROR(VerifyIotaReplicaGroups(instruction));
     if (options_.check_shapes) HLOC_RETURN_IF_ERROR(VerifyShape(instruction));
     // Layout forwarding relies on the shape checks (tuple sizes, parameters).
     if (options_.check_shapes && options_.layout_sensitive) {
       HLOC_RETURN_IF_ERROR(VerifyLayoutsForwarded(instruction));
+    }
+    return absl::OkStatus();
+  }
+
+  // replica_groups=[groups,size]<=[reshape]T(perm) (a proto can hold any
+  // numbers; the text form, and so the parser, needs these to hold).
+  absl::Status VerifyIotaReplicaGroups(const HloInstruction& instruction) {
+    if (!instruction.attrs().iota_replica_groups) return absl::OkStatus();
+    const xla::IotaReplicaGroupListProto& iota = *instruction.attrs().iota_replica_groups;
+    auto product = [](auto begin, auto end) -> int64_t {  // -1: negative or overflow
+      int64_t p = 1;
+      for (auto it = begin; it != end; ++it) {
+        if (*it < 0 || __builtin_mul_overflow(p, static_cast<int64_t>(*it), &p)) return -1;
+      }
+      return p;
+    };
+    const int64_t sizes[] = {iota.num_replica_groups(), iota.num_devices_per_group()};
+    const int64_t devices = product(std::begin(sizes), std::end(sizes));
+    const int64_t reshaped = product(iota.iota_reshape_dims().begin(), iota.iota_reshape_dims().end());
+    if (iota.iota_reshape_dims().empty() || devices < 0 || devices != reshaped) {
+      return InstructionError(
+          instruction, "replica-groups",
+          absl::StrCat("iota replica groups [", sizes[0], ",", sizes[1], "] do not hold as many "
+                       "devices as the iota dimensions [",
+                       absl::StrJoin(iota.iota_reshape_dims(), ","), "]"));
+    }
+    const auto& perm = iota.iota_transpose_perm();
+    std::vector<bool> seen(static_cast<size_t>(iota.iota_reshape_dims_size()), false);
+    bool permutation = perm.empty() || perm.size() == iota.iota_reshape_dims_size();
+    for (int32_t p : perm) {
+      if (!permutation || p < 0 || p >= iota.iota_reshape_dims_size() || seen[p]) {
+        permutation = false;
+        break;
+      }
+      seen[p] = true;
+    }
+    if (!permutation) {
+      return InstructionError(instruction, "replica-groups",
+                              absl::StrCat("iota transpose [", absl::StrJoin(perm, ","),
+                                           "] is not a permutation of the ",
+                                           iota.iota_reshape_dims_size(), " iota dimensions"));
     }
     return absl::OkStatus();
   }

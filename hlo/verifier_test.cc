@@ -734,5 +734,39 @@ TEST(VerifierAliasTest, BadPairsAndDonorsNameTheBuffer) {
   }
 }
 
+// Found by the proto fuzzer: a proto can hold iota replica groups that the
+// text form cannot say (the printed module did not parse). The verifier
+// rejects them, naming the instruction.
+TEST(VerifierReplicaGroupsTest, IotaGroupsMustBePrintable) {
+  const char* text = R"(
+HloModule m
+ENTRY e {
+  p = s32[4] parameter(0)
+  ROOT g = s32[32] all-gather(p), channel_id=1, replica_groups=[1,8]<=[8], dimensions={0}
+})";
+  auto verify_with = [&](void (*edit)(xla::IotaReplicaGroupListProto*)) {
+    absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text);
+    EXPECT_TRUE(module.ok()) << module.status();
+    if (!module.ok()) return std::string("parse failed");
+    HloInstruction* gather = (*module)->entry()->root();
+    xla::IotaReplicaGroupListProto iota = *gather->attrs().iota_replica_groups;
+    edit(&iota);
+    gather->mutable_attrs()->iota_replica_groups = iota;
+    return Message(VerifyModule(**module));
+  };
+  EXPECT_EQ(verify_with([](xla::IotaReplicaGroupListProto*) {}), "OK");
+  EXPECT_THAT(verify_with([](xla::IotaReplicaGroupListProto* iota) { iota->set_num_devices_per_group(0); }),
+              HasSubstr("[replica-groups] iota replica groups [1,0] do not hold as many devices"));
+  EXPECT_THAT(verify_with([](xla::IotaReplicaGroupListProto* iota) { iota->clear_iota_reshape_dims(); }),
+              HasSubstr("[replica-groups]"));
+  EXPECT_THAT(verify_with([](xla::IotaReplicaGroupListProto* iota) { iota->add_iota_transpose_perm(1); }),
+              HasSubstr("is not a permutation"));
+  EXPECT_THAT(verify_with([](xla::IotaReplicaGroupListProto* iota) {
+                iota->set_num_replica_groups(int64_t{1} << 40);
+                iota->set_num_devices_per_group(int64_t{1} << 40);
+              }),
+              HasSubstr("do not hold as many devices"));
+}
+
 }  // namespace
 }  // namespace hloc

@@ -8,7 +8,9 @@ set -euo pipefail
 debs=(bazel-bootstrap bazel-platforms libabsl-dev libprotobuf-dev protobuf-compiler
       llvm-19-dev libgtest-dev libgmock-dev libbenchmark-dev graphviz
       libdnnl-dev libzstd-dev  # libzstd-dev: static LLVM link (tools/build_standalone.sh)
-      libgoogle-perftools-dev)  # tcmalloc for hloc's binaries, shared and static
+      libgoogle-perftools-dev  # tcmalloc for hloc's binaries, shared and static
+      clang-19 libclang-rt-19-dev libfuzzer-19-dev  # tests/fuzz: libFuzzer, ASan/UBSan (--config=fuzz)
+      libomp-19-dev)  # omp.h for clang (oneDNN's OpenMP calls; the program still links GCC's libgomp)
 missing=()
 for pkg in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")

@@ -10,6 +10,19 @@ export HLOC_CORPUS_DIR="${HLOC_CORPUS_DIR:-$(cd "$here/.." && pwd)/shared/corpus
 log="$(mktemp)"
 bazel test //... --test_summary=short "$@" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
+# The fuzz run: the text and proto fuzzers for 45 s each (tests/fuzz/
+# fuzz_ci_test.sh) plus their clang-19 build of hlo/ in bazel-out/*-fuzz; with
+# HLOC_FUZZ_PIPELINE=1 also the pipeline fuzzer, whose clang build is most of
+# hloc (over half an hour on two busy cores). Only on the plain run (extra
+# arguments such as --config=asan would mix sanitizers); HLOC_SKIP_FUZZ=1
+# leaves it out.
+if [ $# -eq 0 ] && [ -z "${HLOC_SKIP_FUZZ:-}" ]; then
+  fuzz_targets=(//tests/fuzz:fuzz_ci_test)
+  [ -n "${HLOC_FUZZ_PIPELINE:-}" ] && fuzz_targets+=(//tests/fuzz:fuzz_pipeline_ci_test)
+  bazel test --config=fuzz "${fuzz_targets[@]}" --test_summary=short 2>&1 | tee -a "$log"
+  fuzz_rc=${PIPESTATUS[0]}
+  [ "$rc" -eq 0 ] && rc=$fuzz_rc
+fi
 passed=$(grep -cE '^//.* PASSED in ' "$log")
 failed=$(grep -cE '^//.* (FAILED|TIMEOUT|NO STATUS|FAILED TO BUILD)( in |$)' "$log")
 skipped=$(grep -cE '^//.* SKIPPED' "$log")

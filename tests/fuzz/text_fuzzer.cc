@@ -1,0 +1,10 @@
+// libFuzzer entry for FuzzHloText (fuzz_targets.h); built with --config=fuzz.
+#include <cstddef>
+#include <cstdint>
+
+#include "tests/fuzz/fuzz_targets.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  hloc::fuzz::MaybeInjectedBug(data, size);
+  return hloc::fuzz::FuzzHloText(data, size);
+}
