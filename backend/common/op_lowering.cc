@@ -28,9 +28,20 @@ constexpr Row kRows[] = {
     {HloOpcode::kRng, Path::kInterpreter, Path::kInterpreter},
     {HloOpcode::kRngBitGenerator, Path::kInterpreter, Path::kInterpreter},
     {HloOpcode::kRngGetAndUpdateState, Path::kUnsupported, Path::kUnsupported},
+    // The device's ids: the interpreter knows which device it runs as.
+    {HloOpcode::kReplicaId, Path::kInterpreter, Path::kKernel},
+    {HloOpcode::kPartitionId, Path::kInterpreter, Path::kKernel},
 };
 
+// Collectives on the host meet the other devices through the interpreter's
+// rendezvous (backend/host/run_on_host_devices.h); ragged-all-to-all has no
+// interpreter implementation.
+bool IsHostCollective(HloOpcode op) {
+  return IsCollective(op) && op != HloOpcode::kRaggedAllToAll;
+}
+
 Path PathOf(const HloInstruction& hlo, Target target) {
+  if (target == Target::kHost && IsHostCollective(hlo.opcode())) return Path::kInterpreter;
   if (IsAsyncOrCommunication(hlo.opcode())) return Path::kUnsupported;
   if (hlo.opcode() == HloOpcode::kCustomCall) {
     if (hlo.attrs().custom_call_target != "TopK") return Path::kInterpreter;

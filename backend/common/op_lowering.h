@@ -8,8 +8,10 @@
 //   fft, cholesky, triangular-solve,
 //     select-and-scatter                       kernel              interpreter
 //   rng, rng-bit-generator, other custom calls interpreter         interpreter
+//   collectives (not ragged-all-to-all),
+//     replica-id, partition-id                 interpreter         unsupported, kernel
 //   rng-get-and-update-state, send/recv,
-//     async ops, collectives, infeed, ...      unsupported         unsupported
+//     async ops, infeed, ...                   unsupported         unsupported
 //   every other op                             kernel              kernel
 //
 // "library": the target's library routines (oneDNN, the host's sort/top-k/

@@ -56,7 +56,7 @@ TEST(OpLoweringTest, InterpreterOpsSayWhy) {
 
 TEST(OpLoweringTest, CommunicationAndRngStateAreUnsupportedEverywhere) {
   for (Target target : {Target::kHost, Target::kCuda}) {
-    for (HloOpcode op : {HloOpcode::kAllReduce, HloOpcode::kSend, HloOpcode::kInfeed,
+    for (HloOpcode op : {HloOpcode::kSend, HloOpcode::kInfeed,
                          HloOpcode::kRngGetAndUpdateState}) {
       const OpLowering lowering = LowerOp(*Op(op), target);
       EXPECT_FALSE(lowering.supported) << HloOpcodeName(op);
@@ -65,6 +65,17 @@ TEST(OpLoweringTest, CommunicationAndRngStateAreUnsupportedEverywhere) {
                     " implementation in hloc");
     }
   }
+}
+
+TEST(OpLoweringTest, CollectivesAreInterpreterOpsOnTheHostOnly) {
+  for (HloOpcode op : {HloOpcode::kAllReduce, HloOpcode::kAllGather, HloOpcode::kAllToAll,
+                       HloOpcode::kCollectivePermuteDone}) {
+    const OpLowering host = LowerOp(*Op(op), Target::kHost);
+    EXPECT_TRUE(host.supported) << HloOpcodeName(op);
+    EXPECT_FALSE(host.kernel) << HloOpcodeName(op);
+    EXPECT_FALSE(LowerOp(*Op(op), Target::kCuda).supported) << HloOpcodeName(op);
+  }
+  EXPECT_FALSE(LowerOp(*Op(HloOpcode::kRaggedAllToAll), Target::kHost).supported);
 }
 
 }  // namespace

@@ -18,7 +18,7 @@ absl::StatusOr<std::vector<Rendezvous::Contribution>> Rendezvous::Exchange(
   const int64_t size = static_cast<int64_t>(group.size());
   std::unique_lock<std::mutex> lock(mu_);
   if (!aborted_.ok()) return aborted_;
-  const Key key{&hlo, count, group[0]};
+  const Key key{hlo.name(), count, group[0]};
   Slot& slot = slots_[key];
   if (slot.values.empty()) slot.values.resize(size);
   slot.values[rank] = std::make_shared<const std::vector<Literal>>(std::move(values));

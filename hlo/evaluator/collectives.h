@@ -10,9 +10,11 @@
 // no order of arrival in it, so it defines the right answer: reductions run
 // in rank order, r0 + r1 + r2 + ...
 //
-// An exchange is keyed by (instruction, how many times this device has run
-// it, first device of the group), so collectives inside while loops and
-// groups of different sizes match up without any global clock.
+// An exchange is keyed by (instruction name, how many times this device has
+// run it, first device of the group), so collectives inside while loops and
+// groups of different sizes match up without any global clock. Names, not
+// pointers: devices may run separately compiled copies of the module (the
+// host backend's interpreter ops wrap each instruction per device).
 #ifndef HLOC_HLO_EVALUATOR_COLLECTIVES_H_
 #define HLOC_HLO_EVALUATOR_COLLECTIVES_H_
 
@@ -21,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -51,7 +54,7 @@ class Rendezvous {
   void Abort(const absl::Status& status);
 
  private:
-  using Key = std::tuple<const HloInstruction*, int64_t, int64_t>;
+  using Key = std::tuple<std::string, int64_t, int64_t>;
   struct Slot {
     std::vector<Contribution> values;
     int64_t arrived = 0;

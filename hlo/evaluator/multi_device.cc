@@ -11,6 +11,27 @@
 
 namespace hloc {
 
+DeviceGroup::DeviceGroup(int64_t replica_count, int64_t num_partitions, absl::Duration timeout)
+    : rendezvous_(std::make_unique<eval::Rendezvous>(timeout)) {
+  const DeviceMesh mesh{replica_count, num_partitions};
+  for (int64_t d = 0; d < mesh.device_count(); ++d) {
+    auto slot = std::make_unique<eval::DeviceSlot>();
+    slot->mesh = mesh;
+    slot->device = d;
+    slot->rendezvous = rendezvous_.get();
+    slots_.push_back(std::move(slot));
+  }
+}
+
+DeviceGroup::~DeviceGroup() = default;
+
+EvaluatorOptions DeviceGroup::OptionsFor(int64_t d, EvaluatorOptions base) const {
+  base.device = slots_[d].get();
+  return base;
+}
+
+void DeviceGroup::Abort(const absl::Status& status) { rendezvous_->Abort(status); }
+
 absl::StatusOr<std::vector<Literal>> EvaluateOnDevices(
     const HloModule& module, absl::Span<const std::vector<Literal>> arguments,
     const MultiDeviceOptions& options) {
@@ -36,25 +57,20 @@ absl::StatusOr<std::vector<Literal>> EvaluateOnDevices(
                                                      " fails verification: ", status.message()));
     }
   }
-  eval::Rendezvous rendezvous(options.collective_timeout);
+  DeviceGroup devices(mesh.replica_count, mesh.num_partitions, options.collective_timeout);
   const int64_t n = mesh.device_count();
-  std::vector<eval::DeviceSlot> slots(n);
   std::vector<absl::StatusOr<Literal>> results(n, absl::UnknownError("not run"));
   std::vector<std::thread> threads;
   for (int64_t d = 0; d < n; ++d) {
-    slots[d].mesh = mesh;
-    slots[d].device = d;
-    slots[d].rendezvous = &rendezvous;
     threads.emplace_back([&, d] {
-      EvaluatorOptions device_options = options.evaluator;
+      EvaluatorOptions device_options = devices.OptionsFor(d, options.evaluator);
       device_options.verify = false;
-      device_options.device = &slots[d];
       if (device_options.num_threads <= 0) device_options.num_threads = 1;
       std::vector<const Literal*> args;
       for (const Literal& a : arguments[d]) args.push_back(&a);
       results[d] = EvaluateComputation(*module.entry(), args, device_options);
       if (!results[d].ok()) {
-        rendezvous.Abort(absl::CancelledError(absl::StrCat(
+        devices.Abort(absl::CancelledError(absl::StrCat(
             "device ", d, " failed: ", results[d].status().message())));
       }
     });
