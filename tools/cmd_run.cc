@@ -7,6 +7,9 @@
 #include "backend/gpu/run_on_gpu.h"
 #include "backend/host/host_pipeline.h"
 #include "backend/host/run_on_host.h"
+#include "backend/host/run_on_host_devices.h"
+#include "hlo/evaluator/multi_device.h"
+#include "passes/sharding/shard_map_to_per_device.h"
 #include "passes/standard_pipelines.h"
 #include "hlo/evaluator/evaluator.h"
 #include "hlo/evaluator/random_arguments.h"
@@ -22,7 +25,7 @@ namespace {
 
 // The module, and arguments: from --inputs, from FILE itself when it is a
 // snapshot, else random from --seed (default 0).
-absl::StatusOr<LoadedSnapshot> LoadModuleAndArguments(const Args& args) {
+absl::StatusOr<LoadedSnapshot> LoadModuleAndArguments(const Args& args, bool* drawn = nullptr) {
   const std::string& path = args.positional[0];
   LoadedSnapshot run;
   bool have_arguments = false;
@@ -48,6 +51,7 @@ absl::StatusOr<LoadedSnapshot> LoadModuleAndArguments(const Args& args) {
     HLOC_ASSIGN_OR_RETURN(run.arguments,
                           MakeRandomArguments(*run.module, static_cast<uint64_t>(seed)));
   }
+  if (drawn != nullptr) *drawn = !have_arguments;
   run.result.reset();
   return run;
 }
@@ -77,6 +81,84 @@ absl::StatusOr<Literal> RunWithCudaBackend(const LoadedSnapshot& run, const Args
   return gpu::RunOnGpu(*optimized, run.arguments);
 }
 
+// --devices=N. A JAX shard_map module (Shardy custom calls) becomes the
+// per-device module (passes/sharding), its global arguments are split by
+// their shardings and the outputs gathered back: one global result. Any other
+// module runs as it is on its replica_count x num_partitions devices (a module
+// that names one device runs with replica_count=N), each device on the same
+// arguments, or on its own random ones (seed + device) when drawn; one result
+// per device.
+absl::Status RunRunOnDevices(const Args& args, const std::string& backend, int64_t n) {
+  if (backend == "cuda") {
+    return absl::UnimplementedError("--devices with --backend=cuda: no GPU collectives yet");
+  }
+  bool drawn = false;
+  HLOC_ASSIGN_OR_RETURN(LoadedSnapshot run, LoadModuleAndArguments(args, &drawn));
+  std::unique_ptr<HloModule> module = run.module->Clone();
+  ShardMapSignature signature;
+  HLOC_ASSIGN_OR_RETURN(bool shard_map, ShardMapToPerDevice(&signature).Run(*module));
+  HloModuleConfig& config = *module->mutable_config();
+  if (!shard_map && n > 1 && config.replica_count * config.num_partitions == 1) {
+    config.replica_count = n;
+  }
+  if (config.replica_count * config.num_partitions != n) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--devices=", n, " but the module runs on replica_count=", config.replica_count,
+        " x num_partitions=", config.num_partitions, " devices"));
+  }
+  std::vector<std::vector<Literal>> per_device(n);
+  for (int64_t d = 0; d < n; ++d) {
+    if (shard_map) {
+      for (size_t i = 0; i < signature.inputs.size() && i < run.arguments.size(); ++i) {
+        HLOC_ASSIGN_OR_RETURN(Literal piece,
+                              ShardOf(signature, signature.inputs[i], run.arguments[i], d));
+        per_device[d].push_back(std::move(piece));
+      }
+    } else if (drawn) {
+      HLOC_ASSIGN_OR_RETURN(int64_t seed, args.GetInt("seed", 0));
+      HLOC_ASSIGN_OR_RETURN(per_device[d],
+                            MakeRandomArguments(*module, static_cast<uint64_t>(seed + d)));
+    } else {
+      per_device[d] = run.arguments;
+    }
+  }
+  absl::StatusOr<std::vector<Literal>> results;
+  if (backend == "host") {
+    if (args.Get("no-opt") != "true") HLOC_RETURN_IF_ERROR(host::OptimizeForHost(*module).status());
+    results = RunOnHostDevices(*module, per_device);
+  } else {
+    results = EvaluateOnDevices(*module, per_device);
+  }
+  if (!results.ok()) return results.status();
+  Literal result;
+  if (shard_map) {
+    std::vector<Literal> outputs;
+    for (size_t i = 0; i < signature.outputs.size(); ++i) {
+      std::vector<Literal> pieces;
+      for (const Literal& r : *results) {
+        pieces.push_back(signature.tuple_result ? r.tuple_elements()[i] : r);
+      }
+      HLOC_ASSIGN_OR_RETURN(Literal global, Unshard(signature, signature.outputs[i], pieces));
+      outputs.push_back(std::move(global));
+    }
+    result = signature.tuple_result ? Literal::Tuple(std::move(outputs)) : std::move(outputs[0]);
+    std::fputs(SummarizeLiteral(result).c_str(), stdout);
+  } else {
+    for (int64_t d = 0; d < n; ++d) {
+      std::printf("device %lld:\n", static_cast<long long>(d));
+      std::fputs(SummarizeLiteral((*results)[d]).c_str(), stdout);
+    }
+    result = Literal::Tuple(*std::move(results));
+  }
+  if (args.Get("print") == "true") std::printf("%s\n", result.ToString().c_str());
+  if (args.Has("output")) {
+    run.result = std::move(result);
+    run.execution_platform = absl::StrCat("hloc-", backend, "-", n, "-devices");
+    HLOC_RETURN_IF_ERROR(WriteSnapshot(run, args.Get("output")));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status RunRun(const Args& args) {
   std::string backend = args.Get("backend", "auto");
   // auto: the CUDA backend when a driver loads and a device exists.
@@ -84,6 +166,13 @@ absl::Status RunRun(const Args& args) {
   if (backend != "interpreter" && backend != "host" && backend != "cuda") {
     return absl::InvalidArgumentError(absl::StrCat(
         "unknown backend '", backend, "' (have: auto, cuda, host, interpreter)"));
+  }
+  if (args.Has("devices")) {
+    HLOC_ASSIGN_OR_RETURN(int64_t devices, args.GetInt("devices", 1));
+    if (devices < 1 || devices > 1024) {
+      return absl::InvalidArgumentError(absl::StrCat("--devices=", devices, " (1 to 1024)"));
+    }
+    return RunRunOnDevices(args, backend, devices);
   }
   HLOC_ASSIGN_OR_RETURN(LoadedSnapshot run, LoadModuleAndArguments(args));
   HLOC_ASSIGN_OR_RETURN(Literal result, backend == "host"   ? RunWithHostBackend(run, args)
@@ -104,7 +193,7 @@ absl::Status RunRun(const Args& args) {
 Command RunCommand() {
   return {"run", "evaluate a module and summarize its outputs",
           "usage: hloc run FILE [--backend=auto|cuda|host|interpreter] [--inputs=SNAPSHOT.pb | --seed=N]\n"
-          "                [--output=OUT.pb] [--print] [--no-opt]\n"
+          "                [--output=OUT.pb] [--print] [--no-opt] [--devices=N]\n"
           "  --backend=host compiles with the host pipeline (library outlining, fusion;\n"
           "  --no-opt skips it) and runs LLVM-JIT kernels on the CPU; cuda compiles with the\n"
           "  CUDA pipeline and runs NVPTX kernels and cuBLASLt/cuDNN calls on GPU 0 (an error\n"
@@ -114,9 +203,14 @@ Command RunCommand() {
           "  snapshot with arguments, or are drawn deterministically from --seed (default 0;\n"
           "  type-appropriate ranges, index operands kept in range). Prints shape, min, max,\n"
           "  mean, NaN count and checksum per output. --output writes an HloSnapshot with the\n"
-          "  module, arguments and result; --print prints the result literal.\n",
+          "  module, arguments and result; --print prints the result literal.\n"
+          "  --devices=N runs on N devices (interpreter or host: one thread per device,\n"
+          "  collectives between them). A JAX shard_map module takes and returns global\n"
+          "  arrays (split and gathered by its shardings); any other module runs on its\n"
+          "  replica_count x num_partitions devices (replica_count=N when it names one)\n"
+          "  and prints each device's outputs.\n",
           {{"backend", false}, {"inputs", false}, {"seed", false}, {"output", false},
-           {"print", true}, {"no-opt", true}},
+           {"print", true}, {"no-opt", true}, {"devices", false}},
           1, 1, RunRun};
 }
 
