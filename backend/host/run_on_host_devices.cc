@@ -44,6 +44,7 @@ absl::StatusOr<std::vector<Literal>> RunOnHostDevices(
     compile.fallback = nullptr;
     HLOC_ASSIGN_OR_RETURN(std::unique_ptr<host::HostProgram> program,
                           host::CompileForHost(module, compile));
+    if (d == 0 && options.report != nullptr) *options.report = program->report();
     programs.push_back(std::move(program));
   }
   std::vector<absl::StatusOr<Literal>> results(n, absl::UnknownError("not run"));

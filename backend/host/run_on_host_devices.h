@@ -25,6 +25,9 @@ struct RunOnHostDevicesOptions {
   // device runs its kernels on its own thread).
   RunOnHostOptions host;
   absl::Duration collective_timeout = absl::Seconds(120);
+  // Not owned; when set, receives device 0's compile report (every device's
+  // program is compiled from the same module the same way).
+  host::HostCompileReport* report = nullptr;
 };
 
 // arguments[d] and result [d] are device d's (d = replica * num_partitions +

@@ -19,9 +19,24 @@ TEST_P(ShardedZooHostTest, HostDevicesMatchJax) {
   ASSERT_TRUE(model.ok()) << model.status();
   absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(model->partitioned_text);
   ASSERT_TRUE(module.ok()) << module.status();
+  host::HostCompileReport report;
+  RunOnHostDevicesOptions options;
+  options.report = &report;
   absl::StatusOr<std::vector<Literal>> results =
-      RunOnHostDevices(**module, model->device_inputs);
+      RunOnHostDevices(**module, model->device_inputs, options);
   ASSERT_TRUE(results.ok()) << results.status();
+  // Only the collectives and the device ids leave the compiled kernels.
+  int collectives = 0;
+  for (const std::string& line : report.interpreter_ops) {
+    bool communication = false;
+    for (const char* op : {"(all-reduce)", "(all-gather)", "(reduce-scatter)", "(all-to-all)",
+                           "(collective-permute)", "(partition-id)", "(replica-id)"}) {
+      communication |= line.find(op) != std::string::npos;
+    }
+    EXPECT_TRUE(communication) << GetParam() << ": " << line;
+    ++collectives;
+  }
+  EXPECT_GT(collectives, 0) << GetParam();
   ASSERT_EQ(results->size(), 4u);
   for (int d = 0; d < 4; ++d) {
     const Literal& result = (*results)[d];
