@@ -67,15 +67,23 @@ TEST(OpLoweringTest, CommunicationAndRngStateAreUnsupportedEverywhere) {
   }
 }
 
-TEST(OpLoweringTest, CollectivesAreInterpreterOpsOnTheHostOnly) {
-  for (HloOpcode op : {HloOpcode::kAllReduce, HloOpcode::kAllGather, HloOpcode::kAllToAll,
-                       HloOpcode::kCollectivePermuteDone}) {
+TEST(OpLoweringTest, CollectivesAreCommunicatorThunksOnTheHostOnly) {
+  for (HloOpcode op : {HloOpcode::kAllReduce, HloOpcode::kAllGather, HloOpcode::kReduceScatter,
+                       HloOpcode::kAllToAll, HloOpcode::kCollectivePermute,
+                       HloOpcode::kCollectiveBroadcast, HloOpcode::kReplicaId,
+                       HloOpcode::kPartitionId}) {
     const OpLowering host = LowerOp(*Op(op), Target::kHost);
-    EXPECT_TRUE(host.supported) << HloOpcodeName(op);
-    EXPECT_FALSE(host.kernel) << HloOpcodeName(op);
-    EXPECT_FALSE(LowerOp(*Op(op), Target::kCuda).supported) << HloOpcodeName(op);
+    EXPECT_TRUE(host.supported && host.collective) << HloOpcodeName(op);
+    EXPECT_FALSE(host.kernel || host.library) << HloOpcodeName(op);
+    EXPECT_FALSE(LowerOp(*Op(op), Target::kCuda).collective) << HloOpcodeName(op);
   }
-  EXPECT_FALSE(LowerOp(*Op(HloOpcode::kRaggedAllToAll), Target::kHost).supported);
+  EXPECT_FALSE(LowerOp(*Op(HloOpcode::kAllReduce), Target::kCuda).supported);
+  EXPECT_TRUE(LowerOp(*Op(HloOpcode::kReplicaId), Target::kCuda).kernel);
+  // The -start/-done forms and ragged-all-to-all have no host thunk: errors, not interpreter ops.
+  for (HloOpcode op : {HloOpcode::kAllReduceStart, HloOpcode::kCollectivePermuteDone,
+                       HloOpcode::kRaggedAllToAll}) {
+    EXPECT_FALSE(LowerOp(*Op(op), Target::kHost).supported) << HloOpcodeName(op);
+  }
 }
 
 }  // namespace

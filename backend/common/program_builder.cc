@@ -8,6 +8,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "backend/common/collective_lowering.h"
 #include "backend/common/literal_leaves.h"
 #include "backend/common/op_lowering.h"
 #include "backend/llvm/array_leaves.h"
@@ -51,6 +52,7 @@ absl::StatusOr<BuiltProgram> ProgramBuilder::Build(const HloModule& module) {
   const HloComputation* entry = module.entry();
   if (entry == nullptr) return absl::InvalidArgumentError("module has no entry computation");
   BuiltProgram program;
+  mesh_ = DeviceMesh::Of(module.config());
   int64_t parameter_leaf = 0;
   for (int64_t i = 0; i < entry->num_parameters(); ++i) {
     const HloInstruction* parameter = entry->parameter(i);
@@ -196,6 +198,18 @@ absl::Status ProgramBuilder::EmitOp(const HloInstruction& hlo, ThunkList* out) {
     return absl::UnimplementedError(absl::StrCat("instruction %", hlo.name(), " (",
                                                  HloOpcodeName(hlo.opcode()), ") ",
                                                  lowering.reason));
+  }
+  if (lowering.collective) {
+    HLOC_ASSIGN_OR_RETURN(runtime::CollectiveSpec spec, DecodeCollective(hlo, mesh_));
+    HLOC_ASSIGN_OR_RETURN(bool done, target_.EmitCollective(*this, hlo, std::move(spec), out));
+    if (!done) {
+      return absl::UnimplementedError(absl::StrCat("instruction %", hlo.name(), " (",
+                                                   HloOpcodeName(hlo.opcode()), ") has no ",
+                                                   TargetName(target_.target()),
+                                                   " communicator thunk"));
+    }
+    ++report_.collectives;
+    return absl::OkStatus();
   }
   if (lowering.library) {
     HLOC_ASSIGN_OR_RETURN(bool done, target_.EmitLibraryCall(*this, hlo, out));

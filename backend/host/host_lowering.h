@@ -6,6 +6,7 @@
 //                   convolutions (onednn_library.h); host routines for
 //                   sort, top-k, scatter and f32/f64 dots (library_calls.h)
 //                   -> LibraryCallThunk
+//   collective      CollectiveThunk on the options' communicator
 //   copy, loop,     CopyThunk, WhileThunk, ConditionalThunk
 //     conditional
 //   interpreter op  InterpreterThunk on the buffers in place
@@ -41,6 +42,9 @@ class HostLowering : public backend::TypedTargetLowering<runtime::ThunkSequence>
                                                      backend::ThunkList* out) override;
   absl::StatusOr<bool> EmitLibraryCall(backend::ProgramBuilder& builder, const HloInstruction& hlo,
                                        backend::ThunkList* out) override;
+  absl::StatusOr<bool> EmitCollective(backend::ProgramBuilder& builder, const HloInstruction& hlo,
+                                      runtime::CollectiveSpec spec,
+                                      backend::ThunkList* out) override;
   void EmitCopy(runtime::BufferId from, runtime::BufferId to, int64_t bytes,
                 backend::ThunkList* out) override;
   void EmitLoop(std::string name, std::unique_ptr<backend::ThunkList> condition,

@@ -2,12 +2,12 @@
 // on replica_count x num_partitions devices is compiled once per device and
 // each device's program runs on its own thread.
 //
-// Collectives (and replica-id / partition-id) are interpreter ops on the host
-// (backend/common/op_lowering.h): each device's program evaluates them with
-// the interpreter bound to that device, and the devices meet in one
-// in-process rendezvous (hlo/evaluator/multi_device.h: DeviceGroup). Every
-// other op runs as the host's compiled kernels and library calls. The kernel
-// compiler is shared, so each kernel is compiled once for all devices.
+// Collectives, replica-id and partition-id are communicator thunks
+// (runtime/collective_thunks.h) on a shared-memory communicator
+// (runtime/shared_memory_communicator.h): devices read each other's buffers
+// directly, and an all-reduce has each device reduce only its slice. Nothing
+// runs in the interpreter. The kernel compiler is shared, so each kernel is
+// compiled once for all devices.
 #ifndef HLOC_BACKEND_HOST_RUN_ON_HOST_DEVICES_H_
 #define HLOC_BACKEND_HOST_RUN_ON_HOST_DEVICES_H_
 
@@ -21,8 +21,8 @@
 namespace hloc {
 
 struct RunOnHostDevicesOptions {
-  // compile.interpreter is replaced per device; num_threads is ignored (each
-  // device runs its kernels on its own thread).
+  // compile.communicator is replaced per device; num_threads is ignored
+  // (each device runs its kernels on its own thread).
   RunOnHostOptions host;
   absl::Duration collective_timeout = absl::Seconds(120);
   // Not owned; when set, receives device 0's compile report (every device's
@@ -35,6 +35,9 @@ struct RunOnHostDevicesOptions {
 absl::StatusOr<std::vector<Literal>> RunOnHostDevices(
     const HloModule& module, absl::Span<const std::vector<Literal>> arguments,
     const RunOnHostDevicesOptions& options = {});
+
+// The number of devices `module` runs on, or an error naming the counts.
+absl::StatusOr<int64_t> HostDeviceCount(const HloModule& module);
 
 }  // namespace hloc
 
