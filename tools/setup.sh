@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything hloc needs on a fresh machine of this image (Debian 12):
-# Bazel 4, Abseil, protobuf, LLVM 19, GoogleTest/Mock, Google Benchmark, oneDNN
+# Bazel 4, Abseil, protobuf, LLVM 19, GoogleTest/Mock, Google Benchmark, oneDNN, Open MPI
 # from Debian, and the pinned Python packages (jax, numpy, protobuf) from PyPI.
 # Idempotent: packages already present are skipped.
 set -euo pipefail
@@ -8,7 +8,8 @@ set -euo pipefail
 debs=(bazel-bootstrap bazel-platforms libabsl-dev libprotobuf-dev protobuf-compiler
       llvm-19-dev libgtest-dev libgmock-dev libbenchmark-dev graphviz
       libdnnl-dev libzstd-dev  # libzstd-dev: static LLVM link (tools/build_standalone.sh)
-      libgoogle-perftools-dev)  # tcmalloc for hloc's binaries, shared and static
+      libgoogle-perftools-dev  # tcmalloc for hloc's binaries, shared and static
+      libopenmpi-dev openmpi-bin)  # MPI communicator (runtime/mpi), mpirun for its tests
 missing=()
 for pkg in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
