@@ -1,8 +1,10 @@
 // hloc run FILE: evaluate a module on arguments from a snapshot or drawn from
 // a seed, print a summary of each output, optionally save the result.
 #include <cstdio>
+#include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "backend/common/literal_leaves.h"
 #include "backend/gpu/gpu_pipeline.h"
 #include "backend/gpu/run_on_gpu.h"
 #include "backend/host/host_pipeline.h"
@@ -11,6 +13,7 @@
 #include "hlo/evaluator/multi_device.h"
 #include "passes/sharding/shard_map_to_per_device.h"
 #include "passes/standard_pipelines.h"
+#include "runtime/mpi/mpi_communicator.h"
 #include "hlo/evaluator/evaluator.h"
 #include "hlo/evaluator/random_arguments.h"
 #include "hlo/loader.h"
@@ -81,6 +84,52 @@ absl::StatusOr<Literal> RunWithCudaBackend(const LoadedSnapshot& run, const Args
   return gpu::RunOnGpu(*optimized, run.arguments);
 }
 
+// --distributed=mpi: this process is MPI rank r of N and runs device r on a
+// host program with an MPI communicator; every device's result comes back to
+// every rank (MPI_Allgather per output leaf) so that rank 0 can print.
+absl::StatusOr<std::vector<Literal>> RunOnMpiRank(const HloModule& module,
+                                                  const std::vector<std::vector<Literal>>& per_device,
+                                                  int64_t n, bool* print) {
+  HLOC_ASSIGN_OR_RETURN(std::shared_ptr<runtime::MpiSession> session,
+                        runtime::MpiSession::Initialize(nullptr, nullptr));
+  if (session->size() != n) {
+    return absl::InvalidArgumentError(absl::StrCat("--devices=", n, " but the MPI job has ",
+                                                   session->size(), " ranks"));
+  }
+  const int64_t rank = session->rank();
+  *print = rank == 0;
+  host::HostCompileOptions options;
+  options.communicator = std::make_shared<runtime::MpiCommunicator>(session);
+  HLOC_ASSIGN_OR_RETURN(std::unique_ptr<host::HostProgram> program,
+                        host::CompileForHost(module, options));
+  options.communicator.reset();
+  absl::StatusOr<Literal> mine = program->Execute(per_device[rank], /*pool=*/nullptr, {});
+  if (!mine.ok()) {
+    return absl::Status(mine.status().code(),
+                        absl::StrCat("device ", rank, ": ", mine.status().message()));
+  }
+  std::vector<Literal> results;
+  std::vector<std::vector<void*>> outputs;
+  for (int64_t d = 0; d < n; ++d) {
+    HLOC_ASSIGN_OR_RETURN(backend::ResultLiteral result,
+                          backend::CreateResultLiteral(mine->shape()));
+    results.push_back(std::move(result.literal));
+    outputs.push_back(std::move(result.outputs));
+  }
+  std::vector<const Literal*> leaves;
+  backend::CollectLiteralLeaves(*mine, &leaves);
+  const std::vector<const void*> data = backend::ArgumentLeafData(absl::MakeConstSpan(&*mine, 1));
+  for (size_t k = 0; k < leaves.size(); ++k) {
+    const int64_t bytes = backend::LeafBytes(leaves[k]->shape());
+    std::vector<char> all(static_cast<size_t>(bytes * n));
+    HLOC_RETURN_IF_ERROR(session->GatherBytes(data[k], all.data(), bytes));
+    for (int64_t d = 0; d < n; ++d) {
+      std::memcpy(outputs[d][k], all.data() + d * bytes, static_cast<size_t>(bytes));
+    }
+  }
+  return results;
+}
+
 // --devices=N. A JAX shard_map module (Shardy custom calls) becomes the
 // per-device module (passes/sharding), its global arguments are split by
 // their shardings and the outputs gathered back: one global result. Any other
@@ -123,13 +172,21 @@ absl::Status RunRunOnDevices(const Args& args, const std::string& backend, int64
     }
   }
   absl::StatusOr<std::vector<Literal>> results;
-  if (backend == "host") {
+  bool print = true;  // Only MPI rank 0 prints.
+  if (args.Get("distributed") == "mpi") {
+    if (backend != "host") {
+      return absl::InvalidArgumentError("--distributed=mpi runs on --backend=host only");
+    }
+    if (args.Get("no-opt") != "true") HLOC_RETURN_IF_ERROR(host::OptimizeForHost(*module).status());
+    results = RunOnMpiRank(*module, per_device, n, &print);
+  } else if (backend == "host") {
     if (args.Get("no-opt") != "true") HLOC_RETURN_IF_ERROR(host::OptimizeForHost(*module).status());
     results = RunOnHostDevices(*module, per_device);
   } else {
     results = EvaluateOnDevices(*module, per_device);
   }
   if (!results.ok()) return results.status();
+  if (!print) return absl::OkStatus();
   Literal result;
   if (shard_map) {
     std::vector<Literal> outputs;
@@ -162,10 +219,18 @@ absl::Status RunRunOnDevices(const Args& args, const std::string& backend, int64
 absl::Status RunRun(const Args& args) {
   std::string backend = args.Get("backend", "auto");
   // auto: the CUDA backend when a driver loads and a device exists.
+  if (backend == "auto" && args.Has("distributed")) backend = "host";  // MPI runs host devices.
   if (backend == "auto") backend = gpu::GpuUnavailableReason().empty() ? "cuda" : "host";
   if (backend != "interpreter" && backend != "host" && backend != "cuda") {
     return absl::InvalidArgumentError(absl::StrCat(
         "unknown backend '", backend, "' (have: auto, cuda, host, interpreter)"));
+  }
+  if (args.Has("distributed") && args.Get("distributed") != "mpi") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown --distributed='", args.Get("distributed"), "' (have: mpi)"));
+  }
+  if (args.Has("distributed") && !args.Has("devices")) {
+    return absl::InvalidArgumentError("--distributed=mpi needs --devices=N");
   }
   if (args.Has("devices")) {
     HLOC_ASSIGN_OR_RETURN(int64_t devices, args.GetInt("devices", 1));
@@ -193,7 +258,7 @@ absl::Status RunRun(const Args& args) {
 Command RunCommand() {
   return {"run", "evaluate a module and summarize its outputs",
           "usage: hloc run FILE [--backend=auto|cuda|host|interpreter] [--inputs=SNAPSHOT.pb | --seed=N]\n"
-          "                [--output=OUT.pb] [--print] [--no-opt] [--devices=N]\n"
+          "                [--output=OUT.pb] [--print] [--no-opt] [--devices=N [--distributed=mpi]]\n"
           "  --backend=host compiles with the host pipeline (library outlining, fusion;\n"
           "  --no-opt skips it) and runs LLVM-JIT kernels on the CPU; cuda compiles with the\n"
           "  CUDA pipeline and runs NVPTX kernels and cuBLASLt/cuDNN calls on GPU 0 (an error\n"
@@ -208,9 +273,12 @@ Command RunCommand() {
           "  collectives between them). A JAX shard_map module takes and returns global\n"
           "  arrays (split and gathered by its shardings); any other module runs on its\n"
           "  replica_count x num_partitions devices (replica_count=N when it names one)\n"
-          "  and prints each device's outputs.\n",
+          "  and prints each device's outputs.\n"
+          "  --distributed=mpi (with --devices=N, host backend): run under\n"
+          "  `mpirun -np N hloc run ...`; each MPI rank runs its device, collectives go\n"
+          "  through MPI, and rank 0 prints.\n",
           {{"backend", false}, {"inputs", false}, {"seed", false}, {"output", false},
-           {"print", true}, {"no-opt", true}, {"devices", false}},
+           {"print", true}, {"no-opt", true}, {"devices", false}, {"distributed", false}},
           1, 1, RunRun};
 }
 
