@@ -132,6 +132,13 @@ absl::StatusOr<runtime::CollectiveSpec> DecodeCollective(const HloInstruction& h
     spec.leaves.push_back(leaf);
   }
   switch (hlo.opcode()) {
+    case HloOpcode::kAllReduceStart:
+      if (hlo.shape().IsTuple() &&
+          hlo.shape().tuple_shapes_size() == 2 * static_cast<int64_t>(operands.size())) {
+        return Error(hlo, "the older (operands..., results...) all-reduce-start form is not "
+                          "lowered on the host");
+      }
+      [[fallthrough]];
     case HloOpcode::kAllReduce: {
       spec.op = runtime::CollectiveOp::kAllReduce;
       HLOC_ASSIGN_OR_RETURN(spec.reduction, ReductionOf(hlo));

@@ -56,6 +56,7 @@ Path PathOf(const HloInstruction& hlo, Target target) {
 bool HasCollectiveThunk(HloOpcode opcode) {
   switch (opcode) {
     case HloOpcode::kAllReduce:
+    case HloOpcode::kAllReduceStart:  // Run at the start; the -done is its value.
     case HloOpcode::kAllGather:
     case HloOpcode::kReduceScatter:
     case HloOpcode::kAllToAll:

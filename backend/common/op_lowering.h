@@ -8,13 +8,13 @@
 //   fft, cholesky, triangular-solve,
 //     select-and-scatter                       kernel              interpreter
 //   rng, rng-bit-generator, other custom calls interpreter         interpreter
-//   all-reduce, all-gather, reduce-scatter,
-//     all-to-all, collective-permute,
-//     collective-broadcast                     collective          unsupported
+//   all-reduce (and -start), all-gather,
+//     reduce-scatter, all-to-all, collective-
+//     permute, collective-broadcast            collective          unsupported
 //   replica-id, partition-id                   collective          kernel
 //   rng-get-and-update-state, send/recv,
-//     -start/-done collectives, ragged-all-
-//     to-all, async ops, infeed, ...           unsupported         unsupported
+//     other -start/-done collectives, ragged-
+//     all-to-all, async ops, infeed, ...       unsupported         unsupported
 //   every other op                             kernel              kernel
 //
 // "library": the target's library routines (oneDNN, the host's sort/top-k/
@@ -54,7 +54,8 @@ struct OpLowering {
 OpLowering LowerOp(const HloInstruction& hlo, Target target);
 
 // The ops that lower to communicator thunks where a target has them: the
-// six collectives (not their -start/-done forms), replica-id, partition-id.
+// six collectives, all-reduce-start (all-reduce-done is then its operand's
+// buffers), replica-id, partition-id.
 bool HasCollectiveThunk(HloOpcode opcode);
 
 }  // namespace backend

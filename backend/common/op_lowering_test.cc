@@ -79,8 +79,9 @@ TEST(OpLoweringTest, CollectivesAreCommunicatorThunksOnTheHostOnly) {
   }
   EXPECT_FALSE(LowerOp(*Op(HloOpcode::kAllReduce), Target::kCuda).supported);
   EXPECT_TRUE(LowerOp(*Op(HloOpcode::kReplicaId), Target::kCuda).kernel);
-  // The -start/-done forms and ragged-all-to-all have no host thunk: errors, not interpreter ops.
-  for (HloOpcode op : {HloOpcode::kAllReduceStart, HloOpcode::kCollectivePermuteDone,
+  // The other -start forms and ragged-all-to-all have no host thunk: errors, not interpreter ops.
+  EXPECT_TRUE(LowerOp(*Op(HloOpcode::kAllReduceStart), Target::kHost).collective);
+  for (HloOpcode op : {HloOpcode::kAllGatherStart, HloOpcode::kCollectivePermuteStart,
                        HloOpcode::kRaggedAllToAll}) {
     EXPECT_FALSE(LowerOp(*Op(op), Target::kHost).supported) << HloOpcodeName(op);
   }

@@ -173,6 +173,7 @@ absl::StatusOr<bool> ProgramBuilder::EmitStructural(const HloInstruction& hlo, T
     case HloOpcode::kOptimizationBarrier:
     case HloOpcode::kDomain:
     case HloOpcode::kAddDependency:
+    case HloOpcode::kAllReduceDone:  // all-reduce-start ran synchronously: its value.
       buffers_.Bind(&hlo, buffers_.LeavesOf(hlo.operand(0)));
       return true;
     case HloOpcode::kAfterAll:

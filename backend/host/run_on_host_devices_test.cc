@@ -138,6 +138,21 @@ ENTRY e {
                                Grid);
 }
 
+TEST(RunOnHostDevicesTest, AllReduceStartAndDone) {
+  ExpectHostMatchesInterpreter(absl::StrCat("HloModule m, replica_count=4\n", kReducers, R"(
+ENTRY e {
+  p = f32[2,6] parameter(0)
+  s = f32[2,6] all-reduce-start(p), replica_groups={{0,1},{2,3}}, to_apply=add
+  d = f32[2,6] all-reduce-done(s)
+  n = f32[2,6] negate(p)
+  s2 = (f32[2,6], f32[2,6]) all-reduce-start(p, n), replica_groups={}, to_apply=max
+  d2 = (f32[2,6], f32[2,6]) all-reduce-done(s2)
+  ROOT t = (f32[2,6], (f32[2,6], f32[2,6])) tuple(d, d2)
+}
+)"),
+                               Grid);
+}
+
 TEST(RunOnHostDevicesTest, OtherReducerIsACompileErrorNamingTheInstruction) {
   absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(R"(
 HloModule m, replica_count=2
