@@ -7,9 +7,10 @@
 //      predecessors, no computation calls itself through the call graph;
 //   3. per instruction: valid shapes (all first), per-op operand and called-computation
 //      counts, composite calls, fusion back-pointers, and the declared shape
-//      against InferShape; then entry_computation_layout and, when asked,
-//      layout preservation; last the module's input_output_alias and
-//      buffer_donor against the entry's parameters and result.
+//      against InferShape, collectives' device groups (collective_groups.h);
+//      then entry_computation_layout and, when asked, layout preservation;
+//      last the module's input_output_alias and buffer_donor against the
+//      entry's parameters and result.
 #include "hlo/verifier.h"
 
 #include <algorithm>
@@ -21,6 +22,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "hlo/collective_groups.h"
 #include "hlo/shape_inference.h"
 #include "hlo/status_macros.h"
 
@@ -499,6 +501,10 @@ class Verifier {
     }
     HLOC_RETURN_IF_ERROR(VerifyIotaReplicaGroups(instruction));
     if (options_.check_shapes) HLOC_RETURN_IF_ERROR(VerifyShape(instruction));
+    if (options_.check_shapes && HasDeviceGroups(opcode)) {
+      absl::Status groups = VerifyCollective(instruction, DeviceMesh::Of(module_.config()));
+      if (!groups.ok()) return InstructionError(instruction, "device-groups", groups.message());
+    }
     // Layout forwarding relies on the shape checks (tuple sizes, parameters).
     if (options_.check_shapes && options_.layout_sensitive) {
       HLOC_RETURN_IF_ERROR(VerifyLayoutsForwarded(instruction));

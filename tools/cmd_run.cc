@@ -1,13 +1,19 @@
 // hloc run FILE: evaluate a module on arguments from a snapshot or drawn from
 // a seed, print a summary of each output, optionally save the result.
 #include <cstdio>
+#include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "backend/common/literal_leaves.h"
 #include "backend/gpu/gpu_pipeline.h"
 #include "backend/gpu/run_on_gpu.h"
 #include "backend/host/host_pipeline.h"
 #include "backend/host/run_on_host.h"
+#include "backend/host/run_on_host_devices.h"
+#include "hlo/evaluator/multi_device.h"
+#include "passes/sharding/shard_map_to_per_device.h"
 #include "passes/standard_pipelines.h"
+#include "runtime/mpi/mpi_communicator.h"
 #include "hlo/evaluator/evaluator.h"
 #include "hlo/evaluator/random_arguments.h"
 #include "hlo/loader.h"
@@ -22,7 +28,7 @@ namespace {
 
 // The module, and arguments: from --inputs, from FILE itself when it is a
 // snapshot, else random from --seed (default 0).
-absl::StatusOr<LoadedSnapshot> LoadModuleAndArguments(const Args& args) {
+absl::StatusOr<LoadedSnapshot> LoadModuleAndArguments(const Args& args, bool* drawn = nullptr) {
   const std::string& path = args.positional[0];
   LoadedSnapshot run;
   bool have_arguments = false;
@@ -48,6 +54,7 @@ absl::StatusOr<LoadedSnapshot> LoadModuleAndArguments(const Args& args) {
     HLOC_ASSIGN_OR_RETURN(run.arguments,
                           MakeRandomArguments(*run.module, static_cast<uint64_t>(seed)));
   }
+  if (drawn != nullptr) *drawn = !have_arguments;
   run.result.reset();
   return run;
 }
@@ -77,13 +84,160 @@ absl::StatusOr<Literal> RunWithCudaBackend(const LoadedSnapshot& run, const Args
   return gpu::RunOnGpu(*optimized, run.arguments);
 }
 
+// --distributed=mpi: this process is MPI rank r of N and runs device r on a
+// host program with an MPI communicator; every device's result comes back to
+// every rank (MPI_Allgather per output leaf) so that rank 0 can print.
+absl::StatusOr<std::vector<Literal>> RunOnMpiRank(const HloModule& module,
+                                                  const std::vector<std::vector<Literal>>& per_device,
+                                                  int64_t n, bool* print) {
+  HLOC_ASSIGN_OR_RETURN(std::shared_ptr<runtime::MpiSession> session,
+                        runtime::MpiSession::Initialize(nullptr, nullptr));
+  if (session->size() != n) {
+    return absl::InvalidArgumentError(absl::StrCat("--devices=", n, " but the MPI job has ",
+                                                   session->size(), " ranks"));
+  }
+  const int64_t rank = session->rank();
+  *print = rank == 0;
+  host::HostCompileOptions options;
+  options.communicator = std::make_shared<runtime::MpiCommunicator>(session);
+  HLOC_ASSIGN_OR_RETURN(std::unique_ptr<host::HostProgram> program,
+                        host::CompileForHost(module, options));
+  options.communicator.reset();
+  absl::StatusOr<Literal> mine = program->Execute(per_device[rank], /*pool=*/nullptr, {});
+  if (!mine.ok()) {
+    return absl::Status(mine.status().code(),
+                        absl::StrCat("device ", rank, ": ", mine.status().message()));
+  }
+  std::vector<Literal> results;
+  std::vector<std::vector<void*>> outputs;
+  for (int64_t d = 0; d < n; ++d) {
+    HLOC_ASSIGN_OR_RETURN(backend::ResultLiteral result,
+                          backend::CreateResultLiteral(mine->shape()));
+    results.push_back(std::move(result.literal));
+    outputs.push_back(std::move(result.outputs));
+  }
+  std::vector<const Literal*> leaves;
+  backend::CollectLiteralLeaves(*mine, &leaves);
+  const std::vector<const void*> data = backend::ArgumentLeafData(absl::MakeConstSpan(&*mine, 1));
+  for (size_t k = 0; k < leaves.size(); ++k) {
+    const int64_t bytes = backend::LeafBytes(leaves[k]->shape());
+    std::vector<char> all(static_cast<size_t>(bytes * n));
+    HLOC_RETURN_IF_ERROR(session->GatherBytes(data[k], all.data(), bytes));
+    for (int64_t d = 0; d < n; ++d) {
+      std::memcpy(outputs[d][k], all.data() + d * bytes, static_cast<size_t>(bytes));
+    }
+  }
+  return results;
+}
+
+// --devices=N. A JAX shard_map module (Shardy custom calls) becomes the
+// per-device module (passes/sharding), its global arguments are split by
+// their shardings and the outputs gathered back: one global result. Any other
+// module runs as it is on its replica_count x num_partitions devices (a module
+// that names one device runs with replica_count=N), each device on the same
+// arguments, or on its own random ones (seed + device) when drawn; one result
+// per device.
+absl::Status RunRunOnDevices(const Args& args, const std::string& backend, int64_t n) {
+  if (backend == "cuda") {
+    return absl::UnimplementedError("--devices with --backend=cuda: no GPU collectives yet");
+  }
+  bool drawn = false;
+  HLOC_ASSIGN_OR_RETURN(LoadedSnapshot run, LoadModuleAndArguments(args, &drawn));
+  std::unique_ptr<HloModule> module = run.module->Clone();
+  ShardMapSignature signature;
+  HLOC_ASSIGN_OR_RETURN(bool shard_map, ShardMapToPerDevice(&signature).Run(*module));
+  HloModuleConfig& config = *module->mutable_config();
+  if (!shard_map && n > 1 && config.replica_count * config.num_partitions == 1) {
+    config.replica_count = n;
+  }
+  if (config.replica_count * config.num_partitions != n) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--devices=", n, " but the module runs on replica_count=", config.replica_count,
+        " x num_partitions=", config.num_partitions, " devices"));
+  }
+  std::vector<std::vector<Literal>> per_device(n);
+  for (int64_t d = 0; d < n; ++d) {
+    if (shard_map) {
+      for (size_t i = 0; i < signature.inputs.size() && i < run.arguments.size(); ++i) {
+        HLOC_ASSIGN_OR_RETURN(Literal piece,
+                              ShardOf(signature, signature.inputs[i], run.arguments[i], d));
+        per_device[d].push_back(std::move(piece));
+      }
+    } else if (drawn) {
+      HLOC_ASSIGN_OR_RETURN(int64_t seed, args.GetInt("seed", 0));
+      HLOC_ASSIGN_OR_RETURN(per_device[d],
+                            MakeRandomArguments(*module, static_cast<uint64_t>(seed + d)));
+    } else {
+      per_device[d] = run.arguments;
+    }
+  }
+  absl::StatusOr<std::vector<Literal>> results;
+  bool print = true;  // Only MPI rank 0 prints.
+  if (args.Get("distributed") == "mpi") {
+    if (backend != "host") {
+      return absl::InvalidArgumentError("--distributed=mpi runs on --backend=host only");
+    }
+    if (args.Get("no-opt") != "true") HLOC_RETURN_IF_ERROR(host::OptimizeForHost(*module).status());
+    results = RunOnMpiRank(*module, per_device, n, &print);
+  } else if (backend == "host") {
+    if (args.Get("no-opt") != "true") HLOC_RETURN_IF_ERROR(host::OptimizeForHost(*module).status());
+    results = RunOnHostDevices(*module, per_device);
+  } else {
+    results = EvaluateOnDevices(*module, per_device);
+  }
+  if (!results.ok()) return results.status();
+  if (!print) return absl::OkStatus();
+  Literal result;
+  if (shard_map) {
+    std::vector<Literal> outputs;
+    for (size_t i = 0; i < signature.outputs.size(); ++i) {
+      std::vector<Literal> pieces;
+      for (const Literal& r : *results) {
+        pieces.push_back(signature.tuple_result ? r.tuple_elements()[i] : r);
+      }
+      HLOC_ASSIGN_OR_RETURN(Literal global, Unshard(signature, signature.outputs[i], pieces));
+      outputs.push_back(std::move(global));
+    }
+    result = signature.tuple_result ? Literal::Tuple(std::move(outputs)) : std::move(outputs[0]);
+    std::fputs(SummarizeLiteral(result).c_str(), stdout);
+  } else {
+    for (int64_t d = 0; d < n; ++d) {
+      std::printf("device %lld:\n", static_cast<long long>(d));
+      std::fputs(SummarizeLiteral((*results)[d]).c_str(), stdout);
+    }
+    result = Literal::Tuple(*std::move(results));
+  }
+  if (args.Get("print") == "true") std::printf("%s\n", result.ToString().c_str());
+  if (args.Has("output")) {
+    run.result = std::move(result);
+    run.execution_platform = absl::StrCat("hloc-", backend, "-", n, "-devices");
+    HLOC_RETURN_IF_ERROR(WriteSnapshot(run, args.Get("output")));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status RunRun(const Args& args) {
   std::string backend = args.Get("backend", "auto");
   // auto: the CUDA backend when a driver loads and a device exists.
+  if (backend == "auto" && args.Has("distributed")) backend = "host";  // MPI runs host devices.
   if (backend == "auto") backend = gpu::GpuUnavailableReason().empty() ? "cuda" : "host";
   if (backend != "interpreter" && backend != "host" && backend != "cuda") {
     return absl::InvalidArgumentError(absl::StrCat(
         "unknown backend '", backend, "' (have: auto, cuda, host, interpreter)"));
+  }
+  if (args.Has("distributed") && args.Get("distributed") != "mpi") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown --distributed='", args.Get("distributed"), "' (have: mpi)"));
+  }
+  if (args.Has("distributed") && !args.Has("devices")) {
+    return absl::InvalidArgumentError("--distributed=mpi needs --devices=N");
+  }
+  if (args.Has("devices")) {
+    HLOC_ASSIGN_OR_RETURN(int64_t devices, args.GetInt("devices", 1));
+    if (devices < 1 || devices > 1024) {
+      return absl::InvalidArgumentError(absl::StrCat("--devices=", devices, " (1 to 1024)"));
+    }
+    return RunRunOnDevices(args, backend, devices);
   }
   HLOC_ASSIGN_OR_RETURN(LoadedSnapshot run, LoadModuleAndArguments(args));
   HLOC_ASSIGN_OR_RETURN(Literal result, backend == "host"   ? RunWithHostBackend(run, args)
@@ -104,7 +258,7 @@ absl::Status RunRun(const Args& args) {
 Command RunCommand() {
   return {"run", "evaluate a module and summarize its outputs",
           "usage: hloc run FILE [--backend=auto|cuda|host|interpreter] [--inputs=SNAPSHOT.pb | --seed=N]\n"
-          "                [--output=OUT.pb] [--print] [--no-opt]\n"
+          "                [--output=OUT.pb] [--print] [--no-opt] [--devices=N [--distributed=mpi]]\n"
           "  --backend=host compiles with the host pipeline (library outlining, fusion;\n"
           "  --no-opt skips it) and runs LLVM-JIT kernels on the CPU; cuda compiles with the\n"
           "  CUDA pipeline and runs NVPTX kernels and cuBLASLt/cuDNN calls on GPU 0 (an error\n"
@@ -114,9 +268,17 @@ Command RunCommand() {
           "  snapshot with arguments, or are drawn deterministically from --seed (default 0;\n"
           "  type-appropriate ranges, index operands kept in range). Prints shape, min, max,\n"
           "  mean, NaN count and checksum per output. --output writes an HloSnapshot with the\n"
-          "  module, arguments and result; --print prints the result literal.\n",
+          "  module, arguments and result; --print prints the result literal.\n"
+          "  --devices=N runs on N devices (interpreter or host: one thread per device,\n"
+          "  collectives between them). A JAX shard_map module takes and returns global\n"
+          "  arrays (split and gathered by its shardings); any other module runs on its\n"
+          "  replica_count x num_partitions devices (replica_count=N when it names one)\n"
+          "  and prints each device's outputs.\n"
+          "  --distributed=mpi (with --devices=N, host backend): run under\n"
+          "  `mpirun -np N hloc run ...`; each MPI rank runs its device, collectives go\n"
+          "  through MPI, and rank 0 prints.\n",
           {{"backend", false}, {"inputs", false}, {"seed", false}, {"output", false},
-           {"print", true}, {"no-opt", true}},
+           {"print", true}, {"no-opt", true}, {"devices", false}, {"distributed", false}},
           1, 1, RunRun};
 }
 

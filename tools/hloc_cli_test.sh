@@ -173,5 +173,33 @@ check compile-bad-target 1 "$hloc" compile "$zoo/softmax.before.txt" --target=tp
 check compile-bad-emit 1 "$hloc" compile "$zoo/softmax.before.txt" --target=host --emit=ptx
 check compile-bad-sm 1 "$hloc" compile "$zoo/softmax.before.txt" --sm=75
 
+# --devices: a JAX shard_map module, global arrays in and out, on the
+# interpreter and on 4 host devices (the same global result), a device count
+# that does not fit, and a partitioned module's per-device outputs.
+sharded="$TEST_SRCDIR/$TEST_WORKSPACE/tests/jax_sharded/zoo"
+check run-devices-interpreter 0 "$hloc" run "$sharded/tp_mlp.sdy.hlo" --devices=4 --backend=interpreter
+expect_in run-devices-global "$tmp/out" "output f32\[16,8\]: min -5.8521 max 4.96684"
+check run-devices-host 0 "$hloc" run "$sharded/tp_mlp.sdy.hlo" --devices=4 --backend=host
+expect_in run-devices-host-global "$tmp/out" "output f32\[16,8\]: min -5.8521 max 4.96684"
+check run-devices-wrong-count 1 "$hloc" run "$sharded/tp_mlp.sdy.hlo" --devices=2
+expect_in run-devices-says-count "$tmp/err" "num_partitions=4"
+check run-devices-partitioned 0 "$hloc" run "$sharded/ring_attention.partitioned.hlo" --devices=4 --backend=interpreter
+expect_in run-devices-per-device "$tmp/out" "device 3:"
+check run-distributed-unknown 1 "$hloc" run "$sharded/tp_mlp.sdy.hlo" --devices=4 --distributed=gloo
+expect_in run-distributed-says-have "$tmp/err" "have: mpi"
+# 4 MPI processes (tools/setup.sh installs Open MPI): rank 0 prints the same
+# global output as the 4 host threads (MPI's reduction order may change the
+# last bits, so the checksum is not compared).
+if command -v mpirun >/dev/null; then
+  check run-devices-mpi 0 mpirun --allow-run-as-root --oversubscribe -np 4 \
+    "$hloc" run "$sharded/tp_mlp.sdy.hlo" --devices=4 --distributed=mpi
+  expect_in run-devices-mpi-global "$tmp/out" "output f32\[16,8\]: min -5.8521 max 4.96684 mean -0.100012"
+  if [ "$(grep -c '^output' "$tmp/out")" -ne 1 ]; then
+    echo "FAIL run-devices-mpi-rank0-only: $(cat "$tmp/out")"; failures=$((failures + 1))
+  fi
+else
+  echo "SKIPPED run-devices-mpi: mpirun not found (tools/setup.sh installs openmpi-bin)"
+fi
+
 echo "cli checks: $failures failed"
 [ "$failures" -eq 0 ]

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything hloc needs on a fresh machine of this image (Debian 12):
-# Bazel 4, Abseil, protobuf, LLVM 19, GoogleTest/Mock, Google Benchmark, oneDNN
+# Bazel 4, Abseil, protobuf, LLVM 19, GoogleTest/Mock, Google Benchmark, oneDNN, Open MPI
 # from Debian, and the pinned Python packages (jax, numpy, protobuf) from PyPI.
 # Idempotent: packages already present are skipped.
 set -euo pipefail
@@ -10,7 +10,8 @@ debs=(bazel-bootstrap bazel-platforms libabsl-dev libprotobuf-dev protobuf-compi
       libdnnl-dev libzstd-dev  # libzstd-dev: static LLVM link (tools/build_standalone.sh)
       libgoogle-perftools-dev  # tcmalloc for hloc's binaries, shared and static
       clang-19 libclang-rt-19-dev libfuzzer-19-dev  # tests/fuzz: libFuzzer, ASan/UBSan (--config=fuzz)
-      libomp-19-dev)  # omp.h for clang (oneDNN's OpenMP calls; the program still links GCC's libgomp)
+      libomp-19-dev  # omp.h for clang (oneDNN's OpenMP calls; the program still links GCC's libgomp)
+      libopenmpi-dev openmpi-bin)  # MPI communicator (runtime/mpi), mpirun for its tests
 missing=()
 for pkg in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")

@@ -7,7 +7,7 @@ namespace hloc {
 namespace backend {
 namespace {
 
-enum class Path { kKernel, kLibraryThenKernel, kLibrary, kInterpreter, kUnsupported };
+enum class Path { kKernel, kLibraryThenKernel, kLibrary, kCollective, kInterpreter, kUnsupported };
 
 struct Row {
   HloOpcode op;
@@ -28,9 +28,18 @@ constexpr Row kRows[] = {
     {HloOpcode::kRng, Path::kInterpreter, Path::kInterpreter},
     {HloOpcode::kRngBitGenerator, Path::kInterpreter, Path::kInterpreter},
     {HloOpcode::kRngGetAndUpdateState, Path::kUnsupported, Path::kUnsupported},
+    // The device's ids: a thunk writing its communicator's rank on the host.
+    {HloOpcode::kReplicaId, Path::kCollective, Path::kKernel},
+    {HloOpcode::kPartitionId, Path::kCollective, Path::kKernel},
 };
 
 Path PathOf(const HloInstruction& hlo, Target target) {
+  // Collectives on the host are communicator thunks (collective_lowering.h);
+  // their -start/-done forms and ragged-all-to-all stay unsupported.
+  if (target == Target::kHost && IsCollective(hlo.opcode()) &&
+      HasCollectiveThunk(hlo.opcode())) {
+    return Path::kCollective;
+  }
   if (IsAsyncOrCommunication(hlo.opcode())) return Path::kUnsupported;
   if (hlo.opcode() == HloOpcode::kCustomCall) {
     if (hlo.attrs().custom_call_target != "TopK") return Path::kInterpreter;
@@ -44,7 +53,26 @@ Path PathOf(const HloInstruction& hlo, Target target) {
 
 }  // namespace
 
-absl::string_view TargetName(Target target) { return target == Target::kHost ? "host" : "GPU"; }
+bool HasCollectiveThunk(HloOpcode opcode) {
+  switch (opcode) {
+    case HloOpcode::kAllReduce:
+    case HloOpcode::kAllReduceStart:  // Run at the start; the -done is its value.
+    case HloOpcode::kAllGather:
+    case HloOpcode::kReduceScatter:
+    case HloOpcode::kAllToAll:
+    case HloOpcode::kCollectivePermute:
+    case HloOpcode::kCollectiveBroadcast:
+    case HloOpcode::kReplicaId:
+    case HloOpcode::kPartitionId:
+      return true;
+    default:
+      return false;
+  }
+}
+
+absl::string_view TargetName(Target target) {
+  return target == Target::kHost ? "host" : "GPU";
+}
 
 OpLowering LowerOp(const HloInstruction& hlo, Target target) {
   OpLowering lowering;
@@ -52,8 +80,11 @@ OpLowering LowerOp(const HloInstruction& hlo, Target target) {
   lowering.supported = path != Path::kUnsupported;
   lowering.library = path == Path::kLibrary || path == Path::kLibraryThenKernel;
   lowering.kernel = path == Path::kKernel || path == Path::kLibraryThenKernel;
+  lowering.collective = path == Path::kCollective;
   if (!lowering.supported) {
     lowering.reason = absl::StrCat("has no ", TargetName(target), " implementation in hloc");
+  } else if (lowering.collective) {
+    lowering.reason = absl::StrCat("a ", TargetName(target), " collective thunk");
   } else if (!lowering.kernel) {
     lowering.reason =
         hlo.opcode() == HloOpcode::kCustomCall

@@ -8,15 +8,22 @@
 //   fft, cholesky, triangular-solve,
 //     select-and-scatter                       kernel              interpreter
 //   rng, rng-bit-generator, other custom calls interpreter         interpreter
+//   all-reduce (and -start), all-gather,
+//     reduce-scatter, all-to-all, collective-
+//     permute, collective-broadcast            collective          unsupported
+//   replica-id, partition-id                   collective          kernel
 //   rng-get-and-update-state, send/recv,
-//     async ops, collectives, infeed, ...      unsupported         unsupported
+//     other -start/-done collectives, ragged-
+//     all-to-all, async ops, infeed, ...       unsupported         unsupported
 //   every other op                             kernel              kernel
 //
 // "library": the target's library routines (oneDNN, the host's sort/top-k/
 // scatter/gemm routines) first; "kernel": a generated kernel for the op
 // alone. An op whose paths all decline it runs in the interpreter (an
 // interpreter op, reported with the reason), or is a compile error where the
-// target has no interpreter. "unsupported" is always a compile error
+// target has no interpreter. "collective": a communicator thunk
+// (backend/common/collective_lowering.h, runtime/collective_thunks.h), a
+// compile error when the target has none. "unsupported" is always a compile error
 // naming the instruction: a single-device program has no peers, and the
 // interpreter does not keep rng state between runs either.
 #ifndef HLOC_BACKEND_COMMON_OP_LOWERING_H_
@@ -38,12 +45,18 @@ struct OpLowering {
   bool supported = true;  // false: a compile error.
   bool library = false;   // Try the target's library routines first.
   bool kernel = true;     // Then a generated kernel for the op alone.
+  bool collective = false;  // A communicator thunk (TargetLowering::EmitCollective).
   // Why the op has no kernel (it runs in the interpreter), or why it is
   // unsupported; empty for ops with a kernel path.
   std::string reason;
 };
 
 OpLowering LowerOp(const HloInstruction& hlo, Target target);
+
+// The ops that lower to communicator thunks where a target has them: the
+// six collectives, all-reduce-start (all-reduce-done is then its operand's
+// buffers), replica-id, partition-id.
+bool HasCollectiveThunk(HloOpcode opcode);
 
 }  // namespace backend
 }  // namespace hloc

@@ -56,13 +56,33 @@ TEST(OpLoweringTest, InterpreterOpsSayWhy) {
 
 TEST(OpLoweringTest, CommunicationAndRngStateAreUnsupportedEverywhere) {
   for (Target target : {Target::kHost, Target::kCuda}) {
-    for (HloOpcode op : {HloOpcode::kAllReduce, HloOpcode::kSend, HloOpcode::kInfeed,
+    for (HloOpcode op : {HloOpcode::kSend, HloOpcode::kInfeed,
                          HloOpcode::kRngGetAndUpdateState}) {
       const OpLowering lowering = LowerOp(*Op(op), target);
       EXPECT_FALSE(lowering.supported) << HloOpcodeName(op);
       EXPECT_EQ(lowering.reason, std::string("has no ") + std::string(TargetName(target)) +
                                      " implementation in hloc");
     }
+  }
+}
+
+TEST(OpLoweringTest, CollectivesAreCommunicatorThunksOnTheHostOnly) {
+  for (HloOpcode op : {HloOpcode::kAllReduce, HloOpcode::kAllGather, HloOpcode::kReduceScatter,
+                       HloOpcode::kAllToAll, HloOpcode::kCollectivePermute,
+                       HloOpcode::kCollectiveBroadcast, HloOpcode::kReplicaId,
+                       HloOpcode::kPartitionId}) {
+    const OpLowering host = LowerOp(*Op(op), Target::kHost);
+    EXPECT_TRUE(host.supported && host.collective) << HloOpcodeName(op);
+    EXPECT_FALSE(host.kernel || host.library) << HloOpcodeName(op);
+    EXPECT_FALSE(LowerOp(*Op(op), Target::kCuda).collective) << HloOpcodeName(op);
+  }
+  EXPECT_FALSE(LowerOp(*Op(HloOpcode::kAllReduce), Target::kCuda).supported);
+  EXPECT_TRUE(LowerOp(*Op(HloOpcode::kReplicaId), Target::kCuda).kernel);
+  // The other -start forms and ragged-all-to-all have no host thunk: errors, not interpreter ops.
+  EXPECT_TRUE(LowerOp(*Op(HloOpcode::kAllReduceStart), Target::kHost).collective);
+  for (HloOpcode op : {HloOpcode::kAllGatherStart, HloOpcode::kCollectivePermuteStart,
+                       HloOpcode::kRaggedAllToAll}) {
+    EXPECT_FALSE(LowerOp(*Op(op), Target::kHost).supported) << HloOpcodeName(op);
   }
 }
 

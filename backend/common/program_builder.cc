@@ -9,6 +9,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "backend/common/collective_lowering.h"
 #include "backend/common/elementwise_operands.h"
 #include "backend/common/literal_leaves.h"
 #include "backend/common/op_lowering.h"
@@ -65,6 +66,7 @@ absl::StatusOr<BuiltProgram> ProgramBuilder::Build(const HloModule& module) {
   const HloComputation* entry = module.entry();
   if (entry == nullptr) return absl::InvalidArgumentError("module has no entry computation");
   BuiltProgram program;
+  mesh_ = DeviceMesh::Of(module.config());
   int64_t parameter_leaf = 0;
   for (int64_t i = 0; i < entry->num_parameters(); ++i) {
     const HloInstruction* parameter = entry->parameter(i);
@@ -185,6 +187,7 @@ absl::StatusOr<bool> ProgramBuilder::EmitStructural(const HloInstruction& hlo, T
     case HloOpcode::kOptimizationBarrier:
     case HloOpcode::kDomain:
     case HloOpcode::kAddDependency:
+    case HloOpcode::kAllReduceDone:  // all-reduce-start ran synchronously: its value.
       buffers_.Bind(&hlo, buffers_.LeavesOf(hlo.operand(0)));
       return true;
     case HloOpcode::kCustomCall:
@@ -216,6 +219,18 @@ absl::Status ProgramBuilder::EmitOp(const HloInstruction& hlo, ThunkList* out) {
   if (!lowering.supported) {
     return absl::UnimplementedError(absl::StrCat(
         "instruction %", hlo.name(), " (", HloOpcodeName(hlo.opcode()), ") ", lowering.reason));
+  }
+  if (lowering.collective) {
+    HLOC_ASSIGN_OR_RETURN(runtime::CollectiveSpec spec, DecodeCollective(hlo, mesh_));
+    HLOC_ASSIGN_OR_RETURN(bool done, target_.EmitCollective(*this, hlo, std::move(spec), out));
+    if (!done) {
+      return absl::UnimplementedError(absl::StrCat("instruction %", hlo.name(), " (",
+                                                   HloOpcodeName(hlo.opcode()), ") has no ",
+                                                   TargetName(target_.target()),
+                                                   " communicator thunk"));
+    }
+    ++report_.collectives;
+    return absl::OkStatus();
   }
   if (lowering.library) {
     HLOC_ASSIGN_OR_RETURN(bool done, target_.EmitLibraryCall(*this, hlo, out));

@@ -61,6 +61,7 @@
 #include "backend/common/interpreter_ops.h"
 #include "backend/common/program_report.h"
 #include "backend/common/target_lowering.h"
+#include "hlo/collective_groups.h"
 #include "hlo/module.h"
 
 namespace hloc {
@@ -154,6 +155,7 @@ class ProgramBuilder {
   ProgramReport& report_;
   BufferTable buffers_;
   std::string kernel_refusal_;
+  DeviceMesh mesh_;  // The module's devices, for collectives.
 };
 
 }  // namespace backend

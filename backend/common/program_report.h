@@ -18,6 +18,7 @@ struct ProgramReport {
   int64_t unfused_fusions = 0;    // Fusions split into their ops (no fused kernel).
   int64_t library_calls = 0;      // Library thunks (oneDNN, host routines, cuBLASLt, cuDNN).
   int64_t interpreter_calls = 0;  // Interpreter ops (interpreter_ops.h).
+  int64_t collectives = 0;        // Communicator thunks (collective_lowering.h).
   // Per interpreter op: "%fft.2 (fft) runs in the interpreter: no GPU kernel for fft".
   std::vector<std::string> interpreter_ops;
   // The same ops as (opcode, instruction name) pairs: ("fft", "fft.2").

@@ -23,6 +23,7 @@
 #include "backend/common/op_lowering.h"
 #include "hlo/computation.h"
 #include "hlo/instruction.h"
+#include "runtime/collective_thunks.h"
 #include "runtime/executable.h"
 
 namespace hloc {
@@ -83,6 +84,13 @@ class TargetLowering {
   virtual void EmitConditional(std::string name, runtime::BufferId selector, bool selector_is_pred,
                                std::vector<std::unique_ptr<ThunkList>> branches,
                                ThunkList* out) = 0;
+  // A communicator thunk running `spec` for `hlo` (collective_lowering.h):
+  // true when emitted, `hlo` then bound (ProgramBuilder::BindCall); false
+  // when the target has no communicator thunks (a compile error).
+  virtual absl::StatusOr<bool> EmitCollective(ProgramBuilder& builder, const HloInstruction& hlo,
+                                              runtime::CollectiveSpec spec, ThunkList* out) {
+    return false;
+  }
   // Runs `function` on host copies of `inputs`, into `outputs`.
   virtual void EmitInterpreterOp(ProgramBuilder& builder, std::string name, std::string reason,
                                  runtime::HostFunction function,

@@ -23,6 +23,7 @@
 #include "backend/llvm/array_leaves.h"
 #include "hlo/literal.h"
 #include "hlo/module.h"
+#include "runtime/communicator.h"
 #include "runtime/executable.h"
 
 namespace hloc {
@@ -52,6 +53,10 @@ struct HostCompileOptions {
   // such op writes a fresh buffer and loops copy their initial state, for
   // comparisons.
   bool update_in_place = true;
+  // The device's communicator, which its collectives, replica-id and
+  // partition-id call (runtime/communicator.h); unset: a one-device
+  // SelfCommunicator (every group must be that device alone).
+  std::shared_ptr<runtime::Communicator> communicator;
 };
 
 // What the compiler did, for reports and tests: the program builder's

@@ -77,6 +77,19 @@ absl::StatusOr<bool> HostLowering::EmitOneDnnCall(backend::ProgramBuilder& build
   return true;
 }
 
+absl::StatusOr<bool> HostLowering::EmitCollective(backend::ProgramBuilder& builder,
+                                                  const HloInstruction& hlo,
+                                                  runtime::CollectiveSpec spec,
+                                                  backend::ThunkList* out) {
+  std::shared_ptr<runtime::Communicator> communicator = options_.communicator;
+  if (communicator == nullptr) communicator = std::make_shared<runtime::SelfCommunicator>();
+  std::vector<BufferId> buffers = builder.BindCall(hlo);
+  Thunks(out).push_back(std::make_unique<runtime::CollectiveThunk>(
+      absl::StrCat("%", hlo.name()), std::move(spec), std::move(communicator),
+      std::move(buffers)));
+  return true;
+}
+
 void HostLowering::AddLibraryThunk(backend::ProgramBuilder& builder, const HloInstruction& hlo,
                                    runtime::LibraryCallThunk::Function function,
                                    absl::string_view label, backend::ThunkList* out) {

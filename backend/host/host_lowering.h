@@ -6,6 +6,7 @@
 //                   convolutions (onednn_library.h); host routines for
 //                   sort, top-k, scatter and f32/f64 dots (library_calls.h)
 //                   -> LibraryCallThunk
+//   collective      CollectiveThunk on the options' communicator
 //   copy, loop,     CopyThunk, WhileThunk, ConditionalThunk
 //     conditional
 //   interpreter op  InterpreterThunk on the buffers in place
@@ -46,6 +47,9 @@ class HostLowering : public HostLoweringBase {
                                                      backend::ThunkList* out) override;
   absl::StatusOr<bool> EmitLibraryCall(backend::ProgramBuilder& builder, const HloInstruction& hlo,
                                        backend::ThunkList* out) override;
+  absl::StatusOr<bool> EmitCollective(backend::ProgramBuilder& builder, const HloInstruction& hlo,
+                                      runtime::CollectiveSpec spec,
+                                      backend::ThunkList* out) override;
   void EmitInterpreterOp(backend::ProgramBuilder& builder, std::string name, std::string reason,
                          runtime::HostFunction function, std::vector<runtime::BufferId> inputs,
                          std::vector<runtime::BufferId> outputs, backend::ThunkList* out) override;

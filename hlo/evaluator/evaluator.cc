@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "hlo/evaluator/collectives.h"
 #include "hlo/evaluator/ops.h"
 #include "hlo/status_macros.h"
 #include "hlo/verifier.h"
@@ -87,6 +88,12 @@ class Evaluator : public EvalContext {
                                        : static_cast<int>(std::thread::hardware_concurrency());
     if (threads_ < 1) threads_ = 1;
     rng_state_ = options.rng_seed;
+    device_ = options.device;
+    if (device_ == nullptr) {
+      own_rendezvous_ = std::make_unique<eval::Rendezvous>(absl::Seconds(1));
+      own_device_.rendezvous = own_rendezvous_.get();
+      device_ = &own_device_;
+    }
   }
 
   int num_threads() const override { return threads_; }
@@ -115,11 +122,15 @@ class Evaluator : public EvalContext {
                                         const std::vector<Value>& args);
   absl::StatusOr<Value> EvalWhile(const HloInstruction& hlo, const Value& init);
   absl::StatusOr<Value> EvalConditional(const HloInstruction& hlo, const std::vector<Value*>& ops);
+  absl::StatusOr<Value> EvalAsyncStart(const HloInstruction& hlo, const std::vector<Value*>& ops);
 
   EvaluatorOptions options_;
   int threads_ = 1;
   uint64_t rng_state_ = 0;
   int depth_ = 0;
+  eval::DeviceSlot* device_ = nullptr;
+  eval::DeviceSlot own_device_;  // A one-device run's.
+  std::unique_ptr<eval::Rendezvous> own_rendezvous_;
   absl::flat_hash_map<const HloComputation*, std::unique_ptr<ComputationPlan>> plans_;
 };
 
@@ -282,6 +293,31 @@ absl::StatusOr<Value> Evaluator::EvalConditional(const HloInstruction& hlo,
   return Run(*branches[index], args);
 }
 
+// async-start runs its computation at once: ((operands), result, context...).
+absl::StatusOr<Value> Evaluator::EvalAsyncStart(const HloInstruction& hlo,
+                                                const std::vector<Value*>& ops) {
+  if (hlo.called_computations().size() != 1 || !hlo.shape().IsTuple() ||
+      hlo.shape().tuple_shapes_size() < 2) {
+    return InstructionError(hlo, "async-start needs one computation and a tuple result");
+  }
+  std::vector<Value> call_args;
+  for (Value* op : ops) call_args.push_back(*op);
+  HLOC_ASSIGN_OR_RETURN(Value result, Run(*hlo.called_computations()[0], call_args));
+  auto operands = std::make_shared<std::vector<Value>>(call_args);
+  auto elements = std::make_shared<std::vector<Value>>();
+  Value packed;
+  packed.tuple = std::move(operands);
+  elements->push_back(std::move(packed));
+  elements->push_back(std::move(result));
+  for (int64_t i = 2; i < hlo.shape().tuple_shapes_size(); ++i) {
+    HLOC_ASSIGN_OR_RETURN(Literal zero, eval::NewLiteral(hlo, hlo.shape().tuple_shapes(i)));
+    elements->push_back(Own(std::move(zero)));
+  }
+  Value v;
+  v.tuple = std::move(elements);
+  return v;
+}
+
 absl::StatusOr<Value> Evaluator::EvalInstruction(const HloInstruction& hlo,
                                                  const std::vector<Value*>& ops,
                                                  const std::vector<Value>& args) {
@@ -335,10 +371,29 @@ absl::StatusOr<Value> Evaluator::EvalInstruction(const HloInstruction& hlo,
       return Own(Literal(Shape::Token()));
     case HloOpcode::kPartitionId:
     case HloOpcode::kReplicaId: {
-      // One replica, one partition.
       Literal id(hlo.shape());
+      if (!hlo.shape().IsArray() || id.element_count() != 1) {
+        return InstructionError(hlo, "must return a scalar");
+      }
+      id.SetFromInt64(0, hlo.opcode() == HloOpcode::kReplicaId ? device_->replica()
+                                                                : device_->partition());
       return Own(std::move(id));
     }
+    // -done forms: the value is in the -start's tuple (all-reduce-start's
+    // value is the result itself).
+    case HloOpcode::kAllReduceDone:
+      return *ops[0];
+    case HloOpcode::kAllGatherDone:
+    case HloOpcode::kCollectivePermuteDone:
+    case HloOpcode::kAsyncDone:
+      if (!ops[0]->is_tuple() || ops[0]->tuple->size() < 2) {
+        return InstructionError(hlo, "operand is not the tuple of a -start");
+      }
+      return (*ops[0]->tuple)[1];
+    case HloOpcode::kAsyncUpdate:
+      return *ops[0];
+    case HloOpcode::kAsyncStart:
+      return EvalAsyncStart(hlo, ops);
     case HloOpcode::kGetDimensionSize: {
       const int64_t d = hlo.dimensions().empty() ? 0 : hlo.dimensions(0);
       if (ops[0]->is_tuple() || d < 0 || d >= ops[0]->array->shape().rank()) {
@@ -364,9 +419,20 @@ absl::StatusOr<Value> Evaluator::EvalInstruction(const HloInstruction& hlo,
     default:
       break;
   }
+  if (IsCollective(hlo.opcode()) && hlo.opcode() != HloOpcode::kRaggedAllToAll) {
+    std::vector<const Literal*> arrays;
+    for (Value* op : ops) {
+      if (op->is_tuple() || !op->array) {
+        return InstructionError(hlo, "operand ", arrays.size(), " is not an array");
+      }
+      arrays.push_back(op->array.get());
+    }
+    HLOC_ASSIGN_OR_RETURN(Literal r, eval::EvalCollective(hlo, arrays, *this, *device_));
+    return Own(std::move(r));
+  }
   if (IsCollective(hlo.opcode()) || IsAsyncOrCommunication(hlo.opcode())) {
-    return InstructionUnimplemented(hlo, "not supported by the evaluator (single host, no "
-                                         "communication or asynchronous execution)");
+    return InstructionUnimplemented(hlo, "not supported by the evaluator (no send/recv, "
+                                         "infeed/outfeed or ragged-all-to-all)");
   }
   // Every remaining opcode computes on arrays.
   std::vector<const Literal*> arrays;

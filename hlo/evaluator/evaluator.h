@@ -11,9 +11,11 @@
 //  - Literals are stored in logical row-major order whatever their layout;
 //    only bitcast looks at layouts (it reinterprets the operand's physical
 //    order as the result's), so post-layout-assignment HLO evaluates too.
-//  - Collectives, async ops, send/recv, infeed/outfeed, unknown custom-call
-//    targets (the error names the target) and dynamic shapes are errors
-//    naming the instruction. replica-id and partition-id are 0.
+//  - Collectives and their async forms run on the devices of a multi-device
+//    run (multi_device.h); Evaluate is device 0 of a one-device run, where
+//    a group of one is the identity. send/recv, infeed/outfeed, unknown
+//    custom-call targets (the error names the target) and dynamic shapes are
+//    errors naming the instruction.
 //    rng-bit-generator, unlike rng, reproduces XLA's bits exactly.
 //  - Float sums in reduce (f16/bf16/f32, add reducer) accumulate in double;
 //    dot and convolution accumulate f16/bf16/f32 in float.
@@ -33,6 +35,9 @@
 #include "hlo/module.h"
 
 namespace hloc {
+namespace eval {
+struct DeviceSlot;
+}  // namespace eval
 
 // Per-instruction wall times, filled when EvaluatorOptions::profile is set
 // (control-flow instructions are not recorded, their bodies are).
@@ -58,6 +63,9 @@ struct EvaluatorOptions {
   // Evaluate refuses a module the verifier rejects (the interpreter relies on
   // verified shapes). Off only for callers that have just verified it.
   bool verify = true;
+  // Set by EvaluateOnDevices (multi_device.h): which device this evaluation
+  // is and where it meets the others. Null: a one-device run.
+  eval::DeviceSlot* device = nullptr;
 };
 
 // Evaluates the entry computation of `module` on `arguments` (one per entry

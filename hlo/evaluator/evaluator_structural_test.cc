@@ -322,9 +322,14 @@ TEST(ErrorsTest, UnsupportedOpsNameTheInstruction) {
                                     {{"f32[2]", L("f32[2]", "{1, 2}")}}));
   EXPECT_NE(cc.find("my_kernel"), std::string::npos) << cc;
   EXPECT_NE(cc.find("%r"), std::string::npos) << cc;
-  const std::string ar = Str(EvalOp("f32[2]", "all-reduce(p0), replica_groups={}, to_apply=add",
-                                    {{"f32[2]", L("f32[2]", "{1, 2}")}}, kAdd));
-  EXPECT_NE(ar.find("not supported"), std::string::npos) << ar;
+  // One device: an all-reduce over a group of one is the identity; a group
+  // naming other devices is an error naming the instruction.
+  EXPECT_EQ(Str(EvalOp("f32[2]", "all-reduce(p0), replica_groups={}, to_apply=add",
+                       {{"f32[2]", L("f32[2]", "{1, 2}")}}, kAdd)),
+            "f32[2] {1, 2}");
+  const std::string ar = Str(EvalOp("f32[2]", "all-reduce(p0), replica_groups={{0,1}}, "
+                                    "to_apply=add", {{"f32[2]", L("f32[2]", "{1, 2}")}}, kAdd));
+  EXPECT_NE(ar.find("out of range"), std::string::npos) << ar;
   EXPECT_NE(ar.find("%r"), std::string::npos) << ar;
   const std::string wrong_args = Str(Eval("HloModule m\nENTRY e { ROOT p = f32[2] parameter(0) }\n"));
   EXPECT_NE(wrong_args.find("1 parameters but 0 arguments"), std::string::npos) << wrong_args;

@@ -1,0 +1,94 @@
+// One thread per device around the single-device evaluator (see multi_device.h).
+#include "hlo/evaluator/multi_device.h"
+
+#include <memory>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "hlo/collective_groups.h"
+#include "hlo/evaluator/collectives.h"
+#include "hlo/verifier.h"
+
+namespace hloc {
+
+DeviceGroup::DeviceGroup(int64_t replica_count, int64_t num_partitions, absl::Duration timeout)
+    : rendezvous_(std::make_unique<eval::Rendezvous>(timeout)) {
+  const DeviceMesh mesh{replica_count, num_partitions};
+  for (int64_t d = 0; d < mesh.device_count(); ++d) {
+    auto slot = std::make_unique<eval::DeviceSlot>();
+    slot->mesh = mesh;
+    slot->device = d;
+    slot->rendezvous = rendezvous_.get();
+    slots_.push_back(std::move(slot));
+  }
+}
+
+DeviceGroup::~DeviceGroup() = default;
+
+EvaluatorOptions DeviceGroup::OptionsFor(int64_t d, EvaluatorOptions base) const {
+  base.device = slots_[d].get();
+  return base;
+}
+
+void DeviceGroup::Abort(const absl::Status& status) { rendezvous_->Abort(status); }
+
+absl::StatusOr<std::vector<Literal>> EvaluateOnDevices(
+    const HloModule& module, absl::Span<const std::vector<Literal>> arguments,
+    const MultiDeviceOptions& options) {
+  const DeviceMesh mesh = DeviceMesh::Of(module.config());
+  if (mesh.replica_count < 1 || mesh.num_partitions < 1 || mesh.device_count() > 4096) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "module ", module.name(), ": replica_count=", mesh.replica_count,
+        " num_partitions=", mesh.num_partitions, " is not a device count the interpreter runs"));
+  }
+  if (static_cast<int64_t>(arguments.size()) != mesh.device_count()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "module ", module.name(), " runs on ", mesh.device_count(), " devices (replica_count=",
+        mesh.replica_count, ", num_partitions=", mesh.num_partitions, ") but arguments for ",
+        arguments.size(), " were given"));
+  }
+  if (module.entry() == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("module ", module.name(), " has no entry"));
+  }
+  if (options.evaluator.verify) {
+    absl::Status status = VerifyModule(module);
+    if (!status.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("module ", module.name(),
+                                                     " fails verification: ", status.message()));
+    }
+  }
+  DeviceGroup devices(mesh.replica_count, mesh.num_partitions, options.collective_timeout);
+  const int64_t n = mesh.device_count();
+  std::vector<absl::StatusOr<Literal>> results(n, absl::UnknownError("not run"));
+  std::vector<std::thread> threads;
+  for (int64_t d = 0; d < n; ++d) {
+    threads.emplace_back([&, d] {
+      EvaluatorOptions device_options = devices.OptionsFor(d, options.evaluator);
+      device_options.verify = false;
+      if (device_options.num_threads <= 0) device_options.num_threads = 1;
+      std::vector<const Literal*> args;
+      for (const Literal& a : arguments[d]) args.push_back(&a);
+      results[d] = EvaluateComputation(*module.entry(), args, device_options);
+      if (!results[d].ok()) {
+        devices.Abort(absl::CancelledError(absl::StrCat(
+            "device ", d, " failed: ", results[d].status().message())));
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  // The first device that failed on its own (not cancelled by another).
+  for (int64_t d = 0; d < n; ++d) {
+    if (!results[d].ok() && !absl::IsCancelled(results[d].status())) {
+      return absl::Status(results[d].status().code(),
+                          absl::StrCat("device ", d, ": ", results[d].status().message()));
+    }
+  }
+  std::vector<Literal> out;
+  for (int64_t d = 0; d < n; ++d) {
+    if (!results[d].ok()) return results[d].status();
+    out.push_back(*std::move(results[d]));
+  }
+  return out;
+}
+
+}  // namespace hloc

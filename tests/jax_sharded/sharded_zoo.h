@@ -1,0 +1,32 @@
+// Reads one model of the sharded JAX zoo (tests/jax_sharded/zoo, written by
+// make_sharded_zoo.py): the per-device module after SPMD partitioning, the
+// Shardy module before it, and NAME.io.txt's per-device and global arrays.
+#ifndef HLOC_TESTS_JAX_SHARDED_SHARDED_ZOO_H_
+#define HLOC_TESTS_JAX_SHARDED_SHARDED_ZOO_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "hlo/literal.h"
+
+namespace hloc {
+
+struct ShardedZooModel {
+  std::string name;
+  std::string partitioned_text;  // NAME.partitioned.hlo
+  std::string sdy_text;          // NAME.sdy.hlo
+  // [device][argument] / [device][result].
+  std::vector<std::vector<Literal>> device_inputs, device_outputs;
+  std::vector<Literal> global_inputs, global_outputs;
+};
+
+// The zoo folder (under TEST_SRCDIR in a Bazel test).
+std::string ShardedZooDir();
+// The five models' names.
+std::vector<std::string> ShardedZooModels();
+absl::StatusOr<ShardedZooModel> ReadShardedZooModel(const std::string& name);
+
+}  // namespace hloc
+
+#endif  // HLOC_TESTS_JAX_SHARDED_SHARDED_ZOO_H_
