@@ -6,6 +6,8 @@
 //
 // --repeat=0 compiles without running (compile time of big modules);
 // --thunks prints the compiled thunk sequence to stderr.
+// --ir=NAME prints the optimized LLVM IR of the kernel of fusion %NAME (after
+// the pipeline) to stderr, for reading what the kernel emitter made of it.
 // FILE is an HloSnapshot (its recorded arguments are used) or any module
 // file hloc reads (random arguments from --seed). The host backend is timed
 // as `hloc run --backend=host` runs it: the host pipeline ("none" skips
@@ -61,6 +63,7 @@ struct Options {
   double min_time = 0.5;
   uint64_t seed = 1;
   bool print_thunks = false;
+  std::string ir_of;  // --ir=NAME
 };
 
 bool ParseOptions(int argc, char** argv, Options* options) {
@@ -80,6 +83,8 @@ bool ParseOptions(int argc, char** argv, Options* options) {
       options->repeat = std::max(0, std::atoi(v));
     } else if (const char* v = value("min-time")) {
       options->min_time = std::atof(v);
+    } else if (const char* v = value("ir")) {
+      options->ir_of = v;
     } else if (arg == "--thunks") {
       options->print_thunks = true;
     } else if (const char* v = value("seed")) {
@@ -202,6 +207,23 @@ int Main(int argc, char** argv) {
         host::KernelCompiler::Create(compile.kernel);
     if (!compiler.ok()) return fail("kernel compiler", compiler.status());
     compile.compiler = *compiler;
+    if (!options.ir_of.empty()) {
+      const HloInstruction* fusion = nullptr;
+      for (const HloComputation* computation : optimized->computations()) {
+        for (const HloInstruction* instruction : computation->instructions()) {
+          if (instruction->name() == options.ir_of && instruction->opcode() == HloOpcode::kFusion) {
+            fusion = instruction;
+          }
+        }
+      }
+      if (fusion == nullptr) {
+        return fail("ir", absl::NotFoundError(absl::StrCat("no fusion %", options.ir_of)));
+      }
+      absl::StatusOr<std::string> ir =
+          (*compiler)->EmitIr(*fusion->called_computations()[0], /*optimized=*/true);
+      if (!ir.ok()) return fail("ir", ir.status());
+      std::fprintf(stderr, "%s\n", ir->c_str());
+    }
     absl::StatusOr<std::unique_ptr<host::HostProgram>> program =
         host::CompileForHost(*optimized, compile);
     if (!program.ok()) return fail("compile", program.status());
