@@ -6,8 +6,8 @@
 //
 // --repeat=0 compiles without running (compile time of big modules);
 // --thunks prints the compiled thunk sequence to stderr.
-// --ir=NAME prints the optimized LLVM IR of the kernel of fusion %NAME (after
-// the pipeline) to stderr, for reading what the kernel emitter made of it.
+// --ir=NAME prints the fused computation of fusion %NAME (after the pipeline)
+// and its kernel's optimized LLVM IR to stderr, for reading what the kernel emitter made of it.
 // FILE is an HloSnapshot (its recorded arguments are used) or any module
 // file hloc reads (random arguments from --seed). The host backend is timed
 // as `hloc run --backend=host` runs it: the host pipeline ("none" skips
@@ -42,6 +42,7 @@
 #include "hlo/evaluator/evaluator.h"
 #include "hlo/evaluator/random_arguments.h"
 #include "hlo/loader.h"
+#include "hlo/text_printer.h"
 #include "passes/standard_pipelines.h"
 #include "runtime/thread_pool.h"
 
@@ -147,7 +148,7 @@ int Main(int argc, char** argv) {
   Options options;
   if (!ParseOptions(argc, argv, &options)) {
     std::fprintf(stderr,
-                 "usage: %s FILE [--backend=host|interpreter] [--pipeline=NAME|none] "
+                 "usage: %s FILE [--backend=host|interpreter] [--pipeline=NAME|none] [--thunks] [--ir=FUSION] "
                  "[--threads=N] [--repeat=N] [--min-time=S] [--seed=N]\n",
                  argv[0]);
     return 2;
@@ -222,7 +223,8 @@ int Main(int argc, char** argv) {
       absl::StatusOr<std::string> ir =
           (*compiler)->EmitIr(*fusion->called_computations()[0], /*optimized=*/true);
       if (!ir.ok()) return fail("ir", ir.status());
-      std::fprintf(stderr, "%s\n", ir->c_str());
+      std::fprintf(stderr, "%s\n%s\n", PrintComputation(*fusion->called_computations()[0]).c_str(),
+                   ir->c_str());
     }
     absl::StatusOr<std::unique_ptr<host::HostProgram>> program =
         host::CompileForHost(*optimized, compile);
