@@ -6,6 +6,8 @@
 //
 // --repeat=0 compiles without running (compile time of big modules);
 // --thunks prints the compiled thunk sequence to stderr.
+// --ir=NAME prints the fused computation of fusion %NAME (after the pipeline)
+// and its kernel's optimized LLVM IR to stderr, for reading what the kernel emitter made of it.
 // FILE is an HloSnapshot (its recorded arguments are used) or any module
 // file hloc reads (random arguments from --seed). The host backend is timed
 // as `hloc run --backend=host` runs it: the host pipeline ("none" skips
@@ -40,6 +42,7 @@
 #include "hlo/evaluator/evaluator.h"
 #include "hlo/evaluator/random_arguments.h"
 #include "hlo/loader.h"
+#include "hlo/text_printer.h"
 #include "passes/standard_pipelines.h"
 #include "runtime/thread_pool.h"
 
@@ -61,6 +64,7 @@ struct Options {
   double min_time = 0.5;
   uint64_t seed = 1;
   bool print_thunks = false;
+  std::string ir_of;  // --ir=NAME
 };
 
 bool ParseOptions(int argc, char** argv, Options* options) {
@@ -80,6 +84,8 @@ bool ParseOptions(int argc, char** argv, Options* options) {
       options->repeat = std::max(0, std::atoi(v));
     } else if (const char* v = value("min-time")) {
       options->min_time = std::atof(v);
+    } else if (const char* v = value("ir")) {
+      options->ir_of = v;
     } else if (arg == "--thunks") {
       options->print_thunks = true;
     } else if (const char* v = value("seed")) {
@@ -142,7 +148,7 @@ int Main(int argc, char** argv) {
   Options options;
   if (!ParseOptions(argc, argv, &options)) {
     std::fprintf(stderr,
-                 "usage: %s FILE [--backend=host|interpreter] [--pipeline=NAME|none] "
+                 "usage: %s FILE [--backend=host|interpreter] [--pipeline=NAME|none] [--thunks] [--ir=FUSION] "
                  "[--threads=N] [--repeat=N] [--min-time=S] [--seed=N]\n",
                  argv[0]);
     return 2;
@@ -202,6 +208,24 @@ int Main(int argc, char** argv) {
         host::KernelCompiler::Create(compile.kernel);
     if (!compiler.ok()) return fail("kernel compiler", compiler.status());
     compile.compiler = *compiler;
+    if (!options.ir_of.empty()) {
+      const HloInstruction* fusion = nullptr;
+      for (const HloComputation* computation : optimized->computations()) {
+        for (const HloInstruction* instruction : computation->instructions()) {
+          if (instruction->name() == options.ir_of && instruction->opcode() == HloOpcode::kFusion) {
+            fusion = instruction;
+          }
+        }
+      }
+      if (fusion == nullptr) {
+        return fail("ir", absl::NotFoundError(absl::StrCat("no fusion %", options.ir_of)));
+      }
+      absl::StatusOr<std::string> ir =
+          (*compiler)->EmitIr(*fusion->called_computations()[0], /*optimized=*/true);
+      if (!ir.ok()) return fail("ir", ir.status());
+      std::fprintf(stderr, "%s\n%s\n", PrintComputation(*fusion->called_computations()[0]).c_str(),
+                   ir->c_str());
+    }
     absl::StatusOr<std::unique_ptr<host::HostProgram>> program =
         host::CompileForHost(*optimized, compile);
     if (!program.ok()) return fail("compile", program.status());

@@ -380,6 +380,84 @@ ENTRY e {
             strategies.end());
 }
 
+// Column reductions take the whole kept minor block as one tile when its
+// accumulators fit (rows then stream contiguously), else the widest multiple
+// of 32 outputs that fits; tail tiles are shorter. Results against the
+// interpreter, tile counts from the thunk listing.
+TEST(HostReductionTest, ColumnTilesSpanWholeRowsWhenAccumulatorsFit) {
+  const char* hlo = R"(
+HloModule m
+add16 {
+  a = f16[] parameter(0)
+  b = f16[] parameter(1)
+  ROOT s = f16[] add(a, b)
+}
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+layer_norm_grads {
+  x = f16[96,1024] parameter(0)
+  dy = f16[96,1024] parameter(1)
+  p = f16[96,1024] multiply(x, dy)
+  zero = f16[] constant(0)
+  dgamma = f16[1024] reduce(p, zero), dimensions={0}, to_apply=add16
+  dbeta = f16[1024] reduce(dy, zero), dimensions={0}, to_apply=add16
+  ROOT t = (f16[1024], f16[1024], f16[96,1024]) tuple(dgamma, dbeta, p)
+}
+wide {
+  x = f32[3,40,5000] parameter(0)
+  zero = f32[] constant(0)
+  ROOT s = f32[3,5000] reduce(x, zero), dimensions={1}, to_apply=add
+}
+narrow {
+  x = f32[5,64,70] parameter(0)
+  zero = f32[] constant(0)
+  ROOT s = f32[5,70] reduce(x, zero), dimensions={1}, to_apply=add
+}
+ENTRY e {
+  x = f16[96,1024] parameter(0)
+  dy = f16[96,1024] parameter(1)
+  w = f32[3,40,5000] parameter(2)
+  n = f32[5,64,70] parameter(3)
+  grads = (f16[1024], f16[1024], f16[96,1024]) fusion(x, dy), kind=kInput, calls=layer_norm_grads
+  wide_sums = f32[3,5000] fusion(w), kind=kInput, calls=wide
+  narrow_sums = f32[5,70] fusion(n), kind=kInput, calls=narrow
+  ROOT out = ((f16[1024], f16[1024], f16[96,1024]), f32[3,5000], f32[5,70]) tuple(grads, wide_sums, narrow_sums)
+})";
+  Close(hlo);
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(hlo);
+  ASSERT_TRUE(module.ok()) << module.status();
+  host::HostCompileOptions options;
+  options.compiler = host_testing::SharedCompiler();
+  absl::StatusOr<std::unique_ptr<host::HostProgram>> program =
+      host::CompileForHost(**module, options);
+  ASSERT_TRUE(program.ok()) << program.status();
+  const std::vector<std::string>& strategies = (*program)->report().strategies;
+  for (const char* name : {"%grads", "%wide_sums", "%narrow_sums"}) {
+    EXPECT_NE(std::find(strategies.begin(), strategies.end(),
+                        absl::StrCat(name, ": column-reduction")),
+              strategies.end())
+        << name;
+  }
+  const std::string thunks = (*program)->executable().ThunksToString();
+  // The work item count of kernel %name in the listing ("kernel %name(...) items=N ").
+  auto items = [&](absl::string_view name) -> std::string {
+    const size_t at = thunks.find(absl::StrCat("kernel ", name, "("));
+    if (at == std::string::npos) return "no kernel";
+    const size_t from = thunks.find(") items=", at);
+    if (from == std::string::npos) return "no items";
+    const size_t begin = from + 8;
+    return thunks.substr(begin, thunks.find(' ', begin) - begin);
+  };
+  // Two f16 sums in double: 2 x 8 x 1024 bytes fit, one tile of 1024.
+  EXPECT_EQ(items("%grads"), "1") << thunks;
+  // One sum in double: 4096 of 5000 columns fit, two tiles per block of 3.
+  EXPECT_EQ(items("%wide_sums"), "6") << thunks;
+  EXPECT_EQ(items("%narrow_sums"), "5") << thunks;
+}
+
 TEST(HostReductionTest, ReduceWindow) {
   Close(R"(
 HloModule m
