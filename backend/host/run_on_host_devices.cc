@@ -2,9 +2,9 @@
 #include "backend/host/run_on_host_devices.h"
 
 #include <memory>
-#include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "hlo/evaluator/multi_device.h"
 #include "hlo/status_macros.h"
 #include "runtime/shared_memory_communicator.h"
 
@@ -43,30 +43,12 @@ absl::StatusOr<std::vector<Literal>> RunOnHostDevices(
     if (d == 0 && options.report != nullptr) *options.report = program->report();
     programs.push_back(std::move(program));
   }
-  std::vector<absl::StatusOr<Literal>> results(n, absl::UnknownError("not run"));
-  std::vector<std::thread> threads;
-  for (int64_t d = 0; d < n; ++d) {
-    threads.emplace_back([&, d] {
-      results[d] = programs[d]->Execute(arguments[d], /*pool=*/nullptr, options.host.execute);
-      if (!results[d].ok()) {
-        world.Abort(absl::CancelledError(
-            absl::StrCat("device ", d, " failed: ", results[d].status().message())));
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  for (int64_t d = 0; d < n; ++d) {
-    if (!results[d].ok() && !absl::IsCancelled(results[d].status())) {
-      return absl::Status(results[d].status().code(),
-                          absl::StrCat("device ", d, ": ", results[d].status().message()));
-    }
-  }
-  std::vector<Literal> out;
-  for (int64_t d = 0; d < n; ++d) {
-    if (!results[d].ok()) return results[d].status();
-    out.push_back(*std::move(results[d]));
-  }
-  return out;
+  return RunOnDeviceThreads(
+      n,
+      [&](int64_t d) {
+        return programs[d]->Execute(arguments[d], /*pool=*/nullptr, options.host.execute);
+      },
+      [&](const absl::Status& status) { world.Abort(status); });
 }
 
 }  // namespace hloc

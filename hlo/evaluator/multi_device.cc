@@ -59,19 +59,30 @@ absl::StatusOr<std::vector<Literal>> EvaluateOnDevices(
   }
   DeviceGroup devices(mesh.replica_count, mesh.num_partitions, options.collective_timeout);
   const int64_t n = mesh.device_count();
+  return RunOnDeviceThreads(
+      n,
+      [&](int64_t d) -> absl::StatusOr<Literal> {
+        EvaluatorOptions device_options = devices.OptionsFor(d, options.evaluator);
+        device_options.verify = false;
+        if (device_options.num_threads <= 0) device_options.num_threads = 1;
+        std::vector<const Literal*> args;
+        for (const Literal& a : arguments[d]) args.push_back(&a);
+        return EvaluateComputation(*module.entry(), args, device_options);
+      },
+      [&](const absl::Status& status) { devices.Abort(status); });
+}
+
+absl::StatusOr<std::vector<Literal>> RunOnDeviceThreads(
+    int64_t n, const std::function<absl::StatusOr<Literal>(int64_t)>& run,
+    const std::function<void(const absl::Status&)>& abort) {
   std::vector<absl::StatusOr<Literal>> results(n, absl::UnknownError("not run"));
   std::vector<std::thread> threads;
   for (int64_t d = 0; d < n; ++d) {
     threads.emplace_back([&, d] {
-      EvaluatorOptions device_options = devices.OptionsFor(d, options.evaluator);
-      device_options.verify = false;
-      if (device_options.num_threads <= 0) device_options.num_threads = 1;
-      std::vector<const Literal*> args;
-      for (const Literal& a : arguments[d]) args.push_back(&a);
-      results[d] = EvaluateComputation(*module.entry(), args, device_options);
+      results[d] = run(d);
       if (!results[d].ok()) {
-        devices.Abort(absl::CancelledError(absl::StrCat(
-            "device ", d, " failed: ", results[d].status().message())));
+        abort(absl::CancelledError(
+            absl::StrCat("device ", d, " failed: ", results[d].status().message())));
       }
     });
   }

@@ -11,6 +11,8 @@
 #ifndef HLOC_HLO_EVALUATOR_MULTI_DEVICE_H_
 #define HLOC_HLO_EVALUATOR_MULTI_DEVICE_H_
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -57,6 +59,15 @@ class DeviceGroup {
   std::unique_ptr<eval::Rendezvous> rendezvous_;
   std::vector<std::unique_ptr<eval::DeviceSlot>> slots_;
 };
+
+// Runs `run(d)` for devices 0..n-1, each on its own thread. When a device
+// fails, `abort` gets a Cancelled status naming it (to release the others
+// from their collectives). Returns every device's result, or the first error
+// of a device that failed on its own (not cancelled), naming the device.
+// Shared by every multi-device runner (this interpreter, the host backend).
+absl::StatusOr<std::vector<Literal>> RunOnDeviceThreads(
+    int64_t n, const std::function<absl::StatusOr<Literal>(int64_t)>& run,
+    const std::function<void(const absl::Status&)>& abort);
 
 absl::StatusOr<std::vector<Literal>> EvaluateOnDevices(
     const HloModule& module, absl::Span<const std::vector<Literal>> arguments,
