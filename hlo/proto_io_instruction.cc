@@ -245,6 +245,11 @@ absl::Status ReadAttributes(const Proto& p, HloInstruction* instruction, Proto* 
     a->output_to_operand_aliasing.push_back(std::move(entry));
   }
   if (opcode == HloOpcode::kCustomCall) {
+    // Proto enums are open: a number XLA never defined has no text form.
+    if (!xla::CustomCallApiVersion_IsValid(p.custom_call_api_version())) {
+      return InstructionError(p, absl::StrCat("unknown custom_call_api_version ",
+                                              static_cast<int>(p.custom_call_api_version())));
+    }
     a->custom_call_api_version = p.custom_call_api_version() == xla::API_VERSION_UNSPECIFIED
                                      ? xla::API_VERSION_ORIGINAL
                                      : p.custom_call_api_version();
