@@ -13,6 +13,8 @@
 // padding other than 1, ...) is carried verbatim and used while the
 // instruction's shape still matches it.
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -578,6 +580,34 @@ void CopyFieldsExcept(const Message& from, const absl::flat_hash_set<int>& skip,
   rt->MutableUnknownFields(to)->MergeFrom(rf->GetUnknownFields(from));
 }
 
+// The first enum field (at any depth) holding a number its enum does not
+// define, as "field = number"; empty when there is none. Proto enums are
+// open, and such a number has no name for the text form to print.
+std::string UnknownEnumValue(const Message& message) {
+  const Reflection* reflection = message.GetReflection();
+  std::vector<const FieldDescriptor*> fields;
+  reflection->ListFields(message, &fields);
+  for (const FieldDescriptor* field : fields) {
+    const bool repeated = field->is_repeated();
+    const int count = repeated ? reflection->FieldSize(message, field) : 1;
+    for (int i = 0; i < count; ++i) {
+      if (field->cpp_type() == FieldDescriptor::CPPTYPE_ENUM) {
+        const int value = repeated ? reflection->GetRepeatedEnumValue(message, field, i)
+                                   : reflection->GetEnumValue(message, field);
+        if (field->enum_type()->FindValueByNumber(value) == nullptr) {
+          return absl::StrCat(field->name(), " = ", value);
+        }
+      } else if (field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+        const Message& inner = repeated ? reflection->GetRepeatedMessage(message, field, i)
+                                        : reflection->GetMessage(message, field);
+        std::string found = UnknownEnumValue(inner);
+        if (!found.empty()) return absl::StrCat(field->name(), ".", found);
+      }
+    }
+  }
+  return "";
+}
+
 absl::StatusOr<std::unique_ptr<HloInstruction>> InstructionFromProto(
     const Proto& p, absl::Span<HloInstruction* const> operands,
     absl::Span<HloComputation* const> called_computations) {
@@ -597,6 +627,9 @@ absl::StatusOr<std::unique_ptr<HloInstruction>> InstructionFromProto(
   if (!p.has_shape()) return InstructionError(p, "no shape");
   auto shape = ShapeFromProto(p.shape());
   if (!shape.ok()) return InstructionError(p, std::string(shape.status().message()));
+  if (std::string unknown = UnknownEnumValue(p); !unknown.empty()) {
+    return InstructionError(p, absl::StrCat("enum value XLA does not define: ", unknown));
+  }
 
   std::unique_ptr<HloInstruction> instruction =
       HloInstruction::Create(*opcode, *shape, operands);

@@ -79,7 +79,7 @@ for kind in $kinds; do
   [ "$kind" != proto ] && extra=("${dict[@]}")
   echo "==== $fuzzer: ${seconds}s from $(ls "$seeds/$kind" | wc -l) seeds"
   start=$(date +%s)
-  "$here/$fuzzer" -max_total_time="$seconds" -timeout=30 -rss_limit_mb=2560 -malloc_limit_mb=1024 \
+  "$here/$fuzzer" -seed=1 -max_total_time="$seconds" -timeout=30 -rss_limit_mb=2560 -malloc_limit_mb=1024 \
       -max_len="$max_len" -print_final_stats=1 -artifact_prefix="$out/$fuzzer-" "${extra[@]}" \
       "$corpus" "$seeds/$kind" "$here/regressions/$kind" > "$work/$fuzzer.log" 2>&1
   rc=$?
