@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "hlo/evaluator/compare.h"
 #include "hlo/status_macros.h"
 #include "hlo/text_parser.h"
 
@@ -83,6 +84,23 @@ absl::StatusOr<ShardedZooModel> ReadShardedZooModel(const std::string& name) {
     }
   }
   return model;
+}
+
+std::string DeviceOutputMismatches(const ShardedZooModel& model, int64_t device,
+                                   const Literal& result) {
+  const std::vector<Literal>& expected = model.device_outputs[device];
+  const bool tuple = result.shape().IsTuple();
+  const size_t outputs = tuple ? result.tuple_elements().size() : 1;
+  if (outputs != expected.size()) {
+    return absl::StrCat(outputs, " outputs, JAX has ", expected.size(), "\n");
+  }
+  std::string mismatches;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const Literal& actual = tuple ? result.tuple_elements()[i] : result;
+    ComparisonReport report = CompareLiterals(expected[i], actual);
+    if (!report.ok) absl::StrAppend(&mismatches, "output ", i, ": ", report.ToString(), "\n");
+  }
+  return mismatches;
 }
 
 }  // namespace hloc

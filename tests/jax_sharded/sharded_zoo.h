@@ -4,6 +4,7 @@
 #ifndef HLOC_TESTS_JAX_SHARDED_SHARDED_ZOO_H_
 #define HLOC_TESTS_JAX_SHARDED_SHARDED_ZOO_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,12 @@ std::string ShardedZooDir();
 // The five models' names.
 std::vector<std::string> ShardedZooModels();
 absl::StatusOr<ShardedZooModel> ReadShardedZooModel(const std::string& name);
+
+// Compares device `device`'s result (a tuple of outputs, or one array) with
+// JAX's outputs for that device: one line per mismatch ("output i: ..."),
+// empty when everything matches.
+std::string DeviceOutputMismatches(const ShardedZooModel& model, int64_t device,
+                                   const Literal& result);
 
 }  // namespace hloc
 
