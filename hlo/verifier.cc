@@ -14,6 +14,7 @@
 #include "hlo/verifier.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -54,6 +55,76 @@ absl::Status InstructionError(const HloInstruction& instruction, absl::string_vi
 }
 
 // Equal including layouts; a scalar's missing layout equals its only one ({}).
+// What makes a sharding unusable, or "" when it is well formed: the
+// invariants its text form relies on (so a proto-built sharding that breaks
+// one would print as text that does not parse).
+std::string ShardingProblem(const xla::OpSharding& sharding, bool nested = false) {
+  using S = xla::OpSharding;
+  auto product = [](const auto& list) -> int64_t {  // -1: negative or overflow
+    int64_t n = 1;
+    for (int64_t d : list) {
+      if (d < 0 || (d > 0 && n > INT64_MAX / d)) return -1;
+      n *= d;
+    }
+    return n;
+  };
+  switch (sharding.type()) {
+    case S::TUPLE:
+      if (nested) return "tuple shardings do not nest";
+      for (int i = 0; i < sharding.tuple_shardings_size(); ++i) {
+        std::string inner = ShardingProblem(sharding.tuple_shardings(i), /*nested=*/true);
+        if (!inner.empty()) return absl::StrCat("tuple element ", i, ": ", inner);
+      }
+      return "";
+    case S::MAXIMAL:
+      if (sharding.tile_assignment_devices_size() != 1) {
+        return absl::StrCat("a maximal sharding names exactly one device, not ",
+                            sharding.tile_assignment_devices_size());
+      }
+      return "";
+    case S::OTHER: {
+      if (sharding.tile_assignment_dimensions_size() == 0) {
+        return "a tiled sharding has no tile dimensions";
+      }
+      const int64_t tiles = product(sharding.tile_assignment_dimensions());
+      if (tiles <= 0) return "tile dimensions must be positive";
+      if (sharding.iota_reshape_dims_size() > 0) {
+        if (product(sharding.iota_reshape_dims()) != tiles) {
+          return "iota dimensions must hold as many devices as the tile dimensions";
+        }
+        const auto& perm = sharding.iota_transpose_perm();
+        if (!perm.empty()) {
+          std::vector<bool> seen(perm.size(), false);
+          if (perm.size() != sharding.iota_reshape_dims_size()) {
+            return "iota transpose must be a permutation of the iota dimensions";
+          }
+          for (int32_t p : perm) {
+            if (p < 0 || p >= perm.size() || seen[p]) {
+              return "iota transpose must be a permutation of the iota dimensions";
+            }
+            seen[p] = true;
+          }
+        }
+      } else if (tiles != sharding.tile_assignment_devices_size()) {
+        return absl::StrCat("tile dimensions hold ", tiles, " devices but ",
+                            sharding.tile_assignment_devices_size(), " are listed");
+      }
+      if (sharding.replicate_on_last_tile_dim() && sharding.last_tile_dims_size() > 0) {
+        return "last_tile_dim_replicate and last_tile_dims exclude each other";
+      }
+      for (int type : sharding.last_tile_dims()) {
+        if (type != S::REPLICATED && type != S::MANUAL && type != S::MAXIMAL &&
+            type != S::UNREDUCED) {
+          return "last_tile_dims hold only replicated, manual, maximal or unreduced";
+        }
+      }
+      return "";
+    }
+    default:
+      return "";
+  }
+}
+
 bool SameWithLayouts(const Shape& a, const Shape& b) {
   if (a.IsTuple() || b.IsTuple()) {
     if (!a.IsTuple() || !b.IsTuple() || a.tuple_shapes_size() != b.tuple_shapes_size()) {
@@ -500,6 +571,7 @@ class Verifier {
       }
     }
     HLOC_RETURN_IF_ERROR(VerifyIotaReplicaGroups(instruction));
+    HLOC_RETURN_IF_ERROR(VerifyShardings(instruction));
     if (options_.check_shapes) HLOC_RETURN_IF_ERROR(VerifyShape(instruction));
     if (options_.check_shapes && HasDeviceGroups(opcode)) {
       absl::Status groups = VerifyCollective(instruction, DeviceMesh::Of(module_.config()));
@@ -508,6 +580,20 @@ class Verifier {
     // Layout forwarding relies on the shape checks (tuple sizes, parameters).
     if (options_.check_shapes && options_.layout_sensitive) {
       HLOC_RETURN_IF_ERROR(VerifyLayoutsForwarded(instruction));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status VerifyShardings(const HloInstruction& instruction) {
+    auto check = [&](const xla::OpSharding& sharding, absl::string_view what) -> absl::Status {
+      std::string problem = ShardingProblem(sharding);
+      if (problem.empty()) return absl::OkStatus();
+      return InstructionError(instruction, "sharding", absl::StrCat(what, ": ", problem));
+    };
+    if (instruction.has_sharding()) HLOC_RETURN_IF_ERROR(check(instruction.sharding(), "sharding"));
+    if (instruction.opcode() == HloOpcode::kDomain) {
+      HLOC_RETURN_IF_ERROR(check(*instruction.attrs().domain_entry_sharding, "domain entry"));
+      HLOC_RETURN_IF_ERROR(check(*instruction.attrs().domain_exit_sharding, "domain exit"));
     }
     return absl::OkStatus();
   }

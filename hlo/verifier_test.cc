@@ -768,5 +768,65 @@ ENTRY e {
               HasSubstr("do not hold as many devices"));
 }
 
+// Found by the proto fuzzer in CI: a proto's maximal sharding naming no
+// device verified, then printed as "{maximal}", which does not parse. Every
+// sharding the text form cannot say is rejected, naming the instruction.
+TEST(VerifierShardingTest, ShardingsMustBeWellFormed) {
+  const char* text = R"(
+HloModule m
+ENTRY e {
+  p = f32[4,8] parameter(0), sharding={devices=[2,1]0,1}
+  ROOT t = (f32[4,8], f32[4,8]) tuple(p, p), sharding={{maximal device=0}, {replicated}}
+})";
+  auto verify_with = [&](void (*edit)(xla::OpSharding*), bool on_root) {
+    absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text);
+    EXPECT_TRUE(module.ok()) << module.status();
+    if (!module.ok()) return std::string("parse failed");
+    HloInstruction* target = on_root ? (*module)->entry()->root()
+                                     : (*module)->entry()->root()->operand(0);
+    xla::OpSharding sharding = target->sharding();
+    edit(&sharding);
+    target->set_sharding(sharding);
+    return Message(VerifyModule(**module));
+  };
+  using S = xla::OpSharding;
+  EXPECT_EQ(verify_with([](S*) {}, true), "OK");
+  EXPECT_EQ(verify_with([](S*) {}, false), "OK");
+  EXPECT_THAT(verify_with([](S* s) { s->mutable_tuple_shardings(0)->clear_tile_assignment_devices(); }, true),
+              HasSubstr("[sharding] sharding: tuple element 0: a maximal sharding names exactly one device"));
+  EXPECT_THAT(verify_with([](S* s) {
+                S inner;
+                inner.set_type(S::TUPLE);
+                *inner.add_tuple_shardings() = s->tuple_shardings(0);
+                *s->mutable_tuple_shardings(1) = inner;
+              }, true),
+              HasSubstr("tuple shardings do not nest"));
+  EXPECT_EQ(verify_with([](S* s) { s->clear_tuple_shardings(); }, true), "OK");  // "{}"
+  EXPECT_THAT(verify_with([](S* s) { s->add_tile_assignment_devices(2); }, false),
+              HasSubstr("tile dimensions hold 2 devices but 3 are listed"));
+  EXPECT_THAT(verify_with([](S* s) { s->clear_tile_assignment_dimensions(); }, false),
+              HasSubstr("no tile dimensions"));
+  EXPECT_THAT(verify_with([](S* s) { s->set_tile_assignment_dimensions(0, -2); }, false),
+              HasSubstr("tile dimensions must be positive"));
+  EXPECT_THAT(verify_with([](S* s) {
+                s->clear_tile_assignment_devices();
+                s->add_iota_reshape_dims(3);
+              }, false),
+              HasSubstr("iota dimensions must hold as many devices"));
+  EXPECT_THAT(verify_with([](S* s) {
+                s->clear_tile_assignment_devices();
+                s->add_iota_reshape_dims(2);
+                s->add_iota_transpose_perm(1);
+              }, false),
+              HasSubstr("permutation"));
+  EXPECT_THAT(verify_with([](S* s) {
+                s->set_replicate_on_last_tile_dim(true);
+                s->add_last_tile_dims(S::MANUAL);
+              }, false),
+              HasSubstr("exclude each other"));
+  EXPECT_THAT(verify_with([](S* s) { s->add_last_tile_dims(S::OTHER); }, false),
+              HasSubstr("last_tile_dims hold only"));
+}
+
 }  // namespace
 }  // namespace hloc
