@@ -74,12 +74,15 @@ absl::Status Executable::Execute(absl::Span<const void* const> parameters,
     return absl::InvalidArgumentError(absl::StrCat("program has ", spec_.outputs.size(),
                                                    " outputs, got ", outputs.size()));
   }
+  // A program with no temporaries (most tiny ones) needs no arena: no lock,
+  // no allocation on its calls.
+  const bool needs_arena = arena_.arena_size > 0;
   std::unique_ptr<void, void (*)(void*)> arena(nullptr, &FreeArena);
-  {
+  if (needs_arena) {
     std::lock_guard<std::mutex> lock(arena_mu_);
     arena = std::move(cached_arena_);
   }
-  if (arena == nullptr) {
+  if (needs_arena && arena == nullptr) {
     arena = std::unique_ptr<void, void (*)(void*)>(
         std::aligned_alloc(kAlignment, std::max<int64_t>(arena_.arena_size, kAlignment)),
         &FreeArena);
@@ -118,7 +121,7 @@ absl::Status Executable::Execute(absl::Span<const void* const> parameters,
     context.buffers[i] = pointer;
   }
   absl::Status status = ExecuteSequence(spec_.thunks, context);
-  {
+  if (needs_arena) {
     std::lock_guard<std::mutex> lock(arena_mu_);
     if (cached_arena_ == nullptr) cached_arena_ = std::move(arena);
   }
