@@ -226,12 +226,17 @@ absl::StatusOr<Literal> Unshard(const ShardMapSignature& signature, const Sharde
   return global;
 }
 
-absl::StatusOr<bool> ShardMapToPerDevice::Run(HloModule& module) {
-  bool found = false;
+bool HasShardMap(const HloModule& module) {
   for (const HloComputation* c : module.computations()) {
-    for (const HloInstruction* hlo : c->instructions()) found |= IsCustomCall(hlo, kGlobalToLocal);
+    for (const HloInstruction* hlo : c->instructions()) {
+      if (IsCustomCall(hlo, kGlobalToLocal)) return true;
+    }
   }
-  if (!found) return false;
+  return false;
+}
+
+absl::StatusOr<bool> ShardMapToPerDevice::Run(HloModule& module) {
+  if (!HasShardMap(module)) return false;
   ShardMapSignature signature;
   const auto& attrs = module.config().frontend_attributes.map();
   auto mesh = attrs.find("xla.sdy.meshes");
@@ -359,6 +364,11 @@ absl::StatusOr<bool> ShardMapToPerDevice::Run(HloModule& module) {
   for (HloInstruction* hlo : left) HLOC_RETURN_IF_ERROR(entry->RemoveInstruction(hlo));
   // The entry's signature changed: its recorded layout no longer applies.
   module.mutable_config()->entry_computation_layout.reset();
+  // JAX's lowering (jax.jit(f).lower(...)) leaves the device count to the
+  // compile options: a module naming one device takes the mesh's.
+  if (module.config().num_partitions * module.config().replica_count == 1) {
+    module.mutable_config()->num_partitions = signature.device_count();
+  }
   if (static_cast<int64_t>(signature.device_count()) !=
       module.config().num_partitions * module.config().replica_count) {
     return Malformed("module " + module.name(), "mesh of ", signature.device_count(),

@@ -84,5 +84,18 @@ TEST(ShardMapToPerDeviceTest, ModuleWithoutShardMapIsUnchanged) {
   EXPECT_FALSE(*changed);
 }
 
+// jax.jit(f).lower(...) names no device count: the module takes the mesh's.
+TEST(ShardMapToPerDeviceTest, ModuleNamingOneDeviceTakesTheMeshsCount) {
+  std::string text = kModule;
+  text.replace(text.find(", num_partitions=4"), 18, "");
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text);
+  ASSERT_TRUE(module.ok()) << module.status();
+  EXPECT_TRUE(HasShardMap(**module));
+  absl::StatusOr<bool> changed = ShardMapToPerDevice().Run(**module);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_EQ((*module)->config().num_partitions, 4);
+  EXPECT_FALSE(HasShardMap(**module));
+}
+
 }  // namespace
 }  // namespace hloc
