@@ -242,6 +242,7 @@ std::string Stats::ToString() const {
   if (!interpreter_op_names.empty()) {
     absl::StrAppend(&out, " (", absl::StrJoin(interpreter_op_names, ", "), ")");
   }
+  if (devices != 1) absl::StrAppend(&out, "\ndevices: ", devices, " (counts per device)");
   absl::StrAppend(&out, "\npeak memory: ", peak_memory_bytes, " bytes\ncompile: ",
                   compile_seconds, " s\n");
   if (kernels_from_disk_cache + kernels_to_disk_cache > 0) {

@@ -83,6 +83,21 @@ struct CompileOptions {
   // (counted in Stats::interpreter_ops and named in Stats::interpreter_op_names).
   // false: such ops are compile errors.
   bool allow_interpreter_ops = true;
+  // Devices to run on (host or interpreter: one thread each, collectives
+  // through shared memory); 0: as many as the module names. A module
+  // holding a JAX shard_map runs on its mesh's devices whatever this says
+  // (1 included) and must agree with it otherwise. With devices != 1 (or a
+  // shard_map) the executable takes and returns *global* arrays, split and
+  // gathered per device:
+  //   - shard_map (Shardy, as JAX 0.10 lowers it): by its in/out shardings;
+  //   - num_partitions=N (SPMD-partitioned): parameters by their
+  //     `sharding=` (replicated when absent); results by the root's
+  //     sharding, else stacked;
+  //   - replica_count=N (pmap style; a module naming one device gets
+  //     replica_count=N): every argument and result stacked.
+  // Stacked: one more, leading, dimension of size N; device d's is index d.
+  // A count the module does not fit is an InvalidArgument error naming both.
+  int devices = 1;
 };
 
 // Element type and dimensions of one argument or result.
@@ -162,6 +177,9 @@ struct Stats {
   // instead of being compiled by LLVM, and kernels written to it.
   int64_t kernels_from_disk_cache = 0;
   int64_t kernels_to_disk_cache = 0;
+  // Devices the executable runs on (CompileOptions::devices); the counts
+  // above are one device's.
+  int64_t devices = 1;
   std::string ToString() const;
 };
 
