@@ -177,7 +177,20 @@ absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileOnDevices(
   HLOC_ASSIGN_OR_RETURN(const bool shard_map, ShardMapToPerDevice(&signature).Run(module));
   HloModuleConfig& config = *module.mutable_config();
   const int64_t named = config.replica_count * config.num_partitions;
-  if (!shard_map && options.devices > 1 && named == 1) config.replica_count = options.devices;
+  if (!shard_map && options.devices > 1 && named == 1) {
+    // Shardings on a module that names one device (jax.jit over sharded
+    // inputs) describe global arrays that an SPMD partitioner would split;
+    // run as replicas, they would be silently wrong.
+    for (const HloInstruction* hlo : module.entry()->instructions()) {
+      if (hlo->has_sharding() && hlo->sharding().type() != xla::OpSharding::REPLICATED) {
+        return absl::UnimplementedError(absl::StrCat(
+            "%", hlo->name(), " carries a sharding but module ", module.name(),
+            " is not partitioned (it names one device): hloc has no SPMD partitioner yet; "
+            "use shard_map, or a module after XLA's spmd-partitioning pass"));
+      }
+    }
+    config.replica_count = options.devices;
+  }
   const int64_t n = config.replica_count * config.num_partitions;
   if (options.devices != 0 && options.devices != n) {
     *caller_error = true;
@@ -241,6 +254,14 @@ absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileOnDevices(
   impl->result_shape = tuple_result ? Shape::Tuple(result_shapes) : result_shapes[0];
   impl->stats = std::move(stats);
   impl->report = std::move(report);
+  if (shard_map) {
+    auto mesh = std::make_unique<MeshShardings>();
+    mesh->axis_names = signature.axis_names;
+    mesh->axis_sizes = signature.axis_sizes;
+    for (const ShardedValue& v : signature.inputs) mesh->parameters.push_back(v.dimension_axes);
+    for (const ShardedValue& v : signature.outputs) mesh->results.push_back(v.dimension_axes);
+    impl->mesh_shardings = std::move(mesh);
+  }
   return impl;
 }
 

@@ -58,6 +58,7 @@ TEST(DevicesTest, ReplicaCountModuleStacksArgumentsAndResults) {
     ASSERT_EQ((*exe)->parameters()[0].ToString(), "f32[4,2]");
     ASSERT_EQ((*exe)->results()[0].ToString(), "f32[4,2]");
     EXPECT_EQ((*exe)->stats().devices, 4);
+    EXPECT_EQ((*exe)->mesh_shardings(), nullptr);  // Not a shard_map.
     std::vector<float> x = {0, 1, 10, 11, 20, 21, 30, 31};
     std::vector<Buffer> args = {*Buffer::WrapHost(xla::F32, {4, 2}, x.data())};
     absl::StatusOr<std::vector<Buffer>> out = (*exe)->Execute(args);
@@ -157,6 +158,15 @@ ENTRY e {
       CompileOn("HloModule m, replica_count=2, num_partitions=2\nENTRY e { ROOT p = f32[2] "
                 "parameter(0) }\n", 4);
   EXPECT_EQ(both.status().code(), absl::StatusCode::kUnimplemented) << both.status();
+  // Shardings on a module that is not partitioned: no silent replicas.
+  absl::StatusOr<std::shared_ptr<Executable>> global = CompileOn(R"(HloModule m
+ENTRY e {
+  x = f32[8] parameter(0), sharding={devices=[4]<=[4]}
+  ROOT n = f32[8] negate(x)
+}
+)", 4);
+  EXPECT_EQ(global.status().code(), absl::StatusCode::kUnimplemented) << global.status();
+  EXPECT_TRUE(absl::StrContains(global.status().message(), "SPMD partitioner")) << global.status();
   // Global arguments of the wrong shape are argument errors.
   absl::StatusOr<std::shared_ptr<Executable>> exe = CompileOn(kReplicaSum, 4);
   ASSERT_TRUE(exe.ok());

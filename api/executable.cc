@@ -233,6 +233,7 @@ std::string Executable::OptimizedHloText() const { return impl_->optimized_hlo; 
 std::string Executable::Ledger() const { return impl_->ledger; }
 std::string Executable::Report() const { return impl_->report; }
 const Stats& Executable::stats() const { return impl_->stats; }
+const MeshShardings* Executable::mesh_shardings() const { return impl_->mesh_shardings.get(); }
 const std::string& Executable::fingerprint() const { return impl_->fingerprint; }
 
 std::string Stats::ToString() const {

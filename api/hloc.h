@@ -183,6 +183,18 @@ struct Stats {
   std::string ToString() const;
 };
 
+// An executable compiled from a JAX shard_map (CompileOptions::devices):
+// its mesh, and for each parameter and result which mesh axes split each
+// dimension, major first (JAX's PartitionSpec: {{0}, {}} is P("x", None) on
+// a mesh whose axis 0 is "x"). Devices are in mesh order: device d has the
+// row-major coordinates of d over the axes.
+struct MeshShardings {
+  std::vector<std::string> axis_names;
+  std::vector<int64_t> axis_sizes;
+  std::vector<std::vector<std::vector<int64_t>>> parameters;  // [param][dim] -> axes
+  std::vector<std::vector<std::vector<int64_t>>> results;     // [result][dim] -> axes
+};
+
 class ExecutableImpl;
 
 class Executable {
@@ -219,6 +231,8 @@ class Executable {
   // The compiled program: thunks, kernels' strategies, library calls.
   std::string Report() const;
   const Stats& stats() const;
+  // The mesh and shardings of a shard_map executable; null for others.
+  const MeshShardings* mesh_shardings() const;
   // Hex fingerprint of module + options + target (the cache key).
   const std::string& fingerprint() const;
 

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -33,12 +34,24 @@ absl::Status Malformed(absl::string_view what, const Args&... args) {
 }
 
 // `{mesh = #sdy.mesh<["x"=2, "y"=2]>}` -> axis names and sizes.
-absl::Status ParseMesh(absl::string_view text, ShardMapSignature* signature) {
-  const size_t open = text.find("#sdy.mesh<[");
-  if (open == absl::string_view::npos) return Malformed("xla.sdy.meshes", "no #sdy.mesh in ", text);
-  if (text.find("#sdy.mesh<", open + 1) != absl::string_view::npos) {
-    return absl::UnimplementedError("shard-map-to-per-device: more than one mesh");
+// Meshes without axes (`empty_mesh = #sdy.mesh<[]>`, which JAX adds for
+// replicated arguments) are skipped: they split nothing.
+absl::Status ParseMesh(absl::string_view all, ShardMapSignature* signature) {
+  absl::string_view text;
+  for (size_t at = all.find("#sdy.mesh<"); at != absl::string_view::npos;) {
+    const size_t next = all.find("#sdy.mesh<", at + 1);
+    absl::string_view mesh = all.substr(at, next == absl::string_view::npos ? all.npos : next - at);
+    if (!absl::StartsWith(mesh, "#sdy.mesh<[]>")) {
+      if (!text.empty()) {
+        return absl::UnimplementedError(
+            absl::StrCat("shard-map-to-per-device: more than one mesh with axes in ", all));
+      }
+      text = mesh;
+    }
+    at = next;
   }
+  const size_t open = text.find("#sdy.mesh<[");
+  if (open == absl::string_view::npos) return Malformed("xla.sdy.meshes", "no #sdy.mesh in ", all);
   const size_t close = text.find(']', open);
   if (close == absl::string_view::npos) return Malformed("xla.sdy.meshes", "unclosed ", text);
   if (text.find("device_ids", close) != absl::string_view::npos) {

@@ -55,6 +55,10 @@ TEST_P(ShardedZooApiTest, ShardMapModuleTakesAndReturnsGlobalArrays) {
   std::shared_ptr<api::Executable> exe = Compile(model->sdy_text, std::get<1>(GetParam()));
   ASSERT_NE(exe, nullptr);
   EXPECT_EQ(exe->stats().devices, 4);
+  ASSERT_NE(exe->mesh_shardings(), nullptr);
+  EXPECT_EQ(exe->mesh_shardings()->axis_sizes, std::vector<int64_t>{4});
+  EXPECT_EQ(exe->mesh_shardings()->parameters.size(), model->global_inputs.size());
+  EXPECT_EQ(exe->mesh_shardings()->results.size(), model->global_outputs.size());
   if (std::get<1>(GetParam()) == Backend::kHost) {
     EXPECT_EQ(exe->stats().interpreter_ops, 0);
   }
