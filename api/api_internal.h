@@ -54,6 +54,7 @@ class ExecutableImpl {
   std::string report;
   std::string fingerprint;
   Stats stats;
+  std::unique_ptr<MeshShardings> mesh_shardings;  // Shard_map executables only.
 };
 
 }  // namespace api

@@ -209,6 +209,50 @@ int main(void) {
   expect_ok(hloc_compile(client, kAdd, sizeof(kAdd) - 1, &options, &exe), "short struct");
   hloc_executable_destroy(exe);
 
+  /* Four host devices: a replica_count=4 all-reduce takes its argument
+   * stacked, one row per device, and returns every device's sum stacked. */
+  {
+    static const char kAllSum[] =
+        "HloModule allsum, replica_count=4\n"
+        "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+        "  ROOT s = f32[] add(a, b)\n}\n"
+        "ENTRY main {\n  x = f32[2] parameter(0)\n"
+        "  ROOT s = f32[2] all-reduce(x), replica_groups={}, to_apply=add\n}\n";
+    hloc_compile_options devices_options;
+    memset(&devices_options, 0, sizeof(devices_options));
+    devices_options.struct_size = sizeof(devices_options);
+    devices_options.backend = HLOC_BACKEND_HOST;
+    devices_options.allow_interpreter_ops = 1;
+    devices_options.devices = 2;
+    hloc_executable* four = NULL;
+    expect_error(hloc_compile(client, kAllSum, sizeof(kAllSum) - 1, &devices_options, &four),
+                 HLOC_ERROR_INVALID_ARGUMENT, "devices=2", "device count");
+    devices_options.devices = 4;
+    expect_ok(hloc_compile(client, kAllSum, sizeof(kAllSum) - 1, &devices_options, &four),
+              "compile on 4 devices");
+    if (four != NULL) {
+      hloc_stats stats;
+      stats.struct_size = sizeof(stats);
+      expect_ok(hloc_executable_stats(four, &stats), "stats on 4 devices");
+      CHECK(stats.devices == 4, "devices %lld", (long long)stats.devices);
+      const int64_t dims[2] = {4, 2};
+      float x[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+      hloc_buffer* arg = NULL;
+      hloc_buffer* sum = NULL;
+      expect_ok(hloc_buffer_wrap_host(HLOC_F32, dims, 2, x, NULL, NULL, &arg), "wrap stacked");
+      expect_ok(hloc_execute(four, &arg, 1, NULL, &sum, 1), "run on 4 devices");
+      if (sum != NULL) {
+        const float* s = (const float*)hloc_buffer_data(sum);
+        CHECK(hloc_buffer_byte_size(sum) == 32 && s[0] == 12 && s[1] == 16 && s[6] == 12 &&
+                  s[7] == 16,
+              "stacked sums %g %g %g %g", s[0], s[1], s[6], s[7]);
+      }
+      hloc_buffer_destroy(sum);
+      hloc_buffer_destroy(arg);
+      hloc_executable_destroy(four);
+    }
+  }
+
   /* Buffer errors. */
   hloc_buffer* buffer = NULL;
   const int64_t negative[1] = {-4};

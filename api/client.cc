@@ -22,6 +22,7 @@
 #include "hlo/status_macros.h"
 #include "hlo/text_printer.h"
 #include "hlo/verifier.h"
+#include "passes/sharding/shard_map_to_per_device.h"
 
 namespace hloc {
 namespace api {
@@ -145,6 +146,7 @@ std::string CacheKey(const ModuleSource& source, const CompileOptions& options, 
   key.Add("hloc api executable v1").Add(BackendName(backend)).Add(options.pipeline);
   key.Add(absl::StrJoin(options.disabled_passes, ",")).Add(options.dump_dir);
   key.Add(options.allow_interpreter_ops ? 1 : 0).Add(static_cast<int64_t>(source.kind()));
+  key.Add(static_cast<int64_t>(options.devices));
   if (source.kind() == ModuleSource::Kind::kModule) {
     key.Add(PrintModule(*source.module()));
   } else {
@@ -174,8 +176,14 @@ absl::StatusOr<std::unique_ptr<HloModule>> Load(const ModuleSource& source) {
 absl::StatusOr<std::shared_ptr<Executable>> Client::Compile(const ModuleSource& source,
                                                             const CompileOptions& options) {
   Backend backend = options.backend;
+  if (options.devices < 0 || options.devices > 1024) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("devices must be 0 (as the module says) to 1024, got ", options.devices));
+  }
   if (backend == Backend::kAuto) {
-    backend = gpu::GpuUnavailableReason().empty() ? Backend::kCuda : Backend::kHost;
+    // Several devices run on the host (no GPU collectives yet).
+    backend = options.devices == 1 && gpu::GpuUnavailableReason().empty() ? Backend::kCuda
+                                                                          : Backend::kHost;
   }
   if (!IsKnownPipeline(options.pipeline)) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -205,12 +213,23 @@ absl::StatusOr<std::shared_ptr<Executable>> Client::Compile(const ModuleSource& 
         verified.code(), absl::StrCat("module fails verification: ", verified.message())));
   }
   FusionLedger ledger;
-  if (absl::Status optimized = OptimizeForBackend(backend, options, **module, &ledger);
-      !optimized.ok()) {
-    return MarkCompileError(optimized);
-  }
+  const bool on_devices = options.devices != 1 || HasShardMap(**module);
   absl::StatusOr<std::unique_ptr<ExecutableImpl>> impl;
-  if (backend == Backend::kHost) {
+  if (on_devices) {
+    absl::StatusOr<HostTargetContext> host;
+    if (backend == Backend::kHost) {
+      host = state_->Host();
+      if (!host.ok()) return host.status();
+    }
+    impl = CompileForDevices(**module, backend, options, host.ok() ? &*host : nullptr,
+                             state_->options.num_threads, &ledger);
+    // Marks its compile errors itself: a device count the module does not
+    // fit is the caller's option, not the module's fault.
+    if (!impl.ok()) return impl.status();
+  } else if (absl::Status optimized = OptimizeForBackend(backend, options, **module, &ledger);
+             !optimized.ok()) {
+    return MarkCompileError(optimized);
+  } else if (backend == Backend::kHost) {
     absl::StatusOr<HostTargetContext> host = state_->Host();
     if (!host.ok()) return host.status();
     impl = CompileForHostTarget(**module, options, *host);
@@ -226,7 +245,7 @@ absl::StatusOr<std::shared_ptr<Executable>> Client::Compile(const ModuleSource& 
     }
     return MarkCompileError(impl.status());
   }
-  DescribeEntry(**module, impl->get());
+  if (!on_devices) DescribeEntry(**module, impl->get());
   (*impl)->optimized_hlo = PrintModule(**module);
   (*impl)->ledger = ledger.ToText();
   (*impl)->fingerprint = key;

@@ -233,6 +233,7 @@ std::string Executable::OptimizedHloText() const { return impl_->optimized_hlo; 
 std::string Executable::Ledger() const { return impl_->ledger; }
 std::string Executable::Report() const { return impl_->report; }
 const Stats& Executable::stats() const { return impl_->stats; }
+const MeshShardings* Executable::mesh_shardings() const { return impl_->mesh_shardings.get(); }
 const std::string& Executable::fingerprint() const { return impl_->fingerprint; }
 
 std::string Stats::ToString() const {
@@ -242,6 +243,7 @@ std::string Stats::ToString() const {
   if (!interpreter_op_names.empty()) {
     absl::StrAppend(&out, " (", absl::StrJoin(interpreter_op_names, ", "), ")");
   }
+  if (devices != 1) absl::StrAppend(&out, "\ndevices: ", devices, " (counts per device)");
   absl::StrAppend(&out, "\npeak memory: ", peak_memory_bytes, " bytes\ncompile: ",
                   compile_seconds, " s\n");
   if (kernels_from_disk_cache + kernels_to_disk_cache > 0) {

@@ -83,6 +83,21 @@ struct CompileOptions {
   // (counted in Stats::interpreter_ops and named in Stats::interpreter_op_names).
   // false: such ops are compile errors.
   bool allow_interpreter_ops = true;
+  // Devices to run on (host or interpreter: one thread each, collectives
+  // through shared memory); 0: as many as the module names. A module
+  // holding a JAX shard_map runs on its mesh's devices whatever this says
+  // (1 included) and must agree with it otherwise. With devices != 1 (or a
+  // shard_map) the executable takes and returns *global* arrays, split and
+  // gathered per device:
+  //   - shard_map (Shardy, as JAX 0.10 lowers it): by its in/out shardings;
+  //   - num_partitions=N (SPMD-partitioned): parameters by their
+  //     `sharding=` (replicated when absent); results by the root's
+  //     sharding, else stacked;
+  //   - replica_count=N (pmap style; a module naming one device gets
+  //     replica_count=N): every argument and result stacked.
+  // Stacked: one more, leading, dimension of size N; device d's is index d.
+  // A count the module does not fit is an InvalidArgument error naming both.
+  int devices = 1;
 };
 
 // Element type and dimensions of one argument or result.
@@ -162,7 +177,22 @@ struct Stats {
   // instead of being compiled by LLVM, and kernels written to it.
   int64_t kernels_from_disk_cache = 0;
   int64_t kernels_to_disk_cache = 0;
+  // Devices the executable runs on (CompileOptions::devices); the counts
+  // above are one device's.
+  int64_t devices = 1;
   std::string ToString() const;
+};
+
+// An executable compiled from a JAX shard_map (CompileOptions::devices):
+// its mesh, and for each parameter and result which mesh axes split each
+// dimension, major first (JAX's PartitionSpec: {{0}, {}} is P("x", None) on
+// a mesh whose axis 0 is "x"). Devices are in mesh order: device d has the
+// row-major coordinates of d over the axes.
+struct MeshShardings {
+  std::vector<std::string> axis_names;
+  std::vector<int64_t> axis_sizes;
+  std::vector<std::vector<std::vector<int64_t>>> parameters;  // [param][dim] -> axes
+  std::vector<std::vector<std::vector<int64_t>>> results;     // [result][dim] -> axes
 };
 
 class ExecutableImpl;
@@ -201,6 +231,8 @@ class Executable {
   // The compiled program: thunks, kernels' strategies, library calls.
   std::string Report() const;
   const Stats& stats() const;
+  // The mesh and shardings of a shard_map executable; null for others.
+  const MeshShardings* mesh_shardings() const;
   // Hex fingerprint of module + options + target (the cache key).
   const std::string& fingerprint() const;
 

@@ -190,6 +190,15 @@ static hloc_error* Compile(hloc_client* client, const hloc::api::ModuleSource& s
   if (HLOC_HAS(options, hloc_compile_options, allow_interpreter_ops)) {
     cpp.allow_interpreter_ops = options->allow_interpreter_ops != 0;
   }
+  if (HLOC_HAS(options, hloc_compile_options, devices)) {
+    // C's zero-filled default is one device; -1 is the C++ API's 0.
+    cpp.devices = options->devices == 0 ? 1 : options->devices == -1 ? 0 : options->devices;
+    if (options->devices < -1) {
+      return MakeError(HLOC_ERROR_INVALID_ARGUMENT,
+                       absl::StrCat("devices must be -1 (as the module says) or >= 0, got ",
+                                    options->devices));
+    }
+  }
   absl::StatusOr<std::shared_ptr<hloc::api::Executable>> compiled =
       client->client->Compile(source, cpp);
   if (!compiled.ok()) return FromStatus(compiled.status());
@@ -305,6 +314,7 @@ hloc_error* hloc_executable_stats(const hloc_executable* executable, hloc_stats*
     out.interpreter_ops = from.interpreter_ops;
     out.peak_memory_bytes = from.peak_memory_bytes;
     out.compile_seconds = from.compile_seconds;
+    out.devices = from.devices;
     std::memcpy(stats, &out, std::min(stats->struct_size, sizeof(out)));
     return nullptr;
   });

@@ -99,6 +99,9 @@ typedef struct {
   const char* pipeline;   /* NULL: "default"; also "no-fusion", "fallback", "none" */
   const char* dump_dir;   /* NULL: no dumps */
   int allow_interpreter_ops; /* default 1; 0: ops with no kernel fail the compile */
+  /* 0 (default) or 1: one device; N > 1: N host devices (CompileOptions::devices
+   * in api/hloc.h: global arrays in and out); -1: as many as the module names. */
+  int devices;
 } hloc_compile_options;
 
 /* `module` is a binary HloModuleProto, HloProto or HloSnapshot, or HLO text. */
@@ -134,6 +137,7 @@ typedef struct {
   int64_t interpreter_ops;
   int64_t peak_memory_bytes;
   double compile_seconds;
+  int64_t devices; /* devices the executable runs on; the counts above are one device's */
 } hloc_stats;
 /* Fills the first stats->struct_size bytes. */
 hloc_error* hloc_executable_stats(const hloc_executable* executable, hloc_stats* stats);

@@ -40,6 +40,16 @@ absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileForInterpreterTarget(
 absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileForCudaTarget(const HloModule& optimized,
                                                                      const CompileOptions& options);
 
+// CompileOptions::devices != 1, or a shard_map module: `module` (verified;
+// rewritten here to the per-device module, then optimized) compiled for its
+// devices on the host or the interpreter, taking and returning global arrays
+// (devices.cc). Describes its own entry (global shapes). Errors are marked
+// compile errors except a device count the module does not fit
+// (InvalidArgument) and the machine's (FailedPrecondition, ResourceExhausted).
+absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileForDevices(
+    HloModule& module, Backend backend, const CompileOptions& options,
+    const HostTargetContext* host, int num_threads, FusionLedger* ledger);
+
 // parameters/results/result_shape of `impl` from the module's entry.
 void DescribeEntry(const HloModule& module, ExecutableImpl* impl);
 

@@ -181,6 +181,7 @@ class PyExecutable {
     out["interpreter_op_names"] = stats.interpreter_op_names;
     out["peak_memory_bytes"] = stats.peak_memory_bytes;
     out["compile_seconds"] = stats.compile_seconds;
+    out["devices"] = stats.devices;
     out["kernels_from_disk_cache"] = stats.kernels_from_disk_cache;
     out["kernels_to_disk_cache"] = stats.kernels_to_disk_cache;
     return out;
@@ -206,8 +207,10 @@ class PyClient {
   std::shared_ptr<PyExecutable> Compile(nb::bytes module, bool is_path, const std::string& backend,
                                         const std::string& pipeline,
                                         std::vector<std::string> disabled_passes,
-                                        const std::string& dump_dir, bool allow_interpreter_ops) {
+                                        const std::string& dump_dir, bool allow_interpreter_ops,
+                                        int devices) {
     CompileOptions options;
+    options.devices = devices;
     options.backend = Unwrap(ParseBackend(backend));
     options.pipeline = pipeline;
     options.disabled_passes = std::move(disabled_passes);
@@ -254,6 +257,13 @@ NB_MODULE(_hloc, m) {
       .def_prop_ro("report", [](const PyExecutable& e) { return e.executable().Report(); })
       .def_prop_ro("fingerprint", [](const PyExecutable& e) { return e.executable().fingerprint(); })
       .def_prop_ro("stats", &PyExecutable::Stats)
+      .def_prop_ro("mesh_shardings",
+                   [](const PyExecutable& e) -> nb::object {
+                     const MeshShardings* mesh = e.executable().mesh_shardings();
+                     if (mesh == nullptr) return nb::none();
+                     return nb::make_tuple(mesh->axis_names, mesh->axis_sizes, mesh->parameters,
+                                           mesh->results);
+                   })
       .def_prop_ro("aliased_arguments",
                    [](const PyExecutable& e) {
                      std::vector<int64_t> out;
@@ -278,6 +288,7 @@ NB_MODULE(_hloc, m) {
            nb::arg("disk_cache_dir"))
       .def("compile", &PyClient::Compile, nb::arg("module"), nb::arg("is_path"),
            nb::arg("backend"), nb::arg("pipeline"), nb::arg("disabled_passes"),
-           nb::arg("dump_dir"), nb::arg("allow_interpreter_ops"))
+           nb::arg("dump_dir"), nb::arg("allow_interpreter_ops"),
+           nb::arg("devices") = 1)
       .def_prop_ro("cache_hits", &PyClient::cache_hits);
 }

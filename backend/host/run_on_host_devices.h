@@ -11,6 +11,7 @@
 #ifndef HLOC_BACKEND_HOST_RUN_ON_HOST_DEVICES_H_
 #define HLOC_BACKEND_HOST_RUN_ON_HOST_DEVICES_H_
 
+#include <memory>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -28,6 +29,30 @@ struct RunOnHostDevicesOptions {
   // Not owned; when set, receives device 0's compile report (every device's
   // program is compiled from the same module the same way).
   host::HostCompileReport* report = nullptr;
+};
+
+// A module compiled once for each of its N host devices, run many times.
+// Each run meets in a fresh shared-memory world, and collectives are matched
+// by how often a device called them in this run, so a run that failed (one
+// device stopped early) leaves nothing behind for the next. Runs of one
+// program are serialized (the devices' programs and arenas are shared).
+class HostDevicesProgram {
+ public:
+  static absl::StatusOr<std::unique_ptr<HostDevicesProgram>> Compile(
+      const HloModule& module, const RunOnHostDevicesOptions& options = {});
+  ~HostDevicesProgram();
+  // arguments[d] and result[d] are device d's.
+  absl::StatusOr<std::vector<Literal>> Execute(absl::Span<const std::vector<Literal>> arguments,
+                                               const runtime::ExecuteOptions& options = {}) const;
+  int64_t device_count() const;
+  // Device 0's (every device's program is compiled the same way).
+  const host::HostCompileReport& report() const;
+  const host::HostProgram& program(int64_t device) const;
+
+ private:
+  struct State;
+  explicit HostDevicesProgram(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
 };
 
 // arguments[d] and result [d] are device d's (d = replica * num_partitions +

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -33,12 +34,24 @@ absl::Status Malformed(absl::string_view what, const Args&... args) {
 }
 
 // `{mesh = #sdy.mesh<["x"=2, "y"=2]>}` -> axis names and sizes.
-absl::Status ParseMesh(absl::string_view text, ShardMapSignature* signature) {
-  const size_t open = text.find("#sdy.mesh<[");
-  if (open == absl::string_view::npos) return Malformed("xla.sdy.meshes", "no #sdy.mesh in ", text);
-  if (text.find("#sdy.mesh<", open + 1) != absl::string_view::npos) {
-    return absl::UnimplementedError("shard-map-to-per-device: more than one mesh");
+// Meshes without axes (`empty_mesh = #sdy.mesh<[]>`, which JAX adds for
+// replicated arguments) are skipped: they split nothing.
+absl::Status ParseMesh(absl::string_view all, ShardMapSignature* signature) {
+  absl::string_view text;
+  for (size_t at = all.find("#sdy.mesh<"); at != absl::string_view::npos;) {
+    const size_t next = all.find("#sdy.mesh<", at + 1);
+    absl::string_view mesh = all.substr(at, next == absl::string_view::npos ? all.npos : next - at);
+    if (!absl::StartsWith(mesh, "#sdy.mesh<[]>")) {
+      if (!text.empty()) {
+        return absl::UnimplementedError(
+            absl::StrCat("shard-map-to-per-device: more than one mesh with axes in ", all));
+      }
+      text = mesh;
+    }
+    at = next;
   }
+  const size_t open = text.find("#sdy.mesh<[");
+  if (open == absl::string_view::npos) return Malformed("xla.sdy.meshes", "no #sdy.mesh in ", all);
   const size_t close = text.find(']', open);
   if (close == absl::string_view::npos) return Malformed("xla.sdy.meshes", "unclosed ", text);
   if (text.find("device_ids", close) != absl::string_view::npos) {
@@ -226,12 +239,17 @@ absl::StatusOr<Literal> Unshard(const ShardMapSignature& signature, const Sharde
   return global;
 }
 
-absl::StatusOr<bool> ShardMapToPerDevice::Run(HloModule& module) {
-  bool found = false;
+bool HasShardMap(const HloModule& module) {
   for (const HloComputation* c : module.computations()) {
-    for (const HloInstruction* hlo : c->instructions()) found |= IsCustomCall(hlo, kGlobalToLocal);
+    for (const HloInstruction* hlo : c->instructions()) {
+      if (IsCustomCall(hlo, kGlobalToLocal)) return true;
+    }
   }
-  if (!found) return false;
+  return false;
+}
+
+absl::StatusOr<bool> ShardMapToPerDevice::Run(HloModule& module) {
+  if (!HasShardMap(module)) return false;
   ShardMapSignature signature;
   const auto& attrs = module.config().frontend_attributes.map();
   auto mesh = attrs.find("xla.sdy.meshes");
@@ -359,6 +377,11 @@ absl::StatusOr<bool> ShardMapToPerDevice::Run(HloModule& module) {
   for (HloInstruction* hlo : left) HLOC_RETURN_IF_ERROR(entry->RemoveInstruction(hlo));
   // The entry's signature changed: its recorded layout no longer applies.
   module.mutable_config()->entry_computation_layout.reset();
+  // JAX's lowering (jax.jit(f).lower(...)) leaves the device count to the
+  // compile options: a module naming one device takes the mesh's.
+  if (module.config().num_partitions * module.config().replica_count == 1) {
+    module.mutable_config()->num_partitions = signature.device_count();
+  }
   if (static_cast<int64_t>(signature.device_count()) !=
       module.config().num_partitions * module.config().replica_count) {
     return Malformed("module " + module.name(), "mesh of ", signature.device_count(),

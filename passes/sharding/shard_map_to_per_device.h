@@ -69,6 +69,9 @@ class ShardMapToPerDevice : public HloPass {
   ShardMapSignature* signature_;
 };
 
+// Whether `module` holds a shard_map (an xla.sdy.GlobalToLocalShape).
+bool HasShardMap(const HloModule& module);
+
 // Device d's piece of `global` (devices in mesh order: d is the row-major
 // index of its coordinates over the axes).
 absl::StatusOr<Literal> ShardOf(const ShardMapSignature& signature, const ShardedValue& value,

@@ -84,5 +84,41 @@ TEST(ShardMapToPerDeviceTest, ModuleWithoutShardMapIsUnchanged) {
   EXPECT_FALSE(*changed);
 }
 
+// jax.jit(f).lower(...) names no device count: the module takes the mesh's.
+TEST(ShardMapToPerDeviceTest, ModuleNamingOneDeviceTakesTheMeshsCount) {
+  std::string text = kModule;
+  text.replace(text.find(", num_partitions=4"), 18, "");
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text);
+  ASSERT_TRUE(module.ok()) << module.status();
+  EXPECT_TRUE(HasShardMap(**module));
+  absl::StatusOr<bool> changed = ShardMapToPerDevice().Run(**module);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_EQ((*module)->config().num_partitions, 4);
+  EXPECT_FALSE(HasShardMap(**module));
+}
+
+// JAX adds an axis-less mesh for replicated arguments when the inputs carry
+// NamedShardings; it splits nothing. A second mesh with axes is an error.
+TEST(ShardMapToPerDeviceTest, AxislessMeshesAreSkipped) {
+  std::string text = kModule;
+  const std::string mesh = R"({mesh = #sdy.mesh<[\"a\"=2, \"b\"=2]>})";
+  ASSERT_NE(text.find(mesh), std::string::npos);
+  text.replace(text.find(mesh), mesh.size(),
+               R"({empty_mesh = #sdy.mesh<[]>, mesh = #sdy.mesh<[\"a\"=2, \"b\"=2]>})");
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text);
+  ASSERT_TRUE(module.ok()) << module.status();
+  ShardMapSignature signature;
+  absl::StatusOr<bool> changed = ShardMapToPerDevice(&signature).Run(**module);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_EQ(signature.axis_sizes, (std::vector<int64_t>{2, 2}));
+
+  text.replace(text.find("empty_mesh = #sdy.mesh<[]>"), 26, R"(other = #sdy.mesh<[\"c\"=4]>)");
+  module = ParseHloModule(text);
+  ASSERT_TRUE(module.ok()) << module.status();
+  absl::Status two = ShardMapToPerDevice().Run(**module).status();
+  EXPECT_EQ(two.code(), absl::StatusCode::kUnimplemented) << two;
+  EXPECT_NE(two.message().find("more than one mesh"), std::string::npos) << two;
+}
+
 }  // namespace
 }  // namespace hloc

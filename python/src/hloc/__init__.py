@@ -201,6 +201,19 @@ class Executable:
         return dict(self._native.stats)
 
     @property
+    def mesh_shardings(self):
+        """For an executable compiled from a JAX shard_map on several devices:
+        {"axis_names", "axis_sizes", "parameters", "results"}, where each
+        parameter and result lists, per dimension, the mesh axes (indices)
+        that split it, major first (JAX's PartitionSpec); None otherwise."""
+        mesh = self._native.mesh_shardings
+        if mesh is None:
+            return None
+        names, sizes, parameters, results = mesh
+        return {"axis_names": list(names), "axis_sizes": list(sizes),
+                "parameters": parameters, "results": results}
+
+    @property
     def fingerprint(self):
         return self._native.fingerprint
 
@@ -210,7 +223,7 @@ class Executable:
 
 
 def compile(module, backend="auto", *, pipeline="default", disabled_passes=(),
-            dump_dir=None, allow_interpreter_ops=True, num_threads=0):
+            dump_dir=None, allow_interpreter_ops=True, num_threads=0, devices=1):
     """Loads, verifies, optimizes and compiles `module`.
 
     module: HLO text (str), serialized HloModuleProto / HloProto / HloSnapshot
@@ -223,11 +236,23 @@ def compile(module, backend="auto", *, pipeline="default", disabled_passes=(),
     allow_interpreter_ops: ops with no kernel run on the reference
         interpreter (counted in stats); False makes them compile errors.
     num_threads: threads per kernel (0: every core).
+    devices: run on this many devices ("host": one thread each, collectives
+        through shared memory; "interpreter": the multi-device interpreter);
+        0: as many as the module names. A module holding a JAX shard_map
+        runs on its mesh's devices. With several devices the executable
+        takes and returns *global* arrays, split and gathered per device:
+        a shard_map by its shardings; an SPMD-partitioned module
+        (num_partitions=N) by its parameters' ``sharding=`` (replicated when
+        absent) and its root's (results without one come back stacked); a
+        pmap-style module (replica_count=N, or a one-device module run with
+        devices=N) stacked: one more leading dimension of size N, index d
+        being device d's. ``Executable.stats["devices"]`` says how many.
 
     Identical requests return the same Executable from an in-memory cache.
-    Raises CompileError for modules that do not parse, verify or compile,
-    BackendUnavailableError when the backend cannot run here, ValueError for
-    bad options.
+    Raises CompileError for modules that do not parse, verify or compile
+    (shardings the API does not split included), BackendUnavailableError
+    when the backend cannot run here, ValueError for bad options (a device
+    count the module does not fit included).
     """
     if isinstance(module, os.PathLike):
         data, is_path = os.fspath(module).encode(), True
@@ -247,7 +272,12 @@ def compile(module, backend="auto", *, pipeline="default", disabled_passes=(),
         raise TypeError(f"backend: expected a str, got {type(backend).__name__}")
     if not isinstance(num_threads, int) or num_threads < 0:
         raise ValueError(f"num_threads: expected an int >= 0, got {num_threads!r}")
+    if isinstance(devices, bool) or not isinstance(devices, int):
+        raise TypeError(f"devices: expected an int, got {type(devices).__name__}")
+    if not 0 <= devices <= 1024:
+        raise ValueError(f"devices: expected 0 (as the module says) to 1024, got {devices}")
     native = _client(num_threads).compile(
         data, is_path, backend, pipeline, [str(p) for p in disabled_passes],
-        "" if dump_dir is None else os.fspath(dump_dir), bool(allow_interpreter_ops))
+        "" if dump_dir is None else os.fspath(dump_dir), bool(allow_interpreter_ops),
+        devices)
     return Executable(native)

@@ -23,6 +23,20 @@ arrays) and no array is copied; every op of the module runs on hloc. Where
 that is not possible (JAX on a GPU, or a build without jaxlib's FFI headers)
 a call goes through ``hloc.Executable`` from Python and the results are
 handed to JAX with ``jax.device_put``, which costs more per call.
+
+Several devices. A function whose lowering spans several devices (it uses
+``shard_map``, or ``pmap``, which JAX 0.10 lowers through shard_map; its
+arguments may be ``jax.Array``s with a ``NamedSharding`` on a mesh of
+``--xla_force_host_platform_device_count=N`` CPU devices) is compiled with
+``hloc.compile(..., devices=N)``, N read from JAX's lowering. A call gathers
+each argument to one global numpy array, runs the N devices on hloc (host
+backend: one thread each), and returns ``jax.Array``s placed with the
+output shardings JAX's lowering gives (``jax.device_put``). This path goes
+through Python on every call, and in a process with more than one JAX device
+every call of an ``hloc.jax.jit`` function first looks up, in Python, whether
+its signature spans several devices. Computation on global arrays outside a
+shard_map (``jax.jit`` over sharded inputs alone) needs an SPMD partitioner,
+which hloc does not have: such functions raise ``hloc.CompileError``.
 """
 
 import functools
@@ -65,9 +79,19 @@ def _unregister_all(handles):
         _hloc.xla_ffi_unregister(handle)
 
 
+def _devices_of(leaf):
+    """How many devices a jax.Array lies on (1 for everything else)."""
+    if isinstance(leaf, jax.Array) and not isinstance(leaf, jax.core.Tracer):
+        return len(leaf.sharding.device_set)
+    return 1
+
+
 def _signature(leaf):
+    if isinstance(leaf, jax.Array) and not isinstance(leaf, jax.core.Tracer):
+        return (tuple(leaf.shape), str(leaf.dtype), getattr(leaf, "weak_type", False),
+                _devices_of(leaf))
     if isinstance(leaf, (jax.Array, np.ndarray, np.generic, jax.ShapeDtypeStruct)):
-        return (tuple(leaf.shape), str(leaf.dtype), getattr(leaf, "weak_type", False))
+        return (tuple(leaf.shape), str(leaf.dtype), getattr(leaf, "weak_type", False), 1)
     # Python scalars: JAX gives them weak types; the value is not part of the
     # signature.
     return (type(leaf).__name__,)
@@ -136,7 +160,14 @@ class _Jitted:
                     f"hloc.jax.jit: JAX lowered arguments as {lowered.in_tree}, "
                     f"expected {treedef}")
             proto = lowered.compiler_ir("hlo").as_serialized_hlo_module_proto()
-            executable = hloc.compile(proto, backend=self._backend, **self._compile_options)
+            devices = _lowered_devices(lowered)
+            options = dict(self._compile_options)
+            if devices > 1:
+                options["devices"] = devices
+                if self._backend == "auto":
+                    options["backend"] = "host"
+            options.setdefault("backend", self._backend)
+            executable = hloc.compile(proto, **options)
             out_avals = jax.tree_util.tree_leaves(lowered.out_info)
             if len(out_avals) != len(executable.results):
                 raise hloc.Error(
@@ -169,11 +200,13 @@ class _Jitted:
 
     def __call__(self, *args, **kwargs):
         if self._dispatch is not None:
-            return self._dispatch(*args, **kwargs)
+            (executable, _, _), _ = self._compiled(args, kwargs)
+            if executable.stats["devices"] == 1:
+                return self._dispatch(*args, **kwargs)
         return self._call_from_python(args, kwargs)
 
     def _call_from_python(self, args, kwargs):
-        (executable, out_tree, _), leaves = self._compiled(args, kwargs)
+        (executable, out_tree, out_avals), leaves = self._compiled(args, kwargs)
         inputs = []
         for spec, leaf in zip(executable.parameters, leaves):
             if isinstance(leaf, jax.Array):
@@ -182,15 +215,69 @@ class _Jitted:
                 # Python scalars and numpy values take the parameter's dtype,
                 # as JAX's weak typing would give them.
                 inputs.append(np.asarray(leaf, dtype=spec.dtype))
+        if executable.stats["devices"] > 1:
+            return self._call_on_devices(executable, out_tree, out_avals, inputs)
         outputs = executable(*inputs)
         # One batched transfer for every result; on the CPU JAX takes hloc's
         # (aligned) memory without a copy.
         return jax.tree_util.tree_unflatten(out_tree, jax.device_put(outputs))
 
+    @staticmethod
+    def _call_on_devices(executable, out_tree, out_avals, inputs):
+        """Global arrays in (a sharded jax.Array is gathered), global arrays
+        out, placed as JAX's lowering says its outputs are sharded."""
+        arrays = [np.asarray(x) if isinstance(x, jax.Array) else x for x in inputs]
+        outputs = executable(*arrays)
+        shardings = getattr(executable, "_jax_out_shardings", None)
+        if shardings is None:
+            shardings = _output_shardings(executable, out_avals)
+            executable._jax_out_shardings = shardings
+        placed = [jax.device_put(o, s) if s is not None else jax.device_put(o)
+                  for o, s in zip(outputs, shardings)]
+        return jax.tree_util.tree_unflatten(out_tree, placed)
+
     def executable(self, *args, **kwargs):
         """The hloc.Executable these arguments run on (compiling it if needed)."""
         (executable, _, _), _ = self._compiled(args, kwargs)
         return executable
+
+
+def _output_shardings(executable, out_avals):
+    """The shardings JAX gives a program's outputs: those its lowering names,
+    else (JAX leaves them to XLA's propagation) the shard_map's out_specs on
+    its mesh over the first devices, in order; None where neither says."""
+    named = [getattr(aval, "sharding", None) for aval in out_avals]
+    named = [s if isinstance(s, jax.sharding.Sharding) else None for s in named]
+    mesh = executable.mesh_shardings
+    if all(s is not None for s in named) or mesh is None:
+        return named
+    names, sizes = mesh["axis_names"], mesh["axis_sizes"]
+    devices = np.array(jax.devices()[:int(np.prod(sizes))]).reshape(sizes)
+    jax_mesh = jax.sharding.Mesh(devices, tuple(names))
+
+    def spec(dims):
+        entries = []
+        for axes in dims:
+            if not axes:
+                entries.append(None)
+            elif len(axes) == 1:
+                entries.append(names[axes[0]])
+            else:
+                entries.append(tuple(names[a] for a in axes))
+        while entries and entries[-1] is None:
+            entries.pop()
+        return jax.sharding.PartitionSpec(*entries)
+
+    return [s if s is not None else jax.sharding.NamedSharding(jax_mesh, spec(dims))
+            for s, dims in zip(named, mesh["results"])]
+
+
+def _lowered_devices(lowered):
+    """The number of devices JAX lowered for (its mesh's, for shard_map)."""
+    try:
+        return int(lowered._lowering.compile_args.get("num_devices", 1))
+    except (AttributeError, TypeError):
+        return 1
 
 
 def jit(fn=None, *, backend="auto", static_argnums=(), static_argnames=(), donate_argnums=(),
@@ -212,7 +299,10 @@ def jit(fn=None, *, backend="auto", static_argnums=(), static_argnames=(), donat
                                  donate_argnums=donate_argnums, **compile_options)
     jitted = _Jitted(fn, backend, static_argnums, static_argnames, donate_argnums,
                      compile_options)
-    if jitted._dispatch is None:
+    if jitted._dispatch is None or jax.device_count() > 1:
+        # With several JAX devices a call may span them (shard_map, sharded
+        # inputs): each call then first finds, in Python, how its signature
+        # was compiled.
         return jitted
     # On the FFI path the caller gets JAX's own jitted function, so a call
     # never enters Python code; hloc's parts ride along as attributes.
