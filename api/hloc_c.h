@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define HLOC_C_API_MAJOR 0
-#define HLOC_C_API_MINOR 1
+#define HLOC_C_API_MINOR 2  /* 2: hloc_compile_options.devices, hloc_stats.devices */
 
 typedef struct hloc_error hloc_error;
 typedef struct hloc_client hloc_client;
