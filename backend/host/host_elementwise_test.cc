@@ -57,18 +57,8 @@ Literal Values(const std::string& type, int count, const char* values) {
   return ParseLiteralText(absl::StrCat(type, "[", count, "] ", text));
 }
 
-// Host options whose compiler calls libm for every transcendental function.
 RunOnHostOptions ExactMathOptions() {
-  static std::shared_ptr<host::KernelCompiler>* compiler = [] {
-    host::KernelCompilerOptions options;
-    options.exact_math = true;
-    auto created = host::KernelCompiler::Create(options);
-    EXPECT_TRUE(created.ok()) << created.status();
-    return new std::shared_ptr<host::KernelCompiler>(created.ok() ? *created : nullptr);
-  }();
-  RunOnHostOptions options = host_testing::TestOptions();
-  options.compile.compiler = *compiler;
-  return options;
+  return host_testing::WithExactMath(host_testing::TestOptions());
 }
 
 bool IsPolynomialOp(const std::string& op) {

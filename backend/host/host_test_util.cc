@@ -31,6 +31,18 @@ RunOnHostOptions TestOptions(bool allow_fallback) {
   return options;
 }
 
+RunOnHostOptions WithExactMath(RunOnHostOptions options) {
+  static std::shared_ptr<host::KernelCompiler>* compiler = [] {
+    host::KernelCompilerOptions kernel;
+    kernel.exact_math = true;
+    auto created = host::KernelCompiler::Create(kernel);
+    EXPECT_TRUE(created.ok()) << created.status();
+    return new std::shared_ptr<host::KernelCompiler>(created.ok() ? *created : nullptr);
+  }();
+  options.compile.compiler = *compiler;
+  return options;
+}
+
 Literal ParseLiteralText(absl::string_view text) {
   const size_t space = text.find(' ');
   absl::StatusOr<Shape> shape = ParseShape(text.substr(0, space));

@@ -26,6 +26,11 @@ std::shared_ptr<host::KernelCompiler> SharedCompiler();
 // kernels, so parallel execution is exercised on small inputs too.
 RunOnHostOptions TestOptions(bool allow_fallback = false);
 
+// `options` with a shared compiler whose transcendental functions call libm
+// (KernelCompilerOptions::exact_math), bit for bit with the interpreter: for
+// tests about something else than exp/tanh/... accuracy.
+RunOnHostOptions WithExactMath(RunOnHostOptions options);
+
 // A literal from HLO text such as "f32[3] {1, -0, nan}".
 Literal ParseLiteralText(absl::string_view text);
 
