@@ -34,11 +34,12 @@ struct Compiled {
 };
 
 // Compiles `module` (with or without updates in place), runs it on
-// `arguments` and checks the result against the interpreter bit for bit.
+// `arguments` and checks the result against the interpreter bit for bit
+// (libm's transcendental functions, as the interpreter's).
 Compiled CompileAndCheck(const HloModule& module, const std::vector<Literal>& arguments,
                          bool in_place) {
   host::HostCompileOptions options;
-  options.compiler = host_testing::SharedCompiler();
+  options.compiler = host_testing::WithExactMath(host_testing::TestOptions()).compile.compiler;
   options.fallback = InterpreterFallback();
   options.update_in_place = in_place;
   absl::StatusOr<std::unique_ptr<host::HostProgram>> program =

@@ -4,6 +4,7 @@
 // and other C runtime symbols from the process.
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <fstream>
 #include <mutex>
@@ -14,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "backend/host/kernel_compiler.h"
 #include "backend/host/kernel_emitter.h"
+#include "backend/llvm/polynomial_math.h"
 #include "hlo/fingerprint.h"
 #include "hlo/status_macros.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
@@ -66,7 +68,10 @@ class JitKernelCompiler : public KernelCompiler {
  public:
   JitKernelCompiler(KernelCompilerOptions options, std::unique_ptr<llvm::orc::LLJIT> jit,
                     std::unique_ptr<llvm::TargetMachine> target_machine)
-      : options_(options), jit_(std::move(jit)), target_machine_(std::move(target_machine)) {}
+      : options_(options), jit_(std::move(jit)), target_machine_(std::move(target_machine)) {
+    math_ = options_.exact_math ? static_cast<const codegen::MathLowering*>(&libm_math_)
+                                : &polynomial_math_;
+  }
 
   absl::StatusOr<CompiledKernel> Compile(const HloComputation& computation,
                                          KernelVariant variant) override {
@@ -167,7 +172,7 @@ class JitKernelCompiler : public KernelCompiler {
     module->setDataLayout(target_machine_->createDataLayout());
     module->setTargetTriple(target_machine_->getTargetTriple().str());
     absl::StatusOr<EmittedKernel> emitted =
-        EmitHostKernel(computation, name, module.get(), &math_,
+        EmitHostKernel(computation, name, module.get(), math_,
                        variant == KernelVariant::kUpdateInPlace, options_.tiled_transposes);
     if (!emitted.ok()) return emitted.status();
     last_emitted_ = *emitted;
@@ -214,6 +219,7 @@ class JitKernelCompiler : public KernelCompiler {
         .Add(std::string(target_machine_->getTargetFeatureString()))
         .Add(options_.optimization_level)
         .Add(options_.tiled_transposes ? 1 : 0)
+        .Add(options_.exact_math ? "libm" : "polynomial-math v1")
         .Finish();
   }
 
@@ -294,7 +300,9 @@ class JitKernelCompiler : public KernelCompiler {
   const KernelCompilerOptions options_;
   std::unique_ptr<llvm::orc::LLJIT> jit_;
   std::unique_ptr<llvm::TargetMachine> target_machine_;
-  codegen::LibmMathLowering math_;
+  codegen::LibmMathLowering libm_math_;
+  codegen::PolynomialMathLowering polynomial_math_;
+  const codegen::MathLowering* math_ = nullptr;  // One of the two.
   mutable std::mutex mu_;
   absl::flat_hash_map<std::string, CompiledKernel> cache_;
   KernelCompilerStats stats_;
@@ -305,8 +313,13 @@ class JitKernelCompiler : public KernelCompiler {
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<KernelCompiler>> KernelCompiler::Create(
-    const KernelCompilerOptions& options) {
+    const KernelCompilerOptions& requested) {
   InitializeLlvmOnce();
+  KernelCompilerOptions options = requested;
+  if (const char* exact = std::getenv("HLOC_HOST_EXACT_MATH");
+      exact != nullptr && std::string(exact) == "1") {
+    options.exact_math = true;
+  }
   llvm::Expected<llvm::orc::JITTargetMachineBuilder> machine =
       llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!machine) return absl::InternalError(ErrorText(machine.takeError()));

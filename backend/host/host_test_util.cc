@@ -2,6 +2,8 @@
 #include "backend/host/host_test_util.h"
 
 #include <cmath>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -26,6 +28,18 @@ RunOnHostOptions TestOptions(bool allow_fallback) {
   options.interpreter_fallback = allow_fallback;
   options.num_threads = 2;
   options.execute.min_parallel_cost = 64;
+  return options;
+}
+
+RunOnHostOptions WithExactMath(RunOnHostOptions options) {
+  static std::shared_ptr<host::KernelCompiler>* compiler = [] {
+    host::KernelCompilerOptions kernel;
+    kernel.exact_math = true;
+    auto created = host::KernelCompiler::Create(kernel);
+    EXPECT_TRUE(created.ok()) << created.status();
+    return new std::shared_ptr<host::KernelCompiler>(created.ok() ? *created : nullptr);
+  }();
+  options.compile.compiler = *compiler;
   return options;
 }
 
@@ -110,6 +124,98 @@ void ExpectExact(absl::string_view hlo, const std::vector<Literal>& args,
   Outcome outcome = RunBoth(hlo, args, options);
   ASSERT_TRUE(outcome.status.ok()) << outcome.status << "\n" << hlo;
   EXPECT_TRUE(SameBits(outcome.expected, outcome.actual))
+      << hlo << "\nexpected " << outcome.expected.ToString() << "\nactual   "
+      << outcome.actual.ToString();
+}
+
+namespace {
+
+// Bits of a float element, with the format's widths.
+struct FloatBits {
+  uint64_t bits = 0;
+  int exponent_bits = 0;
+  int mantissa_bits = 0;
+  bool sign() const { return (bits >> (exponent_bits + mantissa_bits)) & 1; }
+  uint64_t magnitude() const { return bits & ((uint64_t{1} << (exponent_bits + mantissa_bits)) - 1); }
+  uint64_t exponent_all_ones() const {
+    return ((uint64_t{1} << exponent_bits) - 1) << mantissa_bits;
+  }
+  bool nan() const {
+    return (magnitude() & exponent_all_ones()) == exponent_all_ones() &&
+           (magnitude() & ((uint64_t{1} << mantissa_bits) - 1)) != 0;
+  }
+  bool inf() const { return magnitude() == exponent_all_ones(); }
+  // Position on the number line in ulps: consecutive floats differ by 1.
+  int64_t ordinal() const {
+    const int64_t m = static_cast<int64_t>(magnitude());
+    return sign() ? -m : m;
+  }
+};
+
+bool ReadFloatBits(const Literal& literal, int64_t i, FloatBits* out) {
+  const PrimitiveType type = literal.shape().element_type();
+  const int width = ByteWidth(type);
+  switch (type) {
+    case xla::F32: *out = {0, 8, 23}; break;
+    case xla::F64: *out = {0, 11, 52}; break;
+    case xla::F16: *out = {0, 5, 10}; break;
+    case xla::BF16: *out = {0, 8, 7}; break;
+    default: return false;
+  }
+  std::memcpy(&out->bits, literal.raw() + i * width, width);  // Little-endian.
+  return true;
+}
+
+}  // namespace
+
+::testing::AssertionResult WithinUlps(const Literal& expected, const Literal& actual,
+                                      int64_t max_ulps) {
+  if (!expected.shape().Compatible(actual.shape())) {
+    return ::testing::AssertionFailure() << "shapes differ: " << expected.shape().ToString()
+                                         << " vs " << actual.shape().ToString();
+  }
+  std::vector<const Literal*> e, a;
+  Leaves(expected, &e);
+  Leaves(actual, &a);
+  for (size_t leaf = 0; leaf < e.size(); ++leaf) {
+    if (!e[leaf]->shape().IsArray()) continue;
+    FloatBits probe;
+    if (e[leaf]->element_count() == 0 || !ReadFloatBits(*e[leaf], 0, &probe)) {
+      ::testing::AssertionResult same = SameBits(*e[leaf], *a[leaf]);
+      if (!same) return same;
+      continue;
+    }
+    for (int64_t i = 0; i < e[leaf]->element_count(); ++i) {
+      FloatBits x, y;
+      ReadFloatBits(*e[leaf], i, &x);
+      ReadFloatBits(*a[leaf], i, &y);
+      bool ok;
+      if (x.nan() || y.nan()) {
+        ok = x.nan() && y.nan();
+      } else if (x.inf() || y.inf() || (x.magnitude() == 0 && y.magnitude() == 0)) {
+        ok = x.bits == y.bits;
+      } else {
+        ok = std::abs(x.ordinal() - y.ordinal()) <= max_ulps;
+      }
+      if (!ok) {
+        std::string ev, av;
+        e[leaf]->AppendElementTo(i, &ev);
+        a[leaf]->AppendElementTo(i, &av);
+        return ::testing::AssertionFailure()
+               << "leaf " << leaf << " element " << i << ": expected " << ev << ", got " << av
+               << " (" << std::abs(x.ordinal() - y.ordinal()) << " ulps apart, at most "
+               << max_ulps << " allowed; NaN, infinities and pairs of zeros must match exactly)";
+      }
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+void ExpectWithinUlps(absl::string_view hlo, const std::vector<Literal>& args, int64_t max_ulps,
+                      const RunOnHostOptions& options) {
+  Outcome outcome = RunBoth(hlo, args, options);
+  ASSERT_TRUE(outcome.status.ok()) << outcome.status << "\n" << hlo;
+  EXPECT_TRUE(WithinUlps(outcome.expected, outcome.actual, max_ulps))
       << hlo << "\nexpected " << outcome.expected.ToString() << "\nactual   "
       << outcome.actual.ToString();
 }

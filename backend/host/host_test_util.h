@@ -26,6 +26,11 @@ std::shared_ptr<host::KernelCompiler> SharedCompiler();
 // kernels, so parallel execution is exercised on small inputs too.
 RunOnHostOptions TestOptions(bool allow_fallback = false);
 
+// `options` with a shared compiler whose transcendental functions call libm
+// (KernelCompilerOptions::exact_math), bit for bit with the interpreter: for
+// tests about something else than exp/tanh/... accuracy.
+RunOnHostOptions WithExactMath(RunOnHostOptions options);
+
 // A literal from HLO text such as "f32[3] {1, -0, nan}".
 Literal ParseLiteralText(absl::string_view text);
 
@@ -44,6 +49,13 @@ Outcome RunBoth(absl::string_view hlo, const std::vector<Literal>& args,
 // Host result equals the interpreter's bit for bit.
 void ExpectExact(absl::string_view hlo, const std::vector<Literal>& args,
                  const RunOnHostOptions& options = TestOptions());
+// Float results within `max_ulps` units in the last place of the
+// interpreter's, in the element type (f32, f64, f16, bf16); NaN, infinities
+// and two zeros must match exactly (sign included). Other types: bit for bit.
+::testing::AssertionResult WithinUlps(const Literal& expected, const Literal& actual,
+                                      int64_t max_ulps);
+void ExpectWithinUlps(absl::string_view hlo, const std::vector<Literal>& args, int64_t max_ulps,
+                      const RunOnHostOptions& options = TestOptions());
 // Host result within `tolerance` of the interpreter's.
 void ExpectClose(absl::string_view hlo, const std::vector<Literal>& args,
                  const Tolerance& tolerance = {}, const RunOnHostOptions& options = TestOptions());

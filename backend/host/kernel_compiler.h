@@ -35,6 +35,12 @@ struct KernelCompilerOptions {
   // running LLVM. An unreadable or corrupt entry is recompiled and
   // rewritten; a folder that cannot be written only loses the saving.
   std::string disk_cache_dir;
+  // f32 exp, expm1, tanh, log (and logistic through exp) call libm, bit for
+  // bit with the interpreter, instead of the inline polynomials of
+  // backend/llvm/polynomial_math.h (which vectorize; error bounds there).
+  // KernelCompiler::Create also turns this on when the environment sets
+  // HLOC_HOST_EXACT_MATH=1, so any tool can bisect a numerical difference.
+  bool exact_math = false;
 };
 
 // What a kernel stores, and which parameter an update-in-place kernel

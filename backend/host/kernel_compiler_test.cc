@@ -155,6 +155,65 @@ CHECK: define void @kernel(
 CHECK: fpext <{{[0-9]+}} x float> {{.*}} to <{{[0-9]+}} x double>
 CHECK: fadd <{{[0-9]+}} x double>
 )"));
+  // Row sums too: 8 partial sums per row (lane rows), side by side.
+  const HloComputation* rows = module->FindComputation("rows");
+  ASSERT_NE(rows, nullptr);
+  absl::StatusOr<std::string> row_ir = compiler->EmitIr(*rows, /*optimized=*/true);
+  ASSERT_TRUE(row_ir.ok()) << row_ir.status();
+  EXPECT_TRUE(FileCheck(*row_ir, R"(
+CHECK: define void @kernel(
+CHECK: fadd <{{[0-9]+}} x double>
+)"));
+}
+
+// exp, tanh, logistic, expm1 and log in f32 and bf16 are inline polynomials
+// (backend/llvm/polynomial_math.h), so their loops vectorize and call no
+// libm; with exact_math they call libm (and stay scalar).
+TEST(KernelCompilerTest, TranscendentalLoopsVectorize) {
+  std::unique_ptr<HloModule> module = Parse(R"(
+HloModule m
+math {
+  x = f32[64,256] parameter(0)
+  e = f32[64,256] exponential(x)
+  t = f32[64,256] tanh(e)
+  l = f32[64,256] logistic(t)
+  m = f32[64,256] exponential-minus-one(l)
+  ROOT g = f32[64,256] log(m)
+}
+silu_bf16 {
+  x = bf16[64,256] parameter(0)
+  s = bf16[64,256] logistic(x)
+  ROOT r = bf16[64,256] multiply(x, s)
+}
+ENTRY e {
+  x = f32[64,256] parameter(0)
+  ROOT f = f32[64,256] fusion(x), kind=kLoop, calls=math
+})");
+  ASSERT_NE(module, nullptr);
+  for (const char* name : {"math", "silu_bf16"}) {
+    SCOPED_TRACE(name);
+    const HloComputation* computation = module->FindComputation(name);
+    ASSERT_NE(computation, nullptr);
+    std::shared_ptr<host::KernelCompiler> compiler = NewCompiler();
+    ASSERT_NE(compiler, nullptr);
+    absl::StatusOr<std::string> ir = compiler->EmitIr(*computation, /*optimized=*/true);
+    ASSERT_TRUE(ir.ok()) << ir.status();
+    EXPECT_TRUE(FileCheck(*ir, R"(
+CHECK: define void @kernel(
+CHECK-NOT: call {{.*}}@{{(exp|expm1|tanh|log)f}}(
+CHECK: fmul <{{[0-9]+}} x float>
+CHECK-NOT: call {{.*}}@{{(exp|expm1|tanh|log)f}}(
+)"));
+    host::KernelCompilerOptions exact;
+    exact.exact_math = true;
+    absl::StatusOr<std::shared_ptr<host::KernelCompiler>> libm = host::KernelCompiler::Create(exact);
+    ASSERT_TRUE(libm.ok()) << libm.status();
+    absl::StatusOr<std::string> libm_ir = (*libm)->EmitIr(*computation, /*optimized=*/true);
+    ASSERT_TRUE(libm_ir.ok()) << libm_ir.status();
+    EXPECT_TRUE(FileCheck(*libm_ir, R"(
+CHECK: call {{.*}}@expf(
+)"));
+  }
 }
 
 TEST(KernelCompilerTest, FusionsWithNonElementalOpsAreSplit) {

@@ -25,7 +25,23 @@
 //
 // Each output's accumulation order is row-major over the reduced indices in
 // both cases, the same as the elemental reduce; float sums accumulate in
-// double and round once (see ElementalIrEmitter::SumsInDouble).
+// double and round once (see ElementalIrEmitter::SumsInDouble). One
+// exception, lane rows:
+//
+//   lane rows: a row reduction whose heroes are all sums, maxima or minima
+//     (one input each) over a last reduced dimension of at least 2 *
+//     kRowLanes elements keeps kRowLanes partial accumulators per hero:
+//     element i of a row goes to lane i % kRowLanes (the lane loop
+//     vectorizes), the elements past the last whole group to lane 0, and
+//     the lanes combine in order at the end of the row; lane 0 starts at the
+//     init value, the others at the reducer's identity (-0 for sums, -inf /
+//     +inf for float max / min, the type's extremes for integers). Integer
+//     sums are exact in any order. Float sums (in double) are reordered:
+//     results may differ from the sequential order in the last bit of the
+//     rounded result. Float max/min are exact: values that compare equal are
+//     the same bits except +0/-0, where the sequential order keeps the
+//     first one seen, and NaN payloads; so a row whose lane result is a zero
+//     or a NaN is reduced again sequentially (rare, and exact).
 //
 // Side outputs: an output that reads no reduce and has the heroes' input
 // shape (the exp a softmax both stores and sums, after multi-output fusion)
@@ -49,6 +65,40 @@ using codegen::ElementGenerator;
 using codegen::IrIndex;
 
 constexpr int64_t kTile = 32;
+// Partial accumulators per hero in a lane row reduction.
+constexpr int64_t kRowLanes = 8;
+
+// Reducers whose lanes may be combined in another order (see the top).
+enum class LaneReducer { kNone, kFloatSum, kIntSum, kMax, kMin };
+
+LaneReducer ClassifyForLanes(const HloInstruction& reduce, bool wide) {
+  if (reduce.operand_count() != 2) return LaneReducer::kNone;
+  const PrimitiveType type = reduce.operand(0)->shape().element_type();
+  const bool is_float = type == xla::F16 || type == xla::BF16 || type == xla::F32 || type == xla::F64;
+  const bool is_int = type == xla::S8 || type == xla::S16 || type == xla::S32 || type == xla::S64 ||
+                      type == xla::U8 || type == xla::U16 || type == xla::U32 || type == xla::U64;
+  if (wide) return LaneReducer::kFloatSum;
+  if (!is_float && !is_int) return LaneReducer::kNone;
+  const HloComputation* reducer = reduce.to_apply();
+  if (reducer == nullptr || reducer->num_parameters() != 2) return LaneReducer::kNone;
+  const HloInstruction* root = reducer->root();
+  if (root == nullptr || root->operand_count() != 2 || !root->shape().IsArray() ||
+      root->shape().rank() != 0 || root->shape().element_type() != type) {
+    return LaneReducer::kNone;
+  }
+  const HloInstruction* a = root->operand(0);
+  const HloInstruction* b = root->operand(1);
+  if (a->opcode() != HloOpcode::kParameter || b->opcode() != HloOpcode::kParameter ||
+      a->parameter_number() == b->parameter_number()) {
+    return LaneReducer::kNone;
+  }
+  switch (root->opcode()) {
+    case HloOpcode::kAdd: return is_int ? LaneReducer::kIntSum : LaneReducer::kNone;
+    case HloOpcode::kMaximum: return LaneReducer::kMax;
+    case HloOpcode::kMinimum: return LaneReducer::kMin;
+    default: return LaneReducer::kNone;
+  }
+}
 // Accumulator bytes a column tile may use (per work item, on the stack).
 constexpr int64_t kAccumulatorBytes = 32 * 1024;
 
@@ -58,6 +108,7 @@ struct HeroState {
   const HloInstruction* reduce;
   int64_t arity;                            // Inputs (= inits = result leaves).
   bool wide = false;                        // A float sum accumulating in double.
+  LaneReducer lanes = LaneReducer::kNone;
   std::vector<llvm::Type*> types;           // Per leaf.
   std::vector<llvm::AllocaInst*> accumulators;  // Per leaf: scalar or [tile x type].
   std::vector<ElementGenerator> inputs, inits;
@@ -72,6 +123,7 @@ class ReductionEmitter {
     for (const HloInstruction* hero : heroes) {
       HeroState state{hero, hero->operand_count() / 2};
       state.wide = codegen::ElementalIrEmitter::SumsInDouble(*hero);
+      state.lanes = ClassifyForLanes(*hero, state.wide);
       heroes_.push_back(std::move(state));
     }
   }
@@ -110,14 +162,21 @@ class ReductionEmitter {
     }
     const bool column = column_block_ > 1 && last_reduced >= 0;
     tile_ = column ? ColumnTile() : 1;
+    if (!column && !reduced_.empty() && input_dims_[reduced_.back()] >= 2 * kRowLanes) {
+      row_lanes_ = true;
+      for (const HeroState& hero : heroes_) {
+        if (hero.lanes == LaneReducer::kNone) row_lanes_ = false;
+      }
+      if (row_lanes_) tile_ = kRowLanes;
+    }
 
-    absl::Status prepared = Prepare(column);
+    absl::Status prepared = Prepare(column || row_lanes_);
     if (!prepared.ok()) return prepared;
     int64_t outputs = 1;
     for (int64_t d : output_dims_) outputs *= d;
     if (outputs == 0) return std::make_optional(std::make_pair(int64_t{0}, "row-reduction"));
     if (!column) {
-      absl::Status status = EmitRowReduction();
+      absl::Status status = row_lanes_ ? EmitLaneRowReduction() : EmitRowReduction();
       if (!status.ok()) return status;
       return std::make_optional(std::make_pair(outputs, "row-reduction"));
     }
@@ -146,13 +205,13 @@ class ReductionEmitter {
 
   // Accumulator storage, the heroes' input generators, and generators that
   // make every hero read as its accumulator (at slot `slot_`).
-  absl::Status Prepare(bool column) {
+  absl::Status Prepare(bool arrays) {
     for (HeroState& hero : heroes_) {
       for (int64_t i = 0; i < hero.arity; ++i) {
         absl::StatusOr<llvm::Type*> type = e_.ValueType(hero.reduce->operand(i)->shape().element_type());
         if (!type.ok()) return type.status();
         hero.types.push_back(hero.wide ? b_.getDoubleTy() : *type);
-        llvm::Type* storage = column ? llvm::ArrayType::get(hero.types.back(), tile_) : hero.types.back();
+        llvm::Type* storage = arrays ? llvm::ArrayType::get(hero.types.back(), tile_) : hero.types.back();
         hero.accumulators.push_back(e_.EntryAlloca(storage, "acc"));
         absl::StatusOr<ElementGenerator> input = state_.fused->GetGenerator(*hero.reduce->operand(i));
         if (!input.ok()) return input.status();
@@ -202,9 +261,10 @@ class ReductionEmitter {
     return e_.NarrowSum(acc, hero.reduce->operand(0)->shape().element_type());
   }
 
-  absl::Status InitAccumulators() {
+  absl::Status InitAccumulators(const HeroState* only = nullptr) {
     const IrIndex scalar{{}, e_.Int64(0)};
     for (HeroState& hero : heroes_) {
+      if (only != nullptr && &hero != only) continue;
       for (int64_t i = 0; i < hero.arity; ++i) {
         absl::StatusOr<llvm::Value*> init = hero.inits[i](scalar);
         if (!init.ok()) return init.status();
@@ -216,9 +276,11 @@ class ReductionEmitter {
     return absl::OkStatus();
   }
 
-  // One step of every hero at input index `input`.
-  absl::Status Accumulate(const IrIndex& input) {
+  // One step of every hero (or only `only`, without side outputs) at input
+  // index `input`.
+  absl::Status Accumulate(const IrIndex& input, const HeroState* only = nullptr) {
     for (HeroState& hero : heroes_) {
+      if (only != nullptr && &hero != only) continue;
       std::vector<llvm::Value*> args;
       for (int64_t i = 0; i < hero.arity; ++i) args.push_back(LoadAccumulator(hero, i));
       for (int64_t i = 0; i < hero.arity; ++i) {
@@ -240,7 +302,7 @@ class ReductionEmitter {
       }
       for (int64_t i = 0; i < hero.arity; ++i) b_.CreateStore((*next)[i], AccumulatorAddress(hero, i));
     }
-    for (size_t k = 0; k < state_.outputs.size(); ++k) {
+    for (size_t k = 0; k < state_.outputs.size() && only == nullptr; ++k) {
       if (!is_side_output_[k]) continue;
       absl::StatusOr<llvm::Value*> value = output_generators_[k](input);
       if (!value.ok()) return value.status();
@@ -298,6 +360,128 @@ class ReductionEmitter {
     });
   }
 
+  // The reducer's identity in the accumulator's type (see the top).
+  llvm::Value* LaneIdentity(const HeroState& hero) {
+    llvm::Type* t = hero.types[0];
+    const PrimitiveType type = hero.reduce->operand(0)->shape().element_type();
+    const bool is_max = hero.lanes == LaneReducer::kMax;
+    switch (hero.lanes) {
+      case LaneReducer::kFloatSum: return llvm::ConstantFP::get(t, -0.0);
+      case LaneReducer::kIntSum: return llvm::ConstantInt::get(t, 0);
+      default: break;
+    }
+    if (t->isFloatingPointTy()) return llvm::ConstantFP::getInfinity(t, /*Negative=*/is_max);
+    const unsigned bits = t->getIntegerBitWidth();
+    if (type == xla::F16) return llvm::ConstantInt::get(t, is_max ? 0xFC00 : 0x7C00);
+    if (type == xla::BF16) return llvm::ConstantInt::get(t, is_max ? 0xFF80 : 0x7F80);
+    if (IsSignedInteger(type)) {
+      return llvm::ConstantInt::get(t, is_max ? llvm::APInt::getSignedMinValue(bits)
+                                              : llvm::APInt::getSignedMaxValue(bits));
+    }
+    return llvm::ConstantInt::get(t, is_max ? llvm::APInt::getMinValue(bits)
+                                            : llvm::APInt::getMaxValue(bits));
+  }
+
+  // a (+) b with the hero's reducer.
+  absl::StatusOr<llvm::Value*> Combine(HeroState& hero, llvm::Value* a, llvm::Value* b) {
+    if (hero.wide) return b_.CreateFAdd(a, b);
+    absl::StatusOr<std::vector<llvm::Value*>> next =
+        e_.EmitScalarComputation(*hero.reduce->to_apply(), {a, b});
+    if (!next.ok()) return next.status();
+    if (next->size() != 1) {
+      return absl::InvalidArgumentError(absl::StrCat("reducer of %", hero.reduce->name(),
+                                                     " returns the wrong arity"));
+    }
+    return (*next)[0];
+  }
+
+  // True when a float max/min result is +-0 or NaN (its lanes' order matters).
+  llvm::Value* NeedsSequentialOrder(const HeroState& hero, llvm::Value* value) {
+    const PrimitiveType type = hero.reduce->operand(0)->shape().element_type();
+    if (hero.lanes != LaneReducer::kMax && hero.lanes != LaneReducer::kMin) return nullptr;
+    if (!IsFloatingPoint(type)) return nullptr;
+    llvm::Value* x = e_.ToCompute(value, type);
+    return b_.CreateFCmpUEQ(x, llvm::ConstantFP::get(x->getType(), 0.0));
+  }
+
+  absl::Status EmitLaneRowReduction() {
+    const int64_t row = input_dims_[reduced_.back()];
+    const int64_t groups = row / kRowLanes;
+    std::vector<int64_t> outer = ReducedSizes();
+    outer.pop_back();
+    return e_.EmitLoop("output", state_.begin, state_.end, [&](llvm::Value* o) -> absl::Status {
+      IrIndex out = e_.Delinearize(o, output_dims_);
+      for (HeroState& hero : heroes_) {
+        for (int64_t lane = 1; lane < kRowLanes; ++lane) {
+          slot_ = e_.Int64(lane);
+          b_.CreateStore(LaneIdentity(hero), AccumulatorAddress(hero, 0));
+        }
+      }
+      slot_ = e_.Int64(0);
+      absl::Status status = InitAccumulators();
+      if (!status.ok()) return status;
+      auto at = [&](const std::vector<llvm::Value*>& outer_ivs, llvm::Value* i) {
+        std::vector<llvm::Value*> ivs = outer_ivs;
+        ivs.push_back(i);
+        return InputIndex(out.dims, ivs);
+      };
+      status = e_.EmitLoopNest("reduce", outer, [&](const std::vector<llvm::Value*>& outer_ivs) {
+        absl::Status s = e_.EmitLoop("group", e_.Int64(0), e_.Int64(groups), [&](llvm::Value* g) {
+          llvm::Value* first = b_.CreateMul(g, e_.Int64(kRowLanes));
+          return e_.EmitLoop(
+              "lane", e_.Int64(0), e_.Int64(kRowLanes),
+              [&](llvm::Value* lane) {
+                slot_ = lane;
+                absl::Status a = Accumulate(at(outer_ivs, b_.CreateAdd(first, lane)));
+                slot_ = nullptr;
+                return a;
+              },
+              /*vectorize=*/true);
+        });
+        if (!s.ok()) return s;
+        return e_.EmitLoop("tail", e_.Int64(groups * kRowLanes), e_.Int64(row), [&](llvm::Value* i) {
+          slot_ = e_.Int64(0);
+          absl::Status a = Accumulate(at(outer_ivs, i));
+          slot_ = nullptr;
+          return a;
+        });
+      });
+      if (!status.ok()) return status;
+      // Lanes in order into lane 0; rows whose max/min order matters again.
+      for (HeroState& hero : heroes_) {
+        slot_ = e_.Int64(0);
+        llvm::Value* acc = LoadAccumulator(hero, 0);
+        for (int64_t lane = 1; lane < kRowLanes; ++lane) {
+          slot_ = e_.Int64(lane);
+          absl::StatusOr<llvm::Value*> next = Combine(hero, acc, LoadAccumulator(hero, 0));
+          if (!next.ok()) return next.status();
+          acc = *next;
+        }
+        slot_ = e_.Int64(0);
+        b_.CreateStore(acc, AccumulatorAddress(hero, 0));
+        llvm::Value* again = NeedsSequentialOrder(hero, acc);
+        if (again == nullptr) continue;
+        HeroState* h = &hero;
+        status = e_.EmitIf(again, [&]() -> absl::Status {
+          slot_ = e_.Int64(0);
+          absl::Status s = InitAccumulators(h);
+          if (!s.ok()) return s;
+          s = e_.EmitLoopNest("sequential", ReducedSizes(),
+                              [&](const std::vector<llvm::Value*>& ivs) {
+                                slot_ = e_.Int64(0);
+                                return Accumulate(InputIndex(out.dims, ivs), h);
+                              });
+          return s;
+        });
+        if (!status.ok()) return status;
+      }
+      slot_ = e_.Int64(0);
+      status = StoreOutputs(out);
+      slot_ = nullptr;
+      return status;
+    });
+  }
+
   absl::Status EmitColumnReduction(int64_t tiles_per_block) {
     return e_.EmitLoop("tile", state_.begin, state_.end, [&](llvm::Value* tile) -> absl::Status {
       llvm::Value* block = b_.CreateUDiv(tile, e_.Int64(tiles_per_block));
@@ -351,8 +535,9 @@ class ReductionEmitter {
   std::vector<int64_t> input_dims_, reduced_, output_dims_;
   std::vector<int64_t> outer_kept_dims_, minor_kept_dims_;
   int64_t column_block_ = 1;
-  int64_t tile_ = 1;
-  llvm::Value* slot_ = nullptr;  // Tile slot the accumulators are read at (column).
+  int64_t tile_ = 1;              // Column tile, or kRowLanes for lane rows.
+  bool row_lanes_ = false;        // A lane row reduction (see the top).
+  llvm::Value* slot_ = nullptr;   // Tile slot or lane the accumulators are read at.
   std::vector<bool> is_side_output_;  // Per output: stored in the reduction loop.
   std::vector<ElementGenerator> output_generators_;
 };

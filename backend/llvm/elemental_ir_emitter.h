@@ -5,8 +5,9 @@
 // kernel only has to loop over output indices and call the root's generator.
 //
 // Target independent: it knows nothing about threads, kernels or how buffers
-// reach it. Transcendental functions go through a MathLowering (libm on the
-// host, libdevice on a GPU).
+// reach it. Transcendental functions go through a MathLowering (on the host
+// inline polynomials for f32 exp/expm1/tanh/log, polynomial_math.h, and libm
+// for the rest; libdevice on a GPU).
 //
 // Value representation (what a generator returns), per element type:
 //   pred: i8 holding 0 or 1;  s8/u8: i8;  s16/u16: i16;  s32/u32: i32;

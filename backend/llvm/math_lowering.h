@@ -1,6 +1,10 @@
 // The hook through which the elemental emitter lowers transcendental
-// functions. The host backend calls libm (the same functions the interpreter
-// calls, so results agree bit for bit); a GPU backend can call libdevice.
+// functions. The host backend emits f32 exp/expm1/tanh/log inline as
+// vectorizable polynomials (polynomial_math.h: within stated ULP bounds of
+// the correctly rounded result, not bit for bit with the interpreter) and
+// calls libm for the rest; with KernelCompilerOptions::exact_math it calls
+// libm for everything (the functions the interpreter calls, so results agree
+// bit for bit). A GPU backend calls libdevice.
 // Everything with an exact IEEE definition (sqrt, fabs, floor, rint, fmod via
 // frem, ...) is emitted directly and never goes through this hook.
 #ifndef HLOC_BACKEND_LLVM_MATH_LOWERING_H_
