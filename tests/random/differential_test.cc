@@ -47,7 +47,7 @@ int64_t EnvInt(const char* name, int64_t fallback) {
 Tolerance ToleranceFor(PrimitiveType type) {
   switch (type) {
     case xla::F64: return {1e-9, 1e-9};
-    case xla::F32: return {1e-4, 1e-5};
+    case xla::F32: case xla::C64: return {1e-4, 1e-5};
     case xla::F16: return {1e-2, 1e-3};
     case xla::BF16: return {4e-2, 1e-2};
     default: return {};  // integers and pred: exact
