@@ -37,6 +37,24 @@ bool IsFloat(PrimitiveType type) {
   return type == xla::F32 || type == xla::F64 || type == xla::F16 || type == xla::BF16;
 }
 bool IsComplexType(PrimitiveType type) { return type == xla::C64; }
+bool IsUnsigned(PrimitiveType type) {
+  return type == xla::U8 || type == xla::U16 || type == xla::U32 || type == xla::U64;
+}
+// Integer identities for max/min reductions: the type's own extremes where
+// they are small, else +-1000 (no argument comes near it).
+double LowestFor(PrimitiveType type) {
+  if (IsUnsigned(type)) return 0;
+  if (type == xla::S8) return -128;
+  if (type == xla::S16) return -32768;
+  return -1000;
+}
+double HighestFor(PrimitiveType type) {
+  if (type == xla::U8) return 255;
+  if (type == xla::S8) return 127;
+  if (type == xla::S16) return 32767;
+  if (type == xla::U16) return 65535;
+  return 1000;
+}
 
 struct Value {
   HloInstruction* instruction;
@@ -80,7 +98,8 @@ class Generator {
   PrimitiveType RandomType() {
     static const std::vector<PrimitiveType> kTypes = {xla::F32, xla::F32, xla::F32, xla::F64,
                                                       xla::F16, xla::BF16, xla::S32, xla::S32,
-                                                      xla::S64, xla::U8};
+                                                      xla::S64, xla::U8, xla::S8, xla::S16,
+                                                      xla::U16, xla::U32, xla::U64};
     return Pick(kTypes);
   }
   Dims RandomDims() {
@@ -195,7 +214,7 @@ class Generator {
     } else {
       ops = {{HloOpcode::kNegate, true}, {HloOpcode::kAbs, true}, {HloOpcode::kNot, true},
              {HloOpcode::kSign, true}};
-      if (type == xla::U8) ops = {{HloOpcode::kNot, true}};  // sign and negate want signed
+      if (IsUnsigned(type)) ops = {{HloOpcode::kNot, true}};  // sign and negate want signed
     }
     const auto& [opcode, keeps] = Pick(ops);
     Keep(Add(HloInstruction::Create(opcode, x.shape(), {x.instruction})), x.exact && keeps);
@@ -392,7 +411,7 @@ class Generator {
       dim->set_interior_padding(interior);
       out.push_back(low + high + d + interior * (d - 1));
     }
-    HloInstruction* value = ScalarConstant(x.type(), x.type() == xla::U8 ? 3 : -2);
+    HloInstruction* value = ScalarConstant(x.type(), IsUnsigned(x.type()) ? 3 : -2);
     auto pad = HloInstruction::Create(HloOpcode::kPad, ArrayShape(x.type(), out),
                                       {x.instruction, value});
     *pad->mutable_attrs()->padding_config.mutable_value() = config;
@@ -424,7 +443,7 @@ class Generator {
     const Shape shape = ArrayShape(RandomType(), RandomDims());
     Literal literal(shape);
     for (int64_t i = 0; i < literal.element_count(); ++i) {
-      literal.SetFromDouble(i, shape.element_type() == xla::U8 ? Below(9) : Below(9) - 4);
+      literal.SetFromDouble(i, IsUnsigned(shape.element_type()) ? Below(9) : Below(9) - 4);
     }
     Keep(Add(HloInstruction::CreateConstant(std::move(literal))), true);
   }
@@ -433,7 +452,7 @@ class Generator {
   // optional batch dimension shared by both).
   void Dot() {
     Value x = ArrayValue(1);
-    if (x.type() == xla::PRED || x.type() == xla::U8) return;
+    if (x.type() == xla::PRED || IsUnsigned(x.type())) return;
     const Dims& in = x.dims();
     const bool batch = in.size() == 3 && Chance(50);
     const int64_t first_free = batch ? 1 : 0;
@@ -473,8 +492,8 @@ class Generator {
       ops = {{HloOpcode::kAdd, 0}, {HloOpcode::kMaximum, -inf}, {HloOpcode::kMinimum, inf},
              {HloOpcode::kMultiply, 1}};
     } else {
-      ops = {{HloOpcode::kAdd, 0}, {HloOpcode::kMaximum, type == xla::U8 ? 0 : -1000},
-             {HloOpcode::kMinimum, 1000}, {HloOpcode::kMultiply, 1}};
+      ops = {{HloOpcode::kAdd, 0}, {HloOpcode::kMaximum, LowestFor(type)},
+             {HloOpcode::kMinimum, HighestFor(type)}, {HloOpcode::kMultiply, 1}};
     }
     const auto& [opcode, identity] = Pick(ops);
     std::vector<int64_t> reduced;
@@ -559,7 +578,7 @@ class Generator {
       out.push_back((d + low + high - size) / stride + 1);
     }
     const double inf = std::numeric_limits<double>::infinity();
-    const double identity = !max ? 0 : (IsFloat(x.type()) ? -inf : (x.type() == xla::U8 ? 0 : -1000));
+    const double identity = !max ? 0 : (IsFloat(x.type()) ? -inf : LowestFor(x.type()));
     HloInstruction* init = ScalarConstant(x.type(), identity);
     auto reduce_window = HloInstruction::Create(HloOpcode::kReduceWindow,
                                                 ArrayShape(x.type(), out), {x.instruction, init});
@@ -600,7 +619,7 @@ class Generator {
   void Clamp() {
     Value x = ArrayValue(0);
     if (x.type() == xla::PRED) return;
-    HloInstruction* low = ScalarConstant(x.type(), x.type() == xla::U8 ? 1 : -1);
+    HloInstruction* low = ScalarConstant(x.type(), IsUnsigned(x.type()) ? 1 : -1);
     HloInstruction* high = ScalarConstant(x.type(), 2);
     if (x.shape().rank() > 0 && Chance(50)) {
       low = Add(HloInstruction::CreateBroadcast(x.shape(), low, {}));
@@ -906,7 +925,7 @@ class Generator {
     const Shape& shape = x->shape();
     switch (Below(4)) {
       case 0:
-        if (shape.element_type() != xla::PRED && shape.element_type() != xla::U8) {
+        if (shape.element_type() != xla::PRED && !IsUnsigned(shape.element_type())) {
           return computation->AddInstruction(HloInstruction::Create(HloOpcode::kNegate, shape, {x}));
         }
         [[fallthrough]];
