@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <new>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -33,7 +34,15 @@ absl::StatusOr<Literal> Literal::Create(const Shape& shape) {
                                                      " would take more than ", kMaxBytes,
                                                      " bytes"));
   }
-  return Literal(shape);
+  // Below the limit the memory may still not be there (a container's limit,
+  // ulimit -v): a Status, not a terminated process.
+  try {
+    return Literal(shape);
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "out of memory: cannot allocate ", *bytes, " bytes for a literal of shape ",
+        shape.ToString()));
+  }
 }
 
 Literal& Literal::operator=(const Literal& other) {

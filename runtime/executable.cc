@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <unistd.h>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/storage_plan.h"
@@ -16,6 +18,13 @@ namespace {
 constexpr int64_t kAlignment = 64;
 
 void FreeArena(void* p) { std::free(p); }
+
+// Physical memory of this machine in bytes; 0 when unknown.
+int64_t PhysicalMemoryBytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page_size > 0 ? static_cast<int64_t>(pages) * page_size : 0;
+}
 
 }  // namespace
 
@@ -83,12 +92,20 @@ absl::Status Executable::Execute(absl::Span<const void* const> parameters,
     arena = std::move(cached_arena_);
   }
   if (needs_arena && arena == nullptr) {
+    // Where the kernel overcommits memory, an arena larger than the machine
+    // would be granted and the process killed when it is touched.
+    const int64_t memory = PhysicalMemoryBytes();
+    if (memory > 0 && arena_.arena_size > memory) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "the program's temporaries need a ", arena_.arena_size,
+          "-byte arena, more than the ", memory, " bytes of memory this machine has"));
+    }
     arena = std::unique_ptr<void, void (*)(void*)>(
         std::aligned_alloc(kAlignment, std::max<int64_t>(arena_.arena_size, kAlignment)),
         &FreeArena);
     if (arena == nullptr) {
       return absl::ResourceExhaustedError(
-          absl::StrCat("cannot allocate a ", arena_.arena_size, "-byte arena"));
+          absl::StrCat("out of memory: cannot allocate a ", arena_.arena_size, "-byte arena"));
     }
   }
   // Zero-size buffers still get a valid, aligned address.

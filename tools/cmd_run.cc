@@ -59,6 +59,17 @@ absl::StatusOr<LoadedSnapshot> LoadModuleAndArguments(const Args& args, bool* dr
   return run;
 }
 
+// --max-while-iterations=N (0, the default: no limit): a loop that runs longer
+// is a ResourceExhausted error naming it, not a process that never ends.
+absl::StatusOr<int64_t> MaxWhileIterations(const Args& args) {
+  HLOC_ASSIGN_OR_RETURN(int64_t limit, args.GetInt("max-while-iterations", 0));
+  if (limit < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--max-while-iterations=", limit, " (0 for no limit, or a positive count)"));
+  }
+  return limit;
+}
+
 // Compiles with the host pipeline (outlining, inlining of composites the host
 // has no library for, fusion) and runs on the host backend; the module in
 // `run` stays as loaded.
@@ -67,7 +78,16 @@ absl::StatusOr<Literal> RunWithHostBackend(const LoadedSnapshot& run, const Args
   if (args.Get("no-opt") != "true") {
     HLOC_RETURN_IF_ERROR(host::OptimizeForHost(*optimized).status());
   }
-  return RunOnHost(*optimized, run.arguments);
+  RunOnHostOptions options;
+  HLOC_ASSIGN_OR_RETURN(options.execute.max_while_iterations, MaxWhileIterations(args));
+  return RunOnHost(*optimized, run.arguments, options);
+}
+
+// The interpreter, with --max-while-iterations.
+absl::StatusOr<Literal> RunWithInterpreter(const LoadedSnapshot& run, const Args& args) {
+  EvaluatorOptions options;
+  HLOC_ASSIGN_OR_RETURN(options.max_while_iterations, MaxWhileIterations(args));
+  return Evaluate(*run.module, run.arguments, options);
 }
 
 // Compiles with the CUDA pipeline (library calls, fusion) and runs on GPU 0.
@@ -242,7 +262,7 @@ absl::Status RunRun(const Args& args) {
   HLOC_ASSIGN_OR_RETURN(LoadedSnapshot run, LoadModuleAndArguments(args));
   HLOC_ASSIGN_OR_RETURN(Literal result, backend == "host"   ? RunWithHostBackend(run, args)
                                         : backend == "cuda" ? RunWithCudaBackend(run, args)
-                                                            : Evaluate(*run.module, run.arguments));
+                                                            : RunWithInterpreter(run, args));
   std::fputs(SummarizeLiteral(result).c_str(), stdout);
   if (args.Get("print") == "true") std::printf("%s\n", result.ToString().c_str());
   if (args.Has("output")) {
@@ -259,6 +279,7 @@ Command RunCommand() {
   return {"run", "evaluate a module and summarize its outputs",
           "usage: hloc run FILE [--backend=auto|cuda|host|interpreter] [--inputs=SNAPSHOT.pb | --seed=N]\n"
           "                [--output=OUT.pb] [--print] [--no-opt] [--devices=N [--distributed=mpi]]\n"
+          "                [--max-while-iterations=N]\n"
           "  --backend=host compiles with the host pipeline (library outlining, fusion;\n"
           "  --no-opt skips it) and runs LLVM-JIT kernels on the CPU; cuda compiles with the\n"
           "  CUDA pipeline and runs NVPTX kernels and cuBLASLt/cuDNN calls on GPU 0 (an error\n"
@@ -276,9 +297,12 @@ Command RunCommand() {
           "  and prints each device's outputs.\n"
           "  --distributed=mpi (with --devices=N, host backend): run under\n"
           "  `mpirun -np N hloc run ...`; each MPI rank runs its device, collectives go\n"
-          "  through MPI, and rank 0 prints.\n",
+          "  through MPI, and rank 0 prints.\n"
+          "  --max-while-iterations=N (interpreter and host, one device): a while loop that\n"
+          "  runs more than N iterations stops the run with an error naming it.\n",
           {{"backend", false}, {"inputs", false}, {"seed", false}, {"output", false},
-           {"print", true}, {"no-opt", true}, {"devices", false}, {"distributed", false}},
+           {"print", true}, {"no-opt", true}, {"devices", false}, {"distributed", false},
+           {"max-while-iterations", false}},
           1, 1, RunRun};
 }
 

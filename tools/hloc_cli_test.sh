@@ -201,5 +201,26 @@ else
   echo "SKIPPED run-devices-mpi: mpirun not found (tools/setup.sh installs openmpi-bin)"
 fi
 
+# Resource limits: absurd sizes are errors before any huge allocation, an
+# endless loop stops at --max-while-iterations, and memory that runs out below
+# the limits (here ulimit -v) is an error, not std::bad_alloc.
+for backend in interpreter host; do
+  check "run-$backend-huge-temporary" 1 "$hloc" run "$testdata/resource_huge_temporary.hlo" --backend="$backend"
+  expect_in "run-$backend-huge-temporary-says-why" "$tmp/err" "would take more than\|-byte arena, more than"
+  check "run-$backend-huge-constant" 1 "$hloc" run "$testdata/resource_huge_constant.hlo" --backend="$backend"
+  expect_in "run-$backend-huge-constant-says-why" "$tmp/err" "resource_huge_constant.hlo:3:.*f32\[1099511627776\]"
+  check "run-$backend-endless-while" 1 timeout 120 "$hloc" run "$testdata/resource_endless_while.hlo" \
+    --backend="$backend" --max-while-iterations=100000
+  expect_in "run-$backend-endless-while-says-why" "$tmp/err" "%w.*more than 100000 iterations"
+done
+check run-bad-max-while-iterations 1 "$hloc" run "$testdata/resource_endless_while.hlo" --max-while-iterations=-1
+if nm "$hloc" 2>/dev/null | grep -q __asan_init\|__tsan_init; then
+  echo "SKIPPED run-interpreter-out-of-memory: a sanitizer's shadow memory needs more than ulimit -v allows"
+else
+  check run-interpreter-out-of-memory 1 bash -c "ulimit -v 3000000 && exec \"\$0\" run \"\$1\" --backend=interpreter" \
+    "$hloc" "$testdata/resource_big_temporary.hlo"
+  expect_in run-interpreter-out-of-memory-says-why "$tmp/err" "out of memory"
+fi
+
 echo "cli checks: $failures failed"
 [ "$failures" -eq 0 ]

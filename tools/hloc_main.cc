@@ -2,6 +2,7 @@
 // lives in its own file (tools/cmd_*.cc) and registers itself in kCommands.
 #include <cstdio>
 #include <cstring>
+#include <new>
 #include <string>
 
 #include "tools/command.h"
@@ -43,7 +44,12 @@ int main(int argc, char** argv) {
       std::fprintf(stdout, "%s", command.help);
       return 0;
     }
-    absl::Status status = command.run(*args);
+    absl::Status status;
+    try {
+      status = command.run(*args);
+    } catch (const std::bad_alloc&) {  // memory a library allocates without a Status
+      status = absl::ResourceExhaustedError("out of memory");
+    }
     if (!status.ok()) {
       std::fprintf(stderr, "hloc %s: error: %s\n", command.name,
                    std::string(status.message()).c_str());

@@ -23,8 +23,10 @@ std::vector<int64_t> RowMajorStrides(absl::Span<const int64_t> dims) {
 
 absl::StatusOr<Literal> NewLiteral(const HloInstruction& hlo, const Shape& shape) {
   absl::StatusOr<Literal> literal = Literal::Create(shape);
-  if (!literal.ok()) {
-    return InstructionError(hlo, "cannot make its result: ", literal.status().message());
+  if (!literal.ok()) {  // keeps the code: too big is ResourceExhausted, not a bad module
+    return absl::Status(literal.status().code(),
+                        absl::StrCat("instruction %", hlo.name(), " (", HloOpcodeName(hlo.opcode()),
+                                     "): cannot make its result: ", literal.status().message()));
   }
   return literal;
 }

@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <memory>
+#include <new>
 #include <thread>
 #include <vector>
 
@@ -533,7 +534,14 @@ absl::StatusOr<Literal> EvaluateComputation(const HloComputation& computation,
                                             const EvaluatorOptions& options) {
   HLOC_RETURN_IF_ERROR(CheckArguments(computation, args));
   Evaluator evaluator(options);
-  return evaluator.Call(computation, args);
+  // An op's scratch (a sort's permutation, a gather's indices) is allocated
+  // without a Status; running out of memory there is still an error.
+  try {
+    return evaluator.Call(computation, args);
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("out of memory evaluating computation ", computation.name()));
+  }
 }
 
 absl::StatusOr<Literal> Evaluate(const HloModule& module, absl::Span<const Literal> arguments,

@@ -16,6 +16,7 @@
 #include "hlo/literal.h"
 #include "hlo/opcode.h"
 #include "hlo/shape.h"
+#include "hlo/shape_inference.h"
 
 namespace hloc::random_hlo {
 namespace {
@@ -34,6 +35,25 @@ int64_t ElementCount(const Dims& dims) {
 
 bool IsFloat(PrimitiveType type) {
   return type == xla::F32 || type == xla::F64 || type == xla::F16 || type == xla::BF16;
+}
+bool IsComplexType(PrimitiveType type) { return type == xla::C64; }
+bool IsUnsigned(PrimitiveType type) {
+  return type == xla::U8 || type == xla::U16 || type == xla::U32 || type == xla::U64;
+}
+// Integer identities for max/min reductions: the type's own extremes where
+// they are small, else +-1000 (no argument comes near it).
+double LowestFor(PrimitiveType type) {
+  if (IsUnsigned(type)) return 0;
+  if (type == xla::S8) return -128;
+  if (type == xla::S16) return -32768;
+  return -1000;
+}
+double HighestFor(PrimitiveType type) {
+  if (type == xla::U8) return 255;
+  if (type == xla::S8) return 127;
+  if (type == xla::S16) return 32767;
+  if (type == xla::U16) return 65535;
+  return 1000;
 }
 
 struct Value {
@@ -78,7 +98,8 @@ class Generator {
   PrimitiveType RandomType() {
     static const std::vector<PrimitiveType> kTypes = {xla::F32, xla::F32, xla::F32, xla::F64,
                                                       xla::F16, xla::BF16, xla::S32, xla::S32,
-                                                      xla::S64, xla::U8};
+                                                      xla::S64, xla::U8, xla::S8, xla::S16,
+                                                      xla::U16, xla::U32, xla::U64};
     return Pick(kTypes);
   }
   Dims RandomDims() {
@@ -119,7 +140,11 @@ class Generator {
   Value ArrayValue(int min_rank) {
     std::vector<Value> fits;
     for (const Value& v : values_) {
-      if (v.shape().IsArray() && v.shape().rank() >= min_rank) fits.push_back(v);
+      // Complex values only feed the complex ops (ComplexOp); the other op
+      // kinds pick their opcodes for real and integer types.
+      if (v.shape().IsArray() && v.shape().rank() >= min_rank && !IsComplexType(v.type())) {
+        fits.push_back(v);
+      }
     }
     if (fits.empty()) {
       Dims dims(min_rank + Below(2));
@@ -140,7 +165,7 @@ class Generator {
   }
 
   void Step() {
-    switch (Below(control_flow() ? 27 : 25)) {
+    switch (Below(control_flow() ? 32 : 30)) {
       case 0: case 1: case 2: Unary(); break;
       case 3: case 4: case 5: Binary(); break;
       case 6: CompareAndSelect(); break;
@@ -161,9 +186,14 @@ class Generator {
       case 22: ReduceWindow(); break;
       case 23: Sort(); break;
       case 24: Clamp(); break;
+      case 25: Gather(); break;
+      case 26: Scatter(); break;
+      case 27: Convolution(); break;
+      case 28: SelectAndScatter(); break;
+      case 29: ComplexOp(); break;
       // Control flow last, so that control_flow=false leaves it out.
-      case 25: While(); break;
-      case 26: Conditional(); break;
+      case 30: While(); break;
+      case 31: Conditional(); break;
     }
   }
   bool control_flow() const { return options_.control_flow; }
@@ -184,7 +214,7 @@ class Generator {
     } else {
       ops = {{HloOpcode::kNegate, true}, {HloOpcode::kAbs, true}, {HloOpcode::kNot, true},
              {HloOpcode::kSign, true}};
-      if (type == xla::U8) ops = {{HloOpcode::kNot, true}};  // sign and negate want signed
+      if (IsUnsigned(type)) ops = {{HloOpcode::kNot, true}};  // sign and negate want signed
     }
     const auto& [opcode, keeps] = Pick(ops);
     Keep(Add(HloInstruction::Create(opcode, x.shape(), {x.instruction})), x.exact && keeps);
@@ -220,7 +250,7 @@ class Generator {
   void CompareAndSelect() {
     std::vector<Value> exact;
     for (const Value& v : values_) {
-      if (v.exact && v.shape().IsArray()) exact.push_back(v);
+      if (v.exact && v.shape().IsArray() && !IsComplexType(v.type())) exact.push_back(v);
     }
     Value a = exact.empty() ? NewParameter(ArrayShape(RandomType(), RandomDims())) : Pick(exact);
     Value b = Operand(a.shape(), /*want_exact=*/true);
@@ -381,7 +411,7 @@ class Generator {
       dim->set_interior_padding(interior);
       out.push_back(low + high + d + interior * (d - 1));
     }
-    HloInstruction* value = ScalarConstant(x.type(), x.type() == xla::U8 ? 3 : -2);
+    HloInstruction* value = ScalarConstant(x.type(), IsUnsigned(x.type()) ? 3 : -2);
     auto pad = HloInstruction::Create(HloOpcode::kPad, ArrayShape(x.type(), out),
                                       {x.instruction, value});
     *pad->mutable_attrs()->padding_config.mutable_value() = config;
@@ -413,7 +443,7 @@ class Generator {
     const Shape shape = ArrayShape(RandomType(), RandomDims());
     Literal literal(shape);
     for (int64_t i = 0; i < literal.element_count(); ++i) {
-      literal.SetFromDouble(i, shape.element_type() == xla::U8 ? Below(9) : Below(9) - 4);
+      literal.SetFromDouble(i, IsUnsigned(shape.element_type()) ? Below(9) : Below(9) - 4);
     }
     Keep(Add(HloInstruction::CreateConstant(std::move(literal))), true);
   }
@@ -422,7 +452,7 @@ class Generator {
   // optional batch dimension shared by both).
   void Dot() {
     Value x = ArrayValue(1);
-    if (x.type() == xla::PRED || x.type() == xla::U8) return;
+    if (x.type() == xla::PRED || IsUnsigned(x.type())) return;
     const Dims& in = x.dims();
     const bool batch = in.size() == 3 && Chance(50);
     const int64_t first_free = batch ? 1 : 0;
@@ -462,8 +492,8 @@ class Generator {
       ops = {{HloOpcode::kAdd, 0}, {HloOpcode::kMaximum, -inf}, {HloOpcode::kMinimum, inf},
              {HloOpcode::kMultiply, 1}};
     } else {
-      ops = {{HloOpcode::kAdd, 0}, {HloOpcode::kMaximum, type == xla::U8 ? 0 : -1000},
-             {HloOpcode::kMinimum, 1000}, {HloOpcode::kMultiply, 1}};
+      ops = {{HloOpcode::kAdd, 0}, {HloOpcode::kMaximum, LowestFor(type)},
+             {HloOpcode::kMinimum, HighestFor(type)}, {HloOpcode::kMultiply, 1}};
     }
     const auto& [opcode, identity] = Pick(ops);
     std::vector<int64_t> reduced;
@@ -548,7 +578,7 @@ class Generator {
       out.push_back((d + low + high - size) / stride + 1);
     }
     const double inf = std::numeric_limits<double>::infinity();
-    const double identity = !max ? 0 : (IsFloat(x.type()) ? -inf : (x.type() == xla::U8 ? 0 : -1000));
+    const double identity = !max ? 0 : (IsFloat(x.type()) ? -inf : LowestFor(x.type()));
     HloInstruction* init = ScalarConstant(x.type(), identity);
     auto reduce_window = HloInstruction::Create(HloOpcode::kReduceWindow,
                                                 ArrayShape(x.type(), out), {x.instruction, init});
@@ -564,7 +594,10 @@ class Generator {
   void Sort() {
     std::vector<Value> exact;
     for (const Value& v : values_) {
-      if (v.exact && v.shape().rank() >= 1 && v.type() != xla::PRED) exact.push_back(v);
+      if (v.exact && v.shape().IsArray() && v.shape().rank() >= 1 && v.type() != xla::PRED &&
+          !IsComplexType(v.type())) {
+        exact.push_back(v);
+      }
     }
     if (exact.empty()) return;
     Value x = Pick(exact);
@@ -586,7 +619,7 @@ class Generator {
   void Clamp() {
     Value x = ArrayValue(0);
     if (x.type() == xla::PRED) return;
-    HloInstruction* low = ScalarConstant(x.type(), x.type() == xla::U8 ? 1 : -1);
+    HloInstruction* low = ScalarConstant(x.type(), IsUnsigned(x.type()) ? 1 : -1);
     HloInstruction* high = ScalarConstant(x.type(), 2);
     if (x.shape().rank() > 0 && Chance(50)) {
       low = Add(HloInstruction::CreateBroadcast(x.shape(), low, {}));
@@ -597,13 +630,302 @@ class Generator {
          x.exact);
   }
 
+  // ---- ops whose result shape shape inference computes (gather, scatter,
+  // convolution): the instruction is built with a placeholder shape, then
+  // given the inferred one; a combination inference rejects adds nothing.
+  HloInstruction* AddInferred(std::unique_ptr<HloInstruction> instruction) {
+    absl::StatusOr<Shape> shape = InferShape(*instruction);
+    // Empty results are left out: the other op kinds assume non-empty arrays.
+    if (!shape.ok() || ElementCount(shape->dimensions()) == 0) {
+      instruction->DetachOperands();  // leave no user behind in the operands
+      return nullptr;
+    }
+    Shape with_layout = *shape;
+    with_layout.set_layout(Layout::RowMajor(with_layout.rank()));
+    instruction->set_shape(std::move(with_layout));
+    return Add(std::move(instruction));
+  }
+  // `k` distinct dimensions of a rank-`rank` array, in random order.
+  std::vector<int64_t> DistinctDims(int64_t rank, int k) {
+    std::vector<int64_t> dims(rank);
+    std::iota(dims.begin(), dims.end(), 0);
+    for (size_t i = dims.size(); i > 1; --i) {
+      std::swap(dims[i - 1], dims[Below(static_cast<int>(i))]);
+    }
+    dims.resize(k);
+    return dims;
+  }
+  // An s32[n, k] constant of start indices into `dims` (through `map`), some
+  // one past either end: gather clamps them, scatter skips their updates.
+  HloInstruction* IndexConstant(int64_t n, const std::vector<int64_t>& map, const Dims& dims) {
+    Literal literal(ArrayShape(xla::S32, {n, static_cast<int64_t>(map.size())}));
+    for (int64_t i = 0; i < n; ++i) {
+      for (size_t j = 0; j < map.size(); ++j) {
+        const int64_t extent = dims[map[j]];
+        literal.SetFromDouble(i * static_cast<int64_t>(map.size()) + j,
+                              Chance(15) ? (Chance(50) ? -1 : extent) : Below(static_cast<int>(extent)));
+      }
+    }
+    return Add(HloInstruction::CreateConstant(std::move(literal)));
+  }
+
+  // gather(x, indices[n, k]): k indexed dimensions, some collapsed, the batch
+  // dimension of the result at a random position.
+  void Gather() {
+    Value x = ArrayValue(1);
+    const int64_t rank = static_cast<int64_t>(x.dims().size());
+    const int k = 1 + Below(static_cast<int>(std::min<int64_t>(2, rank)));
+    const std::vector<int64_t> map = DistinctDims(rank, k);
+    Dims slice_sizes;
+    std::vector<int64_t> collapsed;
+    for (int64_t d = 0; d < rank; ++d) {
+      const bool indexed = std::find(map.begin(), map.end(), d) != map.end();
+      if (indexed && Chance(50)) {
+        collapsed.push_back(d);
+        slice_sizes.push_back(1);
+      } else {
+        slice_sizes.push_back(1 + Below(static_cast<int>(x.dims()[d])));
+      }
+    }
+    const int64_t n = 1 + Below(4);
+    HloInstruction* indices = IndexConstant(n, map, x.dims());
+    const int64_t out_rank = 1 + rank - static_cast<int64_t>(collapsed.size());
+    const int64_t batch_position = Below(static_cast<int>(out_rank));
+    auto gather = HloInstruction::Create(HloOpcode::kGather, x.shape(), {x.instruction, indices});
+    xla::GatherDimensionNumbers* numbers =
+        gather->mutable_attrs()->gather_dimension_numbers.mutable_value();
+    for (int64_t i = 0; i < out_rank; ++i) {
+      if (i != batch_position) numbers->add_offset_dims(i);
+    }
+    for (int64_t d : collapsed) numbers->add_collapsed_slice_dims(d);
+    for (int64_t d : map) numbers->add_start_index_map(d);
+    numbers->set_index_vector_dim(1);
+    gather->mutable_attrs()->gather_slice_sizes = slice_sizes;
+    if (HloInstruction* result = AddInferred(std::move(gather))) Keep(result, x.exact);
+  }
+
+  // scatter(x, indices[n, k], updates) with add (or, for one index, assign):
+  // k indexed dimensions, some inserted (window size 1).
+  void Scatter() {
+    Value x = ArrayValue(1);
+    const int64_t rank = static_cast<int64_t>(x.dims().size());
+    const int k = 1 + Below(static_cast<int>(std::min<int64_t>(2, rank)));
+    const std::vector<int64_t> map = DistinctDims(rank, k);
+    Dims window;
+    std::vector<int64_t> inserted;
+    for (int64_t d = 0; d < rank; ++d) {
+      const bool indexed = std::find(map.begin(), map.end(), d) != map.end();
+      if (indexed && Chance(50)) {
+        inserted.push_back(d);
+      } else {
+        window.push_back(1 + Below(static_cast<int>(x.dims()[d])));
+      }
+    }
+    const int64_t n = 1 + Below(3);
+    HloInstruction* indices = IndexConstant(n, map, x.dims());
+    const int64_t updates_rank = 1 + static_cast<int64_t>(window.size());
+    const int64_t scatter_position = Below(static_cast<int>(updates_rank));
+    Dims updates_dims;
+    for (int64_t i = 0, w = 0; i < updates_rank; ++i) {
+      updates_dims.push_back(i == scatter_position ? n : window[w++]);
+    }
+    Value updates = Operand(ArrayShape(x.type(), updates_dims));
+    // Assign is only deterministic when no two updates can meet.
+    const bool assign = n == 1 && Chance(50);
+    auto scatter = HloInstruction::Create(HloOpcode::kScatter, x.shape(),
+                                          {x.instruction, indices, updates.instruction});
+    xla::ScatterDimensionNumbers* numbers =
+        scatter->mutable_attrs()->scatter_dimension_numbers.mutable_value();
+    for (int64_t i = 0; i < updates_rank; ++i) {
+      if (i != scatter_position) numbers->add_update_window_dims(i);
+    }
+    for (int64_t d : inserted) numbers->add_inserted_window_dims(d);
+    for (int64_t d : map) numbers->add_scatter_dims_to_operand_dims(d);
+    numbers->set_index_vector_dim(1);
+    HloComputation* combiner;
+    if (assign) {
+      auto computation = std::make_unique<HloComputation>(
+          absl::StrCat("assign_", PrimitiveTypeName(x.type())));
+      const Shape scalar = ArrayShape(x.type(), {});
+      computation->AddInstruction(HloInstruction::CreateParameter(0, scalar, "old"));
+      HloInstruction* update =
+          computation->AddInstruction(HloInstruction::CreateParameter(1, scalar, "new"));
+      computation->set_root(update);
+      combiner = module_->AddComputation(std::move(computation));
+    } else {
+      combiner = ScalarComputation(x.type() == xla::PRED ? HloOpcode::kOr : HloOpcode::kAdd,
+                                   x.type());
+    }
+    scatter->AppendCalledComputation(combiner);
+    if (HloInstruction* result = AddInferred(std::move(scatter))) {
+      Keep(result, x.exact && updates.exact && (assign || !IsFloat(x.type())));
+    }
+  }
+
+  // A 1-d or 2-d convolution of floats: input [batch, spatial..., feature]
+  // or [batch, feature, spatial...], kernel [spatial..., in, out], strides,
+  // padding, dilations and feature groups drawn small.
+  void Convolution() {
+    static const std::vector<PrimitiveType> kTypes = {xla::F32, xla::F32, xla::F64, xla::F16};
+    const PrimitiveType type = Pick(kTypes);
+    const int spatial = 1 + Below(2);
+    const bool feature_last = Chance(50);
+    const int64_t groups = Chance(25) ? 2 : 1;
+    const int64_t batch = 1 + Below(2);
+    const int64_t in_features = groups * (1 + Below(3));
+    const int64_t out_features = groups * (1 + Below(3));
+    Dims input_spatial, kernel_spatial;
+    for (int i = 0; i < spatial; ++i) {
+      input_spatial.push_back(1 + Below(options_.max_dimension));
+      kernel_spatial.push_back(1 + Below(3));
+    }
+    xla::ConvolutionDimensionNumbers numbers;
+    Dims input_dims = {batch};
+    numbers.set_input_batch_dimension(0);
+    numbers.set_output_batch_dimension(0);
+    if (!feature_last) input_dims.push_back(in_features);
+    for (int i = 0; i < spatial; ++i) {
+      numbers.add_input_spatial_dimensions(static_cast<int64_t>(input_dims.size()));
+      numbers.add_output_spatial_dimensions(static_cast<int64_t>(input_dims.size()));
+      input_dims.push_back(input_spatial[i]);
+    }
+    if (feature_last) input_dims.push_back(in_features);
+    numbers.set_input_feature_dimension(feature_last ? spatial + 1 : 1);
+    numbers.set_output_feature_dimension(feature_last ? spatial + 1 : 1);
+    Dims kernel_dims = kernel_spatial;
+    for (int i = 0; i < spatial; ++i) numbers.add_kernel_spatial_dimensions(i);
+    kernel_dims.push_back(in_features / groups);
+    kernel_dims.push_back(out_features);
+    numbers.set_kernel_input_feature_dimension(spatial);
+    numbers.set_kernel_output_feature_dimension(spatial + 1);
+    xla::Window window;
+    for (int i = 0; i < spatial; ++i) {
+      xla::WindowDimension* w = window.add_dimensions();
+      w->set_size(kernel_spatial[i]);
+      w->set_stride(1 + Below(2));
+      w->set_padding_low(Below(2));
+      w->set_padding_high(Below(2));
+      w->set_base_dilation(Chance(15) ? 2 : 1);
+      w->set_window_dilation(Chance(15) ? 2 : 1);
+    }
+    Value input = Operand(ArrayShape(type, input_dims));
+    Value kernel = Operand(ArrayShape(type, kernel_dims));
+    auto convolution = HloInstruction::Create(HloOpcode::kConvolution, input.shape(),
+                                              {input.instruction, kernel.instruction});
+    *convolution->mutable_attrs()->convolution_dimension_numbers.mutable_value() = numbers;
+    *convolution->mutable_attrs()->window.mutable_value() = window;
+    convolution->mutable_attrs()->has_window = true;
+    convolution->mutable_attrs()->feature_group_count = groups;
+    if (HloInstruction* result = AddInferred(std::move(convolution))) Keep(result, false);
+  }
+
+  // select-and-scatter(x, source, 0) with select >= (the first maximum of
+  // each window) and scatter add, over an exact operand (a rounding
+  // difference must not move a maximum).
+  void SelectAndScatter() {
+    std::vector<Value> exact;
+    for (const Value& v : values_) {
+      if (v.exact && v.shape().IsArray() && v.shape().rank() >= 1 && v.type() != xla::PRED &&
+          !IsComplexType(v.type())) {
+        exact.push_back(v);
+      }
+    }
+    if (exact.empty()) return;
+    Value x = Pick(exact);
+    xla::Window window;
+    Dims source_dims;
+    for (int64_t d : x.dims()) {
+      xla::WindowDimension* w = window.add_dimensions();
+      const int64_t low = Below(2), high = Below(2);
+      const int64_t size = 1 + Below(static_cast<int>(std::min<int64_t>(3, d + low + high)));
+      const int64_t stride = 1 + Below(2);
+      w->set_size(size);
+      w->set_stride(stride);
+      w->set_padding_low(low);
+      w->set_padding_high(high);
+      w->set_window_dilation(1);
+      w->set_base_dilation(1);
+      source_dims.push_back((d + low + high - size) / stride + 1);
+    }
+    Value source = Operand(ArrayShape(x.type(), source_dims));
+    HloInstruction* init = ScalarConstant(x.type(), 0);
+    auto select = std::make_unique<HloComputation>(
+        absl::StrCat("select_ge_", PrimitiveTypeName(x.type())));
+    {
+      const Shape scalar = ArrayShape(x.type(), {});
+      HloInstruction* a = select->AddInstruction(HloInstruction::CreateParameter(0, scalar, "a"));
+      HloInstruction* b = select->AddInstruction(HloInstruction::CreateParameter(1, scalar, "b"));
+      auto ge = HloInstruction::Create(HloOpcode::kCompare, ArrayShape(xla::PRED, {}), {a, b});
+      ge->mutable_attrs()->comparison_direction = ComparisonDirection::kGe;
+      select->set_root(select->AddInstruction(std::move(ge)));
+    }
+    auto sas = HloInstruction::Create(HloOpcode::kSelectAndScatter, x.shape(),
+                                      {x.instruction, source.instruction, init});
+    *sas->mutable_attrs()->window.mutable_value() = window;
+    sas->mutable_attrs()->has_window = true;
+    sas->AppendCalledComputation(module_->AddComputation(std::move(select)));
+    sas->AppendCalledComputation(ScalarComputation(HloOpcode::kAdd, x.type()));
+    if (HloInstruction* result = AddInferred(std::move(sas))) {
+      Keep(result, source.exact && !IsFloat(x.type()));
+    }
+  }
+
+  // c64: complex(re, im) of two f32 values, then an elementwise complex op
+  // (add, subtract, multiply, divide, negate, exp, sqrt), or back to f32 by
+  // real, imag or abs.
+  void ComplexOp() {
+    std::vector<Value> complex;
+    for (const Value& v : values_) {
+      if (IsComplexType(v.type())) complex.push_back(v);
+    }
+    if (complex.empty() || Chance(30)) {
+      std::vector<Value> floats;
+      for (const Value& v : values_) {
+        if (v.shape().IsArray() && v.type() == xla::F32) floats.push_back(v);
+      }
+      Value re = floats.empty() ? NewParameter(ArrayShape(xla::F32, RandomDims())) : Pick(floats);
+      Value im = Operand(re.shape());
+      complex.push_back(Keep(Add(HloInstruction::Create(HloOpcode::kComplex,
+                                                        ArrayShape(xla::C64, re.dims()),
+                                                        {re.instruction, im.instruction})),
+                             re.exact && im.exact));
+      if (Chance(40)) return;
+    }
+    Value x = Pick(complex);
+    switch (Below(10)) {
+      case 0: case 1: case 2: case 3: {
+        static const std::vector<HloOpcode> kBinary = {HloOpcode::kAdd, HloOpcode::kSubtract,
+                                                       HloOpcode::kMultiply, HloOpcode::kDivide};
+        const HloOpcode opcode = Pick(kBinary);
+        Value y = Operand(x.shape());
+        Keep(Add(HloInstruction::Create(opcode, x.shape(), {x.instruction, y.instruction})), false);
+        break;
+      }
+      case 4: case 5: {
+        static const std::vector<std::pair<HloOpcode, bool>> kUnary = {
+            {HloOpcode::kNegate, true}, {HloOpcode::kExp, false}, {HloOpcode::kSqrt, false}};
+        const auto& [opcode, keeps] = Pick(kUnary);
+        Keep(Add(HloInstruction::Create(opcode, x.shape(), {x.instruction})), keeps && x.exact);
+        break;
+      }
+      default: {
+        static const std::vector<std::pair<HloOpcode, bool>> kToReal = {
+            {HloOpcode::kReal, true}, {HloOpcode::kImag, true}, {HloOpcode::kAbs, false}};
+        const auto& [opcode, keeps] = Pick(kToReal);
+        Keep(Add(HloInstruction::Create(opcode, ArrayShape(xla::F32, x.dims()), {x.instruction})),
+             keeps && x.exact);
+        break;
+      }
+    }
+  }
+
   // A body computation state -> state for a loop or a branch: one op applied
   // to `shape`-typed values (state is `shape`, or (s32[], shape) for a loop).
   HloInstruction* BodyOp(HloComputation* computation, HloInstruction* x) {
     const Shape& shape = x->shape();
     switch (Below(4)) {
       case 0:
-        if (shape.element_type() != xla::PRED && shape.element_type() != xla::U8) {
+        if (shape.element_type() != xla::PRED && !IsUnsigned(shape.element_type())) {
           return computation->AddInstruction(HloInstruction::Create(HloOpcode::kNegate, shape, {x}));
         }
         [[fallthrough]];

@@ -6,9 +6,11 @@
 // adding a parameter when none does. Op kinds: elementwise unary/binary,
 // compare, select, convert, broadcast, reshape, transpose, slice,
 // concatenate, pad, reverse, iota, constant, dot, reduce, reduce-window,
-// dynamic-slice, dynamic-update-slice, sort, clamp, while (a counted loop)
-// and conditional (by a pred or an s32 branch index). Element types:
-// f32, f64, f16, bf16, s32, s64, u8, pred.
+// dynamic-slice, dynamic-update-slice, sort, clamp, gather and scatter (with
+// out-of-range indices), convolution (1-d/2-d, strides, padding, dilations,
+// feature groups), select-and-scatter, complex (c64) arithmetic, while (a
+// counted loop) and conditional (by a pred or an s32 branch index). Element
+// types: f32, f64, f16, bf16, s8, s16, s32, s64, u8, u16, u32, u64, pred, c64.
 //
 // Each value records whether it is "exact": computed by ops whose result
 // every correct backend must reproduce bit for bit (data movement, min/max,
