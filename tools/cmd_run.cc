@@ -312,6 +312,8 @@ absl::Status RunRun(const Args& args) {
   if (args.Get("perf-map") == "true") {
     // Read by the host kernel compiler when it is made (backend/host/host_jit.cc).
     setenv("HLOC_PERF_MAP", "1", 1);
+    // oneDNN's JIT gemm and convolution kernels into the same map.
+    setenv("DNNL_JIT_PROFILE", "2", 0);
   }
   HLOC_ASSIGN_OR_RETURN(LoadedSnapshot run, LoadModuleAndArguments(args));
   if (profile) {
@@ -364,7 +366,8 @@ Command RunCommand() {
           "  against this machine's measured peak), then a summary by category; the output\n"
           "  summary goes to stderr. --profile-rows=N rows (default 30). --profile-json=FILE\n"
           "  writes the same as JSON ('-': stdout). --perf-map writes /tmp/perf-PID.map\n"
-          "  naming the JIT kernels for `perf report` (as HLOC_PERF_MAP=1 does).\n",
+          "  naming the JIT kernels for `perf report` (as HLOC_PERF_MAP=1 does), and\n"
+          "  oneDNN's (DNNL_JIT_PROFILE=2).\n",
           {{"backend", false}, {"inputs", false}, {"seed", false}, {"output", false},
            {"print", true}, {"no-opt", true}, {"devices", false}, {"distributed", false},
            {"profile", true}, {"profile-json", false}, {"profile-rows", false},

@@ -7,7 +7,8 @@
 // in /tmp/perf-PID.map ("ADDRESS SIZE NAME", perf's JIT map format) as
 // "hloc:%fusion.3 kernel_7", so `perf report` names the time spent in it
 // instead of an anonymous [JIT] address. The addresses come from JITLink's
-// link graph after fix-ups (PerfMapPlugin below).
+// link graph after fix-ups (PerfMapPlugin below). oneDNN names its own JIT
+// kernels in the same file with DNNL_JIT_PROFILE=2 (hloc run --perf-map sets it).
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +18,8 @@
 #include <mutex>
 #include <optional>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -83,7 +86,15 @@ class PerfMapPlugin : public llvm::orc::ObjectLinkingLayer::Plugin {
  public:
   PerfMapPlugin() : file_(std::fopen(absl::StrCat("/tmp/perf-", getpid(), ".map").c_str(), "a")) {}
   ~PerfMapPlugin() override {
-    if (file_ != nullptr) std::fclose(file_);
+    if (file_ == nullptr) return;
+    // oneDNN's own map (DNNL_JIT_PROFILE=2) opens the file with "w+" and
+    // writes at its own offset, over lines written before; ours go again at
+    // the end so that every kernel is named when the process is done.
+    const char* onednn = std::getenv("DNNL_JIT_PROFILE");
+    if (onednn != nullptr && *onednn != '\0' && std::string(onednn) != "0") {
+      for (const std::string& line : lines_) std::fputs(line.c_str(), file_);
+    }
+    std::fclose(file_);
   }
   bool ok() const { return file_ != nullptr; }
 
@@ -121,8 +132,8 @@ class PerfMapPlugin : public llvm::orc::ObjectLinkingLayer::Plugin {
       if (it != labels_.end()) object_label = it->second;
     }
     for (llvm::jitlink::Symbol* symbol : graph.defined_symbols()) {
-      if (!symbol->isCallable() || symbol->getSize() == 0) continue;
-      const std::string name = symbol->hasName() ? symbol->getName().str() : "anonymous";
+      if (!symbol->hasName() || !symbol->isCallable() || symbol->getSize() == 0) continue;
+      const std::string name = symbol->getName().str();
       auto it = labels_.find(name);
       std::string label;
       if (it != labels_.end()) {
@@ -132,9 +143,10 @@ class PerfMapPlugin : public llvm::orc::ObjectLinkingLayer::Plugin {
       } else {
         label = absl::StrCat("hloc:", name);
       }
-      std::fprintf(file_, "%llx %llx %s\n",
-                   static_cast<unsigned long long>(symbol->getAddress().getValue()),
-                   static_cast<unsigned long long>(symbol->getSize()), label.c_str());
+      std::string line = absl::StrCat(absl::Hex(symbol->getAddress().getValue()), " ",
+                                      absl::Hex(symbol->getSize()), " ", label, "\n");
+      std::fputs(line.c_str(), file_);
+      lines_.push_back(std::move(line));
     }
     std::fflush(file_);
   }
@@ -142,6 +154,7 @@ class PerfMapPlugin : public llvm::orc::ObjectLinkingLayer::Plugin {
   std::FILE* file_;
   std::mutex mu_;
   absl::flat_hash_map<std::string, std::string> labels_;
+  std::vector<std::string> lines_;  // Everything written, for the destructor.
 };
 
 // "hloc:%fusion.3" for a fused computation, else "hloc:computation-name".
