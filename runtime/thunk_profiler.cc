@@ -12,12 +12,22 @@ ThunkProfiler::ThunkProfiler(const ThunkSequence& program,
                              std::function<std::string(BufferId)> buffer_name)
     : program_(&program) {
   Add(program, -1, "", 0, buffer_name);
+  calls_.reset(new std::atomic<int64_t>[timings_.size()]);
+  nanoseconds_.reset(new std::atomic<int64_t>[timings_.size()]);
+  for (size_t i = 0; i < timings_.size(); ++i) {
+    calls_[i] = 0;
+    nanoseconds_[i] = 0;
+  }
 }
 
 void ThunkProfiler::Add(const ThunkSequence& sequence, int parent, const std::string& role,
                         int depth, const std::function<std::string(BufferId)>& buffer_name) {
+  // Collected here and stored last: the nested calls below grow sequences_,
+  // which moves its values.
+  std::vector<int> ids;
   for (const auto& thunk : sequence) {
     const int id = static_cast<int>(timings_.size());
+    ids.push_back(id);
     ThunkTiming timing;
     timing.thunk = thunk.get();
     timing.kind = thunk->kind();
@@ -34,20 +44,16 @@ void ThunkProfiler::Add(const ThunkSequence& sequence, int parent, const std::st
       }
     }
     timings_.push_back(std::move(timing));
-    index_.emplace(thunk.get(), id);
     for (const NestedSequence& nested : thunk->nested()) {
       Add(*nested.sequence, id, nested.label, depth + 1, buffer_name);
     }
   }
+  sequences_[&sequence] = std::move(ids);
 }
 
-void ThunkProfiler::Record(const Thunk* thunk, double seconds) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = index_.find(thunk);
-  if (it == index_.end()) return;
-  ThunkTiming& timing = timings_[it->second];
-  ++timing.calls;
-  timing.seconds += seconds;
+const std::vector<int>* ThunkProfiler::EntriesOf(const ThunkSequence& sequence) const {
+  auto it = sequences_.find(&sequence);
+  return it == sequences_.end() ? nullptr : &it->second;
 }
 
 void ThunkProfiler::RecordRun(double seconds) {
@@ -56,17 +62,21 @@ void ThunkProfiler::RecordRun(double seconds) {
 }
 
 void ThunkProfiler::Clear() {
-  std::lock_guard<std::mutex> lock(mu_);
-  for (ThunkTiming& timing : timings_) {
-    timing.calls = 0;
-    timing.seconds = 0;
+  for (size_t i = 0; i < timings_.size(); ++i) {
+    calls_[i] = 0;
+    nanoseconds_[i] = 0;
   }
+  std::lock_guard<std::mutex> lock(mu_);
   runs_.clear();
 }
 
 std::vector<ThunkTiming> ThunkProfiler::timings() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return timings_;
+  std::vector<ThunkTiming> out = timings_;
+  for (size_t i = 0; i < out.size(); ++i) {
+    out[i].calls = calls_[i].load(std::memory_order_relaxed);
+    out[i].seconds = static_cast<double>(nanoseconds_[i].load(std::memory_order_relaxed)) * 1e-9;
+  }
+  return out;
 }
 
 std::vector<double> ThunkProfiler::run_seconds() const {
@@ -76,11 +86,15 @@ std::vector<double> ThunkProfiler::run_seconds() const {
 
 absl::Status ExecuteSequenceProfiled(const ThunkSequence& sequence, ExecutionContext& context) {
   ThunkProfiler* profiler = context.options.profiler;
-  for (const auto& thunk : sequence) {
+  const std::vector<int>* entries = profiler->EntriesOf(sequence);
+  for (size_t i = 0; i < sequence.size(); ++i) {
     const auto start = std::chrono::steady_clock::now();
-    absl::Status status = thunk->Execute(context);
+    absl::Status status = sequence[i]->Execute(context);
     const auto end = std::chrono::steady_clock::now();
-    profiler->Record(thunk.get(), std::chrono::duration<double>(end - start).count());
+    if (entries != nullptr) {
+      profiler->Record((*entries)[i],
+                       std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count());
+    }
     if (!status.ok()) return status;
   }
   return absl::OkStatus();

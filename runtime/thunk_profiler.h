@@ -20,8 +20,10 @@
 #ifndef HLOC_RUNTIME_THUNK_PROFILER_H_
 #define HLOC_RUNTIME_THUNK_PROFILER_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -53,8 +55,15 @@ class ThunkProfiler {
                          std::function<std::string(BufferId)> buffer_name = nullptr);
 
   const ThunkSequence* program() const { return program_; }
-  // Adds one execution of `thunk` taking `seconds`. Unknown thunks are ignored.
-  void Record(const Thunk* thunk, double seconds);
+  // The entries of `sequence`'s thunks, in order; null for a sequence not
+  // in the program. Lock-free (the table is fixed at construction).
+  const std::vector<int>* EntriesOf(const ThunkSequence& sequence) const;
+  // Adds one execution of entry `entry` taking `nanoseconds` (atomic: runs
+  // may overlap).
+  void Record(int entry, int64_t nanoseconds) {
+    calls_[entry].fetch_add(1, std::memory_order_relaxed);
+    nanoseconds_[entry].fetch_add(nanoseconds, std::memory_order_relaxed);
+  }
   // Adds one whole run (Executable::Execute, set-up and output copies included).
   void RecordRun(double seconds);
   void Clear();
@@ -68,9 +77,11 @@ class ThunkProfiler {
            const std::function<std::string(BufferId)>& buffer_name);
 
   const ThunkSequence* program_;
-  mutable std::mutex mu_;
-  std::vector<ThunkTiming> timings_;
-  absl::flat_hash_map<const Thunk*, int> index_;
+  std::vector<ThunkTiming> timings_;  // calls and seconds live in the counters below.
+  absl::flat_hash_map<const ThunkSequence*, std::vector<int>> sequences_;
+  std::unique_ptr<std::atomic<int64_t>[]> calls_;
+  std::unique_ptr<std::atomic<int64_t>[]> nanoseconds_;
+  mutable std::mutex mu_;  // Guards runs_.
   std::vector<double> runs_;
 };
 
