@@ -182,6 +182,22 @@ TEST_F(ProfileTest, HostProfileNamesCountsCostsAndShares) {
   // A later run without the option adds nothing.
   ASSERT_TRUE((*exe)->Execute(args).ok());
   EXPECT_EQ(profile.runs, 3);
+
+  // The same record passed to another executable starts over.
+  constexpr char kExp[] = R"(
+HloModule other
+
+ENTRY main {
+  x = f32[16,16] parameter(0)
+  ROOT e = f32[16,16] exponential(x)
+}
+)";
+  auto other = client->Compile(ModuleSource::Text(kExp), compile);
+  ASSERT_TRUE(other.ok()) << other.status();
+  ASSERT_TRUE((*other)->Execute({args[0]}, options).ok());
+  EXPECT_EQ(profile.runs, 1);
+  EXPECT_EQ(Find(profile, "%w"), nullptr);
+  EXPECT_NE(Find(profile, "%e"), nullptr);
 }
 
 TEST_F(ProfileTest, InterpreterBackendHasNoProfile) {

@@ -123,7 +123,8 @@ class HostImpl : public ExecutableImpl {
  private:
   // The runs recorded into a Profile (its `collector`), for one program.
   struct ProfileRuns {
-    const host::HostProgram* program = nullptr;
+    // This executable while it lives: a new one at the same address is not it.
+    std::weak_ptr<const int> owner;
     std::unique_ptr<runtime::ThunkProfiler> profiler;
   };
 
@@ -133,9 +134,9 @@ class HostImpl : public ExecutableImpl {
     // Only this class makes collectors, so the cast is of the right type; a
     // profile of another program starts over.
     auto runs = std::static_pointer_cast<ProfileRuns>(profile.collector);
-    if (runs == nullptr || runs->program != program_.get()) {
+    if (runs == nullptr || runs->owner.lock() != profile_owner_) {
       runs = std::make_shared<ProfileRuns>();
-      runs->program = program_.get();
+      runs->owner = profile_owner_;
       runs->profiler = program_->executable().MakeProfiler();
     }
     execute.profiler = runs->profiler.get();
@@ -149,6 +150,7 @@ class HostImpl : public ExecutableImpl {
 
   std::unique_ptr<host::HostProgram> program_;
   std::shared_ptr<runtime::ThreadPool> pool_;
+  std::shared_ptr<const int> profile_owner_ = std::make_shared<const int>(0);
 };
 
 class InterpreterImpl : public ExecutableImpl {
