@@ -153,6 +153,8 @@ class Buffer {
   void* data_ = nullptr;
 };
 
+struct Profile;  // api/profile.h
+
 struct ExecuteOptions {
   // Arguments the caller gives up: a result the module aliases with one
   // (input_output_alias) is computed in its memory and returned sharing it.
@@ -160,6 +162,11 @@ struct ExecuteOptions {
   std::vector<int> donated_arguments;
   // A while loop running more iterations than this fails the run; 0: no limit.
   int64_t max_while_iterations = 0;
+  // When set, the run is timed thunk by thunk and added to *profile, which
+  // then summarizes every run recorded into it (api/profile.h; reuse one
+  // Profile over repeated calls, after a warm-up call without it). Host
+  // backend only; others fail with kUnimplemented. Null: no timing.
+  Profile* profile = nullptr;
 };
 
 struct Stats {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "api/profile.h"
 #include "backend/gpu/gpu_compiler.h"
 #include "backend/gpu/gpu_pipeline.h"
 #include "backend/gpu/run_on_gpu.h"
@@ -26,6 +27,16 @@
 
 namespace hloc {
 namespace api {
+namespace {
+
+// Profiles time the shared host runtime's thunks (runtime/thunk_profiler.h).
+absl::Status ProfileUnsupported(absl::string_view backend) {
+  return absl::UnimplementedError(absl::StrCat(
+      "profiles cover the host backend only; the ", backend,
+      " backend does not run its program through the host runtime's thunks"));
+}
+
+}  // namespace
 
 bool IsKnownPipeline(const std::string& name) {
   return name == "default" || name == "no-fusion" || name == "fallback" || name == "none";
@@ -102,6 +113,7 @@ class HostImpl : public ExecutableImpl {
                    const ExecuteOptions& options) const override {
     runtime::ExecuteOptions execute;
     execute.max_while_iterations = options.max_while_iterations;
+    if (options.profile != nullptr) return RunProfiled(parameters, outputs, execute, *options.profile);
     return program_->executable().Execute(parameters, outputs, pool_.get(), execute);
   }
   int64_t AliasedParameter(int64_t output) const override {
@@ -109,8 +121,36 @@ class HostImpl : public ExecutableImpl {
   }
 
  private:
+  // The runs recorded into a Profile (its `collector`), for one program.
+  struct ProfileRuns {
+    // This executable while it lives: a new one at the same address is not it.
+    std::weak_ptr<const int> owner;
+    std::unique_ptr<runtime::ThunkProfiler> profiler;
+  };
+
+  absl::Status RunProfiled(absl::Span<const void* const> parameters,
+                           absl::Span<void* const> outputs, runtime::ExecuteOptions execute,
+                           Profile& profile) const {
+    // Only this class makes collectors, so the cast is of the right type; a
+    // profile of another program starts over.
+    auto runs = std::static_pointer_cast<ProfileRuns>(profile.collector);
+    if (runs == nullptr || runs->owner.lock() != profile_owner_) {
+      runs = std::make_shared<ProfileRuns>();
+      runs->owner = profile_owner_;
+      runs->profiler = program_->executable().MakeProfiler();
+    }
+    execute.profiler = runs->profiler.get();
+    absl::Status status = program_->executable().Execute(parameters, outputs, pool_.get(), execute);
+    if (!status.ok()) return status;
+    profile = SummarizeProfile(*runs->profiler, program_->module(),
+                               MeasureMachinePeak(pool_ ? pool_->num_threads() : 1), "host");
+    profile.collector = std::move(runs);
+    return absl::OkStatus();
+  }
+
   std::unique_ptr<host::HostProgram> program_;
   std::shared_ptr<runtime::ThreadPool> pool_;
+  std::shared_ptr<const int> profile_owner_ = std::make_shared<const int>(0);
 };
 
 class InterpreterImpl : public ExecutableImpl {
@@ -120,6 +160,7 @@ class InterpreterImpl : public ExecutableImpl {
 
   absl::Status Run(absl::Span<const void* const> parameters, absl::Span<void* const> outputs,
                    const ExecuteOptions& options) const override {
+    if (options.profile != nullptr) return ProfileUnsupported("interpreter");
     std::vector<Literal> arguments;
     size_t next = 0;
     for (const HloInstruction* parameter : module_->entry()->parameters()) {
@@ -169,7 +210,8 @@ class CudaImpl : public ExecutableImpl {
   ~CudaImpl() override { program_.reset(); }  // Device memory goes before the device.
 
   absl::Status Run(absl::Span<const void* const> parameters, absl::Span<void* const> outputs,
-                   const ExecuteOptions&) const override {
+                   const ExecuteOptions& options) const override {
+    if (options.profile != nullptr) return ProfileUnsupported("cuda");
     std::lock_guard<std::mutex> lock(mu_);  // One arena per executable.
     return program_->executable().Execute(parameters, outputs);
   }

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/api_internal.h"
 #include "api/hloc.h"
+#include "api/profile.h"
 #include "nanobind/nanobind.h"
 #include "nanobind/ndarray.h"
 #include "nanobind/stl/string.h"
@@ -112,6 +113,43 @@ class PyExecutable {
   // ValueError naming the argument; the Python side then converts what it
   // can and words the error.
   nb::list Run(nb::handle arguments, const std::vector<int>& donated) {
+    std::vector<Buffer> buffers = WrapArguments(arguments);
+    ExecuteOptions options;
+    options.donated_arguments = donated;
+    absl::StatusOr<std::vector<Buffer>> results;
+    {
+      nb::gil_scoped_release no_gil;
+      results = executable_->Execute(buffers, options);
+    }
+    if (!results.ok()) Raise(results.status());
+    nb::list out;
+    for (Buffer& result : *results) out.append(ToNumpy(std::move(result)));
+    return out;
+  }
+
+  // `warmup` untimed runs, then `repeats` runs timed thunk by thunk
+  // (api/profile.h): the profile's table and its JSON.
+  std::pair<std::string, std::string> Profile(nb::handle arguments, int repeats, int warmup,
+                                              int rows) {
+    if (repeats < 1) throw nb::value_error("repeats must be at least 1");
+    if (warmup < 0) throw nb::value_error("warmup must not be negative");
+    std::vector<Buffer> buffers = WrapArguments(arguments);
+    api::Profile profile;
+    ExecuteOptions options;
+    absl::Status status;
+    {
+      nb::gil_scoped_release no_gil;
+      for (int i = 0; i < warmup + repeats && status.ok(); ++i) {
+        options.profile = i < warmup ? nullptr : &profile;
+        status = executable_->Execute(buffers, options).status();
+      }
+    }
+    if (!status.ok()) Raise(status);
+    return {profile.ToString(rows), profile.ToJson()};
+  }
+
+ private:
+  std::vector<Buffer> WrapArguments(nb::handle arguments) {
     const auto& parameters = executable_->parameters();
     const size_t count = nb::len(arguments);
     if (count != parameters.size()) {
@@ -157,19 +195,10 @@ class PyExecutable {
                                                             wrapped.status().message()).c_str());
       buffers.push_back(*std::move(wrapped));
     }
-    ExecuteOptions options;
-    options.donated_arguments = donated;
-    absl::StatusOr<std::vector<Buffer>> results;
-    {
-      nb::gil_scoped_release no_gil;
-      results = executable_->Execute(buffers, options);
-    }
-    if (!results.ok()) Raise(results.status());
-    nb::list out;
-    for (Buffer& result : *results) out.append(ToNumpy(std::move(result)));
-    return out;
+    return buffers;
   }
 
+ public:
   nb::dict Stats() const {
     const api::Stats& stats = executable_->stats();
     nb::dict out;
@@ -250,6 +279,8 @@ NB_MODULE(_hloc, m) {
 
   nb::class_<PyExecutable>(m, "_Executable")
       .def("run", &PyExecutable::Run, nb::arg("arguments"), nb::arg("donated"))
+      .def("profile", &PyExecutable::Profile, nb::arg("arguments"), nb::arg("repeats"),
+           nb::arg("warmup"), nb::arg("rows"))
       .def_prop_ro("parameters", [](const PyExecutable& e) { return Specs(e.executable().parameters()); })
       .def_prop_ro("results", [](const PyExecutable& e) { return Specs(e.executable().results()); })
       .def_prop_ro("optimized_hlo", [](const PyExecutable& e) { return e.executable().OptimizedHloText(); })

@@ -68,6 +68,8 @@ class CollectiveThunk : public Thunk {
         buffers_(std::move(buffers)) {}
   absl::Status Execute(ExecutionContext& context) const override;
   void AppendTo(std::string* out, int indent) const override;
+  ThunkKind kind() const override { return ThunkKind::kCollective; }
+  std::string name() const override { return name_; }
 
  private:
   absl::StatusOr<DeviceGroup> MyGroup() const;

@@ -2,6 +2,7 @@
 #include "runtime/executable.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -83,6 +84,11 @@ absl::Status Executable::Execute(absl::Span<const void* const> parameters,
     return absl::InvalidArgumentError(absl::StrCat("program has ", spec_.outputs.size(),
                                                    " outputs, got ", outputs.size()));
   }
+  if (options.profiler != nullptr && options.profiler->program() != &spec_.thunks) {
+    return absl::InvalidArgumentError("the profiler was made for another program");
+  }
+  const auto start = options.profiler != nullptr ? std::chrono::steady_clock::now()
+                                                 : std::chrono::steady_clock::time_point();
   // A program with no temporaries (most tiny ones) needs no arena: no lock,
   // no allocation on its calls.
   const bool needs_arena = arena_.arena_size > 0;
@@ -150,7 +156,18 @@ absl::Status Executable::Execute(absl::Span<const void* const> parameters,
       std::memcpy(outputs[j], context.buffers[spec_.outputs[j]], b.size);
     }
   }
+  if (options.profiler != nullptr) {
+    options.profiler->RecordRun(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
   return absl::OkStatus();
+}
+
+std::unique_ptr<ThunkProfiler> Executable::MakeProfiler() const {
+  return std::make_unique<ThunkProfiler>(spec_.thunks, [this](BufferId id) -> std::string {
+    if (id < 0 || static_cast<size_t>(id) >= spec_.buffers.size()) return "";
+    return spec_.buffers[id].name;
+  });
 }
 
 std::string Executable::ThunksToString() const {

@@ -17,6 +17,7 @@
 #include "runtime/buffer_assignment.h"
 #include "runtime/thread_pool.h"
 #include "runtime/thunk.h"
+#include "runtime/thunk_profiler.h"
 
 namespace hloc {
 namespace runtime {
@@ -66,7 +67,8 @@ class Executable {
   // `outputs[j]` receives the bytes of output j (output_size(j) bytes) and
   // must not overlap any parameter or other output, except that it may be
   // exactly parameters[aliased_parameter(j)] (whose bytes the run then
-  // overwrites). Runs may overlap in time.
+  // overwrites). Runs may overlap in time. With options.profiler (made by
+  // MakeProfiler), each thunk's time and the run's are added to it.
   absl::Status Execute(absl::Span<const void* const> parameters,
                        absl::Span<void* const> outputs, ThreadPool* pool,
                        const ExecuteOptions& options = {}) const;
@@ -78,6 +80,10 @@ class Executable {
   const ArenaAssignment& arena() const { return arena_; }
   // The parameter output j may share its memory with (see ProgramSpec), or -1.
   int64_t aliased_parameter(int64_t j) const { return aliased_parameter_[j]; }
+
+  // A profiler for this program's runs (ExecuteOptions::profiler): one entry
+  // per thunk, copies named by their buffers.
+  std::unique_ptr<ThunkProfiler> MakeProfiler() const;
 
   // The thunk sequence, one thunk per line, then one line per buffer that
   // shares another's bytes.

@@ -208,6 +208,86 @@ TEST(ExecutableTest, WhileLoopDoublesUntilLimit) {
   EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted) << status;
 }
 
+// The profiler has one entry per thunk, nested ones under their loop with
+// their role; counts are per execution (the loop body runs 6 times per run,
+// the condition 7); a loop's time covers its children's; the top-level
+// thunks' times fit in the runs'. A second executable's profiler is refused.
+TEST(ExecutableTest, ProfilerTimesEveryThunkOfEveryRun) {
+  auto make = [] {
+    ProgramSpec spec;
+    BufferSpec constant;
+    constant.kind = BufferSpec::Kind::kConstant;
+    constant.size = 4;
+    constant.data.resize(4);
+    float three = 3;
+    std::memcpy(constant.data.data(), &three, 4);
+    constant.name = "%init";
+    spec.buffers.push_back(constant);                   // b0: init
+    spec.buffers.push_back(Temp(4, 0, 3, "%state"));    // b1
+    spec.buffers.push_back(Temp(1, 1, 1, "%pred"));     // b2
+    spec.buffers.push_back(Temp(4, 2, 3, "%next"));     // b3
+    ThunkSequence condition, body;
+    condition.push_back(std::make_unique<KernelThunk>("%lt", &LessThan100Kernel,
+                                                      std::vector<BufferId>{1, 2}, 1, 1));
+    body.push_back(std::make_unique<KernelThunk>("%double", &DoubleKernel,
+                                                 std::vector<BufferId>{1, 3}, 1, 1));
+    body.push_back(std::make_unique<CopyThunk>(3, 1, 4));
+    spec.thunks.push_back(std::make_unique<CopyThunk>(0, 1, 4));
+    spec.thunks.push_back(
+        std::make_unique<WhileThunk>("%loop", std::move(condition), 2, std::move(body)));
+    spec.outputs = {1};
+    return Executable::Create(std::move(spec));
+  };
+  auto executable = make();
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  std::unique_ptr<ThunkProfiler> profiler = (*executable)->MakeProfiler();
+  ExecuteOptions options;
+  options.profiler = profiler.get();
+  float result = 0;
+  void* outs[] = {&result};
+  for (int run = 0; run < 3; ++run) {
+    ASSERT_TRUE((*executable)->Execute({}, outs, nullptr, options).ok());
+    EXPECT_EQ(result, 192.0f);
+  }
+  std::vector<ThunkTiming> t = profiler->timings();
+  ASSERT_EQ(t.size(), 5u);
+  EXPECT_EQ(t[0].name, "copy %init -> %state");
+  EXPECT_EQ(t[0].kind, ThunkKind::kCopy);
+  EXPECT_EQ(t[0].bytes, 4);
+  EXPECT_EQ(t[0].calls, 3);
+  EXPECT_EQ(t[1].name, "%loop");
+  EXPECT_EQ(t[1].kind, ThunkKind::kWhile);
+  EXPECT_EQ(t[1].calls, 3);
+  EXPECT_EQ(t[2].name, "%lt");
+  EXPECT_EQ(t[2].parent, 1);
+  EXPECT_EQ(t[2].role, "condition");
+  EXPECT_EQ(t[2].calls, 3 * 7);
+  EXPECT_EQ(t[3].name, "%double");
+  EXPECT_EQ(t[3].role, "body");
+  EXPECT_EQ(t[3].depth, 1);
+  EXPECT_EQ(t[3].calls, 3 * 6);
+  EXPECT_EQ(t[4].kind, ThunkKind::kCopy);
+  EXPECT_EQ(t[4].calls, 3 * 6);
+  EXPECT_GE(t[1].seconds, t[2].seconds + t[3].seconds + t[4].seconds);
+  std::vector<double> runs = profiler->run_seconds();
+  ASSERT_EQ(runs.size(), 3u);
+  double total = 0;
+  for (double r : runs) total += r;
+  EXPECT_GE(total, t[0].seconds + t[1].seconds);
+  EXPECT_GT(t[3].seconds, 0);
+
+  // Without the option nothing is recorded; another program's profiler is an error.
+  ASSERT_TRUE((*executable)->Execute({}, outs, nullptr).ok());
+  EXPECT_EQ(profiler->timings()[1].calls, 3);
+  auto other = make();
+  ASSERT_TRUE(other.ok());
+  absl::Status status = (*other)->Execute({}, outs, nullptr, options);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  profiler->Clear();
+  EXPECT_EQ(profiler->timings()[3].calls, 0);
+  EXPECT_TRUE(profiler->run_seconds().empty());
+}
+
 TEST(ExecutableTest, ConditionalPicksBranch) {
   for (int32_t selector : {0, 1, 7, -1}) {
     ProgramSpec spec;

@@ -23,7 +23,25 @@ std::string BufferList(absl::Span<const BufferId> buffers) {
 
 }  // namespace
 
+const char* ThunkKindName(ThunkKind kind) {
+  switch (kind) {
+    case ThunkKind::kKernel: return "kernel";
+    case ThunkKind::kLibraryCall: return "library";
+    case ThunkKind::kCopy: return "copy";
+    case ThunkKind::kWhile: return "loop";
+    case ThunkKind::kConditional: return "conditional";
+    case ThunkKind::kCollective: return "collective";
+    case ThunkKind::kInterpreter: return "interpreter";
+    case ThunkKind::kOther: return "other";
+  }
+  return "other";
+}
+
+// Defined in thunk_profiler.cc: the same loop with each thunk timed.
+absl::Status ExecuteSequenceProfiled(const ThunkSequence& sequence, ExecutionContext& context);
+
 absl::Status ExecuteSequence(const ThunkSequence& sequence, ExecutionContext& context) {
+  if (context.options.profiler != nullptr) return ExecuteSequenceProfiled(sequence, context);
   for (const auto& thunk : sequence) {
     absl::Status status = thunk->Execute(context);
     if (!status.ok()) return status;
@@ -85,6 +103,8 @@ absl::Status CopyThunk::Execute(ExecutionContext& context) const {
   return absl::OkStatus();
 }
 
+std::string CopyThunk::name() const { return absl::StrCat("copy b", source_, " -> b", destination_); }
+
 void CopyThunk::AppendTo(std::string* out, int indent) const {
   Indent(out, indent);
   absl::StrAppend(out, "copy b", source_, " -> b", destination_, " (", bytes_, " B)\n");
@@ -98,6 +118,10 @@ absl::Status WhileThunk::Execute(ExecutionContext& context) const {
         return *static_cast<const uint8_t*>(context.buffers[predicate_]) != 0;
       },
       [&] { return ExecuteSequence(body_, context); });
+}
+
+std::vector<NestedSequence> WhileThunk::nested() const {
+  return {{"condition", &condition_}, {"body", &body_}};
 }
 
 void WhileThunk::AppendTo(std::string* out, int indent) const {
@@ -121,6 +145,14 @@ absl::Status ConditionalThunk::Execute(ExecutionContext& context) const {
   std::memcpy(&selector, context.buffers[selector_], selector_is_pred_ ? 1 : sizeof(selector));
   return ExecuteSequence(branches_[SelectBranch(selector, selector_is_pred_, branches_.size())],
                          context);
+}
+
+std::vector<NestedSequence> ConditionalThunk::nested() const {
+  std::vector<NestedSequence> out;
+  for (size_t i = 0; i < branches_.size(); ++i) {
+    out.push_back({absl::StrCat("branch ", i), &branches_[i]});
+  }
+  return out;
 }
 
 void ConditionalThunk::AppendTo(std::string* out, int indent) const {

@@ -40,12 +40,18 @@ using HostFunction = std::function<absl::Status(absl::Span<const void* const> in
 // work items [begin, end). Disjoint ranges may run concurrently.
 using KernelFunction = void (*)(void* const* buffers, int64_t begin, int64_t end);
 
+class ThunkProfiler;
+
 struct ExecuteOptions {
   // A while loop running more iterations than this is an error; <= 0: no limit.
   int64_t max_while_iterations = 0;
   // Work (items * cost per item) below which a kernel runs on the calling
   // thread only.
   int64_t min_parallel_cost = int64_t{1} << 16;
+  // When set, every thunk's time is added to it (thunk_profiler.h). It must
+  // have been made for the program being run. Null: no timing at all (one
+  // branch per thunk sequence).
+  ThunkProfiler* profiler = nullptr;
 };
 
 // What a thunk may touch while it runs.
@@ -57,15 +63,33 @@ struct ExecutionContext {
   ExecuteOptions options;
 };
 
+// What a thunk does, for profiles: the categories `hloc run --profile` sums.
+enum class ThunkKind {
+  kKernel, kLibraryCall, kCopy, kWhile, kConditional, kCollective, kInterpreter, kOther
+};
+const char* ThunkKindName(ThunkKind kind);  // "kernel", "library", "copy", "loop", ...
+
+class Thunk;
+using ThunkSequence = std::vector<std::unique_ptr<Thunk>>;
+
+// A sequence a thunk runs (a loop's condition or body, a branch) and its label.
+struct NestedSequence {
+  std::string label;  // "condition", "body", "branch 0", ...
+  const ThunkSequence* sequence = nullptr;
+};
+
 class Thunk {
  public:
   virtual ~Thunk() = default;
   virtual absl::Status Execute(ExecutionContext& context) const = 0;
   // One line per thunk (nested sequences indented), for dumps and tests.
   virtual void AppendTo(std::string* out, int indent) const = 0;
+  // For profiles: the kind, a name (the HLO instruction's, "%fusion.3", when
+  // the thunk computes one) and the sequences it runs.
+  virtual ThunkKind kind() const { return ThunkKind::kOther; }
+  virtual std::string name() const { return ""; }
+  virtual std::vector<NestedSequence> nested() const { return {}; }
 };
-
-using ThunkSequence = std::vector<std::unique_ptr<Thunk>>;
 
 absl::Status ExecuteSequence(const ThunkSequence& sequence, ExecutionContext& context);
 void AppendSequence(const ThunkSequence& sequence, std::string* out, int indent);
@@ -80,6 +104,8 @@ class KernelThunk : public Thunk {
         work_items_(work_items), cost_per_item_(cost_per_item) {}
   absl::Status Execute(ExecutionContext& context) const override;
   void AppendTo(std::string* out, int indent) const override;
+  ThunkKind kind() const override { return ThunkKind::kKernel; }
+  std::string name() const override { return name_; }
 
  private:
   std::string name_;
@@ -95,6 +121,11 @@ class CopyThunk : public Thunk {
       : source_(source), destination_(destination), bytes_(bytes) {}
   absl::Status Execute(ExecutionContext& context) const override;
   void AppendTo(std::string* out, int indent) const override;
+  ThunkKind kind() const override { return ThunkKind::kCopy; }
+  std::string name() const override;
+  int64_t bytes() const { return bytes_; }
+  BufferId source() const { return source_; }
+  BufferId destination() const { return destination_; }
 
  private:
   BufferId source_, destination_;
@@ -110,6 +141,9 @@ class WhileThunk : public Thunk {
         body_(std::move(body)) {}
   absl::Status Execute(ExecutionContext& context) const override;
   void AppendTo(std::string* out, int indent) const override;
+  ThunkKind kind() const override { return ThunkKind::kWhile; }
+  std::string name() const override { return name_; }
+  std::vector<NestedSequence> nested() const override;
 
  private:
   std::string name_;
@@ -128,6 +162,9 @@ class ConditionalThunk : public Thunk {
         branches_(std::move(branches)) {}
   absl::Status Execute(ExecutionContext& context) const override;
   void AppendTo(std::string* out, int indent) const override;
+  ThunkKind kind() const override { return ThunkKind::kConditional; }
+  std::string name() const override { return name_; }
+  std::vector<NestedSequence> nested() const override;
 
  private:
   std::string name_;
@@ -147,6 +184,8 @@ class LibraryCallThunk : public Thunk {
       : name_(std::move(name)), function_(std::move(function)), buffers_(std::move(buffers)) {}
   absl::Status Execute(ExecutionContext& context) const override;
   void AppendTo(std::string* out, int indent) const override;
+  ThunkKind kind() const override { return ThunkKind::kLibraryCall; }
+  std::string name() const override { return name_; }
 
  private:
   std::string name_;
@@ -165,6 +204,8 @@ class InterpreterThunk : public Thunk {
         inputs_(std::move(inputs)), outputs_(std::move(outputs)) {}
   absl::Status Execute(ExecutionContext& context) const override;
   void AppendTo(std::string* out, int indent) const override;
+  ThunkKind kind() const override { return ThunkKind::kInterpreter; }
+  std::string name() const override { return name_; }
   const std::string& reason() const { return reason_; }
 
  private:

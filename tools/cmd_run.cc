@@ -3,7 +3,14 @@
 #include <cstdio>
 #include <cstring>
 
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+
 #include "absl/strings/str_cat.h"
+#include "api/machine_peak.h"
+#include "api/profile.h"
 #include "backend/common/literal_leaves.h"
 #include "backend/gpu/gpu_pipeline.h"
 #include "backend/gpu/run_on_gpu.h"
@@ -88,6 +95,60 @@ absl::StatusOr<Literal> RunWithInterpreter(const LoadedSnapshot& run, const Args
   EvaluatorOptions options;
   HLOC_ASSIGN_OR_RETURN(options.max_while_iterations, MaxWhileIterations(args));
   return Evaluate(*run.module, run.arguments, options);
+}
+
+// --profile / --profile-json: as RunWithHostBackend, then one warm-up run and
+// --repeats recorded runs with every thunk timed (runtime/thunk_profiler.h);
+// the table (or JSON) goes to stdout or the --profile-json file.
+absl::StatusOr<Literal> ProfileWithHostBackend(const LoadedSnapshot& run, const Args& args) {
+  HLOC_ASSIGN_OR_RETURN(int64_t repeats, args.GetInt("repeats", 10));
+  HLOC_ASSIGN_OR_RETURN(int64_t rows, args.GetInt("profile-rows", 30));
+  if (repeats < 1 || repeats > 1000000) {
+    return absl::InvalidArgumentError(absl::StrCat("--repeats=", repeats, " (1 or more)"));
+  }
+  std::unique_ptr<HloModule> optimized = run.module->Clone();
+  if (args.Get("no-opt") != "true") {
+    HLOC_RETURN_IF_ERROR(host::OptimizeForHost(*optimized).status());
+  }
+  host::HostCompileOptions compile;
+  compile.interpreter = HostInterpreter();
+  HLOC_ASSIGN_OR_RETURN(std::unique_ptr<host::HostProgram> program,
+                        host::CompileForHost(*optimized, compile));
+  runtime::ThreadPool pool(0);
+  HLOC_ASSIGN_OR_RETURN(Literal result, program->Execute(run.arguments, &pool));  // Warm-up.
+  // The same runs untimed first, so the table can say what timing costs.
+  std::vector<double> plain(static_cast<size_t>(repeats));
+  for (double& seconds : plain) {
+    const auto start = std::chrono::steady_clock::now();
+    HLOC_ASSIGN_OR_RETURN(result, program->Execute(run.arguments, &pool));
+    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  std::sort(plain.begin(), plain.end());
+  std::unique_ptr<runtime::ThunkProfiler> profiler = program->executable().MakeProfiler();
+  runtime::ExecuteOptions options;
+  options.profiler = profiler.get();
+  for (int64_t r = 0; r < repeats; ++r) {
+    HLOC_ASSIGN_OR_RETURN(result, program->Execute(run.arguments, &pool, options));
+  }
+  const api::Profile profile = api::SummarizeProfile(
+      *profiler, program->module(), api::MeasureMachinePeak(pool.num_threads()), "host");
+  if (args.Get("profile") == "true") {
+    std::fputs(profile.ToString(static_cast<int>(rows)).c_str(), stdout);
+    std::printf("untimed runs: median %.3f ms (the profiled runs' median is %+.1f%% of it)\n",
+                plain[plain.size() / 2] * 1e3,
+                (profile.median_seconds / plain[plain.size() / 2] - 1) * 100);
+  }
+  if (args.Has("profile-json")) {
+    const std::string path = args.Get("profile-json");
+    if (path == "-") {
+      std::fputs(profile.ToJson().c_str(), stdout);
+    } else {
+      std::ofstream out(path, std::ios::trunc);
+      out << profile.ToJson();
+      if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", path));
+    }
+  }
+  return result;
 }
 
 // Compiles with the CUDA pipeline (library calls, fusion) and runs on GPU 0.
@@ -252,6 +313,9 @@ absl::Status RunRun(const Args& args) {
   if (args.Has("distributed") && !args.Has("devices")) {
     return absl::InvalidArgumentError("--distributed=mpi needs --devices=N");
   }
+  if (args.Has("devices") && (args.Get("profile") == "true" || args.Has("profile-json"))) {
+    return absl::UnimplementedError("--profile runs one device (no --devices)");
+  }
   if (args.Has("devices")) {
     HLOC_ASSIGN_OR_RETURN(int64_t devices, args.GetInt("devices", 1));
     if (devices < 1 || devices > 1024) {
@@ -259,7 +323,24 @@ absl::Status RunRun(const Args& args) {
     }
     return RunRunOnDevices(args, backend, devices);
   }
+  const bool profile = args.Get("profile") == "true" || args.Has("profile-json");
+  if (profile && backend != "host") {
+    return absl::UnimplementedError(absl::StrCat(
+        "--profile covers --backend=host (the backend whose thunks run on the shared runtime); ",
+        backend, " has no per-thunk timing"));
+  }
+  if (args.Get("perf-map") == "true") {
+    // Read by the host kernel compiler when it is made (backend/host/host_jit.cc).
+    setenv("HLOC_PERF_MAP", "1", 1);
+    // oneDNN's JIT gemm and convolution kernels into the same map.
+    setenv("DNNL_JIT_PROFILE", "2", 0);
+  }
   HLOC_ASSIGN_OR_RETURN(LoadedSnapshot run, LoadModuleAndArguments(args));
+  if (profile) {
+    HLOC_ASSIGN_OR_RETURN(Literal result, ProfileWithHostBackend(run, args));
+    std::fputs(SummarizeLiteral(result).c_str(), stderr);
+    return absl::OkStatus();
+  }
   HLOC_ASSIGN_OR_RETURN(Literal result, backend == "host"   ? RunWithHostBackend(run, args)
                                         : backend == "cuda" ? RunWithCudaBackend(run, args)
                                                             : RunWithInterpreter(run, args));
@@ -280,6 +361,7 @@ Command RunCommand() {
           "usage: hloc run FILE [--backend=auto|cuda|host|interpreter] [--inputs=SNAPSHOT.pb | --seed=N]\n"
           "                [--output=OUT.pb] [--print] [--no-opt] [--devices=N [--distributed=mpi]]\n"
           "                [--max-while-iterations=N]\n"
+          "                [--profile] [--profile-json=FILE] [--repeats=N] [--perf-map]\n"
           "  --backend=host compiles with the host pipeline (library outlining, fusion;\n"
           "  --no-opt skips it) and runs LLVM-JIT kernels on the CPU; cuda compiles with the\n"
           "  CUDA pipeline and runs NVPTX kernels and cuBLASLt/cuDNN calls on GPU 0 (an error\n"
@@ -299,10 +381,20 @@ Command RunCommand() {
           "  `mpirun -np N hloc run ...`; each MPI rank runs its device, collectives go\n"
           "  through MPI, and rank 0 prints.\n"
           "  --max-while-iterations=N (interpreter and host, one device): a while loop that\n"
-          "  runs more than N iterations stops the run with an error naming it.\n",
+          "  runs more than N iterations stops the run with an error naming it.\n"
+          "  --profile (host backend): one warm-up run, then --repeats=N (default 10) runs\n"
+          "  with every thunk timed; prints a table sorted by time (kernels, library calls,\n"
+          "  copies, loops with their bodies, collectives, interpreter ops: each with its\n"
+          "  HLO instruction, bytes, FLOPs, mean time per run, share, GB/s and GFLOP/s\n"
+          "  against this machine's measured peak), then a summary by category; the output\n"
+          "  summary goes to stderr. --profile-rows=N rows (default 30). --profile-json=FILE\n"
+          "  writes the same as JSON ('-': stdout). --perf-map writes /tmp/perf-PID.map\n"
+          "  naming the JIT kernels for `perf report` (as HLOC_PERF_MAP=1 does), and\n"
+          "  oneDNN's (DNNL_JIT_PROFILE=2).\n",
           {{"backend", false}, {"inputs", false}, {"seed", false}, {"output", false},
            {"print", true}, {"no-opt", true}, {"devices", false}, {"distributed", false},
-           {"max-while-iterations", false}},
+           {"max-while-iterations", false}, {"profile", true}, {"profile-json", false},
+           {"profile-rows", false}, {"repeats", false}, {"perf-map", true}},
           1, 1, RunRun};
 }
 

@@ -222,5 +222,39 @@ else
   expect_in run-interpreter-out-of-memory-says-why "$tmp/err" "out of memory"
 fi
 
+# --profile: a table of every thunk (the scan's loop body under its loop),
+# categories, the untimed comparison; JSON that parses with shares summing to
+# 1; no profile off the host backend; a perf map naming the JIT kernels.
+export HLOC_MACHINE_PEAK=10,100  # No calibration here.
+check run-profile 0 "$hloc" run "$zoo/cumsum_scan.snapshot.pb" --backend=host --profile --repeats=3
+expect_in run-profile-header "$tmp/out" "host backend, 3 runs"
+expect_in run-profile-loop "$tmp/out" " loop .*%while"
+expect_in run-profile-body "$tmp/out" "kernel .*\[%while[.0-9]* body\]"
+expect_in run-profile-categories "$tmp/out" "^by category:"
+expect_in run-profile-runtime "$tmp/out" "^  runtime "
+expect_in run-profile-untimed "$tmp/out" "^untimed runs: median"
+expect_in run-profile-summary-on-stderr "$tmp/err" "^output"
+check run-profile-json 0 "$hloc" run "$zoo/attention.snapshot.pb" --backend=host --profile-json="$tmp/p.json" --repeats=2
+if python3 - "$tmp/p.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+assert p["runs"] == 2, p["runs"]
+cats = {c["category"] for c in p["categories"]}
+assert {"kernel", "library", "runtime"} <= cats, cats
+share = sum(c["share"] for c in p["categories"])
+assert abs(share - 1) < 1e-6, share
+lib = [e for e in p["entries"] if e["category"] == "library"]
+assert lib and all(e["flops"] > 0 and e["bytes"] > 0 for e in lib), lib
+PY
+then echo "ok   run-profile-json-valid"; else echo "FAIL run-profile-json-valid"; cat "$tmp/p.json"; failures=$((failures+1)); fi
+check run-profile-interpreter 1 "$hloc" run "$zoo/softmax.before.txt" --backend=interpreter --profile
+expect_in run-profile-interpreter-says "$tmp/err" "covers --backend=host"
+check run-profile-bad-repeats 1 "$hloc" run "$zoo/softmax.before.txt" --backend=host --profile --repeats=0
+sh -c 'echo $$ >"$1"; exec "$2" run "$3" --backend=host --perf-map' sh "$tmp/pid" "$hloc" \
+  "$zoo/attention.snapshot.pb" >"$tmp/out" 2>"$tmp/err"
+map="/tmp/perf-$(cat "$tmp/pid").map"
+expect_in run-perf-map-names-kernels "$map" "^[0-9a-f]* [0-9a-f]* hloc:%fusion"
+rm -f "$map"
+
 echo "cli checks: $failures failed"
 [ "$failures" -eq 0 ]

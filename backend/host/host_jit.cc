@@ -2,6 +2,15 @@
 // by EmitHostKernel, optimized with the O3 pipeline for the host CPU (its
 // vector width and features), and added to one JIT dylib that resolves libm
 // and other C runtime symbols from the process.
+//
+// HLOC_PERF_MAP=1 (or `hloc run --perf-map`): every kernel's code is listed
+// in /tmp/perf-PID.map ("ADDRESS SIZE NAME", perf's JIT map format) as
+// "hloc:%fusion.3 kernel_7", so `perf report` names the time spent in it
+// instead of an anonymous [JIT] address. The addresses come from JITLink's
+// link graph after fix-ups (PerfMapPlugin below). oneDNN names its own JIT
+// kernels in the same file with DNNL_JIT_PROFILE=2 (hloc run --perf-map sets it).
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -10,6 +19,8 @@
 #include <mutex>
 #include <optional>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -20,7 +31,9 @@
 #include "hlo/status_macros.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/JITLink/JITLink.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h"
 #include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
 #include "llvm/IR/DiagnosticHandler.h"
 #include "llvm/IR/DiagnosticInfo.h"
@@ -64,11 +77,102 @@ std::unique_ptr<llvm::LLVMContext> MakeQuietContext() {
   return context;
 }
 
+bool PerfMapRequested() {
+  const char* value = std::getenv("HLOC_PERF_MAP");
+  return value != nullptr && *value != '\0' && std::string(value) != "0";
+}
+
+// Appends each linked function of a kernel to /tmp/perf-PID.map, named by
+// the label Compile registered for its kernel symbol.
+class PerfMapPlugin : public llvm::orc::ObjectLinkingLayer::Plugin {
+ public:
+  PerfMapPlugin() : file_(std::fopen(absl::StrCat("/tmp/perf-", getpid(), ".map").c_str(), "a")) {}
+  ~PerfMapPlugin() override {
+    if (file_ == nullptr) return;
+    // oneDNN's own map (DNNL_JIT_PROFILE=2) opens the file with "w+" and
+    // writes at its own offset, over lines written before; ours go again at
+    // the end so that every kernel is named when the process is done.
+    const char* onednn = std::getenv("DNNL_JIT_PROFILE");
+    if (onednn != nullptr && *onednn != '\0' && std::string(onednn) != "0") {
+      for (const std::string& line : lines_) std::fputs(line.c_str(), file_);
+    }
+    std::fclose(file_);
+  }
+  bool ok() const { return file_ != nullptr; }
+
+  // `label` names kernel symbol `symbol` (and the helpers in its object).
+  void Label(const std::string& symbol, std::string label) {
+    std::lock_guard<std::mutex> lock(mu_);
+    labels_[symbol] = std::move(label);
+  }
+
+  void modifyPassConfig(llvm::orc::MaterializationResponsibility&, llvm::jitlink::LinkGraph&,
+                        llvm::jitlink::PassConfiguration& config) override {
+    config.PostFixupPasses.push_back([this](llvm::jitlink::LinkGraph& graph) {
+      Write(graph);
+      return llvm::Error::success();
+    });
+  }
+  llvm::Error notifyFailed(llvm::orc::MaterializationResponsibility&) override {
+    return llvm::Error::success();
+  }
+  llvm::Error notifyRemovingResources(llvm::orc::JITDylib&, llvm::orc::ResourceKey) override {
+    return llvm::Error::success();
+  }
+  void notifyTransferringResources(llvm::orc::JITDylib&, llvm::orc::ResourceKey,
+                                   llvm::orc::ResourceKey) override {}
+
+ private:
+  void Write(llvm::jitlink::LinkGraph& graph) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (file_ == nullptr) return;
+    // The object's kernel label, for its helper functions too.
+    std::string object_label;
+    for (llvm::jitlink::Symbol* symbol : graph.defined_symbols()) {
+      if (!symbol->hasName()) continue;
+      auto it = labels_.find(symbol->getName().str());
+      if (it != labels_.end()) object_label = it->second;
+    }
+    for (llvm::jitlink::Symbol* symbol : graph.defined_symbols()) {
+      if (!symbol->hasName() || !symbol->isCallable() || symbol->getSize() == 0) continue;
+      const std::string name = symbol->getName().str();
+      auto it = labels_.find(name);
+      std::string label;
+      if (it != labels_.end()) {
+        label = absl::StrCat(it->second, " ", name);
+      } else if (!object_label.empty()) {
+        label = absl::StrCat(object_label, " ", name);
+      } else {
+        label = absl::StrCat("hloc:", name);
+      }
+      std::string line = absl::StrCat(absl::Hex(symbol->getAddress().getValue()), " ",
+                                      absl::Hex(symbol->getSize()), " ", label, "\n");
+      std::fputs(line.c_str(), file_);
+      lines_.push_back(std::move(line));
+    }
+    std::fflush(file_);
+  }
+
+  std::FILE* file_;
+  std::mutex mu_;
+  absl::flat_hash_map<std::string, std::string> labels_;
+  std::vector<std::string> lines_;  // Everything written, for the destructor.
+};
+
+// "hloc:%fusion.3" for a fused computation, else "hloc:computation-name".
+std::string PerfLabel(const HloComputation& computation) {
+  if (const HloInstruction* fusion = computation.fusion_instruction()) {
+    return absl::StrCat("hloc:%", fusion->name());
+  }
+  return absl::StrCat("hloc:", computation.name());
+}
+
 class JitKernelCompiler : public KernelCompiler {
  public:
   JitKernelCompiler(KernelCompilerOptions options, std::unique_ptr<llvm::orc::LLJIT> jit,
-                    std::unique_ptr<llvm::TargetMachine> target_machine)
-      : options_(options), jit_(std::move(jit)), target_machine_(std::move(target_machine)) {
+                    std::unique_ptr<llvm::TargetMachine> target_machine, PerfMapPlugin* perf_map)
+      : options_(options), jit_(std::move(jit)), target_machine_(std::move(target_machine)),
+        perf_map_(perf_map) {
     math_ = options_.exact_math ? static_cast<const codegen::MathLowering*>(&libm_math_)
                                 : &polynomial_math_;
   }
@@ -92,6 +196,7 @@ class JitKernelCompiler : public KernelCompiler {
     const std::string disk_key =
         key.empty() || options_.disk_cache_dir.empty() ? std::string() : DiskKey(key);
     if (!disk_key.empty()) {
+      if (perf_map_ != nullptr) perf_map_->Label(absl::StrCat("hk_", disk_key), PerfLabel(computation));
       if (std::optional<CompiledKernel> loaded = LoadFromDisk(disk_key)) {
         ++stats_.disk_cache_hits;
         cache_[key] = *loaded;
@@ -100,6 +205,7 @@ class JitKernelCompiler : public KernelCompiler {
     }
     const std::string name =
         disk_key.empty() ? absl::StrCat("kernel_", next_id_++) : absl::StrCat("hk_", disk_key);
+    if (perf_map_ != nullptr) perf_map_->Label(name, PerfLabel(computation));
     std::unique_ptr<llvm::LLVMContext> context = MakeQuietContext();
     absl::StatusOr<std::unique_ptr<llvm::Module>> module =
         BuildModule(computation, name, *context, true, variant);
@@ -300,6 +406,7 @@ class JitKernelCompiler : public KernelCompiler {
   const KernelCompilerOptions options_;
   std::unique_ptr<llvm::orc::LLJIT> jit_;
   std::unique_ptr<llvm::TargetMachine> target_machine_;
+  PerfMapPlugin* perf_map_;  // Owned by jit_'s linking layer; null unless HLOC_PERF_MAP.
   codegen::LibmMathLowering libm_math_;
   codegen::PolynomialMathLowering polynomial_math_;
   const codegen::MathLowering* math_ = nullptr;  // One of the two.
@@ -336,8 +443,21 @@ absl::StatusOr<std::shared_ptr<KernelCompiler>> KernelCompiler::Create(
           (*jit)->getDataLayout().getGlobalPrefix());
   if (!process_symbols) return absl::InternalError(ErrorText(process_symbols.takeError()));
   (*jit)->getMainJITDylib().addGenerator(std::move(*process_symbols));
+  PerfMapPlugin* perf_map = nullptr;
+  if (PerfMapRequested()) {
+    auto* linker = llvm::dyn_cast<llvm::orc::ObjectLinkingLayer>(&(*jit)->getObjLinkingLayer());
+    auto plugin = std::make_unique<PerfMapPlugin>();
+    if (linker == nullptr || !plugin->ok()) {
+      std::fprintf(stderr, "HLOC_PERF_MAP: %s; no perf map written\n",
+                   linker == nullptr ? "the JIT does not link with JITLink"
+                                     : "cannot open /tmp/perf-PID.map");
+    } else {
+      perf_map = plugin.get();
+      linker->addPlugin(std::move(plugin));
+    }
+  }
   return std::shared_ptr<KernelCompiler>(new JitKernelCompiler(
-      options, std::move(*jit), std::move(*target_machine)));
+      options, std::move(*jit), std::move(*target_machine), perf_map));
 }
 
 }  // namespace host

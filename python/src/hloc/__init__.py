@@ -15,6 +15,7 @@ used in place, without a copy. Results are numpy arrays over hloc's memory
 ``hloc.jax.jit`` runs JAX functions on hloc.
 """
 
+import json
 import os
 import threading
 
@@ -33,6 +34,7 @@ __all__ = [
     "CompileError",
     "Error",
     "Executable",
+    "Profile",
     "unavailable_reason",
     "compile",
 ]
@@ -109,6 +111,40 @@ class _Spec:
         return f"{self.type}[{','.join(map(str, self.shape))}]"
 
 
+class Profile:
+    """Where a compiled program's runs spend their time (Executable.profile).
+
+    Attributes (times are seconds, means per run over `runs` runs):
+      entries: one dict per thunk, largest own time first, with name (the
+        HLO instruction), thunk, category (kernel, library, copy, loop,
+        conditional, collective, interpreter), op, parent ("%while.2 body"
+        for thunks a loop runs), calls, seconds, self_seconds, share, bytes,
+        flops, gbps, gflops, of_peak, bound;
+      categories: dicts of category, thunks, calls, seconds, share (with
+        "runtime": time outside every thunk);
+      runs, mean_seconds, median_seconds, min_seconds, peak (the machine's
+        measured bandwidth_gbps and gflops).
+    str(profile) is a table for a terminal."""
+
+    def __init__(self, text, data):
+        self._text = text
+        self.data = data
+        self.entries = data["entries"]
+        self.categories = data["categories"]
+        self.runs = data["runs"]
+        self.mean_seconds = data["mean_seconds"]
+        self.median_seconds = data["median_seconds"]
+        self.min_seconds = data["min_seconds"]
+        self.peak = data["peak"]
+
+    def __str__(self):
+        return self._text
+
+    def __repr__(self):
+        return (f"hloc.Profile({self.runs} runs, mean {self.mean_seconds * 1e3:.3f} ms, "
+                f"{len(self.entries)} thunks)")
+
+
 class Executable:
     """A compiled module. Call it with one array per parameter (the array
     leaves of the entry computation's parameters); it returns a list with one
@@ -179,6 +215,19 @@ class Executable:
         if spec.type not in _NATIVE and spec.dtype is not None:
             return array.view(spec.dtype)
         return array
+
+    def profile(self, *args, repeats=10, warmup=1, rows=30):
+        """Runs `warmup` times untimed, then `repeats` times with every thunk
+        timed (host backend only; others raise hloc.Error). Returns a
+        Profile: `str(profile)` is the table `hloc run --profile` prints;
+        `entries` and `categories` hold the numbers (per-run means)."""
+        if len(args) != len(self.parameters):
+            raise TypeError(
+                f"the executable takes {len(self.parameters)} argument"
+                f"{'' if len(self.parameters) == 1 else 's'}, got {len(args)}")
+        arrays = [self._argument(i, a) for i, a in enumerate(args)]
+        text, data = self._native.profile(arrays, int(repeats), int(warmup), int(rows))
+        return Profile(text, json.loads(data))
 
     @property
     def optimized_hlo(self):
