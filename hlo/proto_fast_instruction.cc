@@ -665,7 +665,8 @@ std::unique_ptr<HloInstruction> BuildFastInstruction(
     if (metadata == nullptr) {
       auto decoded = std::make_shared<xla::OpMetadata>();
       if (!DecodeSimpleMetadata(p.metadata, decoded.get()) &&
-          !Parse(p.metadata, decoded.get())) {  // Parse clears first.
+          (!Parse(p.metadata, decoded.get()) ||  // Parse clears first.
+           !proto_io_internal::UnknownEnumValue(*decoded).empty())) {
         return nullptr;
       }
       metadata = std::move(decoded);
@@ -684,7 +685,10 @@ std::unique_ptr<HloInstruction> BuildFastInstruction(
   if (!p.backend_config.empty()) instruction->set_backend_config(std::string(p.backend_config));
   if (p.sharding.data() != nullptr) {
     xla::OpSharding sharding;
-    if (!Parse(p.sharding, &sharding)) return nullptr;
+    // An enum number XLA does not define: the reference reader names it.
+    if (!Parse(p.sharding, &sharding) || !proto_io_internal::UnknownEnumValue(sharding).empty()) {
+      return nullptr;
+    }
     instruction->set_sharding(std::move(sharding));
   }
   instruction->set_is_composite(p.is_composite);

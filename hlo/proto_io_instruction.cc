@@ -580,9 +580,6 @@ void CopyFieldsExcept(const Message& from, const absl::flat_hash_set<int>& skip,
   rt->MutableUnknownFields(to)->MergeFrom(rf->GetUnknownFields(from));
 }
 
-// The first enum field (at any depth) holding a number its enum does not
-// define, as "field = number"; empty when there is none. Proto enums are
-// open, and such a number has no name for the text form to print.
 std::string UnknownEnumValue(const Message& message) {
   const Reflection* reflection = message.GetReflection();
   std::vector<const FieldDescriptor*> fields;

@@ -6,6 +6,7 @@
 #define HLOC_HLO_PROTO_IO_INTERNAL_H_
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
@@ -36,6 +37,11 @@ absl::StatusOr<std::unique_ptr<HloInstruction>> InstructionFromProto(
 // lose); with `write_literal` false constants get an empty literal.
 void InstructionFieldsToProto(const HloInstruction& instruction, bool use_carried,
                               bool write_literal, xla::HloInstructionProto* proto);
+
+// The first enum field (at any depth of `message`) holding a number its enum
+// does not define, as "field = number"; empty when there is none. Such a
+// number has no name for the text form to print, so loaders refuse it.
+std::string UnknownEnumValue(const google::protobuf::Message& message);
 
 // The comparison type XLA assumes for operands of `type`.
 ComparisonType DefaultComparisonType(PrimitiveType type);

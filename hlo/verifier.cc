@@ -121,6 +121,9 @@ std::string ShardingProblem(const xla::OpSharding& sharding, bool nested = false
       return "";
     }
     default:
+      if (!xla::OpSharding::Type_IsValid(sharding.type())) {
+        return absl::StrCat("sharding type ", sharding.type(), " is not one XLA defines");
+      }
       return "";
   }
 }

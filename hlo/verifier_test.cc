@@ -826,6 +826,9 @@ ENTRY e {
               HasSubstr("exclude each other"));
   EXPECT_THAT(verify_with([](S* s) { s->add_last_tile_dims(S::OTHER); }, false),
               HasSubstr("last_tile_dims hold only"));
+  // Found by the proto fuzzer in CI: an enum number no sharding type has.
+  EXPECT_THAT(verify_with([](S* s) { s->mutable_tuple_shardings(1)->set_type(static_cast<S::Type>(34)); }, true),
+              HasSubstr("tuple element 1: sharding type 34 is not one XLA defines"));
 }
 
 }  // namespace
