@@ -193,6 +193,34 @@ def _models():
         layer(x, x)  # builds the weights outside the traced function
         return fn, [x]
 
+    @model("tf.cond on sum(x)>0 (conditional), cumsum, top_k(3), sort; x[4,10]")
+    def tf_cond_topk(rng):
+        @tf.function(jit_compile=True)
+        def fn(x):
+            y = tf.cond(tf.reduce_sum(x) > 0, lambda: tf.math.cumsum(x, axis=1),
+                        lambda: tf.math.cumsum(x, axis=0, reverse=True))
+            vals, idx = tf.math.top_k(y, 3)
+            return vals, idx, tf.sort(x, axis=-1, direction="DESCENDING")
+        return fn, [normal(rng, (4, 10))]
+
+    @model("keras mixed_bfloat16 Dense(32,gelu)->Dense(8); x[4,16] (bf16 compute, f32 variables)")
+    def tf_mixed_bf16(rng):
+        policy = keras.mixed_precision.Policy("mixed_bfloat16")
+        net = keras.Sequential([
+            keras.Input((16,)), keras.layers.Dense(32, activation="gelu", dtype=policy),
+            keras.layers.Dense(8, dtype=policy), keras.layers.Activation("linear", dtype="float32")])
+        return call_layer(net), [normal(rng, (4, 16))]
+
+    @model("tf.image.resize bilinear 5x5->8x8, tensor_scatter_nd_add, reduce_max; x[1,5,5,2]")
+    def tf_resize_scatter(rng):
+        @tf.function(jit_compile=True)
+        def fn(x, idx, upd):
+            r = tf.image.resize(x, [8, 8], method="bilinear")
+            s = tf.tensor_scatter_nd_add(tf.reshape(r, [64, 2]), idx, upd)
+            return r, s, tf.reduce_max(s, axis=0)
+        return fn, [normal(rng, (1, 5, 5, 2)),
+                    np.array([[3], [7], [3], [63]], np.int32), normal(rng, (4, 2))]
+
     return models
 
 

@@ -120,9 +120,15 @@ std::vector<std::string> ZooModels() {
   return names;
 }
 
-// TensorFlow's CPU kernels (Eigen) differ from ours by summation order and
-// by their approximations of tanh, exp, log and erfinv.
-Tolerance TfTolerance() { return Tolerance{1e-4, 1e-5}; }
+// TensorFlow ran the functions with jit_compile=True, i.e. on XLA:CPU, whose
+// results differ from ours by summation order and by its fast approximations
+// of tanh, exp, log and erfinv. bf16 compute: XLA:CPU keeps f32 between
+// elementwise ops (xla_allow_excess_precision) where hloc rounds every op to
+// bf16, a few bf16 ulps (2^-8 relative) apart.
+Tolerance TfTolerance(const std::string& model) {
+  if (model == "tf_mixed_bf16") return Tolerance{2e-2, 1e-2};
+  return Tolerance{1e-4, 1e-5};
+}
 
 // One stage of one model: an error message, empty when it passed.
 std::string RunStage(const std::string& model, Stage stage) {
@@ -193,12 +199,12 @@ std::string RunStage(const std::string& model, Stage stage) {
       std::vector<Literal> donated = snapshot->arguments;
       absl::StatusOr<Literal> in_place = (*program)->ExecuteDonating(std::move(donated), &pool);
       if (!in_place.ok()) return absl::StrCat("execute donating: ", in_place.status().ToString());
-      ComparisonReport same = CompareLiterals(*actual, *in_place, TfTolerance());
+      ComparisonReport same = CompareLiterals(*actual, *in_place, TfTolerance(model));
       if (!same.ok) return absl::StrCat("donating run differs: ", same.ToString());
     }
   }
   if (!actual.ok()) return absl::StrCat("run: ", actual.status().ToString());
-  ComparisonReport vs_tf = CompareLiterals(*snapshot->result, *actual, TfTolerance());
+  ComparisonReport vs_tf = CompareLiterals(*snapshot->result, *actual, TfTolerance(model));
   if (!vs_tf.ok) return absl::StrCat("vs TensorFlow: ", vs_tf.ToString());
   return "";
 }
