@@ -221,6 +221,32 @@ def _models():
         return fn, [normal(rng, (1, 5, 5, 2)),
                     np.array([[3], [7], [3], [63]], np.int32), normal(rng, (4, 2))]
 
+    @model("train step: Conv1D(4,3)+GlobalMaxPool1D+Dense(2), softmax cross-entropy, Adam apply; x[4,6,3]")
+    def tf_adam_step(rng):
+        net = keras.Sequential([keras.Input((6, 3)), keras.layers.Conv1D(4, 3, activation="relu"),
+                                keras.layers.GlobalMaxPooling1D(), keras.layers.Dense(2)])
+        opt = keras.optimizers.Adam(learning_rate=0.01)
+        opt.build(net.trainable_variables)
+
+        @tf.function(jit_compile=True)
+        def fn(x, labels):
+            with tf.GradientTape() as tape:
+                logits = net(x, training=True)
+                loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels, logits))
+            grads = tape.gradient(loss, net.trainable_variables)
+            opt.apply_gradients(zip(grads, net.trainable_variables))
+            return loss, logits
+        return fn, [normal(rng, (4, 6, 3)), np.array([0, 1, 1, 0], np.int32)]
+
+    @model("unsorted_segment_sum/max (scatter), einsum 'bij,bjk->bik', cumprod; x[6,4] seg s32[6]")
+    def tf_segments_einsum(rng):
+        @tf.function(jit_compile=True)
+        def fn(x, seg, a, b):
+            return (tf.math.unsorted_segment_sum(x, seg, 3), tf.math.unsorted_segment_max(x, seg, 3),
+                    tf.einsum("bij,bjk->bik", a, b), tf.math.cumprod(x, axis=0, exclusive=True))
+        return fn, [normal(rng, (6, 4)), np.array([0, 2, 0, 1, 2, 2], np.int32),
+                    normal(rng, (2, 3, 4)), normal(rng, (2, 4, 5))]
+
     return models
 
 
