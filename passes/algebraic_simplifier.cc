@@ -108,6 +108,12 @@ class Simplifier {
         }
         return same(i->operand(0));
       }
+      case HloOpcode::kSetDimensionSize:
+        // A static result (tf2xla's top_k and sort set the full size as a
+        // constant) holds the operand's elements; only a dynamic one needs
+        // the size.
+        if (shape.IsArray() && shape.is_static()) return same(i->operand(0));
+        return nullptr;
       case HloOpcode::kSelect: {
         const HloInstruction* pred = i->operand(0);
         if (!pred->shape().IsArray() || pred->shape().element_type() != xla::PRED) return nullptr;

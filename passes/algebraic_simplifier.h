@@ -7,6 +7,7 @@
 //   convert(convert(x)) -> x when the inner conversion is exact (widening)
 //   concatenate of one operand, pad by nothing -> operand
 //   select(constant pred, a, b) -> a or b
+//   set-dimension-size with a static result -> operand
 #ifndef HLOC_PASSES_ALGEBRAIC_SIMPLIFIER_H_
 #define HLOC_PASSES_ALGEBRAIC_SIMPLIFIER_H_
 

@@ -176,6 +176,28 @@ ENTRY e {
   EXPECT_EQ(m->entry()->root()->opcode(), HloOpcode::kParameter);
 }
 
+// tf2xla's top_k and sort end in set-dimension-size with the full size and a
+// static result: the operand itself. A dynamic result keeps the op.
+TEST(AlgebraicSimplifier, StaticSetDimensionSizeIsItsOperand) {
+  auto m = Parse(R"(
+HloModule m
+ENTRY e {
+  p = f32[4,3] parameter(0)
+  three = s32[] constant(3)
+  static = f32[4,3] set-dimension-size(p, three), dimensions={1}
+  n = s32[] parameter(1)
+  dynamic = f32[4,<=3] set-dimension-size(p, n), dimensions={1}
+  ROOT out = (f32[4,3], f32[4,<=3]) tuple(static, dynamic)
+})");
+  ASSERT_NE(m, nullptr);
+  AlgebraicSimplifier simplifier;
+  auto changed = simplifier.Run(*m);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_TRUE(*changed);
+  EXPECT_EQ(m->entry()->root()->operand(0)->opcode(), HloOpcode::kParameter);
+  EXPECT_EQ(m->entry()->root()->operand(1)->opcode(), HloOpcode::kSetDimensionSize);
+}
+
 TEST(AlgebraicSimplifier, ShapeChainsFold) {
   auto m = Parse(R"(
 HloModule m
