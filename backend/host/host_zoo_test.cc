@@ -4,7 +4,6 @@
 // compiles without the interpreter: an op with no host kernel or library
 // routine is a compile error here, not a silent interpreter op. Each
 // model's report (kernels, library calls, arena size) goes to the test log.
-#include <dirent.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -18,6 +17,7 @@
 #include "backend/host/host_pipeline_modes.h"
 #include "backend/host/host_test_util.h"
 #include "gtest/gtest.h"
+#include "hlo/testing/corpus.h"
 #include "hlo/shape_util.h"
 #include "hlo/evaluator/compare.h"
 #include "hlo/evaluator/evaluator.h"
@@ -27,28 +27,8 @@
 namespace hloc {
 namespace {
 
-std::string ZooDir() {
-  const char* srcdir = std::getenv("TEST_SRCDIR");
-  const char* workspace = std::getenv("TEST_WORKSPACE");
-  if (srcdir != nullptr && workspace != nullptr) {
-    return absl::StrCat(srcdir, "/", workspace, "/tests/jax/zoo");
-  }
-  return "tests/jax/zoo";
-}
-
-std::vector<std::string> ZooModels() {
-  std::vector<std::string> names;
-  DIR* dir = opendir(ZooDir().c_str());
-  if (dir == nullptr) return names;
-  while (dirent* entry = readdir(dir)) {
-    std::string file = entry->d_name;
-    const std::string suffix = ".snapshot.pb";
-    if (absl::EndsWith(file, suffix)) names.push_back(file.substr(0, file.size() - suffix.size()));
-  }
-  closedir(dir);
-  std::sort(names.begin(), names.end());
-  return names;
-}
+using testdata::ZooDir;
+using testdata::ZooModels;
 
 // XLA's results differ from ours by summation order and by its fast
 // approximations of transcendental functions.

@@ -62,12 +62,14 @@ std::string RunfilesDir() {
 
 std::string ZooDir() { return RunfilesDir() + "/tests/jax/zoo"; }
 
-std::vector<std::string> ZooModels() {
+std::vector<std::string> SnapshotModels(const std::string& dir) {
   constexpr absl::string_view kSuffix = ".snapshot.pb";
-  std::vector<std::string> names = ListFiles(ZooDir(), kSuffix);
+  std::vector<std::string> names = ListFiles(dir, kSuffix);
   for (std::string& name : names) name.resize(name.size() - kSuffix.size());
   return names;
 }
+
+std::vector<std::string> ZooModels() { return SnapshotModels(ZooDir()); }
 
 std::string CorpusDir() {
   const char* dir = std::getenv("HLOC_CORPUS_DIR");

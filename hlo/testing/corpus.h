@@ -35,8 +35,11 @@ std::string RunfilesDir();
 // tests/jax/zoo in the runfiles.
 std::string ZooDir();
 
-// The zoo's model names: NAME for each NAME.snapshot.pb (beside NAME.before.pb
-// and the text dumps), sorted.
+// The model names of a zoo folder: NAME for each NAME.snapshot.pb, sorted.
+std::vector<std::string> SnapshotModels(const std::string& dir);
+
+// The JAX zoo's model names (SnapshotModels of ZooDir(); each beside
+// NAME.before.pb and the text dumps).
 std::vector<std::string> ZooModels();
 
 // $HLOC_CORPUS_DIR, else ../shared/corpus beside the workspace, else "".

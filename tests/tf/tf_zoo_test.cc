@@ -12,7 +12,6 @@
 // model that hloc cannot handle yet is listed in kKnownFailures with the
 // stage and reason: it is run, the reason printed, and the stage must still
 // fail (so a fix shows up here and its entry is removed).
-#include <dirent.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -29,6 +28,7 @@
 #include "backend/host/host_pipeline_modes.h"
 #include "backend/host/host_test_util.h"
 #include "gtest/gtest.h"
+#include "hlo/testing/corpus.h"
 #include "hlo/evaluator/compare.h"
 #include "hlo/evaluator/evaluator.h"
 #include "hlo/loader.h"
@@ -97,28 +97,9 @@ const char* InterpreterOpsReason(const std::string& model) {
   return nullptr;
 }
 
-std::string ZooDir() {
-  const char* srcdir = std::getenv("TEST_SRCDIR");
-  const char* workspace = std::getenv("TEST_WORKSPACE");
-  if (srcdir != nullptr && workspace != nullptr) {
-    return absl::StrCat(srcdir, "/", workspace, "/tests/tf/zoo");
-  }
-  return "tests/tf/zoo";
-}
+std::string ZooDir() { return testdata::RunfilesDir() + "/tests/tf/zoo"; }
 
-std::vector<std::string> ZooModels() {
-  std::vector<std::string> names;
-  DIR* dir = opendir(ZooDir().c_str());
-  if (dir == nullptr) return names;
-  while (dirent* entry = readdir(dir)) {
-    std::string file = entry->d_name;
-    const std::string suffix = ".snapshot.pb";
-    if (absl::EndsWith(file, suffix)) names.push_back(file.substr(0, file.size() - suffix.size()));
-  }
-  closedir(dir);
-  std::sort(names.begin(), names.end());
-  return names;
-}
+std::vector<std::string> ZooModels() { return testdata::SnapshotModels(ZooDir()); }
 
 // TensorFlow ran the functions with jit_compile=True, i.e. on XLA:CPU, whose
 // results differ from ours by summation order and by its fast approximations
