@@ -649,9 +649,13 @@ absl::Status Parser::ParseAttribute(Attr attr, InstructionContext* context) {
     case Attr::kFeatureIndex:
       return ParseInt64(&attrs->feature_index);
     case Attr::kChannelId: {
+      const size_t at = tok().offset;
       int64_t id;
       HLOC_RETURN_IF_ERROR(ParseInt64(&id));
-      attrs->channel_id = id;
+      if (id < 0) return ErrorAt(at, "channel_id must not be negative");
+      // 0 is XLA's "no channel": an HloInstructionProto cannot tell the two
+      // apart, so neither may the module (it decides how devices group).
+      if (id > 0) attrs->channel_id = id;
       return absl::OkStatus();
     }
     case Attr::kReplicaGroups:

@@ -466,6 +466,37 @@ ENTRY e {
   EXPECT_TRUE(Find(*module, "snd")->attrs().is_host_transfer);
 }
 
+// Found by the text fuzzer in CI: "channel_id=0" kept a channel that the
+// module's proto cannot hold (0 there means none), so a module verified as
+// text and failed to verify after a proto round trip. 0 is no channel.
+TEST(TextParser, ChannelIdZeroIsNoChannel) {
+  auto module = ParseOk(R"(HloModule m, replica_count=2
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  p = f32[8] parameter(0)
+  ROOT ar = f32[8] all-reduce(p), channel_id=0, replica_groups={{0,1}}, to_apply=add
+})");
+  ASSERT_NE(module, nullptr);
+  EXPECT_FALSE(Find(*module, "ar")->attrs().channel_id.has_value());
+  absl::StatusOr<std::unique_ptr<HloModule>> negative = ParseHloModule(R"(HloModule m
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  p = f32[8] parameter(0)
+  ROOT ar = f32[8] all-reduce(p), channel_id=-2, replica_groups={{0}}, to_apply=add
+})");
+  ASSERT_FALSE(negative.ok());
+  EXPECT_NE(negative.status().message().find("channel_id must not be negative"), std::string::npos)
+      << negative.status();
+}
+
 TEST(TextParser, ShardingForms) {
   auto module = ParseOk(Entry(R"(  a = f32[4] parameter(0), sharding={replicated}
   b = f32[4] parameter(1), sharding={maximal device=3}
