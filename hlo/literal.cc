@@ -279,6 +279,8 @@ void Literal::AppendElementTo(int64_t i, std::string* out) const {
 
 namespace {
 
+constexpr int64_t kMaxEmptyArrayGroups = 4096;
+
 // The nested braces of an array with no elements: f32[2,0] is "{{}, {}}",
 // braces repeat along the dimensions before the first zero-sized one.
 void AppendEmptyArray(const std::vector<int64_t>& dims, size_t d, std::string* out) {
@@ -314,7 +316,21 @@ void Literal::AppendValueTo(std::string* out) const {
   // dimension whose index wraps.
   const std::vector<int64_t>& dims = shape_.dimensions();
   if (element_count_ == 0) {
-    AppendEmptyArray(dims, 0, out);
+    // The nested form has one "{}" per index of the dimensions before the
+    // first zero-sized one: f32[60000,60000,0] would print 3.6e9 of them.
+    // Past a few thousand, print the elided form, which for an array with
+    // no elements says everything (the parser reads "{...}" as zeros).
+    int64_t groups = 1;
+    for (int64_t d : dims) {
+      if (d == 0) break;
+      groups = d > kMaxEmptyArrayGroups ? kMaxEmptyArrayGroups + 1 : groups * d;
+      if (groups > kMaxEmptyArrayGroups) break;
+    }
+    if (groups > kMaxEmptyArrayGroups) {
+      out->append("{...}");
+    } else {
+      AppendEmptyArray(dims, 0, out);
+    }
     return;
   }
   std::vector<int64_t> index(rank, 0);
