@@ -557,14 +557,12 @@ class Generator {
          x.exact && update.exact);
   }
 
-  // reduce-window with max (exact) or add, small windows, strides, padding.
-  void ReduceWindow() {
-    Value x = ArrayValue(1);
-    if (x.type() == xla::PRED) return;
-    const bool max = Chance(50);
+  // A window over `dims` for reduce-window and select-and-scatter: sizes
+  // 1-3, strides 1-2, padding 0-1 on each side, no dilation; `windows` gets
+  // the number of window positions along each dimension.
+  xla::Window SmallWindow(const Dims& dims, Dims* windows) {
     xla::Window window;
-    Dims out;
-    for (int64_t d : x.dims()) {
+    for (int64_t d : dims) {
       xla::WindowDimension* w = window.add_dimensions();
       const int64_t low = Below(2), high = Below(2);
       const int64_t size = 1 + Below(static_cast<int>(std::min<int64_t>(3, d + low + high)));
@@ -575,8 +573,18 @@ class Generator {
       w->set_padding_high(high);
       w->set_window_dilation(1);
       w->set_base_dilation(1);
-      out.push_back((d + low + high - size) / stride + 1);
+      windows->push_back((d + low + high - size) / stride + 1);
     }
+    return window;
+  }
+
+  // reduce-window with max (exact) or add, small windows, strides, padding.
+  void ReduceWindow() {
+    Value x = ArrayValue(1);
+    if (x.type() == xla::PRED) return;
+    const bool max = Chance(50);
+    Dims out;
+    const xla::Window window = SmallWindow(x.dims(), &out);
     const double inf = std::numeric_limits<double>::infinity();
     const double identity = !max ? 0 : (IsFloat(x.type()) ? -inf : LowestFor(x.type()));
     HloInstruction* init = ScalarConstant(x.type(), identity);
@@ -832,21 +840,8 @@ class Generator {
     }
     if (exact.empty()) return;
     Value x = Pick(exact);
-    xla::Window window;
     Dims source_dims;
-    for (int64_t d : x.dims()) {
-      xla::WindowDimension* w = window.add_dimensions();
-      const int64_t low = Below(2), high = Below(2);
-      const int64_t size = 1 + Below(static_cast<int>(std::min<int64_t>(3, d + low + high)));
-      const int64_t stride = 1 + Below(2);
-      w->set_size(size);
-      w->set_stride(stride);
-      w->set_padding_low(low);
-      w->set_padding_high(high);
-      w->set_window_dilation(1);
-      w->set_base_dilation(1);
-      source_dims.push_back((d + low + high - size) / stride + 1);
-    }
+    const xla::Window window = SmallWindow(x.dims(), &source_dims);
     Value source = Operand(ArrayShape(x.type(), source_dims));
     HloInstruction* init = ScalarConstant(x.type(), 0);
     auto select = std::make_unique<HloComputation>(
