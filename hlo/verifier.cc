@@ -55,19 +55,21 @@ absl::Status InstructionError(const HloInstruction& instruction, absl::string_vi
 }
 
 // Equal including layouts; a scalar's missing layout equals its only one ({}).
+// The product of [begin, end); -1 when a factor is negative or it overflows.
+template <typename It>
+int64_t CheckedProduct(It begin, It end) {
+  int64_t p = 1;
+  for (It it = begin; it != end; ++it) {
+    if (*it < 0 || __builtin_mul_overflow(p, static_cast<int64_t>(*it), &p)) return -1;
+  }
+  return p;
+}
+
 // What makes a sharding unusable, or "" when it is well formed: the
 // invariants its text form relies on (so a proto-built sharding that breaks
 // one would print as text that does not parse).
 std::string ShardingProblem(const xla::OpSharding& sharding, bool nested = false) {
   using S = xla::OpSharding;
-  auto product = [](const auto& list) -> int64_t {  // -1: negative or overflow
-    int64_t n = 1;
-    for (int64_t d : list) {
-      if (d < 0 || (d > 0 && n > INT64_MAX / d)) return -1;
-      n *= d;
-    }
-    return n;
-  };
   switch (sharding.type()) {
     case S::TUPLE:
       if (nested) return "tuple shardings do not nest";
@@ -86,10 +88,12 @@ std::string ShardingProblem(const xla::OpSharding& sharding, bool nested = false
       if (sharding.tile_assignment_dimensions_size() == 0) {
         return "a tiled sharding has no tile dimensions";
       }
-      const int64_t tiles = product(sharding.tile_assignment_dimensions());
+      const int64_t tiles = CheckedProduct(sharding.tile_assignment_dimensions().begin(),
+                                         sharding.tile_assignment_dimensions().end());
       if (tiles <= 0) return "tile dimensions must be positive";
       if (sharding.iota_reshape_dims_size() > 0) {
-        if (product(sharding.iota_reshape_dims()) != tiles) {
+        if (CheckedProduct(sharding.iota_reshape_dims().begin(),
+                           sharding.iota_reshape_dims().end()) != tiles) {
           return "iota dimensions must hold as many devices as the tile dimensions";
         }
         const auto& perm = sharding.iota_transpose_perm();
@@ -606,16 +610,10 @@ class Verifier {
   absl::Status VerifyIotaReplicaGroups(const HloInstruction& instruction) {
     if (!instruction.attrs().iota_replica_groups) return absl::OkStatus();
     const xla::IotaReplicaGroupListProto& iota = *instruction.attrs().iota_replica_groups;
-    auto product = [](auto begin, auto end) -> int64_t {  // -1: negative or overflow
-      int64_t p = 1;
-      for (auto it = begin; it != end; ++it) {
-        if (*it < 0 || __builtin_mul_overflow(p, static_cast<int64_t>(*it), &p)) return -1;
-      }
-      return p;
-    };
     const int64_t sizes[] = {iota.num_replica_groups(), iota.num_devices_per_group()};
-    const int64_t devices = product(std::begin(sizes), std::end(sizes));
-    const int64_t reshaped = product(iota.iota_reshape_dims().begin(), iota.iota_reshape_dims().end());
+    const int64_t devices = CheckedProduct(std::begin(sizes), std::end(sizes));
+    const int64_t reshaped =
+        CheckedProduct(iota.iota_reshape_dims().begin(), iota.iota_reshape_dims().end());
     if (iota.iota_reshape_dims().empty() || devices < 0 || devices != reshaped) {
       return InstructionError(
           instruction, "replica-groups",
