@@ -743,8 +743,11 @@ class Verifier {
     }
     auto check = [&](const Shape& expected, const Shape& actual,
                      const std::string& what) -> absl::Status {
+      // Sizes and dynamic flags exactly (an unbounded `?` matches only `?`):
+      // the test the proto loader applies to host_program_shape, so a module
+      // that verifies also loads from its own proto.
       const bool ok = options_.layout_sensitive ? SameWithLayouts(expected, actual)
-                                                : ShapesCompatible(expected, actual);
+                                                : expected.Compatible(actual);
       if (ok) return absl::OkStatus();
       return ComputationError(
           entry, "entry-layout",

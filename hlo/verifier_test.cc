@@ -644,6 +644,11 @@ const InvalidCase kInvalidCases[] = {
      "HloModule m, entry_computation_layout={(f32[2]{0})->f32[3]{0}}\n\nENTRY e {\n"
      "  a = f32[2] parameter(0)\n  ROOT r = f32[2] negate(a)\n}\n",
      "[entry-layout] entry_computation_layout result is f32[3]{0} but the entry has f32[2]"},
+    {"entry_layout_unbounded_parameter",
+     "HloModule m, entry_computation_layout={(f32[2,3]{1,0})->f32[2,3]{1,0}}\n\nENTRY e {\n"
+     "  a = f32[2,?] parameter(0)\n  ROOT r = f32[2,3] cosine(a)\n}\n",
+     "[entry-layout] entry_computation_layout parameter 0 is f32[2,3]{1,0} but the entry has "
+     "f32[2,?]"},
     {"fusion_parameter",
      "HloModule m\n\nfused {\n  a = f32[3] parameter(0)\n  ROOT n = f32[3] negate(a)\n}\n\n"
      "ENTRY e {\n  a = f32[2] parameter(0)\n  ROOT r = f32[3] fusion(a), kind=kLoop, "
