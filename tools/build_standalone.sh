@@ -151,7 +151,10 @@ if grep -vE "$allowed" "$out_dir/$name.ldd" | grep -q .; then
     cp -L "$lib" "$out_dir/"
     echo "bundled $(basename "$lib") ($(du -hL "$lib" | cut -f1))"
   done
-  ldd "$out_dir/$name" | tee "$out_dir/$name.ldd"
+  # A bundled library's own dependencies (libmpi's libopen-rte, say) are
+  # found through the loader's path, which the check run sets to DIR, as
+  # tools/gpu_device_check.sh does where the binaries run.
+  LD_LIBRARY_PATH="$out_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ldd "$out_dir/$name" | tee "$out_dir/$name.ldd"
   if grep -vE "$allowed" "$out_dir/$name.ldd" | grep -v "$out_dir/" | grep -q .; then
     echo "error: libraries outside $out_dir remain" >&2
     exit 1

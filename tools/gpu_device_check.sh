@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs hloc's GPU checks on a machine with an NVIDIA GPU and none of this
 # image's packages: the self-contained binaries that tools/build_standalone.sh
-# links (hloc, cuda_device_test, gpu_device_test, gpu_corpus_device_test,
-# gpu_bench), the JAX zoo from this checkout and a copy of the corpus.
+# links (hloc, cuda_device_test, gpu_device_test, gpu_inplace_test,
+# gpu_corpus_device_test, gpu_bench), the JAX zoo from this checkout and a copy of the corpus.
 #
 #   bash tools/gpu_device_check.sh BIN_DIR CORPUS_DIR OUT_DIR [tests|bench|all]
 #
@@ -25,6 +25,8 @@ note() { echo "$*" | tee -a "$summary"; }
 note "== $(date -u +%FT%TZ) $(hostname)"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader 2>&1 | tee -a "$summary"
 export HLOC_CORPUS_DIR=$corpus
+# Libraries bundled beside the binaries (tools/build_standalone.sh --bundle-shared).
+export LD_LIBRARY_PATH=$bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export TEST_SRCDIR=$(dirname "$repo") TEST_WORKSPACE=$(basename "$repo")
 cores=$(nproc)
 
@@ -52,6 +54,7 @@ run_test() {  # NAME [shards] [timeout seconds]
 if [ "$what" = tests ] || [ "$what" = all ]; then
   run_test cuda_device_test 1 90
   run_test gpu_device_test 1 180
+  run_test gpu_inplace_test 1 120
   run_test gpu_corpus_device_test "$cores" 240
   grep -hE '^(gpu corpus|  )' "$out/gpu_corpus_device_test.log" | head -60 >>"$summary"
   if [ -x "$bin/hloc" ]; then
