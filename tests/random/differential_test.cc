@@ -5,13 +5,8 @@
 //   - the host backend with the pipeline's fusion off (each op its own kernel).
 // Floats compare with per-type tolerances; integers and pred exactly.
 //
-// Budget: seeds HLOC_RANDOM_SEED, +1, ... (default 1) until
-// HLOC_RANDOM_SECONDS (default 75) pass or HLOC_RANDOM_COUNT modules are
-// done; HLOC_RANDOM_MAX_INSTRUCTIONS (default 14) bounds each module and
-// HLOC_RANDOM_OPT_LEVEL forces the host kernels' LLVM level (see Checker). A
-// failure prints the seed, the one command that reproduces it, the
-// module and a shrunk module: the smallest prefix of the entry (the module
-// with an earlier instruction as root, dead code removed) that still fails.
+// Budget and failure reports as differential_driver.h says (default 75 s);
+// HLOC_RANDOM_OPT_LEVEL forces the host kernels' LLVM level (see Checker).
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -20,7 +15,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "backend/host/host_pipeline.h"
 #include "backend/host/kernel_compiler.h"
@@ -31,44 +25,11 @@
 #include "hlo/evaluator/random_arguments.h"
 #include "hlo/text_printer.h"
 #include "hlo/verifier.h"
-#include "passes/dead_code_elimination.h"
+#include "tests/random/differential_driver.h"
 #include "tests/random/random_module.h"
 
 namespace hloc::random_hlo {
 namespace {
-
-int64_t EnvInt(const char* name, int64_t fallback) {
-  const char* value = std::getenv(name);
-  int64_t parsed;
-  return value != nullptr && absl::SimpleAtoi(value, &parsed) ? parsed : fallback;
-}
-
-// Looser than DefaultTolerance: a random chain of transcendental ops and
-// reductions in another order differs by more than one rounding.
-Tolerance ToleranceFor(PrimitiveType type) {
-  switch (type) {
-    case xla::F64: return {1e-9, 1e-9};
-    case xla::F32: case xla::C64: return {1e-4, 1e-5};
-    case xla::F16: return {1e-2, 1e-3};
-    case xla::BF16: return {4e-2, 1e-2};
-    default: return {};  // integers and pred: exact
-  }
-}
-
-// Empty when equal within tolerance, else what differs.
-std::string Difference(const Literal& expected, const Literal& actual) {
-  if (expected.shape().IsTuple() && actual.shape().IsTuple() &&
-      expected.tuple_elements().size() == actual.tuple_elements().size()) {
-    for (size_t i = 0; i < expected.tuple_elements().size(); ++i) {
-      std::string d = Difference(expected.tuple_elements()[i], actual.tuple_elements()[i]);
-      if (!d.empty()) return absl::StrCat("tuple element ", i, ": ", d);
-    }
-    return "";
-  }
-  ComparisonReport report =
-      CompareLiterals(expected, actual, ToleranceFor(expected.shape().element_type()));
-  return report.ok ? "" : report.ToString();
-}
 
 // What the host backend ran, summed over the run: the comparison means
 // something only if most ops ran as compiled kernels or library calls.
@@ -141,36 +102,7 @@ struct Checker {
   }
 };
 
-// The module with `root_name` as its entry root, dead code removed.
-std::unique_ptr<HloModule> WithRoot(const HloModule& module, const std::string& root_name) {
-  std::unique_ptr<HloModule> copy = module.Clone();
-  HloComputation* entry = copy->entry();
-  for (HloInstruction* instruction : entry->instructions()) {
-    if (instruction->name() == root_name) entry->set_root(instruction);
-  }
-  DeadCodeElimination dce;
-  (void)dce.Run(*copy);
-  return copy;
-}
-
-// The earliest instruction of the entry whose prefix module still fails.
-std::unique_ptr<HloModule> Shrink(const Checker& checker, const HloModule& module, uint64_t seed) {
-  for (const HloInstruction* instruction :
-       module.entry()->MakeInstructionPostOrder()) {
-    if (instruction->opcode() == HloOpcode::kParameter) continue;
-    std::unique_ptr<HloModule> prefix = WithRoot(module, instruction->name());
-    HostCounts ignored;
-    if (!checker.Check(*prefix, seed, &ignored).empty()) return prefix;
-  }
-  return module.Clone();
-}
-
 TEST(DifferentialTest, InterpreterVsPassesVsHostBackend) {
-  const int64_t first_seed = EnvInt("HLOC_RANDOM_SEED", 1);
-  const int64_t seconds = EnvInt("HLOC_RANDOM_SECONDS", 75);
-  const int64_t max_count = EnvInt("HLOC_RANDOM_COUNT", 1000000);
-  RandomModuleOptions options;
-  options.max_instructions = static_cast<int>(EnvInt("HLOC_RANDOM_MAX_INSTRUCTIONS", 14));
   const int64_t forced_level = EnvInt("HLOC_RANDOM_OPT_LEVEL", -1);
   std::shared_ptr<host::KernelCompiler> compilers[2];
   for (int level : {0, 1}) {
@@ -182,53 +114,28 @@ TEST(DifferentialTest, InterpreterVsPassesVsHostBackend) {
     compilers[level] = *std::move(compiler);
   }
   Checker checker{compilers[0], compilers[1]};
-
-  const auto start = std::chrono::steady_clock::now();
-  int64_t count = 0, instructions = 0, failures = 0;
   HostCounts counts;
-  std::map<std::string, int> opcodes;
-  for (int64_t seed = first_seed; count < max_count; ++seed) {
-    if (std::chrono::steady_clock::now() - start > std::chrono::seconds(seconds)) break;
-    std::unique_ptr<HloModule> module = GenerateRandomModule(static_cast<uint64_t>(seed), options);
-    ++count;
-    for (const HloComputation* computation : module->computations()) {
-      for (const HloInstruction* instruction : computation->instructions()) {
-        ++opcodes[std::string(HloOpcodeName(instruction->opcode()))];
-        ++instructions;
-      }
-    }
-    const std::string failure = checker.Check(*module, static_cast<uint64_t>(seed), &counts);
-    if (failure.empty()) continue;
-    ++failures;
-    std::unique_ptr<HloModule> shrunk = Shrink(checker, *module, static_cast<uint64_t>(seed));
-    ADD_FAILURE() << "seed " << seed << ": " << failure << "\nreproduce: bazel test "
-                  << "//tests/random:differential_test --test_env=HLOC_RANDOM_SEED=" << seed
-                  << " --test_env=HLOC_RANDOM_COUNT=1 --test_env=HLOC_RANDOM_MAX_INSTRUCTIONS="
-                  << options.max_instructions << "\nshrunk module ("
-                  << checker.Check(*shrunk, static_cast<uint64_t>(seed), &counts) << "):\n"
-                  << PrintModule(*shrunk) << "\nwhole module:\n"
-                  << PrintModule(*module);
-    if (failures >= 5) break;
-  }
-  const double elapsed =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  DifferentialRun run;
+  run.target = "//tests/random:differential_test";
+  run.default_seconds = 75;
+  run.check = [&](const HloModule& module, uint64_t seed) {
+    return checker.Check(module, seed, &counts);
+  };
+  const DifferentialSummary summary = RunDifferential(run);
   std::string mix, interpreted;
-  for (const auto& [name, n] : opcodes) absl::StrAppend(&mix, " ", name, ":", n);
+  for (const auto& [name, n] : summary.opcodes) absl::StrAppend(&mix, " ", name, ":", n);
   for (const auto& [name, n] : counts.interpreter_opcodes) {
     absl::StrAppend(&interpreted, " ", name, ":", n);
   }
-  std::printf("differential: seeds %lld..%lld, %lld modules (%lld instructions) in %.1fs, "
-              "%lld failing\nhost backend: %lld kernels, %lld library calls, %lld interpreter "
+  std::printf("differential: %s\nhost backend: %lld kernels, %lld library calls, %lld interpreter "
               "ops (%s ), %.1fs in CompileForHost\nopcodes:%s\n",
-              static_cast<long long>(first_seed), static_cast<long long>(first_seed + count - 1),
-              static_cast<long long>(count), static_cast<long long>(instructions), elapsed,
-              static_cast<long long>(failures), static_cast<long long>(counts.kernels),
+              summary.ToString().c_str(), static_cast<long long>(counts.kernels),
               static_cast<long long>(counts.library_calls),
               static_cast<long long>(counts.interpreter_calls), interpreted.c_str(),
               counts.compile_seconds, mix.c_str());
   // The budget must buy a real run, not a handful of modules, and the host
   // backend must have run compiled kernels, not only the interpreter.
-  EXPECT_GE(count, std::min<int64_t>(max_count, 50));
+  EXPECT_GE(summary.count, std::min<int64_t>(summary.max_count, 50));
   EXPECT_GT(counts.kernels, counts.interpreter_calls);
 }
 
