@@ -82,9 +82,8 @@ void CUPTIAPI BufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size
 }
 
 // The activity kinds traced: what XLA's CUPTI tracer shows as GPU events.
-constexpr CUpti_ActivityKind kTracedKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-                                               CUPTI_ACTIVITY_KIND_MEMCPY,
-                                               CUPTI_ACTIVITY_KIND_MEMSET};
+constexpr CUpti_ActivityKind kTracedKinds[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET};
 
 const char* KindName(CUpti_ActivityKind kind) {
   switch (kind) {
@@ -101,14 +100,14 @@ const char* KindName(CUpti_ActivityKind kind) {
 
 }  // namespace
 
-#define HLOC_CUPTI_FUNCTIONS(X)       \
-  X(cuptiActivityRegisterCallbacks)   \
-  X(cuptiActivityEnable)              \
-  X(cuptiActivityDisable)             \
-  X(cuptiActivityFlushAll)            \
-  X(cuptiActivityGetNextRecord)       \
-  X(cuptiGetTimestamp)                \
-  X(cuptiGetResultString)             \
+#define HLOC_CUPTI_FUNCTIONS(X)     \
+  X(cuptiActivityRegisterCallbacks) \
+  X(cuptiActivityEnable)            \
+  X(cuptiActivityDisable)           \
+  X(cuptiActivityFlushAll)          \
+  X(cuptiActivityGetNextRecord)     \
+  X(cuptiGetTimestamp)              \
+  X(cuptiGetResultString)           \
   X(cuptiGetVersion)
 
 struct CuptiTracer::Api {
@@ -133,8 +132,9 @@ StepTraceSummary SummarizeSteps(const std::vector<uint64_t>& step_starts,
                                 std::vector<DeviceActivity> activities) {
   StepTraceSummary s;
   s.steps = static_cast<int>(step_starts.size());
-  std::sort(activities.begin(), activities.end(),
-            [](const DeviceActivity& a, const DeviceActivity& b) { return a.start_ns < b.start_ns; });
+  std::sort(
+      activities.begin(), activities.end(),
+      [](const DeviceActivity& a, const DeviceActivity& b) { return a.start_ns < b.start_ns; });
   struct Step {
     uint64_t first = UINT64_MAX, last = 0, busy = 0;
     int activities = 0, kernels = 0;
@@ -191,8 +191,8 @@ absl::StatusOr<std::unique_ptr<CuptiTracer>> CuptiTracer::Open(
   if (!library.ok()) return library.status();
   auto api = std::make_unique<Api>();
   std::string missing;
-#define HLOC_CUPTI_RESOLVE(fn)                                                  \
-  api->fn = reinterpret_cast<decltype(api->fn)>((*library)->Symbol(#fn));       \
+#define HLOC_CUPTI_RESOLVE(fn)                                            \
+  api->fn = reinterpret_cast<decltype(api->fn)>((*library)->Symbol(#fn)); \
   if (api->fn == nullptr) absl::StrAppend(&missing, " ", #fn);
   HLOC_CUPTI_FUNCTIONS(HLOC_CUPTI_RESOLVE)
 #undef HLOC_CUPTI_RESOLVE
@@ -209,9 +209,9 @@ absl::StatusOr<std::unique_ptr<CuptiTracer>> CuptiTracer::Open(
     std::lock_guard<std::mutex> lock(c.mu);
     c.get_next_record = api->cuptiActivityGetNextRecord;
   }
-  if (absl::Status s = api->Check(
-          api->cuptiActivityRegisterCallbacks(&BufferRequested, &BufferCompleted),
-          "cuptiActivityRegisterCallbacks");
+  if (absl::Status s =
+          api->Check(api->cuptiActivityRegisterCallbacks(&BufferRequested, &BufferCompleted),
+                     "cuptiActivityRegisterCallbacks");
       !s.ok()) {
     return s;
   }
@@ -272,8 +272,8 @@ absl::StatusOr<StepTraceSummary> CuptiTracer::TraceSteps(
   const size_t recorded = activities.size();
   StepTraceSummary summary = SummarizeSteps(starts, std::move(activities));
   if (summary.steps_with_work == 0) {
-    return absl::NotFoundError(absl::StrCat("CUPTI recorded no kernel, memcpy or memset in ",
-                                            steps, " steps (", recorded, " records in all)"));
+    return absl::NotFoundError(absl::StrCat("CUPTI recorded no kernel, memcpy or memset in ", steps,
+                                            " steps (", recorded, " records in all)"));
   }
   return summary;
 }

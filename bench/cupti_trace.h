@@ -43,12 +43,12 @@ struct DeviceActivity {
 
 // Medians over the steps that had at least one activity.
 struct StepTraceSummary {
-  double span_us = 0;        // First start to last end.
-  double busy_us = 0;        // Sum of activity durations.
-  double activities = 0;     // Kernels + memcpys + memsets.
+  double span_us = 0;     // First start to last end.
+  double busy_us = 0;     // Sum of activity durations.
+  double activities = 0;  // Kernels + memcpys + memsets.
   double kernels = 0;
-  int steps = 0;             // Steps traced.
-  int steps_with_work = 0;   // Of those, steps with an activity.
+  int steps = 0;            // Steps traced.
+  int steps_with_work = 0;  // Of those, steps with an activity.
 };
 
 // Splits `activities` by step as the header describes: `step_starts` holds

@@ -32,7 +32,7 @@ TEST(SummarizeSteps, SpanIsFirstStartToLastEndOfEachStep) {
   EXPECT_DOUBLE_EQ(s.span_us, 0.4);
   EXPECT_DOUBLE_EQ(s.busy_us, 0.35);  // 300 and 350 ns
   EXPECT_DOUBLE_EQ(s.activities, 2);
-  EXPECT_DOUBLE_EQ(s.kernels, 2);     // 1 and 2
+  EXPECT_DOUBLE_EQ(s.kernels, 2);  // 1 and 2
 }
 
 TEST(SummarizeSteps, MedianOverStepsIgnoresAnOutlier) {

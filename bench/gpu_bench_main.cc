@@ -62,11 +62,11 @@
 #include "backend/gpu/gpu_pipeline.h"
 #include "bench/cupti_trace.h"
 #include "bench/gpu_bench.h"
-#include "hlo/shape_util.h"
 #include "hlo/evaluator/compare.h"
 #include "hlo/evaluator/evaluator.h"
 #include "hlo/evaluator/random_arguments.h"
 #include "hlo/loader.h"
+#include "hlo/shape_util.h"
 #include "hlo/status_macros.h"
 #include "hlo/text_parser.h"
 #include "runtime/cuda/cuda_device.h"
@@ -124,10 +124,10 @@ bool ParseOptions(int argc, char** argv, Options* o) {
       bool value;
     };
     const Switch switches[] = {
-        {"--bandwidth", &o->bandwidth, true}, {"--gemm", &o->gemm, true},
-        {"--dry-run", &o->dry_run, true},     {"--tf32", &o->tf32, true},
-        {"--no-graph", &o->graph, false},     {"--no-verify", &o->verify, false},
-        {"--quick", &o->quick, true},         {"--plan", &o->plan, true},
+        {"--bandwidth", &o->bandwidth, true},       {"--gemm", &o->gemm, true},
+        {"--dry-run", &o->dry_run, true},           {"--tf32", &o->tf32, true},
+        {"--no-graph", &o->graph, false},           {"--no-verify", &o->verify, false},
+        {"--quick", &o->quick, true},               {"--plan", &o->plan, true},
         {"--library-only", &o->library_only, true}, {"--no-cupti", &o->cupti, false}};
     const Switch* matched = nullptr;
     for (const Switch& s : switches) {
@@ -337,8 +337,7 @@ bool IsSnapshot(const std::string& path) {
 
 // Host time of RunInPlace (one run plus the wait), microseconds: median
 // over samples for half of --min-time (at least 5).
-absl::StatusOr<std::pair<double, int>> TimeWall(cuda::GpuExecutable& executable,
-                                                const Options& o) {
+absl::StatusOr<std::pair<double, int>> TimeWall(cuda::GpuExecutable& executable, const Options& o) {
   std::vector<double> wall;
   const Clock::time_point start = Clock::now();
   while (MoreSamples(o, wall.size(), start, o.min_time / 2)) {
@@ -360,8 +359,8 @@ std::string CuptiFields(CuptiTracer* tracer, const std::string& unavailable,
   }
   return absl::StrCat(", \"cupti_us\": ", trace->span_us, ", \"cupti_busy_us\": ", trace->busy_us,
                       ", \"cupti_activities\": ", trace->activities,
-                      ", \"cupti_kernels\": ", trace->kernels, ", \"cupti_steps\": ",
-                      trace->steps_with_work);
+                      ", \"cupti_kernels\": ", trace->kernels,
+                      ", \"cupti_steps\": ", trace->steps_with_work);
 }
 
 // Everything after "{"model": ..., " for one file. `tracer` is null when
@@ -402,8 +401,7 @@ absl::StatusOr<std::string> BenchModel(const std::string& path, const Options& o
                   ", \"runs\": ", t.runs, ", \"wall_us\": ", wall.first,
                   ", \"wall_runs\": ", wall.second,
                   CuptiFields(tracer, cupti_unavailable, executable, o),
-                  ", \"loop_us\": ", t.loop_us,
-                  ", \"loop_runs\": ", t.loop_runs,
+                  ", \"loop_us\": ", t.loop_us, ", \"loop_runs\": ", t.loop_runs,
                   ", \"graph\": ", executable.uses_graph() ? "true" : "false",
                   ", \"device_bytes\": ", executable.device_bytes());
   for (const std::string& line : executable.load_log()) {
@@ -438,9 +436,16 @@ absl::StatusOr<std::string> BenchModel(const std::string& path, const Options& o
     absl::StrAppend(&json, ", \"verify_s\": ", Since(start));
   }
   if (recorded.has_value()) {
-    // XLA:CPU's result; a sanity check beside the interpreter's.
-    const bool same = CompareLiterals(*recorded, result, tolerance).ok;
-    absl::StrAppend(&json, ", \"matches_recorded\": ", same ? "true" : "false");
+    // XLA's result (XLA:CPU's for tests/jax/zoo, XLA:GPU's for the real-size
+    // zoo made on the GPU): beside the interpreter's, or alone when the
+    // module is too big for the interpreter.
+    const ComparisonReport same = CompareLiterals(*recorded, result, tolerance);
+    absl::StrAppend(&json, ", \"matches_recorded\": ", same.ok ? "true" : "false",
+                    ", \"recorded_max_abs_error\": ", same.max_abs_error);
+    if (!same.ok) {
+      absl::StrAppend(&json,
+                      ", \"recorded_mismatch\": ", JsonString(same.ToString().substr(0, 300)));
+    }
   }
   return json;
 }

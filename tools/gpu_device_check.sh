@@ -9,8 +9,12 @@
 # BIN_DIR holds the binaries (or BIN_DIR/bin.tar.xz, unpacked first);
 # OUT_DIR receives one log per step and summary.txt. The corpus test runs in
 # as many shards as there are cores (one GPU, several processes). The bench
-# step runs bench/gpu_vs_xla.py (hloc vs XLA through JAX, bandwidth vs copy,
-# gemm vs cuBLAS) when gpu_bench is there.
+# step (when gpu_bench is there) generates the real-size zoo for the GPU
+# (tests/jax_large/make_large_zoo.py --gpu, into OUT_DIR/large_zoo) and runs
+# bench/gpu_vs_xla.py on it and on tests/jax/zoo: hloc vs XLA through JAX,
+# device time from CUPTI on both sides and wall time of a warm step, into
+# OUT_DIR/gpu_bench.md and .json. Bandwidth and gemm tables: run
+# gpu_vs_xla.py by hand (--skip zoo,floor).
 set -uo pipefail
 bin=$1; corpus=$2; out=$3; what=${4:-all}
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -69,11 +73,31 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
   fi
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
+  # hloc vs XLA measured the same way (bench/gpu_vs_xla.py): the one-kernel
+  # floor, the real-size zoo made here for the GPU (not carried: generated
+  # by XLA on this GPU, which records its result), then tests/jax/zoo. Each
+  # step has a time limit; gpu_vs_xla.py rewrites its report after every
+  # model, so a step cut short keeps what it measured. About 4 minutes.
+  # BENCH_BUDGET (seconds for the measurements, default 170) and
+  # BENCH_GEN_LIMIT (for the generation, default 100) adjust it.
   if [ -x "$bin/gpu_bench" ]; then
-    (cd "$repo" && PYTHONUNBUFFERED=1 timeout 420 python3 bench/gpu_vs_xla.py --bin "$bin/gpu_bench" \
-        --out "$out/gpu_bench.md") >"$out/gpu_bench.log" 2>&1
-    note "gpu_vs_xla: exit $?"
-    tail -60 "$out/gpu_bench.log" >>"$summary"
+    budget=${BENCH_BUDGET:-170}
+    start=$SECONDS
+    note "$(date -u +%T) bench: generating the real-size zoo into $out/large_zoo"
+    (cd "$repo" && PYTHONUNBUFFERED=1 timeout "${BENCH_GEN_LIMIT:-100}" python3 \
+        tests/jax_large/make_large_zoo.py --gpu --out "$out/large_zoo" --jobs 4) \
+        >"$out/large_zoo.log" 2>&1
+    note "$(date -u +%T) make_large_zoo --gpu: exit $? ($((SECONDS - start)) s)," \
+      "$(ls "$out/large_zoo"/*.snapshot.pb 2>/dev/null | wc -l) snapshots"
+    grep -E 'FAILED|Error' "$out/large_zoo.log" | head -20 >>"$summary"
+    start=$SECONDS
+    (cd "$repo" && PYTHONUNBUFFERED=1 timeout $((budget + 90)) python3 bench/gpu_vs_xla.py \
+        --bin "$bin/gpu_bench" --out "$out/gpu_bench.md" --zoo large,small \
+        --large-dir "$out/large_zoo" --skip bandwidth,gemm --min-time 0.1 --trace-steps 20 \
+        --timeout 60 --budget "$budget") >"$out/gpu_bench.log" 2>&1
+    note "$(date -u +%T) gpu_vs_xla: exit $? ($((SECONDS - start)) s); report $out/gpu_bench.md and .json"
+    grep -E 'Error|error:|Traceback' "$out/gpu_bench.log" | head -10 >>"$summary"
+    [ -f "$out/gpu_bench.md" ] && cat "$out/gpu_bench.md" >>"$summary"
   else
     note "gpu_bench: missing"
   fi
