@@ -44,15 +44,15 @@ jax_default_matmul_precision to "highest" and leaves hloc at full f32).
 Usage (on the GPU machine, from the repository root):
   python3 bench/gpu_vs_xla.py --bin ./gpu_bench --out $OUT/gpu_bench.md
         [--zoo small,large --large-dir DIR] [--models a,b] [--min-time S]
-        [--trace-steps N] [--budget S] [--skip floor,zoo,bandwidth,gemm]
+        [--trace-steps N] [--budget S per zoo] [--skip floor,zoo,bandwidth,gemm]
         [--precision default|highest] [--timeout S]
   python3 bench/gpu_vs_xla.py --bin PATH --out F --dry-run
         # no GPU needed: gpu_bench --dry-run compiles everything for sm_90,
         # XLA runs on whatever JAX has (JAX_PLATFORMS=cpu), small sizes.
 
 One failing model (or mode) puts its error in its row and the run goes on;
-each gpu_bench run is bounded by --timeout, the whole run by --budget (models
-after it are listed as skipped). Progress goes to stderr with UTC times.
+each gpu_bench run is bounded by --timeout, each zoo by --budget (its models
+after that are listed as skipped). Progress goes to stderr with UTC times.
 Needs jax, numpy; the CUDA libraries JAX's pip packages bring are put on
 gpu_bench's LD_LIBRARY_PATH (gpu_bench dlopens libcublasLt, libcudnn and
 libcupti).
@@ -496,9 +496,10 @@ def large_zoo(directory):
             "sizes": sizes, "recorded_on": recorded_on}
 
 
-def run_zoo(opts, env, zoo, report, deadline, save):
-    """Both sides on every model of `zoo`; models past `deadline`
-    (perf_counter seconds) are skipped. `save()` writes the report so far."""
+def run_zoo(opts, env, zoo, report, save):
+    """Both sides on every model of `zoo`; models after --budget seconds are
+    skipped. `save()` writes the report so far."""
+    deadline = time.perf_counter() + opts.budget if opts.budget > 0 else float("inf")
     rows = []
     report[zoo["key"]] = rows
     log(f"{zoo['key']}: {len(zoo['names'])} models from {zoo['dir']}")
@@ -791,7 +792,7 @@ def main():
     parser.add_argument("--trace-steps", type=int, default=30,
                         help="calls traced for the device time, each side (default 30)")
     parser.add_argument("--budget", type=float, default=0,
-                        help="seconds for the whole run; models after it are skipped (0: none)")
+                        help="seconds per zoo; its models after that are skipped (0: no limit)")
     parser.add_argument("--precision", choices=["default", "highest"], default="default",
                         help="default: TF32 allowed on both sides (XLA's default); "
                              "highest: full f32 on both sides")
@@ -815,7 +816,6 @@ def main():
     env = bench_env()
     skip = set(s for s in opts.skip.split(",") if s)
     started = time.perf_counter()
-    deadline = started + opts.budget if opts.budget > 0 else float("inf")
     zoos = []
     for which in (z for z in opts.zoo.split(",") if z):
         if which == "small":
@@ -861,8 +861,8 @@ def main():
     if "zoo" not in skip:
         for zoo in zoos:
             sections.append((zoo["key"], zoo["title"],
-                             lambda zoo=zoo: zoo_table(run_zoo(opts, env, zoo, report, deadline,
-                                                               save), zoo, opts)))
+                             lambda zoo=zoo: zoo_table(run_zoo(opts, env, zoo, report, save),
+                                                       zoo, opts)))
     sections += [("bandwidth", "Bandwidth (memory-bound kernels)",
                   lambda: run_bandwidth(opts, env, report)),
                  ("gemm", "Gemm", lambda: run_gemm(opts, env, report))]

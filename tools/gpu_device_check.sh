@@ -77,25 +77,27 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
   # floor, the real-size zoo made here for the GPU (not carried: generated
   # by XLA on this GPU, which records its result), then tests/jax/zoo. Each
   # step has a time limit; gpu_vs_xla.py rewrites its report after every
-  # model, so a step cut short keeps what it measured. About 4 minutes.
-  # BENCH_BUDGET (seconds for the measurements, default 170) and
-  # BENCH_GEN_LIMIT (for the generation, default 100) adjust it.
+  # model, so a step cut short keeps what it measured. About 4-5 minutes:
+  # generation <= BENCH_GEN_LIMIT (default 90 s), then each zoo's models
+  # until BENCH_BUDGET (default 110 s per zoo) has passed.
   if [ -x "$bin/gpu_bench" ]; then
-    budget=${BENCH_BUDGET:-170}
+    budget=${BENCH_BUDGET:-110}
     start=$SECONDS
     note "$(date -u +%T) bench: generating the real-size zoo into $out/large_zoo"
-    (cd "$repo" && PYTHONUNBUFFERED=1 timeout "${BENCH_GEN_LIMIT:-100}" python3 \
-        tests/jax_large/make_large_zoo.py --gpu --out "$out/large_zoo" --jobs 4) \
+    (cd "$repo" && PYTHONUNBUFFERED=1 timeout "${BENCH_GEN_LIMIT:-90}" python3 \
+        tests/jax_large/make_large_zoo.py --gpu --out "$out/large_zoo" --jobs 6) \
         >"$out/large_zoo.log" 2>&1
-    note "$(date -u +%T) make_large_zoo --gpu: exit $? ($((SECONDS - start)) s)," \
+    rc=$?
+    note "$(date -u +%T) make_large_zoo --gpu: exit $rc ($((SECONDS - start)) s)," \
       "$(ls "$out/large_zoo"/*.snapshot.pb 2>/dev/null | wc -l) snapshots"
     grep -E 'FAILED|Error' "$out/large_zoo.log" | head -20 >>"$summary"
     start=$SECONDS
-    (cd "$repo" && PYTHONUNBUFFERED=1 timeout $((budget + 90)) python3 bench/gpu_vs_xla.py \
+    (cd "$repo" && PYTHONUNBUFFERED=1 timeout $((2 * budget + 120)) python3 bench/gpu_vs_xla.py \
         --bin "$bin/gpu_bench" --out "$out/gpu_bench.md" --zoo large,small \
         --large-dir "$out/large_zoo" --skip bandwidth,gemm --min-time 0.1 --trace-steps 20 \
         --timeout 60 --budget "$budget") >"$out/gpu_bench.log" 2>&1
-    note "$(date -u +%T) gpu_vs_xla: exit $? ($((SECONDS - start)) s); report $out/gpu_bench.md and .json"
+    rc=$?
+    note "$(date -u +%T) gpu_vs_xla: exit $rc ($((SECONDS - start)) s); report $out/gpu_bench.md and .json"
     grep -E 'Error|error:|Traceback' "$out/gpu_bench.log" | head -10 >>"$summary"
     [ -f "$out/gpu_bench.md" ] && cat "$out/gpu_bench.md" >>"$summary"
   else

@@ -368,8 +368,11 @@ def _read(path, mode="rb"):
 
 
 def _write(path, data):
-    with open(path, "wb" if isinstance(data, bytes) else "w") as f:
+    # Through a temporary name, so a run killed while writing leaves no
+    # truncated file behind.
+    with open(path + ".tmp", "wb" if isinstance(data, bytes) else "w") as f:
         f.write(data)
+    os.replace(path + ".tmp", path)
 
 
 def run_child(name, pb2_dir, dump_dir, platform="cpu"):
@@ -421,38 +424,48 @@ def run_child(name, pb2_dir, dump_dir, platform="cpu"):
     result_shape = module.host_program_shape.result
     assert root[0].shape == result_shape, name
     snapshot.result.CopyFrom(_literal_for(xla, result_shape, flat_out))
-    snapshot.execution_platform = "cpu"
+    snapshot.execution_platform = platform
+
+    def check(condition, message):
+        # The committed CPU zoo is held to every check; a GPU capture (made
+        # once on a machine lent for a run) warns instead of losing the model.
+        if platform == "cpu":
+            assert condition, message
+        elif not condition:
+            print(f"warning: {message}", file=sys.stderr)
 
     # Cross-check the literal encoding against the snapshot XLA itself dumped
     # for the run (--xla_dump_hlo_snapshots; its module is the optimized one).
     xla_snaps = glob.glob(stem + ".snapshot.*.pb")
-    assert len(xla_snaps) == 1 or (platform != "cpu" and not xla_snaps), (name, xla_snaps)
+    check(len(xla_snaps) == 1, (name, xla_snaps))
     if xla_snaps:
         xla_snap = hlo_pb2.HloSnapshot.FromString(_read(xla_snaps[0]))
-        assert list(xla_snap.arguments) == list(snapshot.arguments), (
-            f"{name}: arguments differ from XLA's")
-        assert xla_snap.result == snapshot.result, f"{name}: result differs from XLA's"
+        check(list(xla_snap.arguments) == list(snapshot.arguments),
+              f"{name}: arguments differ from XLA's")
+        check(xla_snap.result == snapshot.result, f"{name}: result differs from XLA's")
 
     snapshot_bytes = snapshot.SerializeToString(deterministic=True)
     assert len(snapshot_bytes) < MAX_SNAPSHOT_BYTES, (name, len(snapshot_bytes))
     # Every field XLA wrote must be known to hlo.proto.
     unknown = _unknown_fields(hlo_pb2.HloSnapshot.FromString(snapshot_bytes),
                               "HloSnapshot")
-    assert not unknown, f"{name}: fields unknown to hlo.proto at " + ", ".join(unknown[:8])
+    check(not unknown, f"{name}: fields unknown to hlo.proto at " + ", ".join(unknown[:8]))
     # XLA:CPU names it NAME.cpu_after_optimizations.*, XLA:GPU with its target.
     after_pb = sorted(glob.glob(stem + ".*after_optimizations.hlo.pb"))
     after_txt = sorted(glob.glob(stem + ".*after_optimizations.txt"))
-    assert after_pb and after_txt, (name, sorted(os.listdir(dump_dir)))
-    after = hlo_pb2.HloProto.FromString(_read(after_pb[0]))
-    unknown = _unknown_fields(after, "after_optimizations HloProto")
-    if unknown:  # only the text form is kept; still worth knowing
-        print(f"warning: {name}: fields unknown to hlo.proto at "
-              + ", ".join(unknown[:8]), file=sys.stderr)
+    check(after_pb and after_txt, (name, sorted(os.listdir(dump_dir))))
+    if after_pb:
+        after = hlo_pb2.HloProto.FromString(_read(after_pb[0]))
+        unknown = _unknown_fields(after, "after_optimizations HloProto")
+        if unknown:  # only the text form is kept; still worth knowing
+            print(f"warning: {name}: fields unknown to hlo.proto at "
+                  + ", ".join(unknown[:8]), file=sys.stderr)
 
     _write(os.path.join(ZOO, name + ".before.pb"), module_bytes)
     _write(os.path.join(ZOO, name + ".before.txt"),
            _read(stem + ".before_optimizations.txt"))
-    _write(os.path.join(ZOO, name + ".after.txt"), _read(after_txt[0]))
+    if after_txt:
+        _write(os.path.join(ZOO, name + ".after.txt"), _read(after_txt[0]))
     _write(os.path.join(ZOO, name + ".snapshot.pb"), snapshot_bytes)
 
     dtypes = sorted({a.dtype.name for a in args})

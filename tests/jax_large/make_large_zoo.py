@@ -572,6 +572,9 @@ def generate(names, out_dir, sizes, platform, pb2_dir, jobs):
     if os.path.exists(manifest) and read_sizes(out_dir) == sizes:
         for line in make_zoo._read(manifest, "r").splitlines()[1:]:  # models not redone now
             rows[line.split("\t")[0]] = line
+    # First, so that the snapshots of a run cut short are read with their sizes.
+    make_zoo._write(os.path.join(out_dir, "ZOO.json"),
+                    json.dumps({"sizes": sizes, "recorded_on": platform}) + "\n")
     failed = []
     with tempfile.TemporaryDirectory(prefix="make_large_zoo.") as tmp:
         if pb2_dir is None:
@@ -616,8 +619,6 @@ def generate(names, out_dir, sizes, platform, pb2_dir, jobs):
     header = "model\tdtypes\tnum_args\tjax_expression\tmax_abs_result"
     ordered = [rows[n] for n in _models(sizes) if n in rows]
     make_zoo._write(manifest, "\n".join([header, *ordered]) + "\n")
-    make_zoo._write(os.path.join(out_dir, "ZOO.json"),
-                    json.dumps({"sizes": sizes, "recorded_on": platform}) + "\n")
     return failed
 
 
