@@ -360,7 +360,8 @@ std::string CuptiFields(CuptiTracer* tracer, const std::string& unavailable,
   return absl::StrCat(", \"cupti_us\": ", trace->span_us, ", \"cupti_busy_us\": ", trace->busy_us,
                       ", \"cupti_activities\": ", trace->activities,
                       ", \"cupti_kernels\": ", trace->kernels,
-                      ", \"cupti_steps\": ", trace->steps_with_work);
+                      ", \"cupti_steps\": ", trace->steps_with_work,
+                      ", \"cupti_library\": ", JsonString(tracer->Describe()));
 }
 
 // Everything after "{"model": ..., " for one file. `tracer` is null when

@@ -108,10 +108,15 @@ def cell(text):
 def checksum(arr):
     """gpu_bench's argument checksum: sum_i (i + 1) * byte_i mod 2^64."""
     import numpy as np
-    data = np.frombuffer(np.ascontiguousarray(arr).tobytes(), dtype=np.uint8).astype(np.uint64)
-    weights = np.arange(1, data.size + 1, dtype=np.uint64)
+    data = np.frombuffer(np.ascontiguousarray(arr).tobytes(), dtype=np.uint8)
+    total = np.uint64(0)
+    chunk = 1 << 24  # bytes at a time: real-size arguments are hundreds of MB
     with np.errstate(over="ignore"):
-        return str(int(np.sum(data * weights, dtype=np.uint64)))
+        for begin in range(0, data.size, chunk):
+            part = data[begin:begin + chunk].astype(np.uint64)
+            weights = np.arange(begin + 1, begin + part.size + 1, dtype=np.uint64)
+            total = np.uint64(total + np.sum(part * weights, dtype=np.uint64))
+    return str(int(total))
 
 
 def bench_env():
@@ -580,7 +585,8 @@ def zoo_table(rows, zoo, opts):
             "hloc/XLA wall", "hloc events"]
     if loop:
         head += ["hloc loop", "XLA loop", "JAX floor (call / loop)"]
-    head += ["kernels hloc (fused) / lib; XLA", "hloc compile", "XLA compile", "check"]
+    head += ["kernels (CUPTI) hloc / XLA", "hloc plan: kernels (fused) / library",
+             "hloc compile", "XLA compile", "check"]
     out = ["| " + " | ".join(head) + " |",
            "| --- | " + " | ".join("---:" for _ in head[1:-1]) + " | --- |"]
     device_ratios, wall_ratios, slow_device, slow_wall = [], [], [], []
@@ -599,12 +605,17 @@ def zoo_table(rows, zoo, opts):
             wall_ratios.append(wall)
             if wall > 1.3:
                 slow_wall.append(f"{r['model']} {wall:.2f}")
-        kernels = (f"{h['kernels']} ({h['fused_kernels']}) / {h['library_calls']}"
-                   if "kernels" in h else "-")
-        if "activities" in xd:
-            kernels += f"; {xd['kernels']:g}"
-            if xd["activities"] != xd["kernels"]:
-                kernels += f" (+{xd['activities'] - xd['kernels']:g} copies)"
+        plan = (f"{h['kernels']} ({h['fused_kernels']}) / {h['library_calls']}"
+                if "kernels" in h else "-")
+
+        def launched(kernels, activities):
+            if kernels is None:
+                return "-"
+            copies = (activities or kernels) - kernels
+            return f"{kernels:g}" + (f" (+{copies:g} copies)" if copies else "")
+
+        kernels = (f"{launched(h.get('cupti_kernels'), h.get('cupti_activities'))} / "
+                   f"{launched(xd.get('kernels'), xd.get('activities'))}")
         cells = [r["model"], fmt_us(h.get("cupti_us")), fmt_us(xd.get("device_us")),
                  f"**{fmt_ratio(device)}**" if device else "-", fmt_us(h.get("wall_us")),
                  fmt_us(x.get("sync_us")), fmt_ratio(wall), fmt_us(h.get("median_us"))]
@@ -612,7 +623,7 @@ def zoo_table(rows, zoo, opts):
             cells += [fmt_us(h.get("loop_us")), fmt_us(x.get("loop_us")),
                       f"{fmt_us(x['floor_us'])} / {fmt_us(x['floor_loop_us'])}"
                       if "floor_us" in x else "-"]
-        cells += [kernels, fmt_s(h.get("compile_s")), fmt_s(x.get("compile_s")),
+        cells += [kernels, plan, fmt_s(h.get("compile_s")), fmt_s(x.get("compile_s")),
                   "; ".join(row_checks(r)) or "-"]
         out.append("| " + " | ".join(cell(c) for c in cells) + " |")
     summary = {"device_geomean": geomean(device_ratios), "device_models": len(device_ratios),
@@ -650,7 +661,8 @@ def floor_lines(floor):
             f"{fmt_us(h.get('cupti_us'))}, XLA {fmt_us(xd.get('device_us'))}; wall hloc "
             f"{fmt_us(h.get('wall_us'))}, XLA {fmt_us(x.get('sync_us'))}; hloc events "
             f"{fmt_us(h.get('median_us'))}; loop hloc {fmt_us(h.get('loop_us'))}, XLA "
-            f"{fmt_us(x.get('loop_us'))}{'; ' + '; '.join(notes) if notes else ''}."]
+            f"{fmt_us(x.get('loop_us'))}{'; ' + '; '.join(notes) if notes else ''}."
+            f"{' hloc traced with ' + h['cupti_library'] + '.' if 'cupti_library' in h else ''}"]
 
 
 def run_bandwidth(opts, env, report):
