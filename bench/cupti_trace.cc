@@ -25,7 +25,8 @@ double MedianOf(std::vector<double> v) {
 // no user pointer). Records are decoded as buffers complete, so a buffer
 // is freed at once.
 struct Collector {
-  std::mutex mu;
+  std::mutex trace_mu;  // Held by TraceSteps: one trace in the process at a time.
+  std::mutex mu;        // Guards the fields below.
   std::vector<DeviceActivity> activities;
   uint64_t unknown_records = 0;
   // Set by Open: cuptiActivityGetNextRecord from the loaded library.
@@ -115,7 +116,6 @@ struct CuptiTracer::Api {
   HLOC_CUPTI_FUNCTIONS(HLOC_CUPTI_DECLARE)
 #undef HLOC_CUPTI_DECLARE
   uint32_t version = 0;
-  std::mutex trace_mu;  // One TraceSteps at a time.
 
   absl::Status Check(CUptiResult result, absl::string_view what) const {
     if (result == CUPTI_SUCCESS) return absl::OkStatus();
@@ -224,9 +224,9 @@ std::string CuptiTracer::Describe() const {
 
 absl::StatusOr<StepTraceSummary> CuptiTracer::TraceSteps(
     int steps, const std::function<absl::Status()>& step) {
-  std::lock_guard<std::mutex> trace_lock(api_->trace_mu);
-  const Api& api = *api_;
   Collector& c = TheCollector();
+  std::lock_guard<std::mutex> trace_lock(c.trace_mu);
+  const Api& api = *api_;
   auto flush = [&] {
     return api.Check(api.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED),
                      "cuptiActivityFlushAll");
