@@ -851,7 +851,8 @@ def main():
           f"{info.get('platform_version', '?')}; gpu_bench `{opts.bin}`; precision "
           f"{opts.precision}{' (TF32 allowed on both sides)' if opts.precision == 'default' else ''}; "
           f"{opts.min_time} s of timed runs per side and measurement, {opts.trace_steps} traced "
-          f"calls{'; DRY RUN (compile only for hloc, XLA on ' + jax.default_backend() + ')' if opts.dry_run else ''}.",
+          f"calls{'; DRY RUN (compile only for hloc, XLA on ' + jax.default_backend() + ')' if opts.dry_run else ''}"
+          f"{'; JAX compilation cache ' + os.environ['JAX_COMPILATION_CACHE_DIR'] + ' (XLA compile: a cache load where make_large_zoo.py compiled first)' if os.environ.get('JAX_COMPILATION_CACHE_DIR') else ''}.",
           ""]
     json_path = os.path.splitext(opts.out)[0] + ".json"
     if json_path == opts.out:

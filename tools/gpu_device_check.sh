@@ -86,6 +86,10 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
     budget=${BENCH_BUDGET:-100}
     # About 1 GB of snapshots: outside OUT_DIR (only its MANIFEST.tsv is kept).
     zoo=${BENCH_ZOO_DIR:-$(mktemp -d /tmp/hloc_large_zoo.XXXXXX)}
+    # JAX's persistent compilation cache, shared by the generation and the
+    # measurements: XLA compiles (and autotunes) each real-size model once.
+    export JAX_COMPILATION_CACHE_DIR=${JAX_COMPILATION_CACHE_DIR:-$zoo/jax_cache}
+    export JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0
     start=$SECONDS
     note "$(date -u +%T) bench: generating the real-size zoo into $zoo"
     (cd "$repo" && PYTHONUNBUFFERED=1 timeout "${BENCH_GEN_LIMIT:-90}" python3 \
