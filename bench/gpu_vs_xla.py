@@ -130,8 +130,11 @@ def bench_env():
         roots = site.getsitepackages() + [site.getusersitepackages()]
     except AttributeError:  # virtualenvs without site.getsitepackages
         roots = [p for p in sys.path if p.endswith("site-packages")]
+    cupti = []
     for root in roots:
         lib_dirs += sorted(glob.glob(os.path.join(root, "nvidia", "*", "lib")))
+        cupti += sorted(glob.glob(os.path.join(root, "nvidia", "**", "libcupti.so*"),
+                                  recursive=True))
         bin_dirs += sorted(glob.glob(os.path.join(root, "nvidia", "*", "bin")))
         libdevice += sorted(glob.glob(os.path.join(root, "nvidia", "**", "libdevice.10.bc"),
                                       recursive=True))
@@ -141,6 +144,12 @@ def bench_env():
     if lib_dirs:
         old = env.get("LD_LIBRARY_PATH", "")
         env["LD_LIBRARY_PATH"] = ":".join(lib_dirs + ([old] if old else []))
+    # gpu_bench's device time: the libcupti JAX's packages bring (the one JAX's
+    # profiler uses), wherever in them it lies; newest soname first.
+    cupti = sorted((p for p in cupti if os.path.basename(p).startswith("libcupti.so.1")),
+                   key=os.path.basename, reverse=True)
+    if "HLOC_CUPTI_LIBRARY" not in env and cupti:
+        env["HLOC_CUPTI_LIBRARY"] = cupti[0]
     if "HLOC_PTXAS" not in env and not os.path.exists("/usr/local/cuda/bin/ptxas"):
         for d in bin_dirs:
             if os.path.exists(os.path.join(d, "ptxas")):
@@ -843,7 +852,8 @@ def main():
     info = versions(jax)
     report = dict(info, precision=opts.precision, min_time=opts.min_time,
                   trace_steps=opts.trace_steps, dry_run=opts.dry_run, bin=opts.bin,
-                  ld_library_path=env.get("LD_LIBRARY_PATH", ""))
+                  ld_library_path=env.get("LD_LIBRARY_PATH", ""),
+                  cupti_library=env.get("HLOC_CUPTI_LIBRARY", "(loader path)"))
     md = ["# hloc CUDA backend vs XLA (JAX) on the GPU", "",
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; JAX {jax.__version__} on "
           f"{info['device']}; card/driver (nvidia-smi): {info.get('nvidia_smi', '?')}; CUDA "

@@ -74,6 +74,25 @@ class DeviceSpans(unittest.TestCase):
         self.assertIn("error", gpu_vs_xla.device_spans(trace, [100, 1000]))
 
 
+class BenchEnvironment(unittest.TestCase):
+    def test_libcupti_of_the_pip_packages_is_found_newest_first(self):
+        import site
+        from unittest import mock
+        with tempfile.TemporaryDirectory() as root:
+            for lib in ("nvidia/cuda_cupti/lib/libcupti.so.12", "nvidia/cu13/lib/libcupti.so.13",
+                        "nvidia/cu13/lib/libcupti.so"):
+                os.makedirs(os.path.join(root, os.path.dirname(lib)), exist_ok=True)
+                open(os.path.join(root, lib), "w").close()
+            with mock.patch.object(site, "getsitepackages", return_value=[root]), \
+                    mock.patch.object(site, "getusersitepackages", return_value=root), \
+                    mock.patch.dict(os.environ, {}, clear=False):
+                os.environ.pop("HLOC_CUPTI_LIBRARY", None)
+                env = gpu_vs_xla.bench_env()
+            self.assertEqual(env["HLOC_CUPTI_LIBRARY"],
+                             os.path.join(root, "nvidia/cu13/lib/libcupti.so.13"))
+            self.assertIn(os.path.join(root, "nvidia/cu13/lib"), env["LD_LIBRARY_PATH"])
+
+
 class ProtocFreeBindings(unittest.TestCase):
     def test_descriptor_bindings_read_and_write_snapshots(self):
         import numpy as np
