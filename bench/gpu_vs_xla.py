@@ -498,8 +498,16 @@ def large_zoo(directory):
     import make_large_zoo  # noqa: E402
     sizes = make_large_zoo.read_sizes(directory)
     recorded_on = make_large_zoo.read_info(directory).get("recorded_on", "cpu")
-    names = sorted(os.path.basename(p)[:-len(".snapshot.pb")]
-                   for p in glob.glob(os.path.join(directory, "*.snapshot.pb")))
+    names = [os.path.basename(p)[:-len(".snapshot.pb")]
+             for p in glob.glob(os.path.join(directory, "*.snapshot.pb"))]
+
+    def module_bytes(name):
+        path = os.path.join(directory, name + ".before.pb")
+        return os.path.getsize(path) if os.path.exists(path) else 0
+
+    # Smallest module first: compile time grows with it, so a run that
+    # --budget cuts short loses the most expensive models.
+    names.sort(key=lambda n: (module_bytes(n), n))
 
     def model(name):
         fn, args, _ = make_large_zoo.model_arguments(name, sizes)
