@@ -862,15 +862,21 @@ def main():
                   trace_steps=opts.trace_steps, dry_run=opts.dry_run, bin=opts.bin,
                   ld_library_path=env.get("LD_LIBRARY_PATH", ""),
                   cupti_library=env.get("HLOC_CUPTI_LIBRARY", "(loader path)"))
+    notes = []
+    if opts.precision == "default":
+        notes.append("TF32 allowed on both sides")
+    if opts.dry_run:
+        notes.append(f"DRY RUN (compile only for hloc, XLA on {jax.default_backend()})")
+    if os.environ.get("JAX_COMPILATION_CACHE_DIR"):
+        notes.append(f"JAX compilation cache {os.environ['JAX_COMPILATION_CACHE_DIR']} (XLA "
+                     "compile: a cache load where make_large_zoo.py compiled first)")
     md = ["# hloc CUDA backend vs XLA (JAX) on the GPU", "",
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; JAX {jax.__version__} on "
           f"{info['device']}; card/driver (nvidia-smi): {info.get('nvidia_smi', '?')}; CUDA "
           f"(driver API) {info.get('cuda_driver_api', '?')}; XLA platform "
           f"{info.get('platform_version', '?')}; gpu_bench `{opts.bin}`; precision "
-          f"{opts.precision}{' (TF32 allowed on both sides)' if opts.precision == 'default' else ''}; "
-          f"{opts.min_time} s of timed runs per side and measurement, {opts.trace_steps} traced "
-          f"calls{'; DRY RUN (compile only for hloc, XLA on ' + jax.default_backend() + ')' if opts.dry_run else ''}"
-          f"{'; JAX compilation cache ' + os.environ['JAX_COMPILATION_CACHE_DIR'] + ' (XLA compile: a cache load where make_large_zoo.py compiled first)' if os.environ.get('JAX_COMPILATION_CACHE_DIR') else ''}.",
+          f"{opts.precision}; {opts.min_time} s of timed runs per side and measurement, "
+          f"{opts.trace_steps} traced calls{''.join('; ' + n for n in notes)}.",
           ""]
     json_path = os.path.splitext(opts.out)[0] + ".json"
     if json_path == opts.out:
