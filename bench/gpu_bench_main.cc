@@ -355,7 +355,13 @@ std::string CuptiFields(CuptiTracer* tracer, const std::string& unavailable,
   absl::StatusOr<StepTraceSummary> trace =
       tracer->TraceSteps(o.trace_steps, [&] { return executable.RunInPlace(); });
   if (!trace.ok()) {
-    return absl::StrCat(", \"cupti_error\": ", JsonString(trace.status().ToString()));
+    // Where no record came at all, say whether the runs were graph replays
+    // (captured before tracing began), the first thing to suspect.
+    const std::string hint =
+        absl::IsNotFound(trace.status()) && executable.uses_graph()
+            ? " (runs were CUDA graph replays, the graph captured before tracing began)"
+            : "";
+    return absl::StrCat(", \"cupti_error\": ", JsonString(trace.status().ToString() + hint));
   }
   return absl::StrCat(", \"cupti_us\": ", trace->span_us, ", \"cupti_busy_us\": ", trace->busy_us,
                       ", \"cupti_activities\": ", trace->activities,
