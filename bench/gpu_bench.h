@@ -41,6 +41,8 @@ struct Options {
   bool plan = false;
   bool library_only = false;  // No generated alternatives of library calls.
   int log2_elements = 26;
+  bool cupti = true;      // Model mode: CUPTI device time (bench/cupti_trace.h).
+  int trace_steps = 30;   // Steps traced with CUPTI (gpu_vs_xla.py traces as many XLA calls).
   uint64_t seed = 1;
 };
 

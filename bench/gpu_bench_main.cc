@@ -3,6 +3,7 @@
 //
 //   gpu_bench FILE... [--repeats N | --min-time S] [--tf32] [--no-graph]
 //                     [--no-verify] [--seed N] [--plan] [--library-only]
+//                     [--trace-steps N | --no-cupti]
 //   gpu_bench --bandwidth [--log2-elements N] [--repeats N | --min-time S]
 //   gpu_bench --gemm [--quick] [--repeats N | --min-time S]
 //   gpu_bench --dry-run [FILE...] [--bandwidth] [--gemm]
@@ -14,12 +15,23 @@
 // or any module file hloc reads (arguments from --seed). The module goes
 // through OptimizeForGpu and CompileForGpu for the device (compile_s is
 // both), is loaded with CUDA graphs on, run twice through Execute (arguments
-// copied in, graph captured and replayed), and then only the device work is
-// timed, arguments staying in place: median_us is one run between two
-// events, loop_us a run's share of back-to-back runs between two events
-// (what a caller that does not wait for each result sees). The result of
-// one run is compared with the interpreter (hlo/evaluator) unless the
-// module is too big for it, and with the snapshot's recorded result.
+// copied in, graph captured and replayed), and then timed with the
+// arguments staying in place, one measure after the other:
+//   median_us  one run between two CUDA events (graph launch included)
+//   loop_us    a run's share of back-to-back runs between two events (what
+//              a caller that does not wait for each result sees)
+//   wall_us    host clock around one run plus the wait for the device
+//              (GpuExecutable::RunInPlace): call to results ready, as
+//              gpu_vs_xla.py times f(*args).block_until_ready() for XLA
+//   cupti_us   device time from CUPTI's activity trace of --trace-steps
+//              runs, each followed by a wait: per run, first start to last
+//              end of its kernels, memcpys and memsets; the median (exactly
+//              how gpu_vs_xla.py reads XLA's device time from JAX's
+//              profiler; bench/cupti_trace.h). Without libcupti, or when
+//              tracing fails, "cupti_error" says why instead.
+// All are medians. The result of one run is compared with the interpreter
+// (hlo/evaluator) unless the module is too big for it, and with the
+// snapshot's recorded result.
 //
 // --bandwidth: large fused elementwise, broadcast, reduction and transpose
 // modules through hloc vs cuMemcpyDtoD of the same traffic (bytes read +
@@ -41,18 +53,20 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "backend/gpu/gpu_compiler.h"
 #include "backend/gpu/gpu_pipeline.h"
+#include "bench/cupti_trace.h"
 #include "bench/gpu_bench.h"
-#include "hlo/shape_util.h"
 #include "hlo/evaluator/compare.h"
 #include "hlo/evaluator/evaluator.h"
 #include "hlo/evaluator/random_arguments.h"
 #include "hlo/loader.h"
+#include "hlo/shape_util.h"
 #include "hlo/status_macros.h"
 #include "hlo/text_parser.h"
 #include "runtime/cuda/cuda_device.h"
@@ -83,7 +97,7 @@ std::string JsonString(absl::string_view s) {
 
 const char kUsage[] =
     "usage: gpu_bench FILE... [--repeats N | --min-time S] [--tf32] [--no-graph] [--no-verify]\n"
-    "                 [--seed N] [--plan] [--library-only]\n"
+    "                 [--seed N] [--plan] [--library-only] [--trace-steps N | --no-cupti]\n"
     "       gpu_bench --bandwidth [--log2-elements N] [--repeats N | --min-time S]\n"
     "       gpu_bench --gemm [--quick] [--repeats N | --min-time S]\n"
     "       gpu_bench --dry-run [FILE...] [--bandwidth] [--gemm]   (compile for sm_90, no GPU;\n"
@@ -110,11 +124,11 @@ bool ParseOptions(int argc, char** argv, Options* o) {
       bool value;
     };
     const Switch switches[] = {
-        {"--bandwidth", &o->bandwidth, true}, {"--gemm", &o->gemm, true},
-        {"--dry-run", &o->dry_run, true},     {"--tf32", &o->tf32, true},
-        {"--no-graph", &o->graph, false},     {"--no-verify", &o->verify, false},
-        {"--quick", &o->quick, true},         {"--plan", &o->plan, true},
-        {"--library-only", &o->library_only, true}};
+        {"--bandwidth", &o->bandwidth, true},       {"--gemm", &o->gemm, true},
+        {"--dry-run", &o->dry_run, true},           {"--tf32", &o->tf32, true},
+        {"--no-graph", &o->graph, false},           {"--no-verify", &o->verify, false},
+        {"--quick", &o->quick, true},               {"--plan", &o->plan, true},
+        {"--library-only", &o->library_only, true}, {"--no-cupti", &o->cupti, false}};
     const Switch* matched = nullptr;
     for (const Switch& s : switches) {
       if (arg == s.name) matched = &s;
@@ -130,6 +144,9 @@ bool ParseOptions(int argc, char** argv, Options* o) {
     } else if (arg == "--seed") {
       if (!take()) return false;
       o->seed = std::strtoull(value.c_str(), nullptr, 10);
+    } else if (arg == "--trace-steps") {
+      if (!take()) return false;
+      o->trace_steps = std::max(1, std::atoi(value.c_str()));
     } else if (arg == "--log2-elements") {
       if (!take()) return false;
       o->log2_elements = std::min(30, std::max(16, std::atoi(value.c_str())));
@@ -318,9 +335,46 @@ bool IsSnapshot(const std::string& path) {
   return path.size() > s.size() && path.compare(path.size() - s.size(), s.size(), s) == 0;
 }
 
-// Everything after "{"model": ..., " for one file.
+// Host time of RunInPlace (one run plus the wait), microseconds: median
+// over samples for half of --min-time (at least 5).
+absl::StatusOr<std::pair<double, int>> TimeWall(cuda::GpuExecutable& executable, const Options& o) {
+  std::vector<double> wall;
+  const Clock::time_point start = Clock::now();
+  while (MoreSamples(o, wall.size(), start, o.min_time / 2)) {
+    const Clock::time_point a = Clock::now();
+    HLOC_RETURN_IF_ERROR(executable.RunInPlace());
+    wall.push_back(Since(a) * 1e6);
+  }
+  return std::make_pair(Median(wall), static_cast<int>(wall.size()));
+}
+
+// The CUPTI fields of a model's JSON line (bench/cupti_trace.h).
+std::string CuptiFields(CuptiTracer* tracer, const std::string& unavailable,
+                        cuda::GpuExecutable& executable, const Options& o) {
+  if (tracer == nullptr) return absl::StrCat(", \"cupti_error\": ", JsonString(unavailable));
+  absl::StatusOr<StepTraceSummary> trace =
+      tracer->TraceSteps(o.trace_steps, [&] { return executable.RunInPlace(); });
+  if (!trace.ok()) {
+    // Where no record came at all, say whether the runs were graph replays
+    // (captured before tracing began), the first thing to suspect.
+    const std::string hint =
+        absl::IsNotFound(trace.status()) && executable.uses_graph()
+            ? " (runs were CUDA graph replays, the graph captured before tracing began)"
+            : "";
+    return absl::StrCat(", \"cupti_error\": ", JsonString(trace.status().ToString() + hint));
+  }
+  return absl::StrCat(", \"cupti_us\": ", trace->span_us, ", \"cupti_busy_us\": ", trace->busy_us,
+                      ", \"cupti_activities\": ", trace->activities,
+                      ", \"cupti_kernels\": ", trace->kernels,
+                      ", \"cupti_steps\": ", trace->steps_with_work,
+                      ", \"cupti_library\": ", JsonString(tracer->Describe()));
+}
+
+// Everything after "{"model": ..., " for one file. `tracer` is null when
+// CUPTI is unavailable (`cupti_unavailable` says why).
 absl::StatusOr<std::string> BenchModel(const std::string& path, const Options& o,
-                                       cuda::CudaDevice* device) {
+                                       cuda::CudaDevice* device, CuptiTracer* tracer,
+                                       const std::string& cupti_unavailable) {
   std::unique_ptr<HloModule> module;
   std::vector<Literal> arguments;
   std::optional<Literal> recorded;
@@ -349,9 +403,12 @@ absl::StatusOr<std::string> BenchModel(const std::string& path, const Options& o
   HLOC_ASSIGN_OR_RETURN(result, c.program->Execute(arguments));
   cuda::GpuExecutable& executable = c.program->executable();
   HLOC_ASSIGN_OR_RETURN(RunTimes t, TimeExecutable(executable, o));
+  HLOC_ASSIGN_OR_RETURN(auto wall, TimeWall(executable, o));
   absl::StrAppend(&json, ", \"median_us\": ", t.median_us, ", \"min_us\": ", t.min_us,
-                  ", \"runs\": ", t.runs, ", \"loop_us\": ", t.loop_us,
-                  ", \"loop_runs\": ", t.loop_runs,
+                  ", \"runs\": ", t.runs, ", \"wall_us\": ", wall.first,
+                  ", \"wall_runs\": ", wall.second,
+                  CuptiFields(tracer, cupti_unavailable, executable, o),
+                  ", \"loop_us\": ", t.loop_us, ", \"loop_runs\": ", t.loop_runs,
                   ", \"graph\": ", executable.uses_graph() ? "true" : "false",
                   ", \"device_bytes\": ", executable.device_bytes());
   for (const std::string& line : executable.load_log()) {
@@ -386,9 +443,16 @@ absl::StatusOr<std::string> BenchModel(const std::string& path, const Options& o
     absl::StrAppend(&json, ", \"verify_s\": ", Since(start));
   }
   if (recorded.has_value()) {
-    // XLA:CPU's result; a sanity check beside the interpreter's.
-    const bool same = CompareLiterals(*recorded, result, tolerance).ok;
-    absl::StrAppend(&json, ", \"matches_recorded\": ", same ? "true" : "false");
+    // XLA's result (XLA:CPU's for tests/jax/zoo, XLA:GPU's for the real-size
+    // zoo made on the GPU): beside the interpreter's, or alone when the
+    // module is too big for the interpreter.
+    const ComparisonReport same = CompareLiterals(*recorded, result, tolerance);
+    absl::StrAppend(&json, ", \"matches_recorded\": ", same.ok ? "true" : "false",
+                    ", \"recorded_max_abs_error\": ", same.max_abs_error);
+    if (!same.ok) {
+      absl::StrAppend(&json,
+                      ", \"recorded_mismatch\": ", JsonString(same.ToString().substr(0, 300)));
+    }
   }
   return json;
 }
@@ -488,8 +552,21 @@ int Main(int argc, char** argv) {
   } else if (o.gemm) {
     status = RunGemms(o, device->get());
   } else {
+    std::unique_ptr<CuptiTracer> tracer;
+    std::string cupti_unavailable = "--no-cupti";
+    if (o.cupti) {
+      absl::StatusOr<std::unique_ptr<CuptiTracer>> opened = CuptiTracer::Open();
+      if (opened.ok()) {
+        tracer = *std::move(opened);
+        std::fprintf(stderr, "CUPTI: %s\n", tracer->Describe().c_str());
+      } else {
+        cupti_unavailable = opened.status().ToString();
+        std::fprintf(stderr, "CUPTI unavailable: %s\n", cupti_unavailable.c_str());
+      }
+    }
     for (const std::string& path : o.files) {
-      absl::StatusOr<std::string> line = BenchModel(path, o, device->get());
+      absl::StatusOr<std::string> line =
+          BenchModel(path, o, device->get(), tracer.get(), cupti_unavailable);
       if (line.ok()) {
         std::printf("{\"model\": %s, %s}\n", JsonString(ModelName(path)).c_str(), line->c_str());
       } else {

@@ -1,23 +1,33 @@
 #!/usr/bin/env python3
 """hloc's CUDA backend vs XLA on the same GPU (through JAX), in one run.
 
-Three tables, written to --out (markdown) and beside it as JSON:
+Sections, written to --out (markdown) and beside it as JSON (rewritten
+after every model, so a run cut short keeps what it measured):
 
-  zoo        every model of tests/jax/zoo. hloc: `gpu_bench NAME.snapshot.pb`
-             (the snapshot's module and recorded arguments; OptimizeForGpu +
-             CompileForGpu, CUDA graph, arguments on the device). XLA:
-             jax.jit of the same function from tests/jax/make_zoo.py on the
-             arguments make_zoo draws from its fixed seed (checked equal to
-             the snapshot's through byte checksums gpu_bench prints),
-             arguments on the device, warm. Two comparisons:
-               device  hloc: CUDA events around one run (graph launch
-                       included); XLA: JAX's profiler (CUPTI), first kernel
-                       start to last kernel end of one call. The main ratio.
-               loop    a run's share of back-to-back runs: hloc's graph
-                       launches vs XLA calls blocked once at the end, which
-                       still pay JAX's per-call dispatch (the "JAX floor"
-                       column: a jitted function returning a constant).
-             A one-kernel module gives each measure's floor.
+  floor      a one-kernel module (f32[1] negate): each measure's floor.
+  zoo        --zoo small: every model of tests/jax/zoo; --zoo large: the
+             folder make_large_zoo.py wrote (--large-dir; on the GPU machine
+             `make_large_zoo.py --gpu --out DIR`, real sizes, XLA:GPU's
+             result recorded). hloc: `gpu_bench NAME.snapshot.pb` (the
+             snapshot's module and arguments; OptimizeForGpu + CompileForGpu,
+             CUDA graph, arguments on the device). XLA: jax.jit of the same
+             function on the arguments the generator draws from its fixed
+             seed (checked equal to the snapshot's through byte checksums
+             gpu_bench prints), arguments on the device, warm. Measured the
+             same way on both sides, medians:
+               device  CUPTI activity trace of --trace-steps calls, each
+                       blocked on: per call, first start to last end of its
+                       kernels, memcpys and memsets (device_spans below;
+                       hloc: gpu_bench's own trace, bench/cupti_trace.h;
+                       XLA: JAX's profiler). The main ratio.
+               wall    host clock from the call to results ready, arguments
+                       on the device: hloc one graph launch + stream sync
+                       (GpuExecutable::RunInPlace), XLA
+                       f(*args).block_until_ready() (JAX's dispatch included).
+             Also hloc's CUDA-event time of one run ("hloc events", the
+             issue-7 measure) and, for the small zoo, the pipelined loop (a
+             run's share of back-to-back runs) and the JAX floor. Summary per
+             zoo: geometric means of both ratios and the models above 1.3.
   bandwidth  `gpu_bench --bandwidth`: big fused elementwise, broadcast,
              reduction and transpose kernels vs cuMemcpyDtoD of the same
              traffic; the same functions through XLA beside them (device
@@ -33,15 +43,19 @@ jax_default_matmul_precision to "highest" and leaves hloc at full f32).
 
 Usage (on the GPU machine, from the repository root):
   python3 bench/gpu_vs_xla.py --bin ./gpu_bench --out $OUT/gpu_bench.md
-        [--models a,b] [--min-time S] [--skip bandwidth,gemm,zoo]
+        [--zoo small,large --large-dir DIR] [--models a,b] [--min-time S]
+        [--trace-steps N] [--budget S per zoo] [--skip floor,zoo,bandwidth,gemm]
         [--precision default|highest] [--timeout S]
   python3 bench/gpu_vs_xla.py --bin PATH --out F --dry-run
         # no GPU needed: gpu_bench --dry-run compiles everything for sm_90,
         # XLA runs on whatever JAX has (JAX_PLATFORMS=cpu), small sizes.
 
-One failing model (or mode) puts its error in its row and the run goes on.
+One failing model (or mode) puts its error in its row and the run goes on;
+each gpu_bench run is bounded by --timeout, each zoo by --budget (its models
+after that are listed as skipped). Progress goes to stderr with UTC times.
 Needs jax, numpy; the CUDA libraries JAX's pip packages bring are put on
-gpu_bench's LD_LIBRARY_PATH (gpu_bench dlopens libcublasLt, libcudnn).
+gpu_bench's LD_LIBRARY_PATH (gpu_bench dlopens libcublasLt, libcudnn and
+libcupti).
 """
 
 import argparse
@@ -94,10 +108,15 @@ def cell(text):
 def checksum(arr):
     """gpu_bench's argument checksum: sum_i (i + 1) * byte_i mod 2^64."""
     import numpy as np
-    data = np.frombuffer(np.ascontiguousarray(arr).tobytes(), dtype=np.uint8).astype(np.uint64)
-    weights = np.arange(1, data.size + 1, dtype=np.uint64)
+    data = np.frombuffer(np.ascontiguousarray(arr).tobytes(), dtype=np.uint8)
+    total = np.uint64(0)
+    chunk = 1 << 24  # bytes at a time: real-size arguments are hundreds of MB
     with np.errstate(over="ignore"):
-        return str(int(np.sum(data * weights, dtype=np.uint64)))
+        for begin in range(0, data.size, chunk):
+            part = data[begin:begin + chunk].astype(np.uint64)
+            weights = np.arange(begin + 1, begin + part.size + 1, dtype=np.uint64)
+            total = np.uint64(total + np.sum(part * weights, dtype=np.uint64))
+    return str(int(total))
 
 
 def bench_env():
@@ -111,8 +130,11 @@ def bench_env():
         roots = site.getsitepackages() + [site.getusersitepackages()]
     except AttributeError:  # virtualenvs without site.getsitepackages
         roots = [p for p in sys.path if p.endswith("site-packages")]
+    cupti = []
     for root in roots:
         lib_dirs += sorted(glob.glob(os.path.join(root, "nvidia", "*", "lib")))
+        cupti += sorted(glob.glob(os.path.join(root, "nvidia", "**", "libcupti.so*"),
+                                  recursive=True))
         bin_dirs += sorted(glob.glob(os.path.join(root, "nvidia", "*", "bin")))
         libdevice += sorted(glob.glob(os.path.join(root, "nvidia", "**", "libdevice.10.bc"),
                                       recursive=True))
@@ -122,6 +144,12 @@ def bench_env():
     if lib_dirs:
         old = env.get("LD_LIBRARY_PATH", "")
         env["LD_LIBRARY_PATH"] = ":".join(lib_dirs + ([old] if old else []))
+    # gpu_bench's device time: the libcupti JAX's packages bring (the one JAX's
+    # profiler uses), wherever in them it lies; newest soname first.
+    cupti = sorted((p for p in cupti if os.path.basename(p).startswith("libcupti.so.1")),
+                   key=os.path.basename, reverse=True)
+    if "HLOC_CUPTI_LIBRARY" not in env and cupti:
+        env["HLOC_CUPTI_LIBRARY"] = cupti[0]
     if "HLOC_PTXAS" not in env and not os.path.exists("/usr/local/cuda/bin/ptxas"):
         for d in bin_dirs:
             if os.path.exists(os.path.join(d, "ptxas")):
@@ -180,9 +208,11 @@ def parse_lines(text):
 
 # ------------------------------------------------------------------ XLA side
 
-def time_jax(compiled, device_args, min_time):
-    """Wall time per call: (median of call + block, median per call in a
-    loop blocked at the end). Microseconds."""
+def time_jax(compiled, device_args, min_time, loop=True):
+    """Wall time per call, microseconds: (median of call + block -- the
+    "wall" column: host call to results ready --, median per call in a
+    loop blocked at the end, samples, calls per loop). loop=False skips the
+    loop (None)."""
     import jax
     for _ in range(3):
         jax.block_until_ready(compiled(*device_args))
@@ -193,6 +223,8 @@ def time_jax(compiled, device_args, min_time):
         jax.block_until_ready(compiled(*device_args))
         sync.append((time.perf_counter() - a) * 1e6)
     sync_us = statistics.median(sync)
+    if not loop:
+        return sync_us, None, len(sync), 0
     per_loop = int(min(1000, max(10, math.ceil(2000.0 / max(sync_us, 1e-3)))))
     loops = []
     begin = time.perf_counter()
@@ -206,12 +238,68 @@ def time_jax(compiled, device_args, min_time):
     return sync_us, statistics.median(loops), len(sync), per_loop
 
 
+# Lines of a device's trace that repeat its stream events grouped another
+# way (xprof's derived lines); their events are not device activities.
+DERIVED_LINES = ("XLA Modules", "XLA Ops", "XLA TraceMe", "Steps", "Framework Ops",
+                 "Framework Name Scope", "Source code", "TensorFlow Ops", "TensorFlow Name Scope")
+
+
+def device_spans(events, call_starts):
+    """Per-call device time from trace events, the definition gpu_bench's
+    CUPTI trace uses for hloc (bench/cupti_trace.h):
+
+      activities  every complete event ("X") on a /device:GPU process's
+                  stream lines: kernels, memcpys and memsets, as CUPTI
+                  reports them (derived lines such as "XLA Ops" left out)
+      a call      the activities starting at or after its host dispatch
+                  (call_starts, ascending) and before the next call's; each
+                  call was blocked on before the next began
+      span        last activity end - first activity start of one call;
+                  also the sum of durations ("busy") and the count
+      reported    medians over the calls that had an activity
+
+    Times in microseconds (the trace's unit)."""
+    import bisect
+    gpu_pids = gpu_processes(events)
+    lines = {(e.get("pid"), e.get("tid")): str(e.get("args", {}).get("name", ""))
+             for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"
+             and e.get("pid") in gpu_pids}
+    device_events = [e for e in events if e.get("ph") == "X" and e.get("pid") in gpu_pids]
+    streams = {k for k, v in lines.items() if v.startswith("Stream")}
+    if streams:  # xprof names a device's stream lines "Stream #N(...)"
+        chosen = [e for e in device_events if (e.get("pid"), e.get("tid")) in streams]
+    else:
+        chosen = [e for e in device_events
+                  if lines.get((e.get("pid"), e.get("tid")), "") not in DERIVED_LINES]
+    used_lines = sorted({lines.get((e.get("pid"), e.get("tid")), str(e.get("tid")))
+                         for e in chosen})
+    per_call = {}
+    for e in sorted(chosen, key=lambda e: e["ts"]):
+        i = bisect.bisect_right(call_starts, e["ts"]) - 1
+        if i >= 0:
+            per_call.setdefault(i, []).append(e)
+    if not per_call:
+        return {"error": f"trace has {len(chosen)} device events on {len(used_lines)} lines "
+                         f"and {len(call_starts)} calls, none matched"}
+
+    def is_copy(e):
+        name = str(e.get("name", "")).lower()
+        return name.startswith("memcpy") or name.startswith("memset")
+
+    spans = [max(e["ts"] + e["dur"] for e in es) - min(e["ts"] for e in es)
+             for es in per_call.values()]
+    busy = [sum(e["dur"] for e in es) for es in per_call.values()]
+    counts = [len(es) for es in per_call.values()]
+    kernels = [sum(1 for e in es if not is_copy(e)) for es in per_call.values()]
+    return {"device_us": statistics.median(spans), "busy_us": statistics.median(busy),
+            "activities": statistics.median(counts), "kernels": statistics.median(kernels),
+            "calls": len(per_call), "lines": used_lines[:8]}
+
+
 def xla_device_time(compiled, device_args, calls=30):
-    """XLA's device time per call from JAX's profiler (CUPTI): the calls are
-    traced one at a time (blocked), every GPU event is given to the call
-    whose host dispatch began last before it, and per call the span from
-    its first kernel's start to its last kernel's end, the sum of kernel
-    durations and the kernel count are taken; medians over the calls."""
+    """XLA's device time per call from JAX's profiler (CUPTI): `calls` calls
+    traced one at a time (each blocked on), split and measured as
+    device_spans describes (the same definition as hloc's cupti_us)."""
     import gzip
     import shutil
     import tempfile
@@ -232,50 +320,61 @@ def xla_device_time(compiled, device_args, calls=30):
     finally:
         shutil.rmtree(trace_dir, ignore_errors=True)
     events = data["traceEvents"] if isinstance(data, dict) else data
-    gpu_pids = {e.get("pid") for e in events
-                if e.get("ph") == "M" and e.get("name") == "process_name"
-                and str(e.get("args", {}).get("name", "")).startswith("/device:GPU")}
-    kernels = sorted((e for e in events if e.get("ph") == "X" and e.get("pid") in gpu_pids),
-                     key=lambda e: e["ts"])
-    starts = sorted(e["ts"] for e in events if e.get("ph") == "X" and e.get("pid") not in gpu_pids
-                    and str(e.get("name", "")).startswith("PjitFunction("))
-    if not kernels or not starts:
-        return {"error": f"trace has {len(kernels)} GPU events and {len(starts)} calls"}
-    import bisect
-    per_call = {}
-    for e in kernels:
-        i = bisect.bisect_right(starts, e["ts"]) - 1
-        if i >= 0:
-            per_call.setdefault(i, []).append(e)
-    spans = [max(e["ts"] + e["dur"] for e in es) - min(e["ts"] for e in es)
-             for es in per_call.values()]
-    busy = [sum(e["dur"] for e in es) for es in per_call.values()]
-    counts = [len(es) for es in per_call.values()]
-    return {"device_us": statistics.median(spans), "busy_us": statistics.median(busy),
-            "kernels": statistics.median(counts), "calls": len(per_call)}
+    starts = host_call_starts(events)
+    if not starts:
+        return {"error": "trace has no PjitFunction call events"}
+    result = device_spans(events, starts)
+    result["host_calls"] = len(starts)
+    return result
 
 
-def xla_model(fn, args, min_time):
+def gpu_processes(events):
+    return {e.get("pid") for e in events
+            if e.get("ph") == "M" and e.get("name") == "process_name"
+            and str(e.get("args", {}).get("name", "")).startswith("/device:GPU")}
+
+
+def host_call_starts(events):
+    """When each call began on the host: JAX's dispatch events of the jitted
+    function, outermost only (a call may show nested PjitFunction events)."""
+    gpu_pids = gpu_processes(events)
+    dispatch = sorted((e["ts"], e.get("dur", 0)) for e in events
+                      if e.get("ph") == "X" and e.get("pid") not in gpu_pids
+                      and str(e.get("name", "")).startswith("PjitFunction("))
+    starts, end = [], None
+    for ts, dur in dispatch:
+        if end is None or ts >= end:
+            starts.append(ts)
+            end = ts + dur
+    return starts
+
+
+def xla_model(fn, args, min_time, calls=30, extras=True):
+    """XLA's side of one model: compile time, wall per call (sync_us), the
+    loop and the JAX floor (extras=False skips both) and the device time
+    of `calls` traced calls."""
     import jax
     import jax.numpy as jnp
     start = time.perf_counter()
     compiled = jax.jit(fn, keep_unused=True).lower(*args).compile()
     compile_s = time.perf_counter() - start
     device_args = [jax.device_put(a) for a in args]
-    sync_us, loop_us, runs, per_loop = time_jax(compiled, device_args, min_time)
+    sync_us, loop_us, runs, per_loop = time_jax(compiled, device_args, min_time, loop=extras)
+    result = {"compile_s": compile_s, "sync_us": sync_us, "loop_us": loop_us, "runs": runs,
+              "per_loop": per_loop}
+    if extras:
+        def floor(*unused):
+            return jnp.zeros((), jnp.float32)
 
-    def floor(*unused):
-        return jnp.zeros((), jnp.float32)
-
-    floor_compiled = jax.jit(floor, keep_unused=True).lower(*args).compile()
-    floor_us, floor_loop_us, _, _ = time_jax(floor_compiled, device_args, min_time / 2)
+        floor_compiled = jax.jit(floor, keep_unused=True).lower(*args).compile()
+        floor_us, floor_loop_us, _, _ = time_jax(floor_compiled, device_args, min_time / 2)
+        result.update(floor_us=floor_us, floor_loop_us=floor_loop_us)
     try:
-        device = xla_device_time(compiled, device_args)
+        result["device"] = xla_device_time(compiled, device_args, calls)
     except Exception as e:  # no CUPTI, another profiler running, ...
-        device = {"error": f"{type(e).__name__}: {e}"}
-    return {"compile_s": compile_s, "sync_us": sync_us, "loop_us": loop_us, "runs": runs,
-            "per_loop": per_loop, "floor_us": floor_us, "floor_loop_us": floor_loop_us,
-            "device": device}
+        result["device"] = {"error": f"{type(e).__name__}: {e}"}
+    del device_args
+    return result
 
 
 def bandwidth_fn(name):
@@ -344,119 +443,243 @@ def xla_array_op(fn, shapes, min_time):
 
 # ----------------------------------------------------------------- the run
 
-def run_zoo(opts, env, names, make_zoo, report):
+def log(message):
+    """A progress line on stderr with the UTC time."""
+    print(f"[{time.strftime('%H:%M:%S', time.gmtime())}] {message}", file=sys.stderr, flush=True)
+
+
+def bench_flags(opts):
+    if opts.dry_run:
+        return ["--dry-run"]
+    return (["--min-time", str(opts.min_time), "--trace-steps", str(opts.trace_steps)] +
+            (["--tf32"] if opts.precision == "default" else []))
+
+
+def run_floor(opts, env, report):
+    """One tiny kernel through both sides: the floor of every measure."""
     import numpy as np
     import tempfile
-    models = make_zoo._models()
-    rows = []
-    extra = ["--min-time", str(opts.min_time)] + (["--tf32"] if opts.precision == "default" else [])
-    # What one tiny kernel costs each side: hloc's figures include a graph
-    # launch and two events, XLA's profiler span only the kernel.
     with tempfile.TemporaryDirectory(prefix="gpu_vs_xla.") as tmp:
         tiny = os.path.join(tmp, "tiny.hlo")
         with open(tiny, "w") as f:
             f.write("HloModule tiny\nENTRY main {\n  p = f32[1] parameter(0)\n"
                     "  ROOT n = f32[1] negate(p)\n}\n")
-        lines = run_bench(opts.bin, [tiny] + (["--dry-run"] if opts.dry_run else extra), env,
-                          opts.timeout)
-    floor = {"hloc": one_result(lines)}
+        floor = {"hloc": one_result(run_bench(opts.bin, [tiny] + bench_flags(opts), env,
+                                              opts.timeout))}
     try:
-        floor["xla"] = xla_model(lambda p: -p, [np.zeros((1,), np.float32)], opts.min_time)
+        floor["xla"] = xla_model(lambda p: -p, [np.zeros((1,), np.float32)], opts.min_time,
+                                 opts.trace_steps)
     except Exception as e:
         floor["xla"] = {"error": f"{type(e).__name__}: {e}"}
     report["one_kernel_floor"] = floor
-    for name in names:
+    return floor
+
+
+def small_zoo(make_zoo):
+    """tests/jax/zoo: its snapshots and make_zoo's functions and arguments."""
+    import numpy as np
+    models = make_zoo._models()
+    names = sorted(os.path.basename(p)[:-len(".snapshot.pb")]
+                   for p in glob.glob(os.path.join(ZOO, "*.snapshot.pb")))
+
+    def model(name):
+        make_args, fn, _ = models[name]
+        seed = sum(name.encode())  # make_zoo's seed for this model
+        return fn, [np.asarray(a) for a in make_args(np.random.default_rng(seed))]
+
+    return {"key": "zoo", "title": "JAX zoo models (tests/jax/zoo)", "dir": ZOO,
+            "names": names, "model": model, "extras": True}
+
+
+def large_zoo(directory):
+    """A folder make_large_zoo.py wrote (--out DIR [--gpu]): its snapshots and
+    the functions and arguments of the sizes it names in SIZES."""
+    sys.path.insert(0, os.path.join(REPO, "tests", "jax_large"))
+    import make_large_zoo  # noqa: E402
+    sizes = make_large_zoo.read_sizes(directory)
+    recorded_on = make_large_zoo.read_info(directory).get("recorded_on", "cpu")
+    names = [os.path.basename(p)[:-len(".snapshot.pb")]
+             for p in glob.glob(os.path.join(directory, "*.snapshot.pb"))]
+
+    def module_bytes(name):
+        path = os.path.join(directory, name + ".before.pb")
+        return os.path.getsize(path) if os.path.exists(path) else 0
+
+    # Smallest module first: compile time grows with it, so a run that
+    # --budget cuts short loses the most expensive models.
+    names.sort(key=lambda n: (module_bytes(n), n))
+
+    def model(name):
+        fn, args, _ = make_large_zoo.model_arguments(name, sizes)
+        return fn, args
+
+    return {"key": "large_zoo", "title": f"Real-size zoo ({sizes} sizes, {directory})",
+            "dir": directory, "names": names, "model": model, "extras": False,
+            "sizes": sizes, "recorded_on": recorded_on}
+
+
+def run_zoo(opts, env, zoo, report, save):
+    """Both sides on every model of `zoo`; models after --budget seconds are
+    skipped. `save()` writes the report so far."""
+    deadline = time.perf_counter() + opts.budget if opts.budget > 0 else float("inf")
+    rows = []
+    report[zoo["key"]] = rows
+    log(f"{zoo['key']}: {len(zoo['names'])} models from {zoo['dir']}")
+    for name in zoo["names"]:
         row = {"model": name}
-        path = os.path.join(ZOO, name + ".snapshot.pb")
-        flags = ["--dry-run"] if opts.dry_run else extra
-        lines = run_bench(opts.bin, [path] + flags, env, opts.timeout)
-        row["hloc"] = one_result(lines)
+        rows.append(row)
+        if time.perf_counter() > deadline:
+            row["hloc"], row["xla"] = {"skipped": "time budget spent"}, {}
+            continue
+        path = os.path.join(zoo["dir"], name + ".snapshot.pb")
+        # The interpreter takes minutes on real sizes: the recorded result checks.
+        flags = bench_flags(opts) + (["--no-verify"] if zoo["key"] == "large_zoo" and
+                                     not opts.dry_run else [])
+        row["hloc"] = one_result(run_bench(opts.bin, [path] + flags, env, opts.timeout))
         try:
-            make_args, fn, _ = models[name]
-            seed = sum(name.encode())  # make_zoo's seed for this model
-            args = [np.asarray(a) for a in make_args(np.random.default_rng(seed))]
+            import numpy as np
+            fn, args = zoo["model"](name)
+            args = [np.asarray(a) for a in args]
             sums = row["hloc"].get("arg_checksums")
             row["same_inputs"] = (None if sums is None else
                                   [checksum(a) for a in args] == [str(s) for s in sums])
-            row["xla"] = xla_model(fn, args, opts.min_time)
+            row["xla"] = xla_model(fn, args, opts.min_time, opts.trace_steps, zoo["extras"])
+            del args
         except Exception as e:  # one model failing must not stop the run
             row["xla"] = {"error": f"{type(e).__name__}: {e}"}
-        rows.append(row)
         h, x = row["hloc"], row["xla"]
-        print(f"{name}: hloc {fmt_us(h.get('loop_us'))} {h.get('error', '')}"
-              f"{h.get('skipped', '')}, XLA {fmt_us(x.get('loop_us'))} {x.get('error', '')}",
-              file=sys.stderr, flush=True)
-    report["zoo"] = rows
-    return rows, floor
+        xd = x.get("device", {})
+        log(f"{zoo['key']} {name}: hloc device {fmt_us(h.get('cupti_us'))} wall "
+            f"{fmt_us(h.get('wall_us'))} {h.get('error', '')}{h.get('skipped', '')}"
+            f"{h.get('cupti_error', '')}; XLA device {fmt_us(xd.get('device_us'))} wall "
+            f"{fmt_us(x.get('sync_us'))} {x.get('error', '')}{xd.get('error', '')}")
+        save()
+    return rows
 
 
-def zoo_table(result, opts):
-    rows, floor = result
-    out = ["| model | hloc device | XLA device | **hloc/XLA device** | hloc loop | XLA loop "
-           "| hloc/XLA loop | XLA call | JAX floor (call / loop) "
-           "| hloc kernels (fused) / library | XLA GPU ops | hloc compile | XLA compile | check |",
-           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: "
-           "| ---: | --- |"]
-    device_ratios, loop_ratios = [], []
+def ratio(a, b):
+    return a / b if a and b else None
+
+
+def row_checks(r):
+    h, x = r["hloc"], r["xla"]
+    xd = x.get("device", {})
+    checks = []
+    if "error" in h:
+        checks.append(f"hloc: {h['error']}")
+    if "skipped" in h:
+        checks.append(h["skipped"])
+    if "cupti_error" in h:
+        checks.append(f"hloc CUPTI: {h['cupti_error']}")
+    if "error" in x:
+        checks.append(f"XLA: {x['error']}")
+    if "error" in xd:
+        checks.append(f"XLA profile: {xd['error']}")
+    if h.get("verified") not in (None, "ok") and not str(h.get("verified")).startswith("skipped"):
+        checks.append(f"interpreter: {h['verified']}")
+    elif h.get("verified") == "ok":
+        checks.append("= interpreter")
+    recorded = r.get("recorded", "XLA:CPU")
+    if h.get("matches_recorded") is True:
+        checks.append(f"= {recorded}'s recorded result")
+    elif h.get("matches_recorded") is False:
+        checks.append(f"DIFFERS from {recorded}'s recorded result: "
+                      f"{h.get('recorded_mismatch', '?')}")
+    if r.get("same_inputs") is False:
+        checks.append("INPUTS DIFFER")
+    if h.get("graph") is False:
+        checks.append("no CUDA graph")
+    if "dry_run" in h and "error" not in h:
+        checks.append("compiled for sm_90 (dry run)")
+    return checks
+
+
+def zoo_table(rows, zoo, opts):
+    """Markdown rows and the summary of one zoo; the geomeans go into
+    `zoo["summary"]` too."""
+    loop = zoo["extras"]
+    head = ["model", "hloc device", "XLA device", "**hloc/XLA device**", "hloc wall", "XLA wall",
+            "hloc/XLA wall", "hloc events"]
+    if loop:
+        head += ["hloc loop", "XLA loop", "JAX floor (call / loop)"]
+    head += ["kernels (CUPTI) hloc / XLA", "hloc plan: kernels (fused) / library",
+             "hloc compile", "XLA compile", "check"]
+    out = ["| " + " | ".join(head) + " |",
+           "| --- | " + " | ".join("---:" for _ in head[1:-1]) + " | --- |"]
+    device_ratios, wall_ratios, slow_device, slow_wall = [], [], [], []
     for r in rows:
         h, x = r["hloc"], r["xla"]
         xd = x.get("device", {})
-        device = (h["median_us"] / xd["device_us"]
-                  if h.get("median_us") and xd.get("device_us") else None)
-        loop = (h["loop_us"] / x["loop_us"]) if h.get("loop_us") and x.get("loop_us") else None
+        if zoo.get("recorded_on"):
+            r["recorded"] = f"XLA:{zoo['recorded_on'].upper()}"
+        device = ratio(h.get("cupti_us"), xd.get("device_us"))
+        wall = ratio(h.get("wall_us"), x.get("sync_us"))
         if device:
             device_ratios.append(device)
+            if device > 1.3:
+                slow_device.append(f"{r['model']} {device:.2f}")
+        if wall:
+            wall_ratios.append(wall)
+            if wall > 1.3:
+                slow_wall.append(f"{r['model']} {wall:.2f}")
+        plan = (f"{h['kernels']} ({h['fused_kernels']}) / {h['library_calls']}"
+                if "kernels" in h else "-")
+
+        def launched(kernels, activities):
+            if kernels is None:
+                return "-"
+            copies = (activities or kernels) - kernels
+            return f"{kernels:g}" + (f" (+{copies:g} copies)" if copies else "")
+
+        kernels = (f"{launched(h.get('cupti_kernels'), h.get('cupti_activities'))} / "
+                   f"{launched(xd.get('kernels'), xd.get('activities'))}")
+        cells = [r["model"], fmt_us(h.get("cupti_us")), fmt_us(xd.get("device_us")),
+                 f"**{fmt_ratio(device)}**" if device else "-", fmt_us(h.get("wall_us")),
+                 fmt_us(x.get("sync_us")), fmt_ratio(wall), fmt_us(h.get("median_us"))]
         if loop:
-            loop_ratios.append(loop)
-        checks = []
-        if "error" in h:
-            checks.append(f"hloc: {h['error']}")
-        if "skipped" in h:
-            checks.append(h["skipped"])
-        if "error" in x:
-            checks.append(f"XLA: {x['error']}")
-        if "error" in xd:
-            checks.append(f"XLA profile: {xd['error']}")
-        if h.get("verified") not in (None, "ok"):
-            checks.append(f"interpreter: {h['verified']}")
-        elif h.get("verified") == "ok":
-            checks.append("= interpreter")
-        if h.get("matches_recorded") is False:
-            checks.append("differs from XLA:CPU's recorded result")
-        if r.get("same_inputs") is False:
-            checks.append("INPUTS DIFFER")
-        if h.get("graph") is False:
-            checks.append("no CUDA graph")
-        if "dry_run" in h and "error" not in h:
-            checks.append("compiled for sm_90 (dry run)")
-        kernels = (f"{h['kernels']} ({h['fused_kernels']}) / {h['library_calls']}"
-                   if "kernels" in h else "-")
-        jax_floor = (f"{fmt_us(x['floor_us'])} / {fmt_us(x['floor_loop_us'])}"
-                     if "floor_us" in x else "-")
-        out.append("| " + " | ".join(cell(c) for c in [
-            r["model"], fmt_us(h.get("median_us")), fmt_us(xd.get("device_us")),
-            f"**{fmt_ratio(device)}**" if device else "-", fmt_us(h.get("loop_us")),
-            fmt_us(x.get("loop_us")), fmt_ratio(loop), fmt_us(x.get("sync_us")), jax_floor, kernels,
-            f"{xd['kernels']:g}" if "kernels" in xd else "-", fmt_s(h.get("compile_s")), fmt_s(x.get("compile_s")),
-            "; ".join(checks) or "-"]) + " |")
+            cells += [fmt_us(h.get("loop_us")), fmt_us(x.get("loop_us")),
+                      f"{fmt_us(x['floor_us'])} / {fmt_us(x['floor_loop_us'])}"
+                      if "floor_us" in x else "-"]
+        cells += [kernels, plan, fmt_s(h.get("compile_s")), fmt_s(x.get("compile_s")),
+                  "; ".join(row_checks(r)) or "-"]
+        out.append("| " + " | ".join(cell(c) for c in cells) + " |")
+    summary = {"device_geomean": geomean(device_ratios), "device_models": len(device_ratios),
+               "wall_geomean": geomean(wall_ratios), "wall_models": len(wall_ratios),
+               "device_above_1_3": slow_device, "wall_above_1_3": slow_wall}
+    zoo["summary"] = summary
     out += ["",
-            f"geometric mean hloc/XLA, device time: **{fmt_ratio(geomean(device_ratios))}** over "
-            f"{len(device_ratios)} models; pipelined loop: {fmt_ratio(geomean(loop_ratios))} over "
-            f"{len(loop_ratios)} models (below 1: hloc faster).",
+            f"geometric mean hloc/XLA: device (CUPTI) **{fmt_ratio(summary['device_geomean'])}** "
+            f"over {len(device_ratios)} models, {len(slow_device)} above 1.3"
+            f"{' (' + ', '.join(slow_device) + ')' if slow_device else ''}; wall "
+            f"**{fmt_ratio(summary['wall_geomean'])}** over {len(wall_ratios)} models, "
+            f"{len(slow_wall)} above 1.3{' (' + ', '.join(slow_wall) + ')' if slow_wall else ''} "
+            "(below 1: hloc faster).",
             "",
-            "hloc device: CUDA events around one run (graph launch included). XLA device: JAX's "
-            "profiler (CUPTI), first kernel start to last kernel end of one call. Loop: a run's "
-            "share of back-to-back runs; XLA's loop includes JAX's per-call dispatch (JAX floor: "
-            "a jitted function returning a constant), hloc's loop only cuGraphLaunch."]
-    h, x = floor["hloc"], floor["xla"]
-    out += ["",
-            f"One-kernel module (f32[1] negate), the floor of each measure: hloc device "
-            f"{fmt_us(h.get('median_us'))}, loop {fmt_us(h.get('loop_us'))}; XLA device "
-            f"{fmt_us(x.get('device', {}).get('device_us'))}, loop {fmt_us(x.get('loop_us'))}, "
-            f"call {fmt_us(x.get('sync_us'))}"
-            f"{'; ' + str(h.get('error') or h.get('skipped')) if 'error' in h or 'skipped' in h else ''}"
-            f"{'; XLA: ' + x['error'] if 'error' in x else ''}."]
+            "device: CUPTI activity trace on both sides (hloc: gpu_bench's own trace; XLA: JAX's "
+            f"profiler), {opts.trace_steps} calls each blocked on, per call first start to last "
+            "end of its kernels, memcpys and memsets, median. wall: host clock from the call to "
+            "results ready on the device, arguments already on the device (hloc: a graph launch "
+            "+ stream sync; XLA: f(*args).block_until_ready()), median. hloc events: CUDA events "
+            "around one run (includes the graph launch)."]
+    if loop:
+        out.append("loop: a run's share of back-to-back runs; XLA's includes JAX's per-call "
+                   "dispatch (JAX floor: a jitted function returning a constant), hloc's only "
+                   "cuGraphLaunch.")
     return out
+
+
+def floor_lines(floor):
+    h, x = floor["hloc"], floor["xla"]
+    xd = x.get("device", {})
+    notes = [str(v) for v in (h.get("error"), h.get("skipped"), h.get("cupti_error"),
+                              x.get("error"), xd.get("error")) if v]
+    return ["",
+            f"One-kernel module (f32[1] negate), the floor of each measure: device (CUPTI) hloc "
+            f"{fmt_us(h.get('cupti_us'))}, XLA {fmt_us(xd.get('device_us'))}; wall hloc "
+            f"{fmt_us(h.get('wall_us'))}, XLA {fmt_us(x.get('sync_us'))}; hloc events "
+            f"{fmt_us(h.get('median_us'))}; loop hloc {fmt_us(h.get('loop_us'))}, XLA "
+            f"{fmt_us(x.get('loop_us'))}{'; ' + '; '.join(notes) if notes else ''}."
+            f"{' hloc traced with ' + h['cupti_library'] + '.' if 'cupti_library' in h else ''}"]
 
 
 def run_bandwidth(opts, env, report):
@@ -555,6 +778,30 @@ def run_gemm(opts, env, report):
     return out
 
 
+def versions(jax):
+    """Card, driver and CUDA versions as nvidia-smi and JAX report them."""
+    info = {"device": f"{jax.devices()[0].device_kind} ({jax.default_backend()})",
+            "jax": jax.__version__}
+    try:
+        info["platform_version"] = jax.devices()[0].client.platform_version
+    except Exception:  # noqa: BLE001 (an older or newer client without it)
+        pass
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total",
+                              "--format=csv,noheader"], capture_output=True, text=True,
+                             timeout=30).stdout.strip().splitlines()
+        if out:
+            info["nvidia_smi"] = out[0]
+        header = subprocess.run(["nvidia-smi"], capture_output=True, text=True,
+                                timeout=30).stdout
+        for word in header.split("|"):
+            if "CUDA Version" in word:
+                info["cuda_driver_api"] = word.split("CUDA Version:")[-1].strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return info
+
+
 def main():
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n")[0],
@@ -562,10 +809,19 @@ def main():
     parser.add_argument("--bin", required=True, help="the gpu_bench binary")
     parser.add_argument("--out", required=True,
                         help="markdown report; the JSON goes beside it (same name, .json)")
-    parser.add_argument("--models", help="comma-separated subset of the zoo")
-    parser.add_argument("--skip", default="", help="comma-separated: zoo, bandwidth, gemm")
+    parser.add_argument("--models", help="comma-separated subset of the zoos' models")
+    parser.add_argument("--zoo", default="small",
+                        help="comma-separated: small (tests/jax/zoo), large (--large-dir)")
+    parser.add_argument("--large-dir", default=os.path.join(REPO, "tests", "jax_large", "zoo"),
+                        help="the folder make_large_zoo.py wrote (default tests/jax_large/zoo)")
+    parser.add_argument("--skip", default="",
+                        help="comma-separated: floor, zoo, bandwidth, gemm")
     parser.add_argument("--min-time", type=float, default=0.3,
                         help="seconds of timed runs per measurement and side (default 0.3)")
+    parser.add_argument("--trace-steps", type=int, default=30,
+                        help="calls traced for the device time, each side (default 30)")
+    parser.add_argument("--budget", type=float, default=0,
+                        help="seconds per zoo; its models after that are skipped (0: no limit)")
     parser.add_argument("--precision", choices=["default", "highest"], default="default",
                         help="default: TF32 allowed on both sides (XLA's default); "
                              "highest: full f32 on both sides")
@@ -580,6 +836,7 @@ def main():
     if opts.dry_run:
         os.environ.setdefault("JAX_PLATFORMS", "cpu")
         opts.min_time = min(opts.min_time, 0.05)
+        opts.trace_steps = min(opts.trace_steps, 3)
     sys.path.insert(0, os.path.join(REPO, "tests", "jax"))
     import jax
     import make_zoo  # noqa: E402
@@ -588,30 +845,68 @@ def main():
     env = bench_env()
     skip = set(s for s in opts.skip.split(",") if s)
     started = time.perf_counter()
-    names = sorted(os.path.basename(p)[:-len(".snapshot.pb")]
-                   for p in glob.glob(os.path.join(ZOO, "*.snapshot.pb")))
+    zoos = []
+    for which in (z for z in opts.zoo.split(",") if z):
+        if which == "small":
+            zoos.append(small_zoo(make_zoo))
+        elif which == "large":
+            zoos.append(large_zoo(opts.large_dir))
+        else:
+            parser.error(f"--zoo: unknown zoo {which}")
     if opts.models:
-        names = [n for n in names if n in opts.models.split(",")]
+        for zoo in zoos:
+            zoo["names"] = [n for n in zoo["names"] if n in opts.models.split(",")]
 
-    device = f"{jax.devices()[0].device_kind} ({jax.default_backend()})"
-    report = {"device": device, "jax": jax.__version__, "precision": opts.precision,
-              "min_time": opts.min_time, "dry_run": opts.dry_run, "bin": opts.bin,
-              "ld_library_path": env.get("LD_LIBRARY_PATH", "")}
+    info = versions(jax)
+    report = dict(info, precision=opts.precision, min_time=opts.min_time,
+                  trace_steps=opts.trace_steps, dry_run=opts.dry_run, bin=opts.bin,
+                  ld_library_path=env.get("LD_LIBRARY_PATH", ""),
+                  cupti_library=env.get("HLOC_CUPTI_LIBRARY", "(loader path)"))
+    notes = []
+    if opts.precision == "default":
+        notes.append("TF32 allowed on both sides")
+    if opts.dry_run:
+        notes.append(f"DRY RUN (compile only for hloc, XLA on {jax.default_backend()})")
+    if os.environ.get("JAX_COMPILATION_CACHE_DIR"):
+        notes.append(f"JAX compilation cache {os.environ['JAX_COMPILATION_CACHE_DIR']} (XLA "
+                     "compile: a cache load where make_large_zoo.py compiled first)")
     md = ["# hloc CUDA backend vs XLA (JAX) on the GPU", "",
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; JAX {jax.__version__} on "
-          f"{device}; gpu_bench `{opts.bin}`; precision {opts.precision}"
-          f"{' (TF32 allowed on both sides)' if opts.precision == 'default' else ''}; "
-          f"{opts.min_time} s of timed runs per side and measurement"
-          f"{'; DRY RUN (compile only for hloc, XLA on ' + jax.default_backend() + ')' if opts.dry_run else ''}.",
+          f"{info['device']}; card/driver (nvidia-smi): {info.get('nvidia_smi', '?')}; CUDA "
+          f"(driver API) {info.get('cuda_driver_api', '?')}; XLA platform "
+          f"{info.get('platform_version', '?')}; gpu_bench `{opts.bin}`; precision "
+          f"{opts.precision}; {opts.min_time} s of timed runs per side and measurement, "
+          f"{opts.trace_steps} traced calls{''.join('; ' + n for n in notes)}.",
           ""]
-    sections = [("zoo", "JAX zoo models", lambda: zoo_table(run_zoo(opts, env, names, make_zoo,
-                                                                     report), opts)),
-                ("bandwidth", "Bandwidth (memory-bound kernels)",
-                 lambda: run_bandwidth(opts, env, report)),
-                ("gemm", "Gemm", lambda: run_gemm(opts, env, report))]
+    json_path = os.path.splitext(opts.out)[0] + ".json"
+    if json_path == opts.out:
+        json_path += ".json"
+    os.makedirs(os.path.dirname(os.path.abspath(opts.out)), exist_ok=True)
+
+    def save(lines=None):
+        text = "\n".join(md + (lines or [])) + "\n"
+        with open(opts.out, "w") as f:
+            f.write(text)
+        with open(json_path, "w") as f:
+            json.dump(report, f, indent=1, default=str)
+        return text
+
+    sections = []
+    if "floor" not in skip:
+        sections.append(("floor", "One-kernel floor", lambda: floor_lines(run_floor(opts, env,
+                                                                                     report))))
+    if "zoo" not in skip:
+        for zoo in zoos:
+            sections.append((zoo["key"], zoo["title"],
+                             lambda zoo=zoo: zoo_table(run_zoo(opts, env, zoo, report, save),
+                                                       zoo, opts)))
+    sections += [("bandwidth", "Bandwidth (memory-bound kernels)",
+                  lambda: run_bandwidth(opts, env, report)),
+                 ("gemm", "Gemm", lambda: run_gemm(opts, env, report))]
     for key, title, run in sections:
         if key in skip:
             continue
+        log(f"section {key}")
         md += [f"## {title}", ""]
         try:
             md += run()
@@ -619,18 +914,11 @@ def main():
             md.append(f"section failed: {type(e).__name__}: {e}")
             report[key + "_error"] = f"{type(e).__name__}: {e}"
         md.append("")
+        report["summaries"] = {z["key"]: z.get("summary") for z in zoos}
+        save()
     report["total_s"] = time.perf_counter() - started
     md.append(f"total {report['total_s']:.0f} s")
-    text = "\n".join(md) + "\n"
-    print(text)
-    os.makedirs(os.path.dirname(os.path.abspath(opts.out)), exist_ok=True)
-    with open(opts.out, "w") as f:
-        f.write(text)
-    json_path = os.path.splitext(opts.out)[0] + ".json"
-    if json_path == opts.out:
-        json_path += ".json"
-    with open(json_path, "w") as f:
-        json.dump(report, f, indent=1, default=str)
+    print(save())
     print(f"wrote {opts.out} and {json_path}", file=sys.stderr)
 
 

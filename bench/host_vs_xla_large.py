@@ -80,8 +80,7 @@ def run_xla(name, min_time, one_thread):
 def same_as_snapshot(name, args, pb2_dir):
     """True when `args` encode to exactly the snapshot's argument literals."""
     import make_zoo
-    sys.path.insert(0, pb2_dir)
-    from hlo import hlo_pb2, xla_data_pb2 as xla  # noqa: E402
+    hlo_pb2, xla = make_zoo.load_bindings(pb2_dir)
     with open(os.path.join(ZOO, name + ".snapshot.pb"), "rb") as f:
         snapshot = hlo_pb2.HloSnapshot.FromString(f.read())
     if len(snapshot.arguments) != len(args):

@@ -9,8 +9,13 @@
 # BIN_DIR holds the binaries (or BIN_DIR/bin.tar.xz, unpacked first);
 # OUT_DIR receives one log per step and summary.txt. The corpus test runs in
 # as many shards as there are cores (one GPU, several processes). The bench
-# step runs bench/gpu_vs_xla.py (hloc vs XLA through JAX, bandwidth vs copy,
-# gemm vs cuBLAS) when gpu_bench is there.
+# step (when gpu_bench is there) generates the real-size zoo for the GPU
+# (tests/jax_large/make_large_zoo.py --gpu, into a temporary folder, or
+# BENCH_ZOO_DIR to keep it) and runs
+# bench/gpu_vs_xla.py on it and on tests/jax/zoo: hloc vs XLA through JAX,
+# device time from CUPTI on both sides and wall time of a warm step, into
+# OUT_DIR/gpu_bench.md and .json. Bandwidth and gemm tables: run
+# gpu_vs_xla.py by hand (--skip zoo,floor).
 set -uo pipefail
 bin=$1; corpus=$2; out=$3; what=${4:-all}
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -72,11 +77,43 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
   fi
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
+  # hloc vs XLA measured the same way (bench/gpu_vs_xla.py): the one-kernel
+  # floor, the real-size zoo made here for the GPU (not carried: generated
+  # by XLA on this GPU, which records its result), then tests/jax/zoo. Each
+  # step has a time limit; gpu_vs_xla.py rewrites its report after every
+  # model, so a step cut short keeps what it measured. About 4 minutes,
+  # at most 6: generation <= BENCH_GEN_LIMIT (default 90 s), then each zoo's
+  # models until BENCH_BUDGET (default 100 s per zoo) has passed, the
+  # measurements killed after 2 * BENCH_BUDGET + 60 s.
   if [ -x "$bin/gpu_bench" ]; then
-    (cd "$repo" && PYTHONUNBUFFERED=1 timeout 420 python3 bench/gpu_vs_xla.py --bin "$bin/gpu_bench" \
-        --out "$out/gpu_bench.md") >"$out/gpu_bench.log" 2>&1
-    note "gpu_vs_xla: exit $?"
-    tail -60 "$out/gpu_bench.log" >>"$summary"
+    budget=${BENCH_BUDGET:-100}
+    # About 1 GB of snapshots: outside OUT_DIR (only its MANIFEST.tsv is kept).
+    zoo=${BENCH_ZOO_DIR:-$(mktemp -d /tmp/hloc_large_zoo.XXXXXX)}
+    # JAX's persistent compilation cache, shared by the generation and the
+    # measurements: XLA compiles (and autotunes) each real-size model once.
+    export JAX_COMPILATION_CACHE_DIR=${JAX_COMPILATION_CACHE_DIR:-$zoo/jax_cache}
+    export JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0
+    start=$SECONDS
+    note "$(date -u +%T) bench: generating the real-size zoo into $zoo"
+    (cd "$repo" && PYTHONUNBUFFERED=1 timeout "${BENCH_GEN_LIMIT:-90}" python3 \
+        tests/jax_large/make_large_zoo.py --gpu --out "$zoo" --jobs 6) \
+        >"$out/large_zoo.log" 2>&1
+    rc=$?
+    note "$(date -u +%T) make_large_zoo --gpu: exit $rc ($((SECONDS - start)) s)," \
+      "$(ls "$zoo"/*.snapshot.pb 2>/dev/null | wc -l) snapshots," \
+      "$(du -sh "$zoo" 2>/dev/null | cut -f1)"
+    cp "$zoo/MANIFEST.tsv" "$out/large_zoo_MANIFEST.tsv" 2>/dev/null
+    grep -E 'FAILED|Error' "$out/large_zoo.log" | head -20 >>"$summary"
+    start=$SECONDS
+    (cd "$repo" && PYTHONUNBUFFERED=1 timeout $((2 * budget + 60)) python3 bench/gpu_vs_xla.py \
+        --bin "$bin/gpu_bench" --out "$out/gpu_bench.md" --zoo large,small \
+        --large-dir "$zoo" --skip bandwidth,gemm --min-time 0.1 --trace-steps 20 \
+        --timeout 60 --budget "$budget") >"$out/gpu_bench.log" 2>&1
+    rc=$?
+    note "$(date -u +%T) gpu_vs_xla: exit $rc ($((SECONDS - start)) s); report $out/gpu_bench.md and .json"
+    grep -E 'Error|error:|Traceback' "$out/gpu_bench.log" | head -10 >>"$summary"
+    [ -f "$out/gpu_bench.md" ] && cat "$out/gpu_bench.md" >>"$summary"
+    [ -z "${BENCH_ZOO_DIR:-}" ] && rm -rf "$zoo"
   else
     note "gpu_bench: missing"
   fi

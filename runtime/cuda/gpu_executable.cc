@@ -167,6 +167,14 @@ absl::Status GpuExecutable::Execute(absl::Span<const void* const> parameters,
   return device_->Synchronize();
 }
 
+absl::Status GpuExecutable::RunInPlace(const GpuExecuteOptions& options) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (device_ == nullptr) return absl::FailedPreconditionError("executable not loaded");
+  HLOC_CUDA_RETURN_IF_ERROR(device_->MakeCurrent());
+  HLOC_CUDA_RETURN_IF_ERROR(RunThunks(options));
+  return device_->Synchronize();
+}
+
 absl::StatusOr<double> GpuExecutable::TimeRun(const GpuExecuteOptions& options) {
   std::lock_guard<std::mutex> lock(mu_);
   if (device_ == nullptr) return absl::FailedPreconditionError("executable not loaded");

@@ -75,6 +75,12 @@ class GpuExecutable {
   absl::Status Execute(absl::Span<const void* const> parameters, absl::Span<void* const> outputs,
                        const GpuExecuteOptions& options = {});
 
+  // One run on the parameters left in place by the previous Execute,
+  // waiting for the device; outputs stay on the device. What a caller that
+  // keeps its arguments on the device waits for per step (gpu_bench's wall
+  // time).
+  absl::Status RunInPlace(const GpuExecuteOptions& options = {});
+
   // Milliseconds of the device work of one run (parameters already in
   // place from the previous Execute; graph launch when captured).
   absl::StatusOr<double> TimeRun(const GpuExecuteOptions& options = {});

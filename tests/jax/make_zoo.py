@@ -23,6 +23,7 @@ Usage (CPU only; needs protoc on PATH and the pinned protobuf, see README.md):
 import argparse
 import glob
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -31,6 +32,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 ZOO = os.path.join(HERE, "zoo")
 PROTOS = ["hlo/hlo.proto", "hlo/xla_data.proto"]
+# hlo/*.proto as a FileDescriptorSet, for machines without protoc (the GPU
+# machine): `make_zoo.py --write-descriptors` regenerates it.
+DESCRIPTORS = os.path.join(HERE, "hlo_descriptors.binpb")
 MAX_SNAPSHOT_BYTES = 1 << 20
 
 # --------------------------------------------------------------------------
@@ -237,6 +241,20 @@ _LITERAL_FIELDS = {
 }
 
 
+# LiteralProto's field numbers of f32s and f64s (hlo/xla_data.proto).
+_PACKED_FIELD_NUMBERS = {"float32": 8, "float64": 9}
+
+
+def _varint_bytes(value):
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        out.append(byte | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
 def _array_shape(xla, shape_proto, arr):
     ptype = _LITERAL_FIELDS[arr.dtype.name][0]
     shape_proto.element_type = xla.PrimitiveType.Value(ptype)
@@ -254,6 +272,13 @@ def _fill_literal(xla, lit, arr):
     if as_bytes:  # XLA keeps these as little-endian raw bytes
         assert sys.byteorder == "little"
         setattr(lit, field, flat.tobytes())
+    elif arr.dtype.name in _PACKED_FIELD_NUMBERS and flat.size > 0:
+        # A packed repeated float/double field is the raw little-endian
+        # values: parse it in instead of a Python list (big arrays).
+        assert sys.byteorder == "little"
+        data = flat.tobytes()
+        lit.MergeFromString(_varint_bytes(_PACKED_FIELD_NUMBERS[arr.dtype.name] << 3 | 2) +
+                            _varint_bytes(len(data)) + data)
     elif arr.dtype.kind == "c":  # interleaved (real, imag)
         getattr(lit, field).extend(np.stack([flat.real, flat.imag], -1).reshape(-1).tolist())
     else:
@@ -343,20 +368,25 @@ def _read(path, mode="rb"):
 
 
 def _write(path, data):
-    with open(path, "wb" if isinstance(data, bytes) else "w") as f:
+    # Through a temporary name, so a run killed while writing leaves no
+    # truncated file behind.
+    with open(path + ".tmp", "wb" if isinstance(data, bytes) else "w") as f:
         f.write(data)
+    os.replace(path + ".tmp", path)
 
 
-def run_child(name, pb2_dir, dump_dir):
-    sys.path.insert(0, pb2_dir)
-    from hlo import hlo_pb2, xla_data_pb2 as xla
+def run_child(name, pb2_dir, dump_dir, platform="cpu"):
+    """Captures one model. `platform`: the JAX backend that compiles and runs
+    it ("cpu" for the committed zoo; make_large_zoo.py --gpu records XLA:GPU's
+    result, whose dumps need not hold a snapshot to cross-check)."""
+    hlo_pb2, xla = load_bindings(pb2_dir)
     import jax
     import numpy as np
 
     # Source paths in HLO metadata: keep only the base name, so the dumps do
     # not depend on where the checkout lives.
     jax.config.update("jax_hlo_source_file_canonicalization_regex", ".*/")
-    assert jax.default_backend() == "cpu", jax.default_backend()
+    assert jax.default_backend() == platform, (jax.default_backend(), platform)
 
     make_args, fn, summary = _models()[name]
     seed = sum(name.encode())  # fixed per model, independent of model order
@@ -394,35 +424,48 @@ def run_child(name, pb2_dir, dump_dir):
     result_shape = module.host_program_shape.result
     assert root[0].shape == result_shape, name
     snapshot.result.CopyFrom(_literal_for(xla, result_shape, flat_out))
-    snapshot.execution_platform = "cpu"
+    snapshot.execution_platform = platform
+
+    def check(condition, message):
+        # The committed CPU zoo is held to every check; a GPU capture (made
+        # once on a machine lent for a run) warns instead of losing the model.
+        if platform == "cpu":
+            assert condition, message
+        elif not condition:
+            print(f"warning: {message}", file=sys.stderr)
 
     # Cross-check the literal encoding against the snapshot XLA itself dumped
     # for the run (--xla_dump_hlo_snapshots; its module is the optimized one).
     xla_snaps = glob.glob(stem + ".snapshot.*.pb")
-    assert len(xla_snaps) == 1, (name, xla_snaps)
-    xla_snap = hlo_pb2.HloSnapshot.FromString(_read(xla_snaps[0]))
-    assert list(xla_snap.arguments) == list(snapshot.arguments), (
-        f"{name}: arguments differ from XLA's")
-    assert xla_snap.result == snapshot.result, f"{name}: result differs from XLA's"
+    check(len(xla_snaps) == 1, (name, xla_snaps))
+    if xla_snaps:
+        xla_snap = hlo_pb2.HloSnapshot.FromString(_read(xla_snaps[0]))
+        check(list(xla_snap.arguments) == list(snapshot.arguments),
+              f"{name}: arguments differ from XLA's")
+        check(xla_snap.result == snapshot.result, f"{name}: result differs from XLA's")
 
     snapshot_bytes = snapshot.SerializeToString(deterministic=True)
     assert len(snapshot_bytes) < MAX_SNAPSHOT_BYTES, (name, len(snapshot_bytes))
     # Every field XLA wrote must be known to hlo.proto.
     unknown = _unknown_fields(hlo_pb2.HloSnapshot.FromString(snapshot_bytes),
                               "HloSnapshot")
-    assert not unknown, f"{name}: fields unknown to hlo.proto at " + ", ".join(unknown[:8])
-    after = hlo_pb2.HloProto.FromString(
-        _read(stem + ".cpu_after_optimizations.hlo.pb"))
-    unknown = _unknown_fields(after, "after_optimizations HloProto")
-    if unknown:  # only the text form is kept; still worth knowing
-        print(f"warning: {name}: fields unknown to hlo.proto at "
-              + ", ".join(unknown[:8]), file=sys.stderr)
+    check(not unknown, f"{name}: fields unknown to hlo.proto at " + ", ".join(unknown[:8]))
+    # XLA:CPU names it NAME.cpu_after_optimizations.*, XLA:GPU with its target.
+    after_pb = sorted(glob.glob(stem + ".*after_optimizations.hlo.pb"))
+    after_txt = sorted(glob.glob(stem + ".*after_optimizations.txt"))
+    check(after_pb and after_txt, (name, sorted(os.listdir(dump_dir))))
+    if after_pb:
+        after = hlo_pb2.HloProto.FromString(_read(after_pb[0]))
+        unknown = _unknown_fields(after, "after_optimizations HloProto")
+        if unknown:  # only the text form is kept; still worth knowing
+            print(f"warning: {name}: fields unknown to hlo.proto at "
+                  + ", ".join(unknown[:8]), file=sys.stderr)
 
     _write(os.path.join(ZOO, name + ".before.pb"), module_bytes)
     _write(os.path.join(ZOO, name + ".before.txt"),
            _read(stem + ".before_optimizations.txt"))
-    _write(os.path.join(ZOO, name + ".after.txt"),
-           _read(stem + ".cpu_after_optimizations.txt"))
+    if after_txt:
+        _write(os.path.join(ZOO, name + ".after.txt"), _read(after_txt[0]))
     _write(os.path.join(ZOO, name + ".snapshot.pb"), snapshot_bytes)
 
     dtypes = sorted({a.dtype.name for a in args})
@@ -438,23 +481,81 @@ def run_child(name, pb2_dir, dump_dir):
 # --------------------------------------------------------------------------
 
 def generate_bindings(out_dir):
+    """Python bindings of hlo/*.proto in `out_dir`: protoc's when protoc is
+    on PATH (and then DESCRIPTORS is checked to be current), else a copy of
+    DESCRIPTORS, which load_bindings turns into message classes."""
     for proto in PROTOS:
         assert os.path.exists(os.path.join(REPO, proto)), f"missing {proto}"
+    if shutil.which("protoc") is None:
+        shutil.copy(DESCRIPTORS, os.path.join(out_dir, os.path.basename(DESCRIPTORS)))
+        return
     subprocess.run(["protoc", f"--proto_path={REPO}", f"--python_out={out_dir}",
                     *PROTOS], check=True)
     # Python 3 namespace packages need no __init__.py; add one anyway so an
     # unrelated installed `hlo` package cannot shadow ours.
     _write(os.path.join(out_dir, "hlo", "__init__.py"), "")
+    fresh = os.path.join(out_dir, "descriptors.binpb")
+    write_descriptors(fresh)
+    if not os.path.exists(DESCRIPTORS) or _read(fresh) != _read(DESCRIPTORS):
+        print(f"warning: {os.path.relpath(DESCRIPTORS, REPO)} is stale; regenerate it with "
+              "python3 tests/jax/make_zoo.py --write-descriptors", file=sys.stderr)
+
+
+def write_descriptors(path):
+    """hlo/*.proto as a serialized FileDescriptorSet (protoc needed)."""
+    subprocess.run(["protoc", f"--proto_path={REPO}", f"--descriptor_set_out={path}",
+                    "--include_imports", *PROTOS], check=True)
+
+
+def load_bindings(pb2_dir):
+    """(hlo_pb2, xla_data_pb2) from `pb2_dir`: protoc's modules when there,
+    else module-like namespaces built from the FileDescriptorSet there (no
+    protoc needed, and independent of the protobuf version)."""
+    if os.path.exists(os.path.join(pb2_dir, "hlo", "hlo_pb2.py")):
+        sys.path.insert(0, pb2_dir)
+        from hlo import hlo_pb2, xla_data_pb2
+        return hlo_pb2, xla_data_pb2
+    import types
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+    from google.protobuf.internal import enum_type_wrapper
+    files = descriptor_pb2.FileDescriptorSet.FromString(
+        _read(os.path.join(pb2_dir, os.path.basename(DESCRIPTORS))))
+    pool = descriptor_pool.DescriptorPool()
+    for f in files.file:  # dependencies first, as protoc lists them
+        pool.AddSerializedFile(f.SerializeToString())
+    factory = None
+    modules = {}
+    for f in files.file:
+        fd = pool.FindFileByName(f.name)
+        module = types.SimpleNamespace()
+        for name, desc in fd.message_types_by_name.items():
+            if hasattr(message_factory, "GetMessageClass"):
+                cls = message_factory.GetMessageClass(desc)
+            else:  # protobuf before 4.22
+                factory = factory or message_factory.MessageFactory(pool)
+                cls = factory.GetPrototype(desc)
+            setattr(module, name, cls)
+        for name, desc in fd.enum_types_by_name.items():
+            setattr(module, name, enum_type_wrapper.EnumTypeWrapper(desc))
+            for value in desc.values:
+                setattr(module, value.name, value.number)
+        modules[f.name] = module
+    return modules["hlo/hlo.proto"], modules["hlo/xla_data.proto"]
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("models", nargs="*", help="default: all")
+    parser.add_argument("--write-descriptors", action="store_true",
+                        help="only rewrite tests/jax/hlo_descriptors.binpb (needs protoc)")
     parser.add_argument("--child", nargs=3, metavar=("NAME", "PB2_DIR", "DUMP_DIR"),
                         help=argparse.SUPPRESS)
     opts = parser.parse_args()
     if opts.child:
         run_child(*opts.child)
+        return
+    if opts.write_descriptors:
+        write_descriptors(DESCRIPTORS)
         return
 
     os.environ["JAX_PLATFORMS"] = "cpu"  # the table imports jax; nothing compiles here
