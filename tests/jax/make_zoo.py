@@ -354,7 +354,10 @@ def _unknown_fields(msg, path="msg"):
     for fd, value in msg.ListFields():
         if fd.type != fd.TYPE_MESSAGE:
             continue
-        if fd.label != fd.LABEL_REPEATED:
+        # protobuf 6 drops FieldDescriptor.label for is_repeated.
+        repeated = (fd.is_repeated if hasattr(fd, "is_repeated")
+                    else fd.label == fd.LABEL_REPEATED)
+        if not repeated:
             found += _unknown_fields(value, f"{path}.{fd.name}")
         elif not fd.message_type.GetOptions().map_entry:
             for i, sub in enumerate(value):
