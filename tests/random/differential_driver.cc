@@ -81,7 +81,7 @@ DifferentialSummary RunDifferential(const DifferentialRun& run) {
   DifferentialSummary summary;
   summary.first_seed = EnvInt("HLOC_RANDOM_SEED", 1);
   const int64_t seconds = EnvInt("HLOC_RANDOM_SECONDS", run.default_seconds);
-  summary.max_count = EnvInt("HLOC_RANDOM_COUNT", 1000000);
+  summary.max_count = EnvInt("HLOC_RANDOM_COUNT", run.default_count);
   summary.options.max_instructions =
       static_cast<int>(EnvInt("HLOC_RANDOM_MAX_INSTRUCTIONS", 14));
   const auto start = std::chrono::steady_clock::now();

@@ -5,8 +5,8 @@
 // smallest prefix of its entry that still fails.
 //
 // Budget from the environment: seeds HLOC_RANDOM_SEED, +1, ... (default 1)
-// until HLOC_RANDOM_SECONDS pass (default: the test's) or HLOC_RANDOM_COUNT
-// modules are done; HLOC_RANDOM_MAX_INSTRUCTIONS (default 14) bounds each
+// until HLOC_RANDOM_SECONDS pass or HLOC_RANDOM_COUNT modules are done
+// (defaults: the test's); HLOC_RANDOM_MAX_INSTRUCTIONS (default 14) bounds each
 // module.
 #ifndef HLOC_TESTS_RANDOM_DIFFERENTIAL_DRIVER_H_
 #define HLOC_TESTS_RANDOM_DIFFERENTIAL_DRIVER_H_
@@ -43,6 +43,7 @@ struct DifferentialRun {
   // "//tests/random:differential_test", for the reproduce line.
   std::string target;
   int64_t default_seconds = 75;
+  int64_t default_count = 1000000;
   // Empty when the module passes on the target, else "path: what".
   std::function<std::string(const HloModule& module, uint64_t seed)> check;
 };

@@ -5,7 +5,8 @@
 //   - the host backend with the pipeline's fusion off (each op its own kernel).
 // Floats compare with per-type tolerances; integers and pred exactly.
 //
-// Budget and failure reports as differential_driver.h says (default 75 s);
+// Budget and failure reports as differential_driver.h says (default: 1000
+// modules or 150 s, whichever comes first);
 // HLOC_RANDOM_OPT_LEVEL forces the host kernels' LLVM level (see Checker).
 #include <chrono>
 #include <cstdint>
@@ -117,7 +118,8 @@ TEST(DifferentialTest, InterpreterVsPassesVsHostBackend) {
   HostCounts counts;
   DifferentialRun run;
   run.target = "//tests/random:differential_test";
-  run.default_seconds = 75;
+  run.default_seconds = 150;
+  run.default_count = 1000;
   run.check = [&](const HloModule& module, uint64_t seed) {
     return checker.Check(module, seed, &counts);
   };
