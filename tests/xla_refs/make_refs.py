@@ -22,6 +22,8 @@ Usage (CPU only; protoc 3.21 on PATH and tests/jax/requirements.txt installed):
   python3 tests/xla_refs/make_refs.py                 # all fuzz modules
   python3 tests/xla_refs/make_refs.py xla_tests_fuzz_rand_000000   # some
   python3 tests/xla_refs/make_refs.py --corpus /path/to/corpus
+  python3 tests/xla_refs/make_refs.py --hlo-dir DIR --out OUT   # every DIR/*.hlo
+        # into OUT (tests/random/make_xla_refs.sh: the random modules)
 """
 
 import argparse
@@ -294,6 +296,10 @@ def main():
                         help="base names without .hlo; default: all")
     parser.add_argument("--corpus", default=os.environ.get(
         "HLOC_CORPUS_DIR", os.path.join(REPO, "..", "shared", "corpus")))
+    parser.add_argument("--hlo-dir",
+                        help="every *.hlo here instead of the corpus's fuzz modules")
+    parser.add_argument("--out", default=HERE,
+                        help="where snapshots and MANIFEST.tsv go (default: this folder)")
     parser.add_argument("--child", nargs=4,
                         metavar=("HLO", "PB2_DIR", "DUMP_DIR", "OUT_DIR"),
                         help=argparse.SUPPRESS)
@@ -302,16 +308,20 @@ def main():
         run_child(*opts.child)
         return
 
-    paths = {os.path.basename(p)[:-len(".hlo")]: p for p in find_modules(opts.corpus)}
+    found = (sorted(glob.glob(os.path.join(opts.hlo_dir, "*.hlo"))) if opts.hlo_dir
+             else find_modules(opts.corpus))
+    paths = {os.path.basename(p)[:-len(".hlo")]: p for p in found}
     if not paths:
-        parser.error(f"no fuzz modules under {opts.corpus}")
+        parser.error(f"no modules under {opts.hlo_dir or opts.corpus}")
+    out_dir = os.path.abspath(opts.out)
+    os.makedirs(out_dir, exist_ok=True)
     chosen = opts.modules or sorted(paths)
     unknown = sorted(set(chosen) - set(paths))
     if unknown:
         parser.error("unknown modules: " + ", ".join(unknown))
 
     rows = {}
-    manifest = os.path.join(HERE, "MANIFEST.tsv")
+    manifest = os.path.join(out_dir, "MANIFEST.tsv")
     if opts.modules and os.path.exists(manifest):  # keep rows of other modules
         for line in make_zoo._read(manifest, "r").splitlines()[1:]:
             rows[line.split("\t")[0]] = line
@@ -322,7 +332,7 @@ def main():
         for name in chosen:
             dump_dir = os.path.join(tmp, "dump", name)
             os.makedirs(dump_dir)
-            target = os.path.join(HERE, name + ".snapshot.pb")
+            target = os.path.join(out_dir, name + ".snapshot.pb")
             if os.path.exists(target):
                 os.remove(target)
             env = dict(os.environ, JAX_PLATFORMS="cpu", XLA_FLAGS=" ".join([
@@ -330,7 +340,7 @@ def main():
                 "--xla_dump_hlo_snapshots"]))
             proc = subprocess.run(
                 [sys.executable, os.path.abspath(__file__), "--child", paths[name],
-                 pb2_dir, dump_dir, HERE],
+                 pb2_dir, dump_dir, out_dir],
                 env=env, stdout=subprocess.PIPE, text=True)
             out = proc.stdout.splitlines()
             skips = [l[len(SKIP_PREFIX):] for l in out if l.startswith(SKIP_PREFIX)]
@@ -349,7 +359,7 @@ def main():
             print(rows[name], flush=True)
     if not opts.modules:  # a full run: drop snapshots of modules no longer ok
         ok = {n for n, row in rows.items() if row.split("\t")[1] == "ok"}
-        for path in glob.glob(os.path.join(HERE, "*.snapshot.pb")):
+        for path in glob.glob(os.path.join(out_dir, "*.snapshot.pb")):
             if os.path.basename(path)[:-len(".snapshot.pb")] not in ok:
                 os.remove(path)
     make_zoo._write(manifest, "\n".join(["\t".join(HEADER)]
