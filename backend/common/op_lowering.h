@@ -10,8 +10,8 @@
 //   rng, rng-bit-generator, other custom calls interpreter         interpreter
 //   all-reduce (and -start), all-gather,
 //     reduce-scatter, all-to-all, collective-
-//     permute, collective-broadcast            collective          unsupported
-//   replica-id, partition-id                   collective          kernel
+//     permute, collective-broadcast            collective          collective (NCCL)
+//   replica-id, partition-id                   collective          collective
 //   rng-get-and-update-state, send/recv,
 //     other -start/-done collectives, ragged-
 //     all-to-all, async ops, infeed, ...       unsupported         unsupported
