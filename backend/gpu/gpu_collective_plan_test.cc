@@ -13,6 +13,7 @@
 #include "backend/gpu/gpu_test_util.h"
 #include "backend/gpu/run_on_gpu_devices.h"
 #include "gtest/gtest.h"
+#include "hlo/evaluator/multi_device.h"
 #include "hlo/text_parser.h"
 
 namespace hloc {
@@ -41,6 +42,30 @@ TEST(GpuCollectivePlanTest, EveryCollectiveIsAnNcclThunk) {
         // An inner dimension is repacked through scratch.
         EXPECT_TRUE(absl::StrContains((*program)->PlanToString(), ".scratch"))
             << (*program)->PlanToString();
+      }
+    }
+  }
+}
+
+// The device test's oracle: the multi-device interpreter runs every case
+// (so a GPU run that fails is the GPU's failure, not the module's).
+TEST(GpuCollectivePlanTest, InterpreterRunsEveryCase) {
+  for (int devices : {1, 4}) {
+    for (const mods::CollectiveCase& c : mods::CollectiveCases(devices)) {
+      SCOPED_TRACE(absl::StrCat(c.name, " on ", devices, " devices"));
+      absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(c.text);
+      ASSERT_TRUE(module.ok()) << module.status();
+      std::vector<std::vector<Literal>> args(devices);
+      for (int d = 0; d < devices; ++d) args[d].push_back(mods::CollectiveArgument(d, devices));
+      absl::StatusOr<std::vector<Literal>> results = EvaluateOnDevices(**module, args);
+      ASSERT_TRUE(results.ok()) << results.status();
+      ASSERT_EQ(static_cast<int>(results->size()), devices);
+      if (c.name == "replica-id") {
+        EXPECT_EQ((*results)[devices - 1].ToString().find("u32[] " +
+                                                          std::to_string(devices - 1)) !=
+                      std::string::npos,
+                  true)
+            << (*results)[devices - 1].ToString();
       }
     }
   }

@@ -81,29 +81,44 @@ cudaStream_t StreamOf(const GpuExecutionContext& context) {
   return reinterpret_cast<cudaStream_t>(context.device->stream());
 }
 
-// [outer][n][block] in `source` -> [n][outer][block] in `destination`.
-absl::Status Pack(CudaDevice& device, CUdeviceptr source, CUdeviceptr destination, int64_t outer,
-                  int64_t n, int64_t block) {
-  for (int64_t j = 0; j < n; ++j) {
-    HLOC_CUDA_RETURN_IF_ERROR(device.CopyRowsOnDevice(destination + j * outer * block, block,
-                                                      source + j * block, n * block, block,
-                                                      outer));
+absl::Status CopyRows(CudaDevice& device, const std::vector<RowCopy>& copies,
+                      CUdeviceptr source, CUdeviceptr destination) {
+  for (const RowCopy& c : copies) {
+    HLOC_CUDA_RETURN_IF_ERROR(device.CopyRowsOnDevice(destination + c.destination,
+                                                      c.destination_pitch, source + c.source,
+                                                      c.source_pitch, c.row_bytes, c.rows));
   }
   return absl::OkStatus();
 }
 
-// [n][outer][block] in `source` -> [outer][n][block] in `destination`.
+absl::Status Pack(CudaDevice& device, CUdeviceptr source, CUdeviceptr destination, int64_t outer,
+                  int64_t n, int64_t block) {
+  return CopyRows(device, PackCopies(outer, n, block), source, destination);
+}
+
 absl::Status Unpack(CudaDevice& device, CUdeviceptr source, CUdeviceptr destination,
                     int64_t outer, int64_t n, int64_t block) {
-  for (int64_t j = 0; j < n; ++j) {
-    HLOC_CUDA_RETURN_IF_ERROR(device.CopyRowsOnDevice(destination + j * block, n * block,
-                                                      source + j * outer * block, block, block,
-                                                      outer));
-  }
-  return absl::OkStatus();
+  return CopyRows(device, UnpackCopies(outer, n, block), source, destination);
 }
 
 }  // namespace
+
+std::vector<RowCopy> PackCopies(int64_t outer, int64_t n, int64_t block) {
+  // Block j of every row -> the j-th run of `outer` blocks.
+  std::vector<RowCopy> copies;
+  for (int64_t j = 0; j < n; ++j) {
+    copies.push_back(RowCopy{j * outer * block, block, j * block, n * block, block, outer});
+  }
+  return copies;
+}
+
+std::vector<RowCopy> UnpackCopies(int64_t outer, int64_t n, int64_t block) {
+  std::vector<RowCopy> copies;
+  for (int64_t j = 0; j < n; ++j) {
+    copies.push_back(RowCopy{j * block, n * block, j * outer * block, block, block, outer});
+  }
+  return copies;
+}
 
 absl::Status CheckNcclSupport(const runtime::CollectiveSpec& spec) {
   if (!Reduces(spec.op)) return absl::OkStatus();

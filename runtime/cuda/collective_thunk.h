@@ -40,6 +40,17 @@ namespace cuda {
 // OK when NCCL can run `spec`; else why not (for a compile error).
 absl::Status CheckNcclSupport(const runtime::CollectiveSpec& spec);
 
+// One 2-D device copy of the repacking: `rows` rows of `row_bytes`.
+struct RowCopy {
+  int64_t destination = 0, destination_pitch = 0;  // Byte offsets from the buffers' starts.
+  int64_t source = 0, source_pitch = 0;
+  int64_t row_bytes = 0, rows = 0;
+};
+// [outer][n][block] -> [n][outer][block] (runtime::PackBlocks) and back
+// (runtime::UnpackBlocks), as n row copies each.
+std::vector<RowCopy> PackCopies(int64_t outer, int64_t n, int64_t block_bytes);
+std::vector<RowCopy> UnpackCopies(int64_t outer, int64_t n, int64_t block_bytes);
+
 // Bytes of scratch `spec` needs for repacking (0: none).
 int64_t CollectiveScratchBytes(const runtime::CollectiveSpec& spec);
 

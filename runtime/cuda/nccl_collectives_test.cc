@@ -3,6 +3,8 @@
 // no GPU; running the thunks is gpu_collective_device_test's
 // (backend/gpu).
 #include <cstdlib>
+#include <cstring>
+#include <tuple>
 #include <filesystem>
 #include <fstream>
 
@@ -120,6 +122,33 @@ TEST(CollectiveThunkTest, ScratchOnlyForInnerDimensionsOfSeveralDevices) {
   EXPECT_EQ(CollectiveScratchBytes(
                 Spec(CollectiveOp::kAllReduce, ElementType::kF32, ReductionKind::kSum)),
             0);
+}
+
+// The row copies, applied with memcpy, move bytes as the host's packing does.
+std::vector<char> ApplyRowCopies(const std::vector<RowCopy>& copies, const std::vector<char>& in) {
+  std::vector<char> out(in.size(), 0);
+  for (const RowCopy& c : copies) {
+    for (int64_t r = 0; r < c.rows; ++r) {
+      std::memcpy(out.data() + c.destination + r * c.destination_pitch,
+                  in.data() + c.source + r * c.source_pitch, static_cast<size_t>(c.row_bytes));
+    }
+  }
+  return out;
+}
+
+TEST(CollectiveThunkTest, RowCopiesRepackAsTheHostDoes) {
+  for (const auto& [outer, n, block] : {std::tuple<int64_t, int64_t, int64_t>{3, 4, 8},
+                                        {2, 2, 4}, {5, 1, 12}, {1, 3, 4}}) {
+    std::vector<char> input(static_cast<size_t>(outer * n * block));
+    for (size_t i = 0; i < input.size(); ++i) input[i] = static_cast<char>(i * 7 + 1);
+    std::vector<char> packed(input.size()), unpacked(input.size());
+    runtime::PackBlocks(input.data(), packed.data(), outer, n, block);
+    EXPECT_EQ(ApplyRowCopies(PackCopies(outer, n, block), input), packed)
+        << outer << "x" << n << "x" << block;
+    runtime::UnpackBlocks(packed.data(), unpacked.data(), outer, n, block);
+    EXPECT_EQ(ApplyRowCopies(UnpackCopies(outer, n, block), packed), unpacked);
+    EXPECT_EQ(unpacked, input);
+  }
 }
 
 TEST(CollectiveThunkTest, PrintsOpGroupsAndBuffers) {
