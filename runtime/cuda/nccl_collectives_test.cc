@@ -7,6 +7,7 @@
 #include <tuple>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -76,6 +77,14 @@ TEST(NcclLibraryTest, SearchPathHasExplicitFileFirstAndPipWheels) {
   EXPECT_EQ(path[0], "/explicit/libnccl.so.2");
   EXPECT_EQ(path[1], "libnccl.so.2");
   EXPECT_NE(std::find(path.begin(), path.end(), (lib / "libnccl.so.2").string()), path.end());
+}
+
+// The machine's own NCCL, where there is one (loading needs no GPU).
+TEST(NcclLibraryTest, InstalledLibraryLoads) {
+  absl::StatusOr<const NcclLibrary*> nccl = NcclLibrary::Get();
+  if (!nccl.ok()) GTEST_SKIP() << nccl.status();
+  EXPECT_GE((*nccl)->version(), 20000) << (*nccl)->path();
+  std::cout << "NCCL " << (*nccl)->version() << " from " << (*nccl)->path() << "\n";
 }
 
 CollectiveSpec Spec(CollectiveOp op, ElementType type, ReductionKind reduction) {

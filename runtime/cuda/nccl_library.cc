@@ -3,6 +3,7 @@
 
 #include <glob.h>
 
+#include <cstdio>
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
@@ -28,6 +29,22 @@ std::vector<std::string> Glob(const std::string& pattern) {
 std::string Env(const char* name) {
   const char* value = std::getenv(name);
   return value == nullptr ? "" : value;
+}
+
+// The pip wheel's library as the python3 on PATH sees it (any prefix,
+// venvs included), or "" when there is no python3 or no wheel.
+std::string AskPython() {
+  FILE* pipe = popen(
+      "python3 -c 'import os, nvidia.nccl as m; "
+      "print(os.path.join(list(m.__path__)[0], \"lib\", \"libnccl.so.2\"))' 2>/dev/null",
+      "r");
+  if (pipe == nullptr) return "";
+  char line[4096] = {0};
+  std::string path;
+  if (fgets(line, sizeof(line), pipe) != nullptr) path = line;
+  pclose(pipe);
+  while (!path.empty() && (path.back() == '\n' || path.back() == '\r')) path.pop_back();
+  return path;
 }
 
 }  // namespace
@@ -86,6 +103,13 @@ absl::StatusOr<const NcclLibrary*> NcclLibrary::Get() {
   static const absl::StatusOr<const NcclLibrary*>* const nccl =
       new absl::StatusOr<const NcclLibrary*>([]() -> absl::StatusOr<const NcclLibrary*> {
         absl::StatusOr<std::unique_ptr<NcclLibrary>> loaded = Load(SearchPath());
+        if (!loaded.ok() && IsLibraryMissing(loaded.status())) {
+          // Last, a wheel in a Python prefix the fixed places miss.
+          if (std::string wheel = AskPython(); !wheel.empty()) {
+            absl::StatusOr<std::unique_ptr<NcclLibrary>> from_wheel = Load({wheel});
+            if (from_wheel.ok()) loaded = std::move(from_wheel);
+          }
+        }
         if (!loaded.ok()) return loaded.status();
         return loaded->release();
       }());

@@ -11,6 +11,8 @@
 //   <python>/site-packages/nvidia/nccl/lib   the pip wheel (nvidia-nccl-cu1x),
 //       for every entry of $PYTHONPATH and every python3.* under $VIRTUAL_ENV,
 //       $CONDA_PREFIX, ~/.local, /usr/local, /usr and /opt/conda
+//   python3 -c 'import nvidia.nccl'     last, only when all the above fail:
+//                                       the wheel where PATH's python3 has it
 // A library found nowhere is "NCCL not found: dlopen ... failed: ..." with
 // IsLibraryMissing true.
 #ifndef HLOC_RUNTIME_CUDA_NCCL_LIBRARY_H_
