@@ -60,8 +60,8 @@ std::vector<CollectiveCase> CollectiveCases(int n) {
   cases.push_back({"all-reduce", Module("all_reduce", n, R"(
 ENTRY e {
   p = f32[2,{W}] parameter(0)
-  sq = f32[2,{W}] multiply(p, p)
-  ar = f32[2,{W}] all-reduce(sq), replica_groups={}, to_apply=add
+  twice = f32[2,{W}] add(p, p)
+  ar = f32[2,{W}] all-reduce(twice), replica_groups={}, to_apply=add
   i = s32[2,{W}] convert(p)
   mx = s32[2,{W}] all-reduce(i), replica_groups={}, to_apply=max_s32
   z = f32[] constant(3000)

@@ -149,6 +149,11 @@ int64_t CollectiveScratchBytes(const runtime::CollectiveSpec& spec) {
 }
 
 absl::Status CollectiveThunk::Initialize(GpuInitContext& context) {
+  if (spec_.op == CollectiveOp::kReplicaId || spec_.op == CollectiveOp::kPartitionId) {
+    // The ids need only the rank (0 alone), not NCCL.
+    rank_ = context.collectives != nullptr ? context.collectives->rank : 0;
+    return absl::OkStatus();
+  }
   if (context.collectives == nullptr) {
     HLOC_CUDA_ASSIGN_OR_RETURN(std::shared_ptr<NcclClique> alone,
                                NcclClique::Create({context.device->info().ordinal}));
@@ -156,9 +161,6 @@ absl::Status CollectiveThunk::Initialize(GpuInitContext& context) {
   }
   clique_ = context.collectives->clique;
   rank_ = context.collectives->rank;
-  if (spec_.op == CollectiveOp::kReplicaId || spec_.op == CollectiveOp::kPartitionId) {
-    return absl::OkStatus();
-  }
   if (spec_.op == CollectiveOp::kCollectivePermute) {
     group_.clear();
     for (int64_t d = 0; d < clique_->size(); ++d) group_.push_back(d);

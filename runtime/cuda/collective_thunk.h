@@ -61,7 +61,8 @@ class CollectiveThunk : public Thunk {
   CollectiveThunk(std::string label, runtime::CollectiveSpec spec, std::vector<BufferId> buffers)
       : label_(std::move(label)), spec_(std::move(spec)), buffers_(std::move(buffers)) {}
   // Finds the device's group and its communicator (a clique of the device
-  // alone when the context has none).
+  // alone when the context has none; replica-id and partition-id need no
+  // NCCL).
   absl::Status Initialize(GpuInitContext& context) override;
   absl::Status Execute(GpuExecutionContext& context) const override;
   void AppendTo(std::string* out, int indent) const override;
