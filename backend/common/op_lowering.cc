@@ -57,6 +57,8 @@ bool HasCollectiveThunk(HloOpcode opcode) {
   switch (opcode) {
     case HloOpcode::kAllReduce:
     case HloOpcode::kAllReduceStart:  // Run at the start; the -done is its value.
+    case HloOpcode::kAllGatherStart:  // Likewise; the -done is its results element.
+    case HloOpcode::kCollectivePermuteStart:
     case HloOpcode::kAllGather:
     case HloOpcode::kReduceScatter:
     case HloOpcode::kAllToAll:

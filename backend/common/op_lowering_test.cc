@@ -71,14 +71,14 @@ TEST(OpLoweringTest, CollectivesAreCommunicatorThunksOnBothTargets) {
     for (HloOpcode op : {HloOpcode::kAllReduce, HloOpcode::kAllGather, HloOpcode::kReduceScatter,
                          HloOpcode::kAllToAll, HloOpcode::kCollectivePermute,
                          HloOpcode::kCollectiveBroadcast, HloOpcode::kReplicaId,
-                         HloOpcode::kPartitionId, HloOpcode::kAllReduceStart}) {
+                         HloOpcode::kPartitionId, HloOpcode::kAllReduceStart,
+                         HloOpcode::kAllGatherStart, HloOpcode::kCollectivePermuteStart}) {
       const OpLowering lowering = LowerOp(*Op(op), target);
       EXPECT_TRUE(lowering.supported && lowering.collective) << HloOpcodeName(op);
       EXPECT_FALSE(lowering.kernel || lowering.library) << HloOpcodeName(op);
     }
-    // The other -start forms and ragged-all-to-all have no thunk: errors, not interpreter ops.
-    for (HloOpcode op : {HloOpcode::kAllGatherStart, HloOpcode::kCollectivePermuteStart,
-                         HloOpcode::kRaggedAllToAll}) {
+    // Async wrappers and ragged-all-to-all have no thunk: errors, not interpreter ops.
+    for (HloOpcode op : {HloOpcode::kAsyncStart, HloOpcode::kRaggedAllToAll}) {
       EXPECT_FALSE(LowerOp(*Op(op), target).supported) << HloOpcodeName(op);
     }
   }

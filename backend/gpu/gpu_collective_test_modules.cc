@@ -80,7 +80,9 @@ ENTRY e {
   outer = f32[{2N},{W}] all-gather(p), replica_groups={}, dimensions={0}
   inner = f32[2,{WN}] all-gather(p), replica_groups={}, dimensions={1}
   neg = f32[2,{WN}] negate(inner)
-  ROOT t = (f32[{2N},{W}], f32[2,{WN}]) tuple(outer, neg)
+  s = (f32[2,{W}], f32[2,{WN}]) all-gather-start(p), replica_groups={}, dimensions={1}
+  d = f32[2,{WN}] all-gather-done(s)
+  ROOT t = (f32[{2N},{W}], f32[2,{WN}], f32[2,{WN}]) tuple(outer, neg, d)
 }
 )")});
   cases.push_back({"reduce-scatter", Module("reduce_scatter", n, R"(
@@ -109,7 +111,9 @@ ENTRY e {
                                                                 Ring(n), R"(
   one = f32[2,{W}] collective-permute(p), source_target_pairs={{0,{LAST}}}
   sum = f32[2,{W}] add(ring, one)
-  ROOT t = (f32[2,{W}], f32[2,{W}]) tuple(sum, one)
+  s = (f32[2,{W}], f32[2,{W}], u32[], u32[]) collective-permute-start(p), source_target_pairs={{{LAST},0}}
+  d = f32[2,{W}] collective-permute-done(s)
+  ROOT t = (f32[2,{W}], f32[2,{W}], f32[2,{W}]) tuple(sum, one, d)
 }
 )"))});
   // {LAST}: the last device.

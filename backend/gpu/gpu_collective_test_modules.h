@@ -21,9 +21,10 @@ struct CollectiveCase {
   std::string text;  // A module on N devices.
 };
 
-// all-reduce (sum f32, max s32, pred and, start/done), all-gather and
-// reduce-scatter along the outer and the inner dimension, all-to-all,
-// collective-permute (a ring, and one that leaves devices with zeros),
+// all-reduce (sum f32, max s32, pred and, start/done), all-gather (and
+// start/done) and reduce-scatter along the outer and the inner dimension,
+// all-to-all, collective-permute (a ring, one that leaves devices with
+// zeros, start/done),
 // collective-broadcast and replica-id, each with elementwise kernels around
 // it.
 std::vector<CollectiveCase> CollectiveCases(int devices);

@@ -122,7 +122,7 @@ absl::StatusOr<bool> GpuLowering::EmitCollective(backend::ProgramBuilder& builde
   if (absl::Status s = cuda::CheckNcclSupport(spec); !s.ok()) {
     return backend::InstructionError(hlo, s.message());
   }
-  std::vector<BufferId> buffers = builder.BindCall(hlo);
+  std::vector<BufferId> buffers = builder.BindCollective(hlo);
   const std::string label = absl::StrCat("%", hlo.name());
   if (const int64_t scratch = cuda::CollectiveScratchBytes(spec); scratch > 0) {
     buffers.push_back(builder.buffers().NewTemp(scratch, absl::StrCat(label, ".scratch")));
