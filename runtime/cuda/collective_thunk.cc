@@ -162,6 +162,13 @@ absl::Status CollectiveThunk::Initialize(GpuInitContext& context) {
   clique_ = context.collectives->clique;
   rank_ = context.collectives->rank;
   if (spec_.op == CollectiveOp::kCollectivePermute) {
+    for (const auto& [source, target] : spec_.pairs) {
+      if (std::max(source, target) >= clique_->size()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            label_, ": source_target_pairs name device ", std::max(source, target),
+            " outside the ", clique_->size(), " devices the program runs on"));
+      }
+    }
     group_.clear();
     for (int64_t d = 0; d < clique_->size(); ++d) group_.push_back(d);
     index_ = rank_;
