@@ -181,7 +181,7 @@ absl::StatusOr<std::shared_ptr<Executable>> Client::Compile(const ModuleSource& 
         absl::StrCat("devices must be 0 (as the module says) to 1024, got ", options.devices));
   }
   if (backend == Backend::kAuto) {
-    // Several devices run on the host (no GPU collectives yet).
+    // Several devices run on the host; backend kCuda runs them on as many GPUs.
     backend = options.devices == 1 && gpu::GpuUnavailableReason().empty() ? Backend::kCuda
                                                                           : Backend::kHost;
   }

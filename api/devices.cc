@@ -3,7 +3,7 @@
 //
 //   global arguments --split by DevicePlacement--> per-device arguments
 //        -> N device threads (host programs on a shared-memory communicator,
-//           or the multi-device interpreter)
+//           GPU programs on an NCCL clique, or the multi-device interpreter)
 //   per-device results --gathered by DevicePlacement--> global results
 //
 // Which placement each value gets is decided once, at compile time, from the
@@ -11,11 +11,13 @@
 // stacking; see CompileOptions::devices).
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "api/targets.h"
+#include "backend/gpu/run_on_gpu_devices.h"
 #include "backend/host/run_on_host_devices.h"
 #include "hlo/evaluator/multi_device.h"
 #include "hlo/status_macros.h"
@@ -42,10 +44,11 @@ std::vector<const Literal*> ResultLeaves(const Literal& result) {
 class DevicesImpl : public ExecutableImpl {
  public:
   DevicesImpl(std::unique_ptr<HloModule> module, std::unique_ptr<HostDevicesProgram> host,
-              std::vector<DevicePlacement> inputs, std::vector<DevicePlacement> outputs,
-              int num_threads)
+              std::unique_ptr<gpu::GpuDevicesProgram> cuda, std::vector<DevicePlacement> inputs,
+              std::vector<DevicePlacement> outputs, int num_threads)
       : module_(std::move(module)),
         host_(std::move(host)),
+        cuda_(std::move(cuda)),
         inputs_(std::move(inputs)),
         outputs_(std::move(outputs)),
         num_threads_(num_threads) {}
@@ -67,6 +70,11 @@ class DevicesImpl : public ExecutableImpl {
       runtime::ExecuteOptions execute;
       execute.max_while_iterations = options.max_while_iterations;
       results = host_->Execute(arguments, execute);
+    } else if (cuda_ != nullptr) {
+      // One run at a time: the ranks of two runs must not interleave their
+      // NCCL calls.
+      std::lock_guard<std::mutex> lock(cuda_mu_);
+      results = cuda_->Execute(arguments);
     } else {
       MultiDeviceOptions evaluate;
       evaluate.evaluator.num_threads = num_threads_ > 0 ? num_threads_ : 1;
@@ -93,7 +101,9 @@ class DevicesImpl : public ExecutableImpl {
   }
 
   std::unique_ptr<HloModule> module_;            // The per-device module.
-  std::unique_ptr<HostDevicesProgram> host_;     // Null: the interpreter.
+  std::unique_ptr<HostDevicesProgram> host_;     // Null: the GPUs or the interpreter.
+  std::unique_ptr<gpu::GpuDevicesProgram> cuda_;  // Null: the host or the interpreter.
+  mutable std::mutex cuda_mu_;
   std::vector<DevicePlacement> inputs_, outputs_;
   int num_threads_;
 };
@@ -168,10 +178,10 @@ absl::Status Place(const HloModule& module, const ShardMapSignature* shard_map,
 absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileOnDevices(
     HloModule& module, Backend backend, const CompileOptions& options,
     const HostTargetContext* host, int num_threads, FusionLedger* ledger, bool* caller_error) {
-  if (backend != Backend::kHost && backend != Backend::kInterpreter) {
-    return absl::UnimplementedError(absl::StrCat(
-        "devices=", options.devices, " on backend ", BackendName(backend),
-        ": several devices run on host or interpreter only (no GPU collectives yet)"));
+  if (backend != Backend::kHost && backend != Backend::kInterpreter &&
+      backend != Backend::kCuda) {
+    return absl::UnimplementedError(absl::StrCat("devices=", options.devices, " on backend ",
+                                                 BackendName(backend)));
   }
   ShardMapSignature signature;
   HLOC_ASSIGN_OR_RETURN(const bool shard_map, ShardMapToPerDevice(&signature).Run(module));
@@ -218,7 +228,24 @@ absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileOnDevices(
   stats.devices = n;
   std::string report;
   std::unique_ptr<HostDevicesProgram> program;
-  if (backend == Backend::kHost) {
+  std::unique_ptr<gpu::GpuDevicesProgram> gpus;
+  if (backend == Backend::kCuda) {
+    // One GPU per device, collectives through NCCL.
+    HLOC_ASSIGN_OR_RETURN(gpus, gpu::GpuDevicesProgram::Compile(module));
+    const gpu::GpuCompileReport& r = gpus->program(0).report();
+    if (!options.allow_interpreter_ops && r.host_fallbacks > 0) {
+      return absl::UnimplementedError(absl::StrCat(
+          "ops with no CUDA kernel (allow_interpreter_ops is off): ",
+          r.host.empty() ? "" : r.host.front()));
+    }
+    stats.kernels = r.kernels;
+    stats.fused_kernels = r.fused_kernels;
+    stats.library_calls = r.library_calls;
+    stats.interpreter_ops = r.host_fallbacks;
+    stats.interpreter_op_names = r.host;
+    stats.peak_memory_bytes = gpus->program(0).executable().device_bytes();
+    report = absl::StrCat(n, " GPUs, each:\n", gpus->program(0).PlanToString());
+  } else if (backend == Backend::kHost) {
     RunOnHostDevicesOptions compile;
     compile.host.compile.compiler = host->kernel_compiler;
     if (options.allow_interpreter_ops) compile.host.compile.fallback = InterpreterFallback();
@@ -247,8 +274,8 @@ absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileOnDevices(
   std::vector<Shape> result_shapes;
   for (const DevicePlacement& p : outputs) result_shapes.push_back(GlobalShape(p));
   const bool tuple_result = module.entry()->root()->shape().IsTuple();
-  auto impl = std::make_unique<DevicesImpl>(module.Clone(), std::move(program), inputs, outputs,
-                                            num_threads);
+  auto impl = std::make_unique<DevicesImpl>(module.Clone(), std::move(program), std::move(gpus),
+                                            inputs, outputs, num_threads);
   for (const DevicePlacement& p : inputs) impl->parameters.push_back({p.type, p.global_dims});
   for (const DevicePlacement& p : outputs) impl->results.push_back({p.type, p.global_dims});
   impl->result_shape = tuple_result ? Shape::Tuple(result_shapes) : result_shapes[0];

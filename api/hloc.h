@@ -84,7 +84,8 @@ struct CompileOptions {
   // false: such ops are compile errors.
   bool allow_interpreter_ops = true;
   // Devices to run on (host or interpreter: one thread each, collectives
-  // through shared memory); 0: as many as the module names. A module
+  // through shared memory; cuda: one GPU each, collectives through NCCL,
+  // loaded at run time); 0: as many as the module names. A module
   // holding a JAX shard_map runs on its mesh's devices whatever this says
   // (1 included) and must agree with it otherwise. With devices != 1 (or a
   // shard_map) the executable takes and returns *global* arrays, split and

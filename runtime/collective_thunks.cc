@@ -48,15 +48,15 @@ void UnpackBlocks(const void* source, void* destination, int64_t outer, int64_t 
   }
 }
 
-absl::StatusOr<DeviceGroup> CollectiveThunk::MyGroup() const {
-  const int64_t rank = communicator_->rank();
-  for (const std::vector<int64_t>& group : spec_.groups) {
+absl::StatusOr<DeviceGroup> GroupContaining(const CollectiveSpec& spec, int64_t rank,
+                                            absl::string_view name) {
+  for (const std::vector<int64_t>& group : spec.groups) {
     for (int64_t d : group) {
       if (d == rank) return DeviceGroup(group);
     }
   }
   return absl::InvalidArgumentError(
-      absl::StrCat(name_, ": device ", rank, " is in none of the op's device groups"));
+      absl::StrCat(name, ": device ", rank, " is in none of the op's device groups"));
 }
 
 absl::Status CollectiveThunk::Execute(ExecutionContext& context) const {
@@ -85,7 +85,7 @@ absl::Status CollectiveThunk::Execute(ExecutionContext& context) const {
     }
     return absl::OkStatus();
   }
-  absl::StatusOr<DeviceGroup> group = MyGroup();
+  absl::StatusOr<DeviceGroup> group = GroupContaining(spec_, rank, name_);
   if (!group.ok()) return group.status();
   const int64_t n = static_cast<int64_t>(group->size());
   const int64_t width = ElementBytes(spec_.type);

@@ -72,14 +72,17 @@ class CollectiveThunk : public Thunk {
   std::string name() const override { return name_; }
 
  private:
-  absl::StatusOr<DeviceGroup> MyGroup() const;
-
   std::string name_;
   CollectiveSpec spec_;
   std::shared_ptr<Communicator> communicator_;
   std::vector<BufferId> buffers_;
   mutable std::atomic<int64_t> runs_{0};
 };
+
+// The group of `spec` holding device `rank` (every target's thunk takes its
+// own); an error naming `name` when none does.
+absl::StatusOr<DeviceGroup> GroupContaining(const CollectiveSpec& spec, int64_t rank,
+                                            absl::string_view name);
 
 // [outer][n][block] -> [n][outer][block] and back.
 void PackBlocks(const void* source, void* destination, int64_t outer, int64_t n,

@@ -14,6 +14,7 @@
 #include "backend/common/literal_leaves.h"
 #include "backend/gpu/gpu_pipeline.h"
 #include "backend/gpu/run_on_gpu.h"
+#include "backend/gpu/run_on_gpu_devices.h"
 #include "backend/host/host_pipeline.h"
 #include "backend/host/run_on_host.h"
 #include "backend/host/run_on_host_devices.h"
@@ -219,9 +220,6 @@ absl::StatusOr<std::vector<Literal>> RunOnMpiRank(const HloModule& module,
 // arguments, or on its own random ones (seed + device) when drawn; one result
 // per device.
 absl::Status RunRunOnDevices(const Args& args, const std::string& backend, int64_t n) {
-  if (backend == "cuda") {
-    return absl::UnimplementedError("--devices with --backend=cuda: no GPU collectives yet");
-  }
   bool drawn = false;
   HLOC_ASSIGN_OR_RETURN(LoadedSnapshot run, LoadModuleAndArguments(args, &drawn));
   std::unique_ptr<HloModule> module = run.module->Clone();
@@ -263,6 +261,10 @@ absl::Status RunRunOnDevices(const Args& args, const std::string& backend, int64
   } else if (backend == "host") {
     if (args.Get("no-opt") != "true") HLOC_RETURN_IF_ERROR(host::OptimizeForHost(*module).status());
     results = RunOnHostDevices(*module, per_device);
+  } else if (backend == "cuda") {
+    // One GPU per device, collectives through NCCL (backend/gpu/run_on_gpu_devices.h).
+    if (args.Get("no-opt") != "true") HLOC_RETURN_IF_ERROR(gpu::OptimizeForGpu(*module).status());
+    results = gpu::RunOnGpuDevices(*module, per_device);
   } else {
     results = EvaluateOnDevices(*module, per_device);
   }
@@ -373,7 +375,8 @@ Command RunCommand() {
           "  mean, NaN count and checksum per output. --output writes an HloSnapshot with the\n"
           "  module, arguments and result; --print prints the result literal.\n"
           "  --devices=N runs on N devices (interpreter or host: one thread per device,\n"
-          "  collectives between them). A JAX shard_map module takes and returns global\n"
+          "  collectives between them; cuda: one GPU per device, collectives through\n"
+          "  NCCL, which is loaded at run time). A JAX shard_map module takes and returns global\n"
           "  arrays (split and gathered by its shardings); any other module runs on its\n"
           "  replica_count x num_partitions devices (replica_count=N when it names one)\n"
           "  and prints each device's outputs.\n"

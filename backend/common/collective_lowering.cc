@@ -66,13 +66,24 @@ std::vector<const Shape*> OperandLeaves(const HloInstruction& hlo) {
   return leaves;
 }
 
+// The synchronous op an asynchronous -start runs as.
+HloOpcode SyncForm(HloOpcode opcode) {
+  switch (opcode) {
+    case HloOpcode::kAllReduceStart: return HloOpcode::kAllReduce;
+    case HloOpcode::kAllGatherStart: return HloOpcode::kAllGather;
+    case HloOpcode::kCollectivePermuteStart: return HloOpcode::kCollectivePermute;
+    default: return opcode;
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<runtime::CollectiveSpec> DecodeCollective(const HloInstruction& hlo,
                                                          const DeviceMesh& mesh) {
   runtime::CollectiveSpec spec;
+  const HloOpcode op = SyncForm(hlo.opcode());
   spec.num_partitions = mesh.num_partitions;
-  switch (hlo.opcode()) {
+  switch (op) {
     case HloOpcode::kReplicaId:
       spec.op = runtime::CollectiveOp::kReplicaId;
       spec.type = runtime::ElementType::kU32;
@@ -96,7 +107,7 @@ absl::StatusOr<runtime::CollectiveSpec> DecodeCollective(const HloInstruction& h
     }
   }
   HLOC_ASSIGN_OR_RETURN(spec.type, ElementTypeOf(hlo, operands[0]->element_type()));
-  if (hlo.opcode() == HloOpcode::kCollectivePermute) {
+  if (op == HloOpcode::kCollectivePermute) {
     spec.op = runtime::CollectiveOp::kCollectivePermute;
     HLOC_ASSIGN_OR_RETURN(spec.pairs, DevicePairsOf(hlo, mesh));
   } else {
@@ -107,9 +118,8 @@ absl::StatusOr<runtime::CollectiveSpec> DecodeCollective(const HloInstruction& h
     if (static_cast<int64_t>(group.size()) != n) return Error(hlo, "groups of different sizes");
   }
   const int64_t width = ByteWidth(operands[0]->element_type());
-  const bool dimensional = hlo.opcode() == HloOpcode::kAllGather ||
-                           hlo.opcode() == HloOpcode::kReduceScatter ||
-                           (hlo.opcode() == HloOpcode::kAllToAll && operands.size() == 1);
+  const bool dimensional = op == HloOpcode::kAllGather || op == HloOpcode::kReduceScatter ||
+                           (op == HloOpcode::kAllToAll && operands.size() == 1);
   if (dimensional && hlo.dimensions().size() != 1) {
     return Error(hlo, "needs exactly one dimension");
   }
@@ -123,13 +133,21 @@ absl::StatusOr<runtime::CollectiveSpec> DecodeCollective(const HloInstruction& h
       const int64_t row = Product(*shape, dim, shape->rank()) * width;
       // all-gather: the operand's row is one rank's block; reduce-scatter and
       // all-to-all: the operand's row holds n blocks.
-      if (hlo.opcode() != HloOpcode::kAllGather && (shape->dimensions(dim) % n != 0)) {
+      if (op != HloOpcode::kAllGather && (shape->dimensions(dim) % n != 0)) {
         return Error(hlo, absl::StrCat("dimension ", dim, " of size ", shape->dimensions(dim),
                                        " does not split into ", n, " blocks"));
       }
-      leaf.block_bytes = hlo.opcode() == HloOpcode::kAllGather ? row : row / n;
+      leaf.block_bytes = op == HloOpcode::kAllGather ? row : row / n;
     }
     spec.leaves.push_back(leaf);
+  }
+  if (hlo.opcode() == HloOpcode::kAllGatherStart &&
+      (!hlo.shape().IsTuple() || hlo.shape().tuple_shapes_size() != 2)) {
+    return Error(hlo, "all-gather-start must return (operands, results)");
+  }
+  if (hlo.opcode() == HloOpcode::kCollectivePermuteStart &&
+      (!hlo.shape().IsTuple() || hlo.shape().tuple_shapes_size() < 2)) {
+    return Error(hlo, "collective-permute-start must return (operand, result, ...)");
   }
   switch (hlo.opcode()) {
     case HloOpcode::kAllReduceStart:
@@ -150,6 +168,7 @@ absl::StatusOr<runtime::CollectiveSpec> DecodeCollective(const HloInstruction& h
       break;
     }
     case HloOpcode::kAllGather:
+    case HloOpcode::kAllGatherStart:
       spec.op = runtime::CollectiveOp::kAllGather;
       break;
     case HloOpcode::kAllToAll:

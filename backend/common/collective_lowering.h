@@ -15,8 +15,11 @@
 // Reductions: a to_apply that is one add / multiply / minimum / maximum /
 // and / or of its two scalar parameters maps to the communicator's reduction
 // kinds. Any other to_apply is a compile error naming the instruction (no
-// generated reduction kernel yet). The -start/-done and async forms and
-// ragged-all-to-all are not lowered (op_lowering.h says where they go).
+// generated reduction kernel yet). all-reduce-start, all-gather-start and
+// collective-permute-start decode as their synchronous forms (the thunk
+// runs at the start; ProgramBuilder::BindCollective binds the results).
+// The async-start wrappers and ragged-all-to-all are not lowered
+// (op_lowering.h says where they go).
 #ifndef HLOC_BACKEND_COMMON_COLLECTIVE_LOWERING_H_
 #define HLOC_BACKEND_COMMON_COLLECTIVE_LOWERING_H_
 

@@ -28,16 +28,16 @@ constexpr Row kRows[] = {
     {HloOpcode::kRng, Path::kInterpreter, Path::kInterpreter},
     {HloOpcode::kRngBitGenerator, Path::kInterpreter, Path::kInterpreter},
     {HloOpcode::kRngGetAndUpdateState, Path::kUnsupported, Path::kUnsupported},
-    // The device's ids: a thunk writing its communicator's rank on the host.
-    {HloOpcode::kReplicaId, Path::kCollective, Path::kKernel},
-    {HloOpcode::kPartitionId, Path::kCollective, Path::kKernel},
+    // The device's ids: a thunk writing the device's rank.
+    {HloOpcode::kReplicaId, Path::kCollective, Path::kCollective},
+    {HloOpcode::kPartitionId, Path::kCollective, Path::kCollective},
 };
 
 Path PathOf(const HloInstruction& hlo, Target target) {
-  // Collectives on the host are communicator thunks (collective_lowering.h);
-  // their -start/-done forms and ragged-all-to-all stay unsupported.
-  if (target == Target::kHost && IsCollective(hlo.opcode()) &&
-      HasCollectiveThunk(hlo.opcode())) {
+  // Collectives are communicator thunks on both targets (collective_
+  // lowering.h; NCCL on the GPU); their -start/-done forms other than
+  // all-reduce-start and ragged-all-to-all stay unsupported.
+  if (IsCollective(hlo.opcode()) && HasCollectiveThunk(hlo.opcode())) {
     return Path::kCollective;
   }
   if (IsAsyncOrCommunication(hlo.opcode())) return Path::kUnsupported;
@@ -57,6 +57,8 @@ bool HasCollectiveThunk(HloOpcode opcode) {
   switch (opcode) {
     case HloOpcode::kAllReduce:
     case HloOpcode::kAllReduceStart:  // Run at the start; the -done is its value.
+    case HloOpcode::kAllGatherStart:  // Likewise; the -done is its results element.
+    case HloOpcode::kCollectivePermuteStart:
     case HloOpcode::kAllGather:
     case HloOpcode::kReduceScatter:
     case HloOpcode::kAllToAll:

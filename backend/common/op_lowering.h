@@ -8,13 +8,14 @@
 //   fft, cholesky, triangular-solve,
 //     select-and-scatter                       kernel              interpreter
 //   rng, rng-bit-generator, other custom calls interpreter         interpreter
-//   all-reduce (and -start), all-gather,
-//     reduce-scatter, all-to-all, collective-
-//     permute, collective-broadcast            collective          unsupported
-//   replica-id, partition-id                   collective          kernel
+//   all-reduce, all-gather, collective-
+//     permute (and their -start forms),
+//     reduce-scatter, all-to-all,
+//     collective-broadcast                     collective          collective (NCCL)
+//   replica-id, partition-id                   collective          collective
 //   rng-get-and-update-state, send/recv,
-//     other -start/-done collectives, ragged-
-//     all-to-all, async ops, infeed, ...       unsupported         unsupported
+//     ragged-all-to-all, async-start/-done
+//     wrappers, infeed, ...                    unsupported         unsupported
 //   every other op                             kernel              kernel
 //
 // "library": the target's library routines (oneDNN, the host's sort/top-k/
@@ -54,8 +55,9 @@ struct OpLowering {
 OpLowering LowerOp(const HloInstruction& hlo, Target target);
 
 // The ops that lower to communicator thunks where a target has them: the
-// six collectives, all-reduce-start (all-reduce-done is then its operand's
-// buffers), replica-id, partition-id.
+// six collectives, all-reduce-start, all-gather-start and
+// collective-permute-start (run at the start; the -done is then the start's
+// value, or its results element), replica-id, partition-id.
 bool HasCollectiveThunk(HloOpcode opcode);
 
 }  // namespace backend

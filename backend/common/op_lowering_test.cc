@@ -66,23 +66,21 @@ TEST(OpLoweringTest, CommunicationAndRngStateAreUnsupportedEverywhere) {
   }
 }
 
-TEST(OpLoweringTest, CollectivesAreCommunicatorThunksOnTheHostOnly) {
-  for (HloOpcode op : {HloOpcode::kAllReduce, HloOpcode::kAllGather, HloOpcode::kReduceScatter,
-                       HloOpcode::kAllToAll, HloOpcode::kCollectivePermute,
-                       HloOpcode::kCollectiveBroadcast, HloOpcode::kReplicaId,
-                       HloOpcode::kPartitionId}) {
-    const OpLowering host = LowerOp(*Op(op), Target::kHost);
-    EXPECT_TRUE(host.supported && host.collective) << HloOpcodeName(op);
-    EXPECT_FALSE(host.kernel || host.library) << HloOpcodeName(op);
-    EXPECT_FALSE(LowerOp(*Op(op), Target::kCuda).collective) << HloOpcodeName(op);
-  }
-  EXPECT_FALSE(LowerOp(*Op(HloOpcode::kAllReduce), Target::kCuda).supported);
-  EXPECT_TRUE(LowerOp(*Op(HloOpcode::kReplicaId), Target::kCuda).kernel);
-  // The other -start forms and ragged-all-to-all have no host thunk: errors, not interpreter ops.
-  EXPECT_TRUE(LowerOp(*Op(HloOpcode::kAllReduceStart), Target::kHost).collective);
-  for (HloOpcode op : {HloOpcode::kAllGatherStart, HloOpcode::kCollectivePermuteStart,
-                       HloOpcode::kRaggedAllToAll}) {
-    EXPECT_FALSE(LowerOp(*Op(op), Target::kHost).supported) << HloOpcodeName(op);
+TEST(OpLoweringTest, CollectivesAreCommunicatorThunksOnBothTargets) {
+  for (Target target : {Target::kHost, Target::kCuda}) {
+    for (HloOpcode op : {HloOpcode::kAllReduce, HloOpcode::kAllGather, HloOpcode::kReduceScatter,
+                         HloOpcode::kAllToAll, HloOpcode::kCollectivePermute,
+                         HloOpcode::kCollectiveBroadcast, HloOpcode::kReplicaId,
+                         HloOpcode::kPartitionId, HloOpcode::kAllReduceStart,
+                         HloOpcode::kAllGatherStart, HloOpcode::kCollectivePermuteStart}) {
+      const OpLowering lowering = LowerOp(*Op(op), target);
+      EXPECT_TRUE(lowering.supported && lowering.collective) << HloOpcodeName(op);
+      EXPECT_FALSE(lowering.kernel || lowering.library) << HloOpcodeName(op);
+    }
+    // Async wrappers and ragged-all-to-all have no thunk: errors, not interpreter ops.
+    for (HloOpcode op : {HloOpcode::kAsyncStart, HloOpcode::kRaggedAllToAll}) {
+      EXPECT_FALSE(LowerOp(*Op(op), target).supported) << HloOpcodeName(op);
+    }
   }
 }
 

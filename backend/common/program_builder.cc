@@ -190,6 +190,20 @@ absl::StatusOr<bool> ProgramBuilder::EmitStructural(const HloInstruction& hlo, T
     case HloOpcode::kAllReduceDone:  // all-reduce-start ran synchronously: its value.
       buffers_.Bind(&hlo, buffers_.LeavesOf(hlo.operand(0)));
       return true;
+    case HloOpcode::kAllGatherDone:
+    case HloOpcode::kCollectivePermuteDone: {
+      // The -start ran synchronously: its results element.
+      const Shape& start = hlo.operand(0)->shape();
+      if (!start.IsTuple() || start.tuple_shapes_size() < 2) {
+        return InstructionError(hlo, "operand is not the tuple of a -start");
+      }
+      const size_t first = ArrayLeaves(start.tuple_shapes(0)).size();
+      const size_t count = ArrayLeaves(start.tuple_shapes(1)).size();
+      const std::vector<BufferId>& all = buffers_.LeavesOf(hlo.operand(0));
+      if (first + count > all.size()) return InstructionError(hlo, "-start leaves missing");
+      buffers_.Bind(&hlo, std::vector<BufferId>(all.begin() + first, all.begin() + first + count));
+      return true;
+    }
     case HloOpcode::kCustomCall:
       // Annotations a single-device program runs as their operand.
       if (IsAnnotationCustomCall(hlo)) {
@@ -314,6 +328,20 @@ std::vector<BufferId> ProgramBuilder::BindCall(const HloInstruction& hlo) {
   std::vector<BufferId> results = buffers_.NewTemps(hlo);
   buffers.insert(buffers.end(), results.begin(), results.end());
   buffers_.Bind(&hlo, std::move(results));
+  return buffers;
+}
+
+std::vector<BufferId> ProgramBuilder::BindCollective(const HloInstruction& hlo) {
+  if (hlo.opcode() != HloOpcode::kAllGatherStart &&
+      hlo.opcode() != HloOpcode::kCollectivePermuteStart) {
+    return BindCall(hlo);
+  }
+  std::vector<BufferId> buffers = buffers_.UseOperands(hlo);
+  std::vector<BufferId> leaves = buffers_.NewTemps(hlo);
+  const size_t first = ArrayLeaves(hlo.shape().tuple_shapes(0)).size();
+  const size_t count = ArrayLeaves(hlo.shape().tuple_shapes(1)).size();
+  buffers.insert(buffers.end(), leaves.begin() + first, leaves.begin() + first + count);
+  buffers_.Bind(&hlo, std::move(leaves));
   return buffers;
 }
 

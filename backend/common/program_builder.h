@@ -124,6 +124,12 @@ class ProgramBuilder {
   // Reads `hlo`'s operands, defines and binds its results: the buffers of a
   // call that reads and writes them all (operand leaves, then result leaves).
   std::vector<BufferId> BindCall(const HloInstruction& hlo);
+  // BindCall for a collective thunk (TargetLowering::EmitCollective): the
+  // operand leaves, then the leaves the collective writes. For the
+  // all-gather-start and collective-permute-start tuples (operands,
+  // results[, contexts]) those are the results element's (the -done's
+  // value); the tuple's other leaves are buffers nothing writes.
+  std::vector<BufferId> BindCollective(const HloInstruction& hlo);
 
  private:
   absl::Status EmitComputation(const HloComputation& computation, ThunkList* out);

@@ -26,8 +26,13 @@
 // calls, ops on types the emitters lack) are interpreter ops: they run on
 // the host in the interpreter, never silently — the report lists each with
 // its reason, and such a program is not captured into a CUDA graph.
-// Collectives and async ops are Unimplemented errors naming the
-// instruction.
+// Collectives (all-reduce and all-reduce-start, all-gather, reduce-scatter,
+// all-to-all, collective-permute, collective-broadcast), replica-id and
+// partition-id are NCCL thunks (runtime/cuda/collective_thunk.h) decoded as
+// the host's are (backend/common/collective_lowering.h): a module with
+// replica_count x num_partitions = N compiles to the program each of its N
+// GPUs runs (run_on_gpu_devices.h), N = 1 included. Other async ops are
+// Unimplemented errors naming the instruction.
 #ifndef HLOC_BACKEND_GPU_GPU_COMPILER_H_
 #define HLOC_BACKEND_GPU_GPU_COMPILER_H_
 

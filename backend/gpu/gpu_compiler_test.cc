@@ -467,7 +467,9 @@ ENTRY main {
   EXPECT_TRUE(absl::StrContains(status.message(), "foo")) << status;
 }
 
-TEST(GpuCompilerTest, CollectivesAreClearErrors) {
+// All-reduce and all-gather-start compile to NCCL thunks
+// (gpu_collective_plan_test has the rest of the collectives).
+TEST(GpuCompilerTest, CollectivesAreNcclThunks) {
   auto module =
       Prepare(absl::StrCat("HloModule m\n", mods::Binary("add", "add", "f32"), R"(ENTRY main {
   x = f32[16] parameter(0)
@@ -476,12 +478,26 @@ TEST(GpuCompilerTest, CollectivesAreClearErrors) {
               "default");
   ASSERT_NE(module, nullptr);
   absl::StatusOr<std::unique_ptr<GpuProgram>> program = CompileForGpu(*module, PlanOptions());
-  ASSERT_FALSE(program.ok());
-  EXPECT_EQ(program.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_TRUE(absl::StrContains(program.status().message(), "(all-reduce) has no GPU implementation"))
-      << program.status();
-}
+  ASSERT_TRUE(program.ok()) << program.status();
+  EXPECT_EQ((*program)->report().collectives, 1);
+  const std::string thunks = (*program)->executable().ThunksToString();
+  EXPECT_TRUE(absl::StrContains(thunks, "nccl all-reduce %a")) << thunks;
+  EXPECT_TRUE(absl::StrContains(thunks, " sum f32 groups={{0}} buffers=")) << thunks;
 
+  module = Prepare(R"(HloModule m, num_partitions=2
+ENTRY main {
+  x = f32[16] parameter(0)
+  s = (f32[16], f32[32]) all-gather-start(x), channel_id=1, replica_groups={{0,1}}, dimensions={0}, use_global_device_ids=true
+  ROOT d = f32[32] all-gather-done(s)
+})",
+                   "default");
+  ASSERT_NE(module, nullptr);
+  program = CompileForGpu(*module, PlanOptions());
+  ASSERT_TRUE(program.ok()) << program.status();
+  EXPECT_TRUE(absl::StrContains((*program)->executable().ThunksToString(),
+                                "nccl all-gather %s groups={{0,1}}"))
+      << (*program)->executable().ThunksToString();
+}
 
 // Library calls whose callee is one generated kernel carry that kernel as a
 // second alternative of the same step (chosen at load).

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "hlo/status_macros.h"
+#include "runtime/cuda/collective_thunk.h"
 
 namespace hloc {
 namespace gpu {
@@ -112,6 +113,23 @@ absl::Status GpuLowering::AddKernelThunk(backend::ProgramBuilder& builder,
                                        kernel.second_launch.block[0], ")"));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<bool> GpuLowering::EmitCollective(backend::ProgramBuilder& builder,
+                                                 const HloInstruction& hlo,
+                                                 runtime::CollectiveSpec spec,
+                                                 backend::ThunkList* out) {
+  if (absl::Status s = cuda::CheckNcclSupport(spec); !s.ok()) {
+    return backend::InstructionError(hlo, s.message());
+  }
+  std::vector<BufferId> buffers = builder.BindCollective(hlo);
+  const std::string label = absl::StrCat("%", hlo.name());
+  if (const int64_t scratch = cuda::CollectiveScratchBytes(spec); scratch > 0) {
+    buffers.push_back(builder.buffers().NewTemp(scratch, absl::StrCat(label, ".scratch")));
+  }
+  Thunks(out).push_back(
+      std::make_unique<cuda::CollectiveThunk>(label, std::move(spec), std::move(buffers)));
+  return true;
 }
 
 void GpuLowering::EmitInterpreterOp(backend::ProgramBuilder& builder, std::string name,

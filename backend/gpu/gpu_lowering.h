@@ -13,6 +13,8 @@
 //   copy, loop,     CopyThunk, WhileThunk, ConditionalThunk
 //     conditional
 //   interpreter op  InterpreterThunk: copies to the host and back
+//   collective      cuda::CollectiveThunk (NCCL, runtime/cuda/collective_thunk.h);
+//                   a reduction NCCL lacks is a compile error
 #ifndef HLOC_BACKEND_GPU_GPU_LOWERING_H_
 #define HLOC_BACKEND_GPU_GPU_LOWERING_H_
 
@@ -53,6 +55,9 @@ class GpuLowering : public GpuLoweringBase {
                                                      backend::ThunkList* out) override;
   absl::StatusOr<bool> EmitLibraryCall(backend::ProgramBuilder& builder, const HloInstruction& hlo,
                                        backend::ThunkList* out) override;
+  absl::StatusOr<bool> EmitCollective(backend::ProgramBuilder& builder, const HloInstruction& hlo,
+                                      runtime::CollectiveSpec spec,
+                                      backend::ThunkList* out) override;
   void EmitInterpreterOp(backend::ProgramBuilder& builder, std::string name, std::string reason,
                          runtime::HostFunction function, std::vector<runtime::BufferId> inputs,
                          std::vector<runtime::BufferId> outputs, backend::ThunkList* out) override;

@@ -83,7 +83,7 @@ absl::StatusOr<bool> HostLowering::EmitCollective(backend::ProgramBuilder& build
                                                   backend::ThunkList* out) {
   std::shared_ptr<runtime::Communicator> communicator = options_.communicator;
   if (communicator == nullptr) communicator = std::make_shared<runtime::SelfCommunicator>();
-  std::vector<BufferId> buffers = builder.BindCall(hlo);
+  std::vector<BufferId> buffers = builder.BindCollective(hlo);
   Thunks(out).push_back(std::make_unique<runtime::CollectiveThunk>(
       absl::StrCat("%", hlo.name()), std::move(spec), std::move(communicator),
       std::move(buffers)));

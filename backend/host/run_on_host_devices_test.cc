@@ -153,6 +153,23 @@ ENTRY e {
                                Grid);
 }
 
+TEST(RunOnHostDevicesTest, AllGatherStartAndCollectivePermuteStart) {
+  ExpectHostMatchesInterpreter(R"(
+HloModule m, replica_count=4
+
+ENTRY e {
+  p = f32[2,6] parameter(0)
+  s = (f32[2,6], f32[2,24]) all-gather-start(p), replica_groups={}, dimensions={1}
+  d = f32[2,24] all-gather-done(s)
+  c = (f32[2,6], f32[2,6], u32[], u32[]) collective-permute-start(p), source_target_pairs={{0,1},{1,2},{2,0}}
+  e = f32[2,6] collective-permute-done(c)
+  n = f32[2,6] negate(e)
+  ROOT t = (f32[2,24], f32[2,6]) tuple(d, n)
+}
+)",
+                               Grid);
+}
+
 TEST(RunOnHostDevicesTest, OtherReducerIsACompileErrorNamingTheInstruction) {
   absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(R"(
 HloModule m, replica_count=2

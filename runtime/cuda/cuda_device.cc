@@ -130,6 +130,23 @@ absl::Status CudaDevice::CopyOnDevice(CUdeviceptr destination, CUdeviceptr sourc
                         absl::StrCat("cuMemcpyDtoDAsync(", bytes, " bytes)"));
 }
 
+absl::Status CudaDevice::CopyRowsOnDevice(CUdeviceptr destination, int64_t destination_pitch,
+                                          CUdeviceptr source, int64_t source_pitch,
+                                          int64_t row_bytes, int64_t rows) {
+  if (row_bytes <= 0 || rows <= 0) return absl::OkStatus();
+  CUDA_MEMCPY2D copy = {};
+  copy.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+  copy.srcDevice = source;
+  copy.srcPitch = static_cast<size_t>(source_pitch);
+  copy.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  copy.dstDevice = destination;
+  copy.dstPitch = static_cast<size_t>(destination_pitch);
+  copy.WidthInBytes = static_cast<size_t>(row_bytes);
+  copy.Height = static_cast<size_t>(rows);
+  return driver_->Check(driver_->cuMemcpy2DAsync(&copy, stream_),
+                        absl::StrCat("cuMemcpy2DAsync(", rows, " rows of ", row_bytes, " bytes)"));
+}
+
 absl::Status CudaDevice::Memset(CUdeviceptr destination, uint8_t value, int64_t bytes) {
   if (bytes <= 0) return absl::OkStatus();
   return driver_->Check(driver_->cuMemsetD8Async(destination, value, bytes, stream_),

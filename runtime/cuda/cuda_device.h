@@ -81,6 +81,11 @@ class CudaDevice {
   absl::Status CopyToDevice(CUdeviceptr destination, const void* source, int64_t bytes);
   absl::Status CopyToHost(void* destination, CUdeviceptr source, int64_t bytes);
   absl::Status CopyOnDevice(CUdeviceptr destination, CUdeviceptr source, int64_t bytes);
+  // `rows` rows of `row_bytes`, `source_pitch` bytes apart in the source and
+  // `destination_pitch` apart in the destination (cuMemcpy2DAsync).
+  absl::Status CopyRowsOnDevice(CUdeviceptr destination, int64_t destination_pitch,
+                                CUdeviceptr source, int64_t source_pitch, int64_t row_bytes,
+                                int64_t rows);
   absl::Status Memset(CUdeviceptr destination, uint8_t value, int64_t bytes);
   absl::Status Synchronize();
 

@@ -45,6 +45,7 @@ namespace cuda {
   X(cuMemcpyHtoDAsync)                \
   X(cuMemcpyDtoHAsync)                \
   X(cuMemcpyDtoDAsync)                \
+  X(cuMemcpy2DAsync)                  \
   X(cuMemsetD8Async)                  \
   X(cuModuleLoadDataEx)               \
   X(cuModuleUnload)                   \

@@ -104,6 +104,7 @@ absl::Status GpuExecutable::Load(CudaDevice* device, const GpuLoadOptions& optio
   init.device_name = device->info().name;
   init.alternatives = options.alternatives;
   init.time_sequence = options.time_sequence;
+  init.collectives = options.collectives;
   HLOC_CUDA_RETURN_IF_ERROR(InitializeSequence(spec_.thunks, init));
   HLOC_CUDA_RETURN_IF_ERROR(device->Synchronize());
   use_graph_ = options.use_cuda_graph && graph_capturable();

@@ -57,6 +57,10 @@ struct GpuLoadOptions {
   // how to choose, and the timer (null: time on the device).
   AlternativeSelection alternatives = AlternativeSelection::kTimed;
   SequenceTimer time_sequence;
+  // The device's rank and the NCCL clique of the program's devices
+  // (nccl_clique.h), for programs with collectives; null: a clique of the
+  // device alone, made when a collective thunk is initialized.
+  std::shared_ptr<NcclRank> collectives;
 };
 
 class GpuExecutable {

@@ -48,6 +48,7 @@ struct GpuExecuteOptions {
 };
 
 class Thunk;
+struct NcclRank;  // nccl_clique.h
 using ThunkSequence = std::vector<std::unique_ptr<Thunk>>;
 struct GpuInitContext;
 
@@ -76,6 +77,9 @@ struct GpuInitContext {
   std::string device_name;                   // Autotuning keys (device->info().name).
   AlternativeSelection alternatives = AlternativeSelection::kTimed;
   SequenceTimer time_sequence;  // Null: TimeSequenceOnDevice (alternatives_thunk.h).
+  // The device's place among the program's devices (collective thunks);
+  // null: the first collective thunk makes a clique of this device alone.
+  std::shared_ptr<NcclRank> collectives;
 };
 
 struct GpuExecutionContext {

@@ -1,0 +1,91 @@
+// The GPU's collective thunk: one collective, replica-id or partition-id of
+// a device's program, run with NCCL on the device's stream. The compiler's
+// CollectiveSpec (runtime/collective_thunks.h) is the host's; only the
+// transport differs:
+//
+//   op                    NCCL calls (on the group's communicator, nccl_clique.h)
+//   all-reduce            ncclAllReduce per leaf, in one group call
+//   all-gather            ncclAllGather of bytes
+//   reduce-scatter        ncclReduceScatter
+//   all-to-all            ncclSend/ncclRecv of each block, in one group call
+//   collective-permute    ncclSend/ncclRecv per pair on the all-devices
+//                         communicator; a device no pair targets gets zeros
+//   collective-broadcast  ncclBroadcast from the group's rank 0
+//   replica-id, partition-id   the device's id written with memsets
+//
+// Blocks along a dimension that is not the outermost (outer > 1, see
+// collective_thunks.h) are repacked [outer][n][block] <-> [n][outer][block]
+// with 2-D device copies through the thunk's scratch buffer.
+//
+// Reductions: NCCL has sum, product, min and max over s8, u8, s32, u32, s64,
+// u64, bf16, f32 and f64; and/or over pred are min/max over bytes. Anything
+// else (and/or over integers, s16/u16) is refused when compiling
+// (CheckNcclSupport).
+#ifndef HLOC_RUNTIME_CUDA_COLLECTIVE_THUNK_H_
+#define HLOC_RUNTIME_CUDA_COLLECTIVE_THUNK_H_
+
+#include <nccl.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "runtime/collective_thunks.h"
+#include "runtime/cuda/gpu_thunk.h"
+#include "runtime/cuda/nccl_clique.h"
+
+namespace hloc {
+namespace cuda {
+
+// OK when NCCL can run `spec`; else why not (for a compile error).
+absl::Status CheckNcclSupport(const runtime::CollectiveSpec& spec);
+
+// One 2-D device copy of the repacking: `rows` rows of `row_bytes`.
+struct RowCopy {
+  int64_t destination = 0, destination_pitch = 0;  // Byte offsets from the buffers' starts.
+  int64_t source = 0, source_pitch = 0;
+  int64_t row_bytes = 0, rows = 0;
+};
+// [outer][n][block] -> [n][outer][block] (runtime::PackBlocks) and back
+// (runtime::UnpackBlocks), as n row copies each.
+std::vector<RowCopy> PackCopies(int64_t outer, int64_t n, int64_t block_bytes);
+std::vector<RowCopy> UnpackCopies(int64_t outer, int64_t n, int64_t block_bytes);
+
+// Bytes of scratch `spec` needs for repacking (0: none).
+int64_t CollectiveScratchBytes(const runtime::CollectiveSpec& spec);
+
+// Buffers: operand leaves [0, L), result leaves [L, 2L) (L = leaves; the ids
+// have one result), then the scratch buffer when CollectiveScratchBytes > 0.
+class CollectiveThunk : public Thunk {
+ public:
+  CollectiveThunk(std::string label, runtime::CollectiveSpec spec, std::vector<BufferId> buffers)
+      : label_(std::move(label)), spec_(std::move(spec)), buffers_(std::move(buffers)) {}
+  // Finds the device's group and its communicator (a clique of the device
+  // alone when the context has none; replica-id and partition-id need no
+  // NCCL).
+  absl::Status Initialize(GpuInitContext& context) override;
+  absl::Status Execute(GpuExecutionContext& context) const override;
+  void AppendTo(std::string* out, int indent) const override;
+  const runtime::CollectiveSpec& spec() const { return spec_; }
+
+ private:
+  absl::Status RunAllGather(GpuExecutionContext& context, size_t leaf) const;
+  absl::Status RunReduceScatter(GpuExecutionContext& context, size_t leaf) const;
+  absl::Status RunAllToAll(GpuExecutionContext& context, size_t leaf) const;
+  absl::Status RunPermute(GpuExecutionContext& context) const;
+
+  std::string label_;
+  runtime::CollectiveSpec spec_;
+  std::vector<BufferId> buffers_;
+  // Set by Initialize.
+  std::shared_ptr<NcclClique> clique_;
+  int64_t rank_ = 0;
+  std::vector<int64_t> group_;  // This device's group (all devices for a permute).
+  int64_t index_ = 0;           // Its rank in the group.
+  ncclComm_t comm_ = nullptr;
+};
+
+}  // namespace cuda
+}  // namespace hloc
+
+#endif  // HLOC_RUNTIME_CUDA_COLLECTIVE_THUNK_H_
