@@ -205,19 +205,38 @@ class InterpreterImpl : public ExecutableImpl {
 
 class CudaImpl : public ExecutableImpl {
  public:
-  CudaImpl(std::unique_ptr<cuda::CudaDevice> device, std::unique_ptr<gpu::GpuProgram> program)
+  CudaImpl(std::shared_ptr<cuda::CudaDevice> device, std::unique_ptr<gpu::GpuProgram> program)
       : device_(std::move(device)), program_(std::move(program)) {}
-  ~CudaImpl() override { program_.reset(); }  // Device memory goes before the device.
+  // Device memory goes before the device (results left on the device hold
+  // the device too, so it outlives them).
+  ~CudaImpl() override { program_.reset(); }
 
   absl::Status Run(absl::Span<const void* const> parameters, absl::Span<void* const> outputs,
                    const ExecuteOptions& options) const override {
+    return RunWithDeviceMemory(parameters, outputs, {}, {}, options);
+  }
+
+  absl::Status RunWithDeviceMemory(absl::Span<const void* const> parameters,
+                                   absl::Span<void* const> outputs,
+                                   absl::Span<const char> parameter_on_device,
+                                   absl::Span<const char> output_on_device,
+                                   const ExecuteOptions& options) const override {
     if (options.profile != nullptr) return ProfileUnsupported("cuda");
     std::lock_guard<std::mutex> lock(mu_);  // One arena per executable.
-    return program_->executable().Execute(parameters, outputs);
+    return program_->executable().Execute(parameters, outputs, parameter_on_device,
+                                          output_on_device);
+  }
+
+  Location location() const override {
+    return Location{Location::Kind::kCuda, device_->info().ordinal};
+  }
+
+  absl::StatusOr<Buffer> AllocateOnTargetDevice(const ArraySpec& spec) const override {
+    return AllocateOnDevice(device_, spec);
   }
 
  private:
-  std::unique_ptr<cuda::CudaDevice> device_;
+  std::shared_ptr<cuda::CudaDevice> device_;
   std::unique_ptr<gpu::GpuProgram> program_;
   mutable std::mutex mu_;
 };
