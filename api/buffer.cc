@@ -24,15 +24,15 @@ struct Buffer::Storage {
   std::function<void()> release;
   std::shared_ptr<cuda::CudaDevice> device;  // Set for device memory.
   ~Storage() {
-    if (device != nullptr) {
+    if (device != nullptr && owned) {
       // Nothing to report a failure to from a destructor; the context is
       // made current because the last reference may go on any thread.
       if (device->MakeCurrent().ok()) {
         (void)device->Free(static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(memory)));
       }
-      return;
+    } else if (owned) {
+      std::free(memory);
     }
-    if (owned) std::free(memory);
     if (release) release();
   }
 };
@@ -220,6 +220,30 @@ absl::StatusOr<Buffer> Buffer::CopyToDevice(Client& client, PrimitiveType type,
     return copied;
   }
   return buffer;
+}
+
+absl::StatusOr<Buffer> Buffer::WrapDevice(Client& client, PrimitiveType type,
+                                          std::vector<int64_t> dims, uint64_t pointer,
+                                          int device, std::function<void()> release) {
+  ArraySpec spec{type, std::move(dims)};
+  if (absl::Status ok = CheckSpec(spec); !ok.ok()) return ok;
+  if (pointer == 0 && spec.byte_size() > 0) {
+    return absl::InvalidArgumentError(absl::StrCat("null device pointer for ", spec.ToString()));
+  }
+  const int64_t alignment = RequiredAlignment(type);
+  if (alignment > 1 && pointer % alignment != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("device memory for ", spec.ToString(), " at ",
+                                                   absl::Hex(pointer), " is not aligned to ",
+                                                   alignment, " bytes"));
+  }
+  absl::StatusOr<std::shared_ptr<cuda::CudaDevice>> handle = ClientAccess::Device(client, device);
+  if (!handle.ok()) return handle.status();
+  auto storage = std::make_shared<Storage>();
+  storage->memory = reinterpret_cast<void*>(static_cast<uintptr_t>(pointer));
+  storage->release = std::move(release);
+  storage->device = *std::move(handle);
+  void* address = storage->memory;
+  return Buffer(std::move(spec), std::move(storage), address, /*on_device=*/true);
 }
 
 absl::StatusOr<Buffer> Buffer::ToDevice(Client& client, int device) const {

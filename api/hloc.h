@@ -160,6 +160,14 @@ class Buffer {
   static absl::StatusOr<Buffer> CopyToDevice(Client& client, PrimitiveType type,
                                              std::vector<int64_t> dims, const void* data,
                                              int device = 0);
+  // The caller's device memory (another framework's CUDA array), not
+  // copied: `pointer` is a CUdeviceptr on CUDA device `device`, aligned to
+  // the element size, valid until `release` runs (when the last Buffer
+  // sharing it goes away).
+  static absl::StatusOr<Buffer> WrapDevice(Client& client, PrimitiveType type,
+                                           std::vector<int64_t> dims, uint64_t pointer,
+                                           int device = 0,
+                                           std::function<void()> release = nullptr);
   // A copy of this buffer (host or device) on CUDA device `device`.
   absl::StatusOr<Buffer> ToDevice(Client& client, int device = 0) const;
   // A host copy of this buffer (a host buffer is copied too).
