@@ -220,6 +220,10 @@ TEST(DeviceBuffers, WithoutAGpuDeviceBuffersAreAClearError) {
   EXPECT_TRUE(absl::IsInvalidArgument(Buffer::AllocateDevice(*client, F32, {-1}).status()));
   EXPECT_TRUE(absl::IsInvalidArgument(Buffer::AllocateDevice(*client, F32, {8}, -1).status()));
   EXPECT_TRUE(absl::IsInvalidArgument(Buffer::CopyToDevice(*client, F32, {8}, nullptr).status()));
+  absl::StatusOr<Buffer> wrapped = Buffer::WrapDevice(*client, F32, {8}, 0x7f0000000000);
+  EXPECT_TRUE(absl::IsFailedPrecondition(wrapped.status())) << wrapped.status();
+  EXPECT_TRUE(absl::IsInvalidArgument(Buffer::WrapDevice(*client, F32, {8}, 0).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(Buffer::WrapDevice(*client, F32, {8}, 0x1002).status()));
 }
 
 // ---- with a GPU
@@ -444,6 +448,34 @@ TEST(DeviceBuffersOnGpu, ManyThreadsRunOnDeviceBuffers) {
   }
   for (std::thread& thread : threads) thread.join();
   for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[t], "") << "thread " << t;
+}
+
+TEST(DeviceBuffersOnGpu, WrappedDeviceMemoryIsUsedInPlaceAndReleasedOnce) {
+  SKIP_WITHOUT_GPU();
+  auto client = NewClient();
+  auto exe = CompileOn(*client, kAliased, Backend::kCuda);
+  ASSERT_NE(exe, nullptr);
+  std::vector<float> w(1024, 3.0f), g(1024, 2.0f);
+  // Another library's device memory: here hloc's, wrapped a second time.
+  Buffer owner = *Buffer::CopyToDevice(*client, F32, {32, 32}, w.data());
+  Buffer gd = *Buffer::CopyToDevice(*client, F32, {32, 32}, g.data());
+  int releases = 0;
+  {
+    absl::StatusOr<Buffer> wrapped = Buffer::WrapDevice(
+        *client, F32, {32, 32}, owner.device_pointer(), 0, [&releases] { ++releases; });
+    ASSERT_TRUE(wrapped.ok()) << wrapped.status();
+    EXPECT_FALSE(wrapped->owned_by_hloc());
+    EXPECT_EQ(wrapped->location().ToString(), "cuda:0");
+    ExecuteOptions donate;
+    donate.donated_arguments = {0};
+    auto out = exe->Execute({*wrapped, gd}, donate);
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ((*out)[0].device_pointer(), owner.device_pointer());
+    EXPECT_EQ(releases, 0);
+  }
+  EXPECT_EQ(releases, 1);
+  // The result was written into the wrapped memory, which is still owner's.
+  EXPECT_EQ(static_cast<const float*>(owner.ToHost()->data())[5], 194.0f);
 }
 
 TEST(DeviceBuffersOnGpu, ResultsOutliveTheirExecutable) {
