@@ -238,6 +238,14 @@ absl::StatusOr<Buffer> Buffer::WrapDevice(Client& client, PrimitiveType type,
   }
   absl::StatusOr<std::shared_ptr<cuda::CudaDevice>> handle = ClientAccess::Device(client, device);
   if (!handle.ok()) return handle.status();
+  // hloc's streams do not wait for the caller's: whatever the caller queued
+  // to fill the memory finishes first.
+  const cuda::CudaDriver& driver = (*handle)->driver();
+  if (absl::Status current = (*handle)->MakeCurrent(); !current.ok()) return current;
+  if (absl::Status done = driver.Check(driver.cuCtxSynchronize(), "cuCtxSynchronize");
+      !done.ok()) {
+    return done;
+  }
   auto storage = std::make_shared<Storage>();
   storage->memory = reinterpret_cast<void*>(static_cast<uintptr_t>(pointer));
   storage->release = std::move(release);

@@ -266,7 +266,9 @@ absl::StatusOr<std::shared_ptr<Executable>> Client::Compile(const ModuleSource& 
     if (!host.ok()) return host.status();
     impl = CompileForHostTarget(**module, options, *host);
   } else if (backend == Backend::kCuda) {
-    impl = CompileForCudaTarget(**module, options);
+    absl::StatusOr<std::shared_ptr<cuda::CudaDevice>> buffers_device = state_->Device(0);
+    if (!buffers_device.ok()) return buffers_device.status();
+    impl = CompileForCudaTarget(**module, options, *std::move(buffers_device));
   } else {
     impl = CompileForInterpreterTarget(**module, state_->options.num_threads);
   }

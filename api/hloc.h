@@ -163,7 +163,9 @@ class Buffer {
   // The caller's device memory (another framework's CUDA array), not
   // copied: `pointer` is a CUdeviceptr on CUDA device `device`, aligned to
   // the element size, valid until `release` runs (when the last Buffer
-  // sharing it goes away).
+  // sharing it goes away). Work already queued on the device (the caller's
+  // writes to it) is waited for here; later writes by the caller must not
+  // overlap an Execute reading it.
   static absl::StatusOr<Buffer> WrapDevice(Client& client, PrimitiveType type,
                                            std::vector<int64_t> dims, uint64_t pointer,
                                            int device = 0,

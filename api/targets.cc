@@ -205,11 +205,13 @@ class InterpreterImpl : public ExecutableImpl {
 
 class CudaImpl : public ExecutableImpl {
  public:
-  CudaImpl(std::shared_ptr<cuda::CudaDevice> device, std::unique_ptr<gpu::GpuProgram> program)
-      : device_(std::move(device)), program_(std::move(program)) {}
-  // Device memory goes before the device (results left on the device hold
-  // the device too, so it outlives them).
-  ~CudaImpl() override { program_.reset(); }
+  CudaImpl(std::unique_ptr<cuda::CudaDevice> device,
+           std::shared_ptr<cuda::CudaDevice> buffers_device,
+           std::unique_ptr<gpu::GpuProgram> program)
+      : device_(std::move(device)),
+        buffers_device_(std::move(buffers_device)),
+        program_(std::move(program)) {}
+  ~CudaImpl() override { program_.reset(); }  // Device memory goes before the device.
 
   absl::Status Run(absl::Span<const void* const> parameters, absl::Span<void* const> outputs,
                    const ExecuteOptions& options) const override {
@@ -232,11 +234,13 @@ class CudaImpl : public ExecutableImpl {
   }
 
   absl::StatusOr<Buffer> AllocateOnTargetDevice(const ArraySpec& spec) const override {
-    return AllocateOnDevice(device_, spec);
+    return AllocateOnDevice(buffers_device_, spec);
   }
 
  private:
-  std::shared_ptr<cuda::CudaDevice> device_;
+  std::unique_ptr<cuda::CudaDevice> device_;
+  // Results left on the device hold this one (the client's), not device_.
+  std::shared_ptr<cuda::CudaDevice> buffers_device_;
   std::unique_ptr<gpu::GpuProgram> program_;
   mutable std::mutex mu_;
 };
@@ -281,7 +285,8 @@ absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileForInterpreterTarget(
 }
 
 absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileForCudaTarget(
-    const HloModule& optimized, const CompileOptions& options) {
+    const HloModule& optimized, const CompileOptions& options,
+    std::shared_ptr<cuda::CudaDevice> buffers_device) {
   const std::string reason = gpu::GpuUnavailableReason();
   if (!reason.empty()) {
     return absl::FailedPreconditionError(absl::StrCat("the CUDA backend cannot run: ", reason));
@@ -312,7 +317,8 @@ absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileForCudaTarget(
   stats.interpreter_op_names = report.host;
   stats.peak_memory_bytes = program->executable().device_bytes();
   std::string text = program->PlanToString();
-  auto impl = std::make_unique<CudaImpl>(std::move(device), std::move(program));
+  auto impl = std::make_unique<CudaImpl>(std::move(device), std::move(buffers_device),
+                                         std::move(program));
   impl->stats = std::move(stats);
   impl->report = std::move(text);
   return impl;
