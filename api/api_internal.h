@@ -11,17 +11,34 @@
 #include "api/hloc.h"
 
 namespace hloc {
+namespace cuda {
+class CudaDevice;
+}  // namespace cuda
+
 namespace api {
 
 // Builds Buffers around storage the implementation manages.
 struct BufferAccess {
-  static Buffer Make(ArraySpec spec, std::shared_ptr<Buffer::Storage> storage, void* data) {
-    return Buffer(std::move(spec), std::move(storage), data);
+  using Storage = Buffer::Storage;
+  static Buffer Make(ArraySpec spec, std::shared_ptr<Buffer::Storage> storage, void* data,
+                     bool on_device = false) {
+    return Buffer(std::move(spec), std::move(storage), data, on_device);
   }
   static const std::shared_ptr<Buffer::Storage>& storage(const Buffer& buffer) {
     return buffer.storage_;
   }
+  // The host address, or a device buffer's CUdeviceptr as a pointer.
+  static void* address(const Buffer& buffer) { return buffer.data_; }
 };
+
+// The client's handle on CUDA device `ordinal`, opened on first use and
+// shared by the device buffers allocated through the client.
+struct ClientAccess {
+  static absl::StatusOr<std::shared_ptr<cuda::CudaDevice>> Device(Client& client, int ordinal);
+};
+
+// Uninitialized memory for `spec` on `device` (kept alive by the buffer).
+absl::StatusOr<Buffer> AllocateOnDevice(std::shared_ptr<cuda::CudaDevice> device, ArraySpec spec);
 
 // Alignment WrapHost demands for `type` (its element, or component, size).
 int64_t RequiredAlignment(PrimitiveType type);
@@ -43,6 +60,22 @@ class ExecutableImpl {
   // results[j]; an output may be exactly the parameter AliasedParameter(j).
   virtual absl::Status Run(absl::Span<const void* const> parameters,
                            absl::Span<void* const> outputs, const ExecuteOptions& options) const = 0;
+  // The same where a nonzero `parameter_on_device[i]` / `output_on_device[j]`
+  // makes that pointer a CUdeviceptr on location()'s device. Only targets
+  // that run on a device get here.
+  virtual absl::Status RunWithDeviceMemory(absl::Span<const void* const> parameters,
+                                           absl::Span<void* const> outputs,
+                                           absl::Span<const char> parameter_on_device,
+                                           absl::Span<const char> output_on_device,
+                                           const ExecuteOptions& options) const {
+    return absl::InternalError("this target takes host memory only");
+  }
+  // Where the target runs; device buffers must be there.
+  virtual Location location() const { return Location{}; }
+  // Device memory for a result left on the device.
+  virtual absl::StatusOr<Buffer> AllocateOnTargetDevice(const ArraySpec& spec) const {
+    return absl::InternalError("this target has no device memory");
+  }
   // The parameter whose memory output j may be computed in, or -1.
   virtual int64_t AliasedParameter(int64_t output) const { return -1; }
 

@@ -1,4 +1,6 @@
 // Buffers and array specs of the embedding API (hloc.h).
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -9,20 +11,35 @@
 #include "api/api_internal.h"
 #include "api/hloc.h"
 #include "hlo/literal.h"
+#include "runtime/cuda/cuda_device.h"
 
 namespace hloc {
 namespace api {
 
-// Either hloc's memory (freed here) or the caller's (release called here).
+// Either hloc's host memory (freed here), the caller's (release called
+// here), or device memory (freed through its device).
 struct Buffer::Storage {
   void* memory = nullptr;
   bool owned = false;
   std::function<void()> release;
+  std::shared_ptr<cuda::CudaDevice> device;  // Set for device memory.
   ~Storage() {
-    if (owned) std::free(memory);
+    if (device != nullptr && owned) {
+      // Nothing to report a failure to from a destructor; the context is
+      // made current because the last reference may go on any thread.
+      if (device->MakeCurrent().ok()) {
+        (void)device->Free(static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(memory)));
+      }
+    } else if (owned) {
+      std::free(memory);
+    }
     if (release) release();
   }
 };
+
+std::string Location::ToString() const {
+  return kind == Kind::kHost ? std::string("host") : absl::StrCat("cuda:", device);
+}
 
 int64_t ElementByteSize(PrimitiveType type) {
   if (!IsArrayType(type)) return 0;
@@ -122,8 +139,165 @@ absl::StatusOr<Buffer> Buffer::CopyFromHost(PrimitiveType type, std::vector<int6
 
 bool Buffer::owned_by_hloc() const { return storage_ != nullptr && storage_->owned; }
 
+Location Buffer::location() const {
+  if (!on_device_ || storage_ == nullptr || storage_->device == nullptr) return Location{};
+  return Location{Location::Kind::kCuda, storage_->device->info().ordinal};
+}
+
 Buffer BufferSharing(const Buffer& donor, ArraySpec spec) {
-  return BufferAccess::Make(std::move(spec), BufferAccess::storage(donor), donor.data());
+  return BufferAccess::Make(std::move(spec), BufferAccess::storage(donor),
+                            BufferAccess::address(donor), donor.on_device());
+}
+
+namespace {
+
+CUdeviceptr DevicePointer(const void* address) {
+  return static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(address));
+}
+
+// Copies between host and device (either way) or on one device, waiting for
+// the copy. `device` is the device side's (either one's when both are).
+absl::Status Transfer(cuda::CudaDevice& device, void* destination, bool destination_on_device,
+                      const void* source, bool source_on_device, int64_t bytes) {
+  if (bytes == 0) return absl::OkStatus();
+  if (absl::Status current = device.MakeCurrent(); !current.ok()) return current;
+  absl::Status copied;
+  if (destination_on_device && source_on_device) {
+    copied = device.CopyOnDevice(DevicePointer(destination), DevicePointer(source), bytes);
+  } else if (destination_on_device) {
+    copied = device.CopyToDevice(DevicePointer(destination), source, bytes);
+  } else {
+    copied = device.CopyToHost(destination, DevicePointer(source), bytes);
+  }
+  if (!copied.ok()) return copied;
+  return device.Synchronize();
+}
+
+}  // namespace
+
+absl::StatusOr<Buffer> AllocateOnDevice(std::shared_ptr<cuda::CudaDevice> device, ArraySpec spec) {
+  if (absl::Status ok = CheckSpec(spec); !ok.ok()) return ok;
+  if (absl::Status current = device->MakeCurrent(); !current.ok()) return current;
+  // Never a zero-size request (cuMemAlloc refuses one): every device buffer
+  // has an address of its own.
+  absl::StatusOr<CUdeviceptr> memory = device->Allocate(std::max<int64_t>(spec.byte_size(), 1));
+  if (!memory.ok()) {
+    return absl::Status(memory.status().code(),
+                        absl::StrCat("allocating ", spec.ToString(), " on cuda:",
+                                     device->info().ordinal, ": ", memory.status().message()));
+  }
+  auto storage = std::make_shared<BufferAccess::Storage>();
+  storage->memory = reinterpret_cast<void*>(static_cast<uintptr_t>(*memory));
+  storage->owned = true;
+  storage->device = std::move(device);
+  void* address = storage->memory;
+  return BufferAccess::Make(std::move(spec), std::move(storage), address, /*on_device=*/true);
+}
+
+absl::StatusOr<Buffer> Buffer::AllocateDevice(Client& client, PrimitiveType type,
+                                              std::vector<int64_t> dims, int device) {
+  ArraySpec spec{type, std::move(dims)};
+  if (absl::Status ok = CheckSpec(spec); !ok.ok()) return ok;
+  absl::StatusOr<std::shared_ptr<cuda::CudaDevice>> handle = ClientAccess::Device(client, device);
+  if (!handle.ok()) return handle.status();
+  return AllocateOnDevice(*std::move(handle), std::move(spec));
+}
+
+absl::StatusOr<Buffer> Buffer::CopyToDevice(Client& client, PrimitiveType type,
+                                            std::vector<int64_t> dims, const void* data,
+                                            int device) {
+  ArraySpec spec{type, std::move(dims)};
+  if (absl::Status ok = CheckSpec(spec); !ok.ok()) return ok;
+  if (data == nullptr && spec.byte_size() > 0) {
+    return absl::InvalidArgumentError(absl::StrCat("null data for ", spec.ToString()));
+  }
+  absl::StatusOr<Buffer> buffer = AllocateDevice(client, spec.type, spec.dims, device);
+  if (!buffer.ok()) return buffer.status();
+  const auto& storage = BufferAccess::storage(*buffer);
+  if (absl::Status copied = Transfer(*storage->device, storage->memory, true, data, false,
+                                     buffer->byte_size());
+      !copied.ok()) {
+    return copied;
+  }
+  return buffer;
+}
+
+absl::StatusOr<Buffer> Buffer::WrapDevice(Client& client, PrimitiveType type,
+                                          std::vector<int64_t> dims, uint64_t pointer,
+                                          int device, std::function<void()> release) {
+  ArraySpec spec{type, std::move(dims)};
+  if (absl::Status ok = CheckSpec(spec); !ok.ok()) return ok;
+  if (pointer == 0 && spec.byte_size() > 0) {
+    return absl::InvalidArgumentError(absl::StrCat("null device pointer for ", spec.ToString()));
+  }
+  const int64_t alignment = RequiredAlignment(type);
+  if (alignment > 1 && pointer % alignment != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("device memory for ", spec.ToString(), " at ",
+                                                   absl::Hex(pointer), " is not aligned to ",
+                                                   alignment, " bytes"));
+  }
+  absl::StatusOr<std::shared_ptr<cuda::CudaDevice>> handle = ClientAccess::Device(client, device);
+  if (!handle.ok()) return handle.status();
+  // hloc's streams do not wait for the caller's: whatever the caller queued
+  // to fill the memory finishes first.
+  const cuda::CudaDriver& driver = (*handle)->driver();
+  if (absl::Status current = (*handle)->MakeCurrent(); !current.ok()) return current;
+  if (absl::Status done = driver.Check(driver.cuCtxSynchronize(), "cuCtxSynchronize");
+      !done.ok()) {
+    return done;
+  }
+  auto storage = std::make_shared<Storage>();
+  storage->memory = reinterpret_cast<void*>(static_cast<uintptr_t>(pointer));
+  storage->release = std::move(release);
+  storage->device = *std::move(handle);
+  void* address = storage->memory;
+  return Buffer(std::move(spec), std::move(storage), address, /*on_device=*/true);
+}
+
+absl::StatusOr<Buffer> Buffer::ToDevice(Client& client, int device) const {
+  if (!valid()) return absl::InvalidArgumentError("ToDevice on an empty Buffer");
+  absl::StatusOr<Buffer> copy = AllocateDevice(client, type(), dims(), device);
+  if (!copy.ok()) return copy.status();
+  const auto& storage = BufferAccess::storage(*copy);
+  if (on_device_ && storage_->device->info().ordinal != device) {
+    // Between two devices: through the host (no peer access is set up).
+    absl::StatusOr<Buffer> staged = ToHost();
+    if (!staged.ok()) return staged.status();
+    if (absl::Status copied = Transfer(*storage->device, storage->memory, true, staged->data(),
+                                       false, byte_size());
+        !copied.ok()) {
+      return copied;
+    }
+    return copy;
+  }
+  if (absl::Status copied =
+          Transfer(*storage->device, storage->memory, true, data_, on_device_, byte_size());
+      !copied.ok()) {
+    return copied;
+  }
+  return copy;
+}
+
+absl::StatusOr<Buffer> Buffer::ToHost() const {
+  if (!valid()) return absl::InvalidArgumentError("ToHost on an empty Buffer");
+  absl::StatusOr<Buffer> copy = AllocateHost(type(), dims());
+  if (!copy.ok()) return copy.status();
+  if (absl::Status copied = CopyToHost(copy->data()); !copied.ok()) return copied;
+  return copy;
+}
+
+absl::Status Buffer::CopyToHost(void* destination) const {
+  if (!valid()) return absl::InvalidArgumentError("CopyToHost on an empty Buffer");
+  if (byte_size() == 0) return absl::OkStatus();
+  if (destination == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("CopyToHost: null destination for ", spec_.ToString()));
+  }
+  if (!on_device_) {
+    std::memmove(destination, data_, static_cast<size_t>(byte_size()));
+    return absl::OkStatus();
+  }
+  return Transfer(*storage_->device, destination, false, data_, true, byte_size());
 }
 
 }  // namespace api

@@ -171,6 +171,71 @@ int main(void) {
     expect_error(hloc_execute(exe, args, 2, &execute_options, results, 2),
                  HLOC_ERROR_INVALID_ARGUMENT, "out of range", "donation index");
 
+    /* Locations: host buffers, results asked for on a device a host
+     * executable does not have, device buffers (or, without a GPU, the
+     * reason there are none). */
+    execute_options.num_donated_arguments = 0;
+    execute_options.results = HLOC_RESULTS_DEVICE;
+    expect_error(hloc_execute(exe, args, 2, &execute_options, results, 2),
+                 HLOC_ERROR_INVALID_ARGUMENT, "runs on the host", "results on device");
+    execute_options.results = (hloc_result_location)7;
+    expect_error(hloc_execute(exe, args, 2, &execute_options, results, 2),
+                 HLOC_ERROR_INVALID_ARGUMENT, "options->results is 7", "results value");
+    execute_options.results = HLOC_RESULTS_HOST;
+    expect_ok(hloc_execute(exe, args, 2, &execute_options, results, 2), "results on host");
+    if (results[0] != NULL) {
+      hloc_location where;
+      where.struct_size = sizeof(where);
+      where.kind = HLOC_LOCATION_CUDA;
+      expect_ok(hloc_buffer_location(results[0], &where), "location");
+      CHECK(where.kind == HLOC_LOCATION_HOST, "result location %d", (int)where.kind);
+      CHECK(hloc_buffer_device_pointer(results[0]) == 0, "host buffer's device pointer");
+      float back[6] = {0};
+      expect_ok(hloc_buffer_copy_to_host(results[0], back, sizeof(back)), "copy to host");
+      CHECK(back[0] == 11 && back[5] == 66, "copied %g %g", back[0], back[5]);
+      expect_error(hloc_buffer_copy_to_host(results[0], back, 4), HLOC_ERROR_INVALID_ARGUMENT,
+                   "holds 24 bytes", "copy size");
+      expect_error(hloc_buffer_copy_to_host(results[0], NULL, sizeof(back)),
+                   HLOC_ERROR_INVALID_ARGUMENT, "destination is NULL", "copy destination");
+      hloc_buffer* host_copy = NULL;
+      expect_ok(hloc_buffer_to_host(results[0], &host_copy), "to host");
+      CHECK(host_copy != NULL && hloc_buffer_data(host_copy) != hloc_buffer_data(results[0]),
+            "to host shares memory");
+      hloc_buffer_destroy(host_copy);
+    }
+    hloc_buffer_destroy(results[0]);
+    hloc_buffer_destroy(results[1]);
+    hloc_buffer* on_device = NULL;
+    hloc_error* device_error = hloc_buffer_copy_to_device(client, args[1], 0, &on_device);
+    if (device_error != NULL) {
+      expect_error(device_error, HLOC_ERROR_UNAVAILABLE, "cuda:0", "device without a GPU");
+      CHECK(on_device == NULL, "device buffer set on error");
+      expect_error(hloc_buffer_allocate_device(client, HLOC_F32, dims, 2, 0, &on_device),
+                   HLOC_ERROR_UNAVAILABLE, "cuda:0", "allocate without a GPU");
+    } else {
+      hloc_location where;
+      where.struct_size = sizeof(where);
+      expect_ok(hloc_buffer_location(on_device, &where), "device location");
+      CHECK(where.kind == HLOC_LOCATION_CUDA && where.device == 0, "device location");
+      CHECK(hloc_buffer_data(on_device) == NULL && hloc_buffer_device_pointer(on_device) != 0,
+            "device buffer pointers");
+      float back[6] = {0};
+      expect_ok(hloc_buffer_copy_to_host(on_device, back, sizeof(back)), "device to host");
+      CHECK(back[0] == 10 && back[5] == 60, "device copy %g %g", back[0], back[5]);
+      hloc_buffer* mixed[2] = {args[0], on_device};
+      expect_error(hloc_execute(exe, mixed, 2, NULL, results, 2), HLOC_ERROR_INVALID_ARGUMENT,
+                   "argument 1 is on cuda:0", "device buffer to a host executable");
+      hloc_buffer_destroy(on_device);
+    }
+    expect_error(hloc_buffer_allocate_device(NULL, HLOC_F32, dims, 2, 0, &on_device),
+                 HLOC_ERROR_INVALID_ARGUMENT, "client is NULL", "allocate without client");
+    expect_error(hloc_buffer_allocate_device(client, HLOC_F32, dims, 2, -1, &on_device),
+                 HLOC_ERROR_INVALID_ARGUMENT, "no CUDA device -1", "negative device");
+    expect_error(hloc_buffer_copy_to_device(client, NULL, 0, &on_device),
+                 HLOC_ERROR_INVALID_ARGUMENT, "source is NULL", "copy NULL to device");
+    expect_error(hloc_buffer_location(args[0], NULL), HLOC_ERROR_INVALID_ARGUMENT,
+                 "location is NULL", "location NULL");
+
     hloc_buffer_destroy(args[0]);
     hloc_buffer_destroy(args[1]);
     CHECK(releases == 1, "release called %d times", releases);

@@ -8,6 +8,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <list>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <utility>
 
@@ -23,6 +25,7 @@
 #include "hlo/text_printer.h"
 #include "hlo/verifier.h"
 #include "passes/sharding/shard_map_to_per_device.h"
+#include "runtime/cuda/cuda_device.h"
 
 namespace hloc {
 namespace api {
@@ -104,6 +107,30 @@ class ClientState {
     while (static_cast<int>(cache.size()) > options.compile_cache_capacity) cache.pop_back();
   }
 
+  std::mutex devices_mu;
+  std::map<int, std::shared_ptr<cuda::CudaDevice>> devices;  // By ordinal, opened on use.
+
+  absl::StatusOr<std::shared_ptr<cuda::CudaDevice>> Device(int ordinal) {
+    if (ordinal < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("no CUDA device ", ordinal));
+    }
+    std::lock_guard<std::mutex> lock(devices_mu);
+    auto it = devices.find(ordinal);
+    if (it != devices.end()) return it->second;
+    if (std::string reason = cuda::NoGpuReason(); !reason.empty()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("no device memory on cuda:", ordinal, ": ", reason));
+    }
+    absl::StatusOr<std::unique_ptr<cuda::CudaDevice>> opened = cuda::CudaDevice::Open(ordinal);
+    if (!opened.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "cannot open cuda:", ordinal, ": ", opened.status().message()));
+    }
+    std::shared_ptr<cuda::CudaDevice> device = *std::move(opened);
+    devices.emplace(ordinal, device);
+    return device;
+  }
+
   absl::StatusOr<HostTargetContext> Host() {
     std::lock_guard<std::mutex> lock(host_mu);
     if (host.kernel_compiler == nullptr) {
@@ -114,6 +141,11 @@ class ClientState {
     return host;
   }
 };
+
+absl::StatusOr<std::shared_ptr<cuda::CudaDevice>> ClientAccess::Device(Client& client,
+                                                                        int ordinal) {
+  return client.state_->Device(ordinal);
+}
 
 Client::Client(std::unique_ptr<ClientState> state) : state_(std::move(state)) {}
 Client::~Client() = default;
@@ -234,7 +266,9 @@ absl::StatusOr<std::shared_ptr<Executable>> Client::Compile(const ModuleSource& 
     if (!host.ok()) return host.status();
     impl = CompileForHostTarget(**module, options, *host);
   } else if (backend == Backend::kCuda) {
-    impl = CompileForCudaTarget(**module, options);
+    absl::StatusOr<std::shared_ptr<cuda::CudaDevice>> buffers_device = state_->Device(0);
+    if (!buffers_device.ok()) return buffers_device.status();
+    impl = CompileForCudaTarget(**module, options, *std::move(buffers_device));
   } else {
     impl = CompileForInterpreterTarget(**module, state_->options.num_threads);
   }

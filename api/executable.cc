@@ -49,7 +49,10 @@ bool SameDims(absl::Span<const int64_t> a, const std::vector<int64_t>& b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin());
 }
 
-bool Overlap(const ArrayView& a, const ArrayView& b) {
+// `a_place`, `b_place`: 0 host memory, 1 the executable's device (addresses
+// in different places never overlap).
+bool Overlap(const ArrayView& a, char a_place, const ArrayView& b, char b_place) {
+  if (a_place != b_place) return false;
   const int64_t a_bytes = ViewBytes(a), b_bytes = ViewBytes(b);
   if (a_bytes == 0 || b_bytes == 0) return false;
   const auto* pa = static_cast<const char*>(a.data);
@@ -57,16 +60,41 @@ bool Overlap(const ArrayView& a, const ArrayView& b) {
   return pa < pb + b_bytes && pb < pa + a_bytes;
 }
 
-absl::StatusOr<Views> BufferViews(absl::Span<const Buffer> buffers, const char* what) {
-  Views views;
-  views.reserve(buffers.size());
+// Views of the buffers (a device buffer's view holds its device address)
+// and where each is: 0 host, 1 the executable's device. A device buffer
+// anywhere else is an error.
+absl::Status BufferViews(absl::Span<const Buffer> buffers, const char* what,
+                         const ExecutableImpl& impl, Views* views, Flags* places) {
+  views->reserve(buffers.size());
+  places->assign(buffers.size(), 0);
+  const Location target = impl.location();
   for (size_t i = 0; i < buffers.size(); ++i) {
-    if (!buffers[i].valid()) {
+    const Buffer& buffer = buffers[i];
+    if (!buffer.valid()) {
       return absl::InvalidArgumentError(absl::StrCat(what, " ", i, " is an empty Buffer"));
     }
-    views.push_back(ArrayView{buffers[i].type(), buffers[i].dims(), buffers[i].data()});
+    if (buffer.on_device()) {
+      const Location where = buffer.location();
+      if (target.is_host()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            what, " ", i, " is on ", where.ToString(), "; this executable (",
+            BackendName(impl.stats.backend),
+            " backend) takes host buffers (Buffer::ToHost copies one to the host)"));
+      }
+      if (where != target) {
+        return absl::InvalidArgumentError(absl::StrCat(what, " ", i, " is on ", where.ToString(),
+                                                       ", the executable runs on ",
+                                                       target.ToString()));
+      }
+      (*places)[i] = 1;
+    }
+    views->push_back(ArrayView{buffer.type(), buffer.dims(), BufferAccess::address(buffer)});
   }
-  return views;
+  return absl::OkStatus();
+}
+
+bool Any(const Flags& flags) {
+  return std::any_of(flags.begin(), flags.end(), [](char f) { return f != 0; });
 }
 
 absl::Status CheckArguments(absl::Span<const ArrayView> arguments,
@@ -98,7 +126,7 @@ absl::Status CheckArguments(absl::Span<const ArrayView> arguments,
 // Which arguments the caller donates, checked: in range, and sharing no
 // memory with another argument (a donated argument's bytes get overwritten).
 absl::StatusOr<Flags> DonatedArguments(absl::Span<const ArrayView> arguments,
-                                       const ExecuteOptions& options) {
+                                       const Flags& places, const ExecuteOptions& options) {
   Flags donated(arguments.size(), 0);
   for (int index : options.donated_arguments) {
     if (index < 0 || static_cast<size_t>(index) >= arguments.size()) {
@@ -107,7 +135,7 @@ absl::StatusOr<Flags> DonatedArguments(absl::Span<const ArrayView> arguments,
                                                      " arguments)"));
     }
     for (size_t k = 0; k < arguments.size(); ++k) {
-      if (k != static_cast<size_t>(index) && Overlap(arguments[index], arguments[k])) {
+      if (k != static_cast<size_t>(index) && Overlap(arguments[index], places[index], arguments[k], places[k])) {
         return absl::InvalidArgumentError(absl::StrCat(
             "donated argument ", index, " shares memory with argument ", k));
       }
@@ -124,62 +152,17 @@ absl::InlinedVector<const void*, 8> ArgumentPointers(absl::Span<const ArrayView>
   return pointers;
 }
 
-}  // namespace
 
-Executable::Executable(std::unique_ptr<ExecutableImpl> impl) : impl_(std::move(impl)) {}
-Executable::~Executable() = default;
-
-absl::StatusOr<std::vector<Buffer>> Executable::Execute(absl::Span<const Buffer> arguments,
-                                                        const ExecuteOptions& options) const {
-  absl::StatusOr<Views> views = BufferViews(arguments, "argument");
-  if (!views.ok()) return views.status();
-  if (absl::Status ok = CheckArguments(*views, impl_->parameters); !ok.ok()) return ok;
-  absl::StatusOr<Flags> donated = DonatedArguments(*views, options);
+// ExecuteInto's checks and run, for arguments and results in `*_places`
+// (0 host, 1 the executable's device).
+absl::Status ExecuteIntoPlaces(const ExecutableImpl& impl, absl::Span<const ArrayView> arguments,
+                               const Flags& argument_places, absl::Span<const ArrayView> results,
+                               const Flags& result_places, const ExecuteOptions& options) {
+  if (absl::Status ok = CheckArguments(arguments, impl.parameters); !ok.ok()) return ok;
+  absl::StatusOr<Flags> donated = DonatedArguments(arguments, argument_places, options);
   if (!donated.ok()) return donated.status();
-
-  std::vector<Buffer> results;
-  results.reserve(impl_->results.size());
-  Flags used(arguments.size(), 0);
-  for (size_t j = 0; j < impl_->results.size(); ++j) {
-    const int64_t k = impl_->AliasedParameter(static_cast<int64_t>(j));
-    if (k >= 0 && static_cast<size_t>(k) < arguments.size() && (*donated)[k] && !used[k] &&
-        arguments[k].byte_size() == impl_->results[j].byte_size()) {
-      used[k] = 1;
-      results.push_back(BufferSharing(arguments[k], impl_->results[j]));
-      continue;
-    }
-    absl::StatusOr<Buffer> fresh =
-        Buffer::AllocateHost(impl_->results[j].type, impl_->results[j].dims);
-    if (!fresh.ok()) return fresh.status();
-    results.push_back(*std::move(fresh));
-  }
-  absl::InlinedVector<void*, 8> outputs;
-  outputs.reserve(results.size());
-  for (const Buffer& result : results) outputs.push_back(result.data());
-  if (absl::Status ran = impl_->Run(ArgumentPointers(*views), outputs, options); !ran.ok()) {
-    return ran;
-  }
-  return results;
-}
-
-absl::Status Executable::ExecuteInto(absl::Span<const Buffer> arguments,
-                                     absl::Span<const Buffer> results,
-                                     const ExecuteOptions& options) const {
-  absl::StatusOr<Views> argument_views = BufferViews(arguments, "argument");
-  if (!argument_views.ok()) return argument_views.status();
-  absl::StatusOr<Views> result_views = BufferViews(results, "result buffer");
-  if (!result_views.ok()) return result_views.status();
-  return ExecuteInto(*argument_views, *result_views, options);
-}
-
-absl::Status Executable::ExecuteInto(absl::Span<const ArrayView> arguments,
-                                     absl::Span<const ArrayView> results,
-                                     const ExecuteOptions& options) const {
-  if (absl::Status ok = CheckArguments(arguments, impl_->parameters); !ok.ok()) return ok;
-  absl::StatusOr<Flags> donated = DonatedArguments(arguments, options);
-  if (!donated.ok()) return donated.status();
-  if (results.size() != impl_->results.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("the executable has ", impl_->results.size(),
+  if (results.size() != impl.results.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("the executable has ", impl.results.size(),
                                                    " results, got ", results.size(),
                                                    " result buffers"));
   }
@@ -188,7 +171,7 @@ absl::Status Executable::ExecuteInto(absl::Span<const ArrayView> arguments,
   outputs.reserve(results.size());
   for (size_t j = 0; j < results.size(); ++j) {
     const ArrayView& result = results[j];
-    const ArraySpec& spec = impl_->results[j];
+    const ArraySpec& spec = impl.results[j];
     if (result.type != spec.type || !SameDims(result.dims, spec.dims)) {
       return absl::InvalidArgumentError(absl::StrCat("result buffer ", j, " is ",
                                                      ViewString(result), ", result ", j, " is ",
@@ -198,14 +181,14 @@ absl::Status Executable::ExecuteInto(absl::Span<const ArrayView> arguments,
       return absl::InvalidArgumentError(absl::StrCat("result buffer ", j, " has no memory"));
     }
     for (size_t i = 0; i < j; ++i) {
-      if (Overlap(result, results[i])) {
+      if (Overlap(result, result_places[j], results[i], result_places[i])) {
         return absl::InvalidArgumentError(
             absl::StrCat("result buffers ", i, " and ", j, " share memory"));
       }
     }
-    const int64_t aliased = impl_->AliasedParameter(static_cast<int64_t>(j));
+    const int64_t aliased = impl.AliasedParameter(static_cast<int64_t>(j));
     for (size_t k = 0; k < arguments.size(); ++k) {
-      if (!Overlap(result, arguments[k])) continue;
+      if (!Overlap(result, result_places[j], arguments[k], argument_places[k])) continue;
       const bool allowed = static_cast<int64_t>(k) == aliased && (*donated)[k] && !used[k] &&
                            result.data == arguments[k].data &&
                            ViewBytes(result) == ViewBytes(arguments[k]);
@@ -218,7 +201,99 @@ absl::Status Executable::ExecuteInto(absl::Span<const ArrayView> arguments,
     }
     outputs.push_back(result.data);
   }
-  return impl_->Run(ArgumentPointers(arguments), outputs, options);
+  if (Any(argument_places) || Any(result_places)) {
+    return impl.RunWithDeviceMemory(ArgumentPointers(arguments), outputs, argument_places,
+                                    result_places, options);
+  }
+  return impl.Run(ArgumentPointers(arguments), outputs, options);
+}
+
+}  // namespace
+
+Executable::Executable(std::unique_ptr<ExecutableImpl> impl) : impl_(std::move(impl)) {}
+Executable::~Executable() = default;
+
+absl::StatusOr<std::vector<Buffer>> Executable::Execute(absl::Span<const Buffer> arguments,
+                                                        const ExecuteOptions& options) const {
+  Views views;
+  Flags places;
+  if (absl::Status ok = BufferViews(arguments, "argument", *impl_, &views, &places); !ok.ok()) {
+    return ok;
+  }
+  if (absl::Status ok = CheckArguments(views, impl_->parameters); !ok.ok()) return ok;
+  absl::StatusOr<Flags> donated = DonatedArguments(views, places, options);
+  if (!donated.ok()) return donated.status();
+  bool on_device = false;
+  switch (options.results) {
+    case ResultLocation::kAuto: on_device = Any(places); break;
+    case ResultLocation::kHost: on_device = false; break;
+    case ResultLocation::kDevice:
+      if (impl_->location().is_host()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "results on the device were asked for, but this executable (",
+            BackendName(impl_->stats.backend), " backend) runs on the host"));
+      }
+      on_device = true;
+      break;
+  }
+
+  std::vector<Buffer> results;
+  results.reserve(impl_->results.size());
+  Flags used(arguments.size(), 0);
+  for (size_t j = 0; j < impl_->results.size(); ++j) {
+    const int64_t k = impl_->AliasedParameter(static_cast<int64_t>(j));
+    if (k >= 0 && static_cast<size_t>(k) < arguments.size() && (*donated)[k] && !used[k] &&
+        places[k] == static_cast<char>(on_device) &&
+        arguments[k].byte_size() == impl_->results[j].byte_size()) {
+      used[k] = 1;
+      results.push_back(BufferSharing(arguments[k], impl_->results[j]));
+      continue;
+    }
+    absl::StatusOr<Buffer> fresh =
+        on_device ? impl_->AllocateOnTargetDevice(impl_->results[j])
+                  : Buffer::AllocateHost(impl_->results[j].type, impl_->results[j].dims);
+    if (!fresh.ok()) return fresh.status();
+    results.push_back(*std::move(fresh));
+  }
+  absl::InlinedVector<void*, 8> outputs;
+  outputs.reserve(results.size());
+  for (const Buffer& result : results) outputs.push_back(BufferAccess::address(result));
+  absl::Status ran;
+  if (on_device || Any(places)) {
+    const Flags output_places(results.size(), static_cast<char>(on_device));
+    ran = impl_->RunWithDeviceMemory(ArgumentPointers(views), outputs, places, output_places,
+                                     options);
+  } else {
+    ran = impl_->Run(ArgumentPointers(views), outputs, options);
+  }
+  if (!ran.ok()) return ran;
+  return results;
+}
+
+absl::Status Executable::ExecuteInto(absl::Span<const Buffer> arguments,
+                                     absl::Span<const Buffer> results,
+                                     const ExecuteOptions& options) const {
+  Views argument_views, result_views;
+  Flags argument_places, result_places;
+  if (absl::Status ok =
+          BufferViews(arguments, "argument", *impl_, &argument_views, &argument_places);
+      !ok.ok()) {
+    return ok;
+  }
+  if (absl::Status ok =
+          BufferViews(results, "result buffer", *impl_, &result_views, &result_places);
+      !ok.ok()) {
+    return ok;
+  }
+  return ExecuteIntoPlaces(*impl_, argument_views, argument_places, result_views, result_places,
+                           options);
+}
+
+absl::Status Executable::ExecuteInto(absl::Span<const ArrayView> arguments,
+                                     absl::Span<const ArrayView> results,
+                                     const ExecuteOptions& options) const {
+  return ExecuteIntoPlaces(*impl_, arguments, Flags(arguments.size(), 0), results,
+                           Flags(results.size(), 0), options);
 }
 
 const std::vector<ArraySpec>& Executable::parameters() const { return impl_->parameters; }
@@ -235,6 +310,7 @@ std::string Executable::Report() const { return impl_->report; }
 const Stats& Executable::stats() const { return impl_->stats; }
 const MeshShardings* Executable::mesh_shardings() const { return impl_->mesh_shardings.get(); }
 const std::string& Executable::fingerprint() const { return impl_->fingerprint; }
+Location Executable::location() const { return impl_->location(); }
 
 std::string Stats::ToString() const {
   std::string out = absl::StrCat(

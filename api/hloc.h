@@ -122,12 +122,62 @@ struct ArrayView {
   void* data = nullptr;
 };
 
-// A dense row-major array in host memory. Copies share the memory. Memory is
-// either hloc's (AllocateHost, results) or the caller's (WrapHost: not
-// copied; `release` runs when the last Buffer sharing it goes away).
+class Client;
+
+// Where a Buffer's memory is: host memory, or CUDA device `device`'s.
+struct Location {
+  enum class Kind { kHost, kCuda };
+  Kind kind = Kind::kHost;
+  int device = 0;  // The CUDA device ordinal (kCuda only).
+  bool is_host() const { return kind == Kind::kHost; }
+  std::string ToString() const;  // "host", "cuda:0"
+  bool operator==(const Location& other) const {
+    return kind == other.kind && (kind == Kind::kHost || device == other.device);
+  }
+  bool operator!=(const Location& other) const { return !(*this == other); }
+};
+
+// A dense row-major array in host memory or on a CUDA device. Copies share
+// the memory. Host memory is either hloc's (AllocateHost, results) or the
+// caller's (WrapHost: not copied; `release` runs when the last Buffer
+// sharing it goes away). Device memory comes from the device's allocator
+// (cuMemAlloc in the device's primary context, so other CUDA code in the
+// process can use the pointer) and is freed there when the last Buffer
+// sharing it goes away; it is read and written only through explicit copies
+// (ToHost, CopyToHost, ToDevice) or by running an executable on it.
+//
+// A cuda Executable takes host and device arguments alike; device ones are
+// read on the device, never through the host (ExecuteOptions::results says
+// where results go). Host and interpreter executables take host buffers
+// only: a device buffer there is an InvalidArgument error naming it.
 class Buffer {
  public:
   Buffer() = default;
+  // Uninitialized device memory for `type[dims]` on CUDA device `device`.
+  // FailedPrecondition when there is no such device (no driver, no GPU).
+  static absl::StatusOr<Buffer> AllocateDevice(Client& client, PrimitiveType type,
+                                               std::vector<int64_t> dims, int device = 0);
+  // A device buffer holding a copy of `data` (byte_size() host bytes).
+  static absl::StatusOr<Buffer> CopyToDevice(Client& client, PrimitiveType type,
+                                             std::vector<int64_t> dims, const void* data,
+                                             int device = 0);
+  // The caller's device memory (another framework's CUDA array), not
+  // copied: `pointer` is a CUdeviceptr on CUDA device `device`, aligned to
+  // the element size, valid until `release` runs (when the last Buffer
+  // sharing it goes away). Work already queued on the device (the caller's
+  // writes to it) is waited for here; later writes by the caller must not
+  // overlap an Execute reading it.
+  static absl::StatusOr<Buffer> WrapDevice(Client& client, PrimitiveType type,
+                                           std::vector<int64_t> dims, uint64_t pointer,
+                                           int device = 0,
+                                           std::function<void()> release = nullptr);
+  // A copy of this buffer (host or device) on CUDA device `device`.
+  absl::StatusOr<Buffer> ToDevice(Client& client, int device = 0) const;
+  // A host copy of this buffer (a host buffer is copied too).
+  absl::StatusOr<Buffer> ToHost() const;
+  // Copies the contents into byte_size() bytes of host memory; waits for
+  // the copy.
+  absl::Status CopyToHost(void* destination) const;
   static absl::StatusOr<Buffer> AllocateHost(PrimitiveType type, std::vector<int64_t> dims);
   // `data` must be aligned to the element size and hold byte_size() bytes.
   static absl::StatusOr<Buffer> WrapHost(PrimitiveType type, std::vector<int64_t> dims,
@@ -140,23 +190,46 @@ class Buffer {
   PrimitiveType type() const { return spec_.type; }
   const std::vector<int64_t>& dims() const { return spec_.dims; }
   int64_t byte_size() const { return spec_.byte_size(); }
-  void* data() const { return data_; }
+  // Host memory; null for a device buffer (see device_pointer()).
+  void* data() const { return on_device_ ? nullptr : data_; }
+  Location location() const;
+  bool on_device() const { return on_device_; }
+  // A device buffer's address (a CUdeviceptr, for interop with other CUDA
+  // code; valid while a Buffer sharing the memory lives); 0 for host ones.
+  uint64_t device_pointer() const {
+    return on_device_ ? static_cast<uint64_t>(reinterpret_cast<uintptr_t>(data_)) : 0;
+  }
   // True when the memory is hloc's (not wrapped caller memory).
   bool owned_by_hloc() const;
 
  private:
   struct Storage;
   friend struct BufferAccess;
-  Buffer(ArraySpec spec, std::shared_ptr<Storage> storage, void* data)
-      : spec_(std::move(spec)), storage_(std::move(storage)), data_(data) {}
+  Buffer(ArraySpec spec, std::shared_ptr<Storage> storage, void* data, bool on_device = false)
+      : spec_(std::move(spec)), storage_(std::move(storage)), data_(data), on_device_(on_device) {}
   ArraySpec spec_;
   std::shared_ptr<Storage> storage_;
-  void* data_ = nullptr;
+  void* data_ = nullptr;  // Host address, or a device buffer's CUdeviceptr.
+  bool on_device_ = false;
 };
 
 struct Profile;  // api/profile.h
 
+// Where an Executable's results go (ExecuteOptions::results).
+enum class ResultLocation {
+  // On the device when any argument is a device buffer, else on the host:
+  // code that keeps its arrays on the GPU gets results there, and code that
+  // passes host arrays reads results as before.
+  kAuto,
+  kHost,
+  kDevice,  // The executable's device; cuda executables only.
+};
+
 struct ExecuteOptions {
+  // Where Execute puts results (ExecuteInto writes where its result
+  // Buffers are). A result computed in a donated argument's memory stays
+  // there when that is where results go; otherwise it is a fresh buffer.
+  ResultLocation results = ResultLocation::kAuto;
   // Arguments the caller gives up: a result the module aliases with one
   // (input_output_alias) is computed in its memory and returned sharing it.
   // A donated argument's contents are undefined afterwards.
@@ -209,7 +282,9 @@ class Executable {
  public:
   ~Executable();
   // Runs once. `arguments` are the parameters' array leaves (see the top of
-  // this file); the result is the root's array leaves. Thread-safe.
+  // this file); the result is the root's array leaves. Arguments may be
+  // device buffers on the executable's device when it is a cuda one (see
+  // Buffer). Thread-safe.
   absl::StatusOr<std::vector<Buffer>> Execute(absl::Span<const Buffer> arguments,
                                               const ExecuteOptions& options = {}) const;
   // Runs once, writing the results into the caller's `results` (one Buffer
@@ -219,7 +294,8 @@ class Executable {
   // and arguments, or between results, is an error. Thread-safe.
   absl::Status ExecuteInto(absl::Span<const Buffer> arguments, absl::Span<const Buffer> results,
                            const ExecuteOptions& options = {}) const;
-  // The same on views, with the same checks and no allocation per array.
+  // The same on views (host memory only), with the same checks and no
+  // allocation per array.
   absl::Status ExecuteInto(absl::Span<const ArrayView> arguments,
                            absl::Span<const ArrayView> results,
                            const ExecuteOptions& options = {}) const;
@@ -243,6 +319,8 @@ class Executable {
   const MeshShardings* mesh_shardings() const;
   // Hex fingerprint of module + options + target (the cache key).
   const std::string& fingerprint() const;
+  // Where the executable runs: cuda:N for cuda executables, else host.
+  Location location() const;
 
  private:
   friend class Client;
@@ -275,6 +353,7 @@ class Client {
   int64_t cache_hits() const;
 
  private:
+  friend struct ClientAccess;
   explicit Client(std::unique_ptr<ClientState> state);
   std::unique_ptr<ClientState> state_;
 };

@@ -363,6 +363,84 @@ size_t hloc_buffer_byte_size(const hloc_buffer* buffer) {
   return buffer == nullptr ? 0 : static_cast<size_t>(buffer->buffer.byte_size());
 }
 
+hloc_error* hloc_buffer_allocate_device(hloc_client* client, hloc_element_type type,
+                                        const int64_t* dims, size_t rank, int device,
+                                        hloc_buffer** buffer) {
+  return Guard([&]() -> hloc_error* {
+    if (buffer == nullptr) return NullArgument("hloc_buffer_allocate_device", "buffer");
+    *buffer = nullptr;
+    if (client == nullptr) return NullArgument("hloc_buffer_allocate_device", "client");
+    std::vector<int64_t> shape;
+    if (hloc_error* error = Dims(dims, rank, &shape)) return error;
+    absl::StatusOr<Buffer> allocated = Buffer::AllocateDevice(
+        *client->client, static_cast<hloc::PrimitiveType>(type), std::move(shape), device);
+    if (!allocated.ok()) return FromStatus(allocated.status());
+    *buffer = new hloc_buffer{*std::move(allocated)};
+    return nullptr;
+  });
+}
+
+hloc_error* hloc_buffer_copy_to_device(hloc_client* client, const hloc_buffer* source,
+                                       int device, hloc_buffer** copy) {
+  return Guard([&]() -> hloc_error* {
+    if (copy == nullptr) return NullArgument("hloc_buffer_copy_to_device", "copy");
+    *copy = nullptr;
+    if (client == nullptr) return NullArgument("hloc_buffer_copy_to_device", "client");
+    if (source == nullptr) return NullArgument("hloc_buffer_copy_to_device", "source");
+    absl::StatusOr<Buffer> copied = source->buffer.ToDevice(*client->client, device);
+    if (!copied.ok()) return FromStatus(copied.status());
+    *copy = new hloc_buffer{*std::move(copied)};
+    return nullptr;
+  });
+}
+
+hloc_error* hloc_buffer_to_host(const hloc_buffer* source, hloc_buffer** copy) {
+  return Guard([&]() -> hloc_error* {
+    if (copy == nullptr) return NullArgument("hloc_buffer_to_host", "copy");
+    *copy = nullptr;
+    if (source == nullptr) return NullArgument("hloc_buffer_to_host", "source");
+    absl::StatusOr<Buffer> copied = source->buffer.ToHost();
+    if (!copied.ok()) return FromStatus(copied.status());
+    *copy = new hloc_buffer{*std::move(copied)};
+    return nullptr;
+  });
+}
+
+hloc_error* hloc_buffer_copy_to_host(const hloc_buffer* buffer, void* destination, size_t size) {
+  return Guard([&]() -> hloc_error* {
+    if (buffer == nullptr) return NullArgument("hloc_buffer_copy_to_host", "buffer");
+    const size_t bytes = static_cast<size_t>(buffer->buffer.byte_size());
+    if (size != bytes) {
+      return MakeError(HLOC_ERROR_INVALID_ARGUMENT,
+                       absl::StrCat("hloc_buffer_copy_to_host: size is ", size, ", the buffer ",
+                                    buffer->buffer.spec().ToString(), " holds ", bytes,
+                                    " bytes"));
+    }
+    if (destination == nullptr && bytes > 0) {
+      return NullArgument("hloc_buffer_copy_to_host", "destination");
+    }
+    return FromStatus(buffer->buffer.CopyToHost(destination));
+  });
+}
+
+hloc_error* hloc_buffer_location(const hloc_buffer* buffer, hloc_location* location) {
+  return Guard([&]() -> hloc_error* {
+    if (buffer == nullptr) return NullArgument("hloc_buffer_location", "buffer");
+    if (location == nullptr) return NullArgument("hloc_buffer_location", "location");
+    const hloc::api::Location where = buffer->buffer.location();
+    hloc_location out;
+    out.struct_size = sizeof(out);
+    out.kind = where.is_host() ? HLOC_LOCATION_HOST : HLOC_LOCATION_CUDA;
+    out.device = where.is_host() ? 0 : where.device;
+    std::memcpy(location, &out, std::min(location->struct_size, sizeof(out)));
+    return nullptr;
+  });
+}
+
+uint64_t hloc_buffer_device_pointer(const hloc_buffer* buffer) {
+  return buffer == nullptr ? 0 : buffer->buffer.device_pointer();
+}
+
 hloc_error* hloc_buffer_spec(const hloc_buffer* buffer, hloc_array_spec* spec) {
   return Guard([&]() -> hloc_error* {
     if (buffer == nullptr) return NullArgument("hloc_buffer_spec", "buffer");
@@ -408,6 +486,18 @@ hloc_error* DecodeExecute(const char* caller, hloc_buffer* const* arguments,
   }
   if (HLOC_HAS(options, hloc_execute_options, max_while_iterations)) {
     cpp->max_while_iterations = options->max_while_iterations;
+  }
+  if (HLOC_HAS(options, hloc_execute_options, results)) {
+    switch (options->results) {
+      case HLOC_RESULTS_AUTO: cpp->results = hloc::api::ResultLocation::kAuto; break;
+      case HLOC_RESULTS_HOST: cpp->results = hloc::api::ResultLocation::kHost; break;
+      case HLOC_RESULTS_DEVICE: cpp->results = hloc::api::ResultLocation::kDevice; break;
+      default:
+        return MakeError(HLOC_ERROR_INVALID_ARGUMENT,
+                         absl::StrCat(caller, ": options->results is ",
+                                      static_cast<int>(options->results),
+                                      " (have: 0 auto, 1 host, 2 device)"));
+    }
   }
   return nullptr;
 }

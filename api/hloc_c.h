@@ -29,7 +29,11 @@ extern "C" {
 #endif
 
 #define HLOC_C_API_MAJOR 0
-#define HLOC_C_API_MINOR 2  /* 2: hloc_compile_options.devices, hloc_stats.devices */
+#define HLOC_C_API_MINOR 3
+/* 2: hloc_compile_options.devices, hloc_stats.devices.
+ * 3: device buffers (hloc_buffer_allocate_device, ..._copy_to_device,
+ *    ..._to_host, ..._copy_to_host, ..._location, ..._device_pointer) and
+ *    hloc_execute_options.results. */
 
 typedef struct hloc_error hloc_error;
 typedef struct hloc_client hloc_client;
@@ -155,11 +159,51 @@ void* hloc_buffer_data(const hloc_buffer* buffer);
 size_t hloc_buffer_byte_size(const hloc_buffer* buffer);
 hloc_error* hloc_buffer_spec(const hloc_buffer* buffer, hloc_array_spec* spec);
 
+/* Device buffers: memory on a CUDA device (cuMemAlloc in the device's
+ * primary context), freed when the last handle sharing it is destroyed.
+ * They are read and written through explicit copies, or by running a cuda
+ * executable on them (device arguments are read on the device, never
+ * through the host). Host and interpreter executables take host buffers
+ * only: a device buffer there is HLOC_ERROR_INVALID_ARGUMENT. Without a
+ * usable GPU, allocating one is HLOC_ERROR_UNAVAILABLE. */
+typedef enum { HLOC_LOCATION_HOST = 0, HLOC_LOCATION_CUDA = 1 } hloc_location_kind;
+
+typedef struct {
+  size_t struct_size;
+  hloc_location_kind kind;
+  int device; /* CUDA ordinal (HLOC_LOCATION_CUDA only) */
+} hloc_location;
+
+/* Uninitialized memory on CUDA device `device`. */
+hloc_error* hloc_buffer_allocate_device(hloc_client* client, hloc_element_type type,
+                                        const int64_t* dims, size_t rank, int device,
+                                        hloc_buffer** buffer);
+/* A copy of `source` (host or device) on CUDA device `device`. */
+hloc_error* hloc_buffer_copy_to_device(hloc_client* client, const hloc_buffer* source,
+                                       int device, hloc_buffer** copy);
+/* A host copy of `source` (host or device). */
+hloc_error* hloc_buffer_to_host(const hloc_buffer* source, hloc_buffer** copy);
+/* Copies the contents into `size` bytes at `destination` (exactly the
+ * buffer's byte size); returns when the copy is done. */
+hloc_error* hloc_buffer_copy_to_host(const hloc_buffer* buffer, void* destination, size_t size);
+/* Fills the first location->struct_size bytes. */
+hloc_error* hloc_buffer_location(const hloc_buffer* buffer, hloc_location* location);
+/* A device buffer's address (a CUdeviceptr, valid while the buffer lives);
+ * 0 for host buffers and NULL. hloc_buffer_data is NULL for device buffers. */
+uint64_t hloc_buffer_device_pointer(const hloc_buffer* buffer);
+
+typedef enum {
+  HLOC_RESULTS_AUTO = 0,  /* on the device when any argument is a device buffer */
+  HLOC_RESULTS_HOST = 1,
+  HLOC_RESULTS_DEVICE = 2 /* the executable's device (cuda executables only) */
+} hloc_result_location;
+
 typedef struct {
   size_t struct_size;
   const size_t* donated_arguments; /* arguments whose memory results may take */
   size_t num_donated_arguments;
   int64_t max_while_iterations;    /* 0: no limit */
+  hloc_result_location results;    /* where hloc_execute puts results (minor 3) */
 } hloc_execute_options;
 
 /* Runs once; thread-safe. `results` has room for num_results handles, each

@@ -205,19 +205,42 @@ class InterpreterImpl : public ExecutableImpl {
 
 class CudaImpl : public ExecutableImpl {
  public:
-  CudaImpl(std::unique_ptr<cuda::CudaDevice> device, std::unique_ptr<gpu::GpuProgram> program)
-      : device_(std::move(device)), program_(std::move(program)) {}
+  CudaImpl(std::unique_ptr<cuda::CudaDevice> device,
+           std::shared_ptr<cuda::CudaDevice> buffers_device,
+           std::unique_ptr<gpu::GpuProgram> program)
+      : device_(std::move(device)),
+        buffers_device_(std::move(buffers_device)),
+        program_(std::move(program)) {}
   ~CudaImpl() override { program_.reset(); }  // Device memory goes before the device.
 
   absl::Status Run(absl::Span<const void* const> parameters, absl::Span<void* const> outputs,
                    const ExecuteOptions& options) const override {
+    return RunWithDeviceMemory(parameters, outputs, {}, {}, options);
+  }
+
+  absl::Status RunWithDeviceMemory(absl::Span<const void* const> parameters,
+                                   absl::Span<void* const> outputs,
+                                   absl::Span<const char> parameter_on_device,
+                                   absl::Span<const char> output_on_device,
+                                   const ExecuteOptions& options) const override {
     if (options.profile != nullptr) return ProfileUnsupported("cuda");
     std::lock_guard<std::mutex> lock(mu_);  // One arena per executable.
-    return program_->executable().Execute(parameters, outputs);
+    return program_->executable().Execute(parameters, outputs, parameter_on_device,
+                                          output_on_device);
+  }
+
+  Location location() const override {
+    return Location{Location::Kind::kCuda, device_->info().ordinal};
+  }
+
+  absl::StatusOr<Buffer> AllocateOnTargetDevice(const ArraySpec& spec) const override {
+    return AllocateOnDevice(buffers_device_, spec);
   }
 
  private:
   std::unique_ptr<cuda::CudaDevice> device_;
+  // Results left on the device hold this one (the client's), not device_.
+  std::shared_ptr<cuda::CudaDevice> buffers_device_;
   std::unique_ptr<gpu::GpuProgram> program_;
   mutable std::mutex mu_;
 };
@@ -262,7 +285,8 @@ absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileForInterpreterTarget(
 }
 
 absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileForCudaTarget(
-    const HloModule& optimized, const CompileOptions& options) {
+    const HloModule& optimized, const CompileOptions& options,
+    std::shared_ptr<cuda::CudaDevice> buffers_device) {
   const std::string reason = gpu::GpuUnavailableReason();
   if (!reason.empty()) {
     return absl::FailedPreconditionError(absl::StrCat("the CUDA backend cannot run: ", reason));
@@ -293,7 +317,8 @@ absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileForCudaTarget(
   stats.interpreter_op_names = report.host;
   stats.peak_memory_bytes = program->executable().device_bytes();
   std::string text = program->PlanToString();
-  auto impl = std::make_unique<CudaImpl>(std::move(device), std::move(program));
+  auto impl = std::make_unique<CudaImpl>(std::move(device), std::move(buffers_device),
+                                         std::move(program));
   impl->stats = std::move(stats);
   impl->report = std::move(text);
   return impl;

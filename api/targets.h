@@ -16,6 +16,9 @@
 #include "runtime/thread_pool.h"
 
 namespace hloc {
+namespace cuda {
+class CudaDevice;
+}  // namespace cuda
 namespace api {
 
 // Pipeline names CompileOptions::pipeline takes.
@@ -37,8 +40,12 @@ absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileForHostTarget(
     const HloModule& optimized, const CompileOptions& options, const HostTargetContext& context);
 absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileForInterpreterTarget(
     const HloModule& module, int num_threads);
-absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileForCudaTarget(const HloModule& optimized,
-                                                                     const CompileOptions& options);
+// `buffers_device`: the client's handle on the device, which device results
+// are allocated and copied through (its own stream, so copies of results
+// never land on the stream a run is capturing into a CUDA graph).
+absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileForCudaTarget(
+    const HloModule& optimized, const CompileOptions& options,
+    std::shared_ptr<cuda::CudaDevice> buffers_device);
 
 // CompileOptions::devices != 1, or a shard_map module: `module` (verified;
 // rewritten here to the per-device module, then optimized) compiled for its

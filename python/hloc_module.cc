@@ -58,8 +58,9 @@ T Unwrap(absl::StatusOr<T> value) {
 }
 
 // Read-only arrays are taken too (jax arrays are); only donation writes,
-// and the Python side donates writable arrays only.
-using AnyArray = nb::ndarray<nb::ro, nb::device::cpu>;
+// and the Python side donates writable arrays only. CPU arrays are wrapped
+// as host buffers, CUDA ones (kDLCUDA) as device buffers.
+using AnyArray = nb::ndarray<nb::ro>;
 
 nb::list Specs(const std::vector<ArraySpec>& specs) {
   nb::list out;
@@ -100,10 +101,30 @@ nb::object ToNumpy(Buffer buffer) {
                                          nullptr, DlpackType(owner->type())));
 }
 
+// A device result as a DLPack-exporting array (nanobind's ndarray object:
+// __dlpack__ and __dlpack_device__ on kDLCUDA); it owns the Buffer.
+nb::object ToDeviceArray(Buffer buffer) {
+  auto* owner = new Buffer(std::move(buffer));
+  nb::capsule keep(owner, [](void* p) noexcept { delete static_cast<Buffer*>(p); });
+  std::vector<size_t> shape(owner->dims().begin(), owner->dims().end());
+  void* address = reinterpret_cast<void*>(static_cast<uintptr_t>(owner->device_pointer()));
+  return nb::cast(nb::ndarray<>(address, shape.size(), shape.data(), keep, nullptr,
+                                DlpackType(owner->type()), nb::device::cuda::value,
+                                owner->location().device));
+}
+
+ResultLocation ParseResultLocation(const std::string& where) {
+  if (where == "auto") return ResultLocation::kAuto;
+  if (where == "host") return ResultLocation::kHost;
+  if (where == "device") return ResultLocation::kDevice;
+  throw nb::value_error(
+      absl::StrCat("results='", where, "' (have: 'auto', 'host', 'device')").c_str());
+}
+
 class PyExecutable {
  public:
-  explicit PyExecutable(std::shared_ptr<Executable> executable)
-      : executable_(std::move(executable)) {}
+  PyExecutable(std::shared_ptr<Client> client, std::shared_ptr<Executable> executable)
+      : client_(std::move(client)), executable_(std::move(executable)) {}
 
   // `arguments[i]` is argument i: anything nanobind takes as a CPU ndarray
   // (numpy, the buffer protocol, __dlpack__), C-contiguous, of the
@@ -112,9 +133,13 @@ class PyExecutable {
   // (the Python side views them so). Anything else raises TypeError or
   // ValueError naming the argument; the Python side then converts what it
   // can and words the error.
-  nb::list Run(nb::handle arguments, const std::vector<int>& donated) {
-    std::vector<Buffer> buffers = WrapArguments(arguments);
+  // `results`: "auto" (on the device when any argument is a CUDA array),
+  // "host" or "device"; device results come back as DLPack arrays on the GPU.
+  nb::list Run(nb::handle arguments, const std::vector<int>& donated,
+               const std::string& results_at) {
     ExecuteOptions options;
+    options.results = ParseResultLocation(results_at);
+    std::vector<Buffer> buffers = WrapArguments(arguments);
     options.donated_arguments = donated;
     absl::StatusOr<std::vector<Buffer>> results;
     {
@@ -123,7 +148,10 @@ class PyExecutable {
     }
     if (!results.ok()) Raise(results.status());
     nb::list out;
-    for (Buffer& result : *results) out.append(ToNumpy(std::move(result)));
+    for (Buffer& result : *results) {
+      out.append(result.on_device() ? ToDeviceArray(std::move(result))
+                                    : ToNumpy(std::move(result)));
+    }
     return out;
   }
 
@@ -162,7 +190,13 @@ class PyExecutable {
       nb::object item = arguments[i];
       AnyArray array;
       if (!nb::try_cast<AnyArray>(item, array)) {
-        throw nb::type_error(absl::StrCat("argument ", i, ": not an array on the CPU").c_str());
+        throw nb::type_error(absl::StrCat("argument ", i, ": not an array").c_str());
+      }
+      const bool on_cuda = array.device_type() == nb::device::cuda::value;
+      if (!on_cuda && array.device_type() != nb::device::cpu::value) {
+        throw nb::type_error(absl::StrCat("argument ", i,
+                                          ": not an array on the CPU or a CUDA device")
+                                 .c_str());
       }
       const ArraySpec& spec = parameters[i];
       if (array.dtype() != DlpackType(spec.type)) {
@@ -186,13 +220,23 @@ class PyExecutable {
       }
       // The array object stays referenced until hloc lets go of the memory.
       PyObject* handle = nb::cast(array).release().ptr();
+      auto release = [handle] {
+        nb::gil_scoped_acquire gil;
+        Py_DECREF(handle);
+      };
       absl::StatusOr<Buffer> wrapped =
-          Buffer::WrapHost(spec.type, std::move(dims), const_cast<void*>(array.data()), [handle] {
-            nb::gil_scoped_acquire gil;
-            Py_DECREF(handle);
-          });
-      if (!wrapped.ok()) throw nb::value_error(absl::StrCat("argument ", i, ": ",
-                                                            wrapped.status().message()).c_str());
+          on_cuda ? Buffer::WrapDevice(*client_, spec.type, std::move(dims),
+                                       static_cast<uint64_t>(reinterpret_cast<uintptr_t>(
+                                           array.data())),
+                                       static_cast<int>(array.device_id()), release)
+                  : Buffer::WrapHost(spec.type, std::move(dims), const_cast<void*>(array.data()),
+                                     release);
+      if (!wrapped.ok()) {
+        Py_DECREF(handle);  // Never wrapped: nothing else lets go of it.
+        if (absl::IsFailedPrecondition(wrapped.status())) Raise(wrapped.status());
+        throw nb::value_error(
+            absl::StrCat("argument ", i, ": ", wrapped.status().message()).c_str());
+      }
       buffers.push_back(*std::move(wrapped));
     }
     return buffers;
@@ -220,6 +264,7 @@ class PyExecutable {
   std::shared_ptr<const Executable> shared() const { return executable_; }
 
  private:
+  std::shared_ptr<Client> client_;  // Device arrays are wrapped through it.
   std::shared_ptr<Executable> executable_;
 };
 
@@ -253,7 +298,7 @@ class PyClient {
           is_path ? ModuleSource::File(std::move(data)) : ModuleSource::Bytes(std::move(data)),
           options);
     }
-    return std::make_shared<PyExecutable>(Unwrap(std::move(compiled)));
+    return std::make_shared<PyExecutable>(client_, Unwrap(std::move(compiled)));
   }
 
   int64_t cache_hits() const { return client_->cache_hits(); }
@@ -278,7 +323,8 @@ NB_MODULE(_hloc, m) {
   });
 
   nb::class_<PyExecutable>(m, "_Executable")
-      .def("run", &PyExecutable::Run, nb::arg("arguments"), nb::arg("donated"))
+      .def("run", &PyExecutable::Run, nb::arg("arguments"), nb::arg("donated"),
+           nb::arg("results") = "auto")
       .def("profile", &PyExecutable::Profile, nb::arg("arguments"), nb::arg("repeats"),
            nb::arg("warmup"), nb::arg("rows"))
       .def_prop_ro("parameters", [](const PyExecutable& e) { return Specs(e.executable().parameters()); })

@@ -1,6 +1,7 @@
 """The hloc Python package: compile and run, zero-copy arguments and results,
 errors as exceptions, many threads on one Executable."""
 
+import ctypes
 import os
 import sys
 import tempfile
@@ -163,6 +164,80 @@ class ErrorTest(unittest.TestCase):
         ro.setflags(write=False)
         with self.assertRaises(ValueError):
             exe(ro, x, donate=[0])
+
+
+class _FakeCudaArray:
+    """A DLPack producer claiming f32[8] on cuda:0 at a made-up address: no
+    byte of it is ever read, as every path below fails before running."""
+
+    class _Device(ctypes.Structure):
+        _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+    class _DType(ctypes.Structure):
+        _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8),
+                    ("lanes", ctypes.c_uint16)]
+
+    _Deleter = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+    class _Managed(ctypes.Structure):
+        pass
+
+    _Managed._fields_ = [
+        ("data", ctypes.c_void_p), ("device", _Device), ("ndim", ctypes.c_int32),
+        ("dtype", _DType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64),
+        ("manager_ctx", ctypes.c_void_p), ("deleter", _Deleter)]
+
+    def __init__(self):
+        self._shape = (ctypes.c_int64 * 1)(8)
+        self._deleter = self._Deleter(lambda _: None)
+        self._managed = self._Managed(
+            0x7f0000000000, self._Device(2, 0), 1, self._DType(2, 32, 1), self._shape,
+            None, 0, None, self._deleter)
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+    def __dlpack__(self, **kwargs):
+        new = ctypes.pythonapi.PyCapsule_New
+        new.restype = ctypes.py_object
+        new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+        return new(ctypes.addressof(self._managed), b"dltensor", None)
+
+
+class DeviceArrayTest(unittest.TestCase):
+    """CUDA arrays in and out (DLPack kDLCUDA): the checks that need no GPU.
+    The GPU paths are api_cuda_device_test's (C++) on a GPU machine."""
+
+    def test_results_option(self):
+        exe = hloc.compile(ADD, backend="host")
+        x = np.ones(8, np.float32)
+        with self.assertRaises(ValueError) as cm:
+            exe(x, x, results="gpu")
+        self.assertIn("results='gpu'", str(cm.exception))
+        with self.assertRaises(ValueError) as cm:
+            exe(x, x, results="device")
+        self.assertIn("runs on the host", str(cm.exception))
+        for where in ("auto", "host"):
+            out = exe(x, x, results=where)
+            self.assertIsInstance(out[0], np.ndarray)
+            np.testing.assert_array_equal(out[0], 2 * x)
+
+    def test_cuda_argument_to_a_host_executable(self):
+        exe = hloc.compile(ADD, backend="host")
+        x = np.ones(8, np.float32)
+        fake = _FakeCudaArray()
+        if hloc.unavailable_reason("cuda"):
+            # No GPU: the device array cannot even be wrapped.
+            with self.assertRaises(hloc.BackendUnavailableError) as cm:
+                exe(x, fake)
+            self.assertIn("cuda:0", str(cm.exception))
+        else:
+            with self.assertRaises(ValueError) as cm:
+                exe(x, fake)
+            self.assertIn("argument 1 is on cuda:0", str(cm.exception))
+        # The executable still runs on host arrays afterwards.
+        np.testing.assert_array_equal(exe(x, x)[0], 2 * x)
 
 
 class ThreadTest(unittest.TestCase):

@@ -141,6 +141,14 @@ absl::Status GpuExecutable::RunThunks(const GpuExecuteOptions& options) {
 absl::Status GpuExecutable::Execute(absl::Span<const void* const> parameters,
                                     absl::Span<void* const> outputs,
                                     const GpuExecuteOptions& options) {
+  return Execute(parameters, outputs, {}, {}, options);
+}
+
+absl::Status GpuExecutable::Execute(absl::Span<const void* const> parameters,
+                                    absl::Span<void* const> outputs,
+                                    absl::Span<const char> parameter_on_device,
+                                    absl::Span<const char> output_on_device,
+                                    const GpuExecuteOptions& options) {
   std::lock_guard<std::mutex> lock(mu_);
   if (device_ == nullptr) return absl::FailedPreconditionError("executable not loaded");
   if (static_cast<int64_t>(parameters.size()) != num_parameters()) {
@@ -151,19 +159,34 @@ absl::Status GpuExecutable::Execute(absl::Span<const void* const> parameters,
     return absl::InvalidArgumentError(
         absl::StrCat("program has ", spec_.outputs.size(), " outputs, got ", outputs.size()));
   }
+  if ((!parameter_on_device.empty() && parameter_on_device.size() != parameters.size()) ||
+      (!output_on_device.empty() && output_on_device.size() != outputs.size())) {
+    return absl::InvalidArgumentError("one device flag per parameter and output, or none");
+  }
   HLOC_CUDA_RETURN_IF_ERROR(device_->MakeCurrent());
   for (size_t i = 0; i < spec_.buffers.size(); ++i) {
     const runtime::BufferSpec& b = spec_.buffers[i];
     if (b.kind == runtime::BufferSpec::Kind::kParameter && b.size > 0) {
-      HLOC_CUDA_RETURN_IF_ERROR(
-          device_->CopyToDevice(addresses_[i], parameters[b.parameter], b.size));
+      const void* source = parameters[b.parameter];
+      if (!parameter_on_device.empty() && parameter_on_device[b.parameter]) {
+        HLOC_CUDA_RETURN_IF_ERROR(device_->CopyOnDevice(
+            addresses_[i], static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(source)), b.size));
+      } else {
+        HLOC_CUDA_RETURN_IF_ERROR(device_->CopyToDevice(addresses_[i], source, b.size));
+      }
     }
   }
   HLOC_CUDA_RETURN_IF_ERROR(RunThunks(options));
   for (size_t j = 0; j < outputs.size(); ++j) {
     const BufferId id = spec_.outputs[j];
-    HLOC_CUDA_RETURN_IF_ERROR(
-        device_->CopyToHost(outputs[j], addresses_[id], spec_.buffers[id].size));
+    if (!output_on_device.empty() && output_on_device[j]) {
+      HLOC_CUDA_RETURN_IF_ERROR(device_->CopyOnDevice(
+          static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(outputs[j])), addresses_[id],
+          spec_.buffers[id].size));
+    } else {
+      HLOC_CUDA_RETURN_IF_ERROR(
+          device_->CopyToHost(outputs[j], addresses_[id], spec_.buffers[id].size));
+    }
   }
   return device_->Synchronize();
 }

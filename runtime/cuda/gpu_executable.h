@@ -78,6 +78,15 @@ class GpuExecutable {
   // Runs are serialized (one arena).
   absl::Status Execute(absl::Span<const void* const> parameters, absl::Span<void* const> outputs,
                        const GpuExecuteOptions& options = {});
+  // The same where some pointers are device memory of this executable's
+  // device (a CUdeviceptr cast to a pointer): a nonzero
+  // `parameter_on_device[i]` / `output_on_device[j]` makes that copy a
+  // device-to-device one, with no trip through the host. An empty span
+  // means all host.
+  absl::Status Execute(absl::Span<const void* const> parameters, absl::Span<void* const> outputs,
+                       absl::Span<const char> parameter_on_device,
+                       absl::Span<const char> output_on_device,
+                       const GpuExecuteOptions& options = {});
 
   // One run on the parameters left in place by the previous Execute,
   // waiting for the device; outputs stay on the device. What a caller that

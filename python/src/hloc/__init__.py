@@ -145,6 +145,19 @@ class Profile:
                 f"{len(self.entries)} thunks)")
 
 
+_DLPACK_CUDA = 2  # DLPack's kDLCUDA.
+
+
+def _on_cuda(value):
+    """True for a DLPack producer whose memory is on a CUDA device."""
+    if isinstance(value, np.ndarray) or not hasattr(value, "__dlpack_device__"):
+        return False
+    try:
+        return value.__dlpack_device__()[0] == _DLPACK_CUDA
+    except Exception:  # A producer that cannot say is treated as a host array.
+        return False
+
+
 class Executable:
     """A compiled module. Call it with one array per parameter (the array
     leaves of the entry computation's parameters); it returns a list with one
@@ -158,20 +171,31 @@ class Executable:
         # Every parameter and result type crosses as itself (no views).
         self._native_types = all(s.type in _NATIVE for s in self.parameters + self.results)
 
-    def __call__(self, *args, donate=()):
+    def __call__(self, *args, donate=(), results="auto"):
         """Runs once. `donate`: indices of arguments whose memory a result the
         module aliases with them (input_output_alias) may take over; their
-        contents are undefined afterwards."""
+        contents are undefined afterwards.
+
+        Arguments on a CUDA device (any `__dlpack__` producer whose
+        `__dlpack_device__` is CUDA, e.g. a torch or cupy array) are read on
+        the GPU without a copy through the host; a cuda executable takes
+        them, others raise ValueError. `results`: "auto" (on the device when
+        any argument is a CUDA array, else numpy arrays), "host" (numpy
+        arrays) or "device" (cuda executables only): device results are
+        arrays exposing `__dlpack__`/`__dlpack_device__` on the GPU, for
+        `torch.from_dlpack`, `cupy.from_dlpack` or `jax.dlpack.from_dlpack`."""
+        if results not in ("auto", "host", "device"):
+            raise ValueError(f"results={results!r} (have: 'auto', 'host', 'device')")
         if not donate and self._native_types:
             # Fast path: arrays already as the parameters want them go
             # straight through; anything else is converted (or its error
             # worded) below.
             try:
-                results = self._native.run(args, [])
+                out = self._native.run(args, [], results)
             except (TypeError, ValueError):
                 pass
             else:
-                return results
+                return out
         if len(args) != len(self.parameters):
             raise TypeError(
                 f"the executable takes {len(self.parameters)} argument"
@@ -181,15 +205,18 @@ class Executable:
         for index in donate:
             if not isinstance(index, int) or not 0 <= index < len(args):
                 raise ValueError(f"donate: {index!r} is not an argument index")
-            if not arrays[index].flags.writeable:
+            if isinstance(arrays[index], np.ndarray) and not arrays[index].flags.writeable:
                 raise ValueError(f"donate: argument {index} is read-only")
             donated.append(index)
-        results = self._native.run(arrays, donated)
-        return [self._result(spec, r) for spec, r in zip(self.results, results)]
+        out = self._native.run(arrays, donated, results)
+        return [self._result(spec, r) for spec, r in zip(self.results, out)]
 
     def _argument(self, index, value):
         spec = self.parameters[index]
         array = value
+        if _on_cuda(array):
+            # Checked and wrapped as it is by the native side (no copy).
+            return array
         if not isinstance(array, np.ndarray):
             if hasattr(array, "__dlpack__") and not hasattr(array, "__array__"):
                 array = np.from_dlpack(array)
@@ -212,6 +239,8 @@ class Executable:
 
     @staticmethod
     def _result(spec, array):
+        if not isinstance(array, np.ndarray):
+            return array  # On the device: a DLPack array as the native side made it.
         if spec.type not in _NATIVE and spec.dtype is not None:
             return array.view(spec.dtype)
         return array

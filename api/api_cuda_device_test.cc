@@ -1,0 +1,501 @@
+// Device buffers (hloc.h's Buffer on a CUDA device) and cuda executables
+// running on them. The location rules and error paths run everywhere; the
+// tests that need a GPU report SKIPPED with the reason where there is none.
+// On a GPU each module runs with device buffers (read in place, donated,
+// results left on the device and copied back, many threads at once) and is
+// compared with the interpreter backend given the same host arrays.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "api/hloc.h"
+#include "gtest/gtest.h"
+
+namespace hloc {
+namespace api {
+namespace {
+
+using xla::F32;
+
+#define SKIP_WITHOUT_GPU()                                               \
+  do {                                                                   \
+    const std::string reason = BackendUnavailableReason(Backend::kCuda); \
+    if (!reason.empty()) GTEST_SKIP() << "no GPU: " << reason;           \
+  } while (0)
+
+constexpr char kAdd[] = R"(
+HloModule add
+
+ENTRY main {
+  x = f32[8] parameter(0)
+  y = f32[8] parameter(1)
+  sum = f32[8] add(x, y)
+  ROOT out = (f32[8]) tuple(sum)
+}
+)";
+
+// Result 0 may live in parameter 0 (a training step's weights).
+constexpr char kAliased[] = R"(
+HloModule step, input_output_alias={ {0}: (0, {}, may-alias) }
+
+ENTRY main {
+  w = f32[32,32] parameter(0)
+  g = f32[32,32] parameter(1)
+  d = f32[32,32] dot(w, g), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  next = f32[32,32] add(d, g)
+  ROOT out = (f32[32,32]) tuple(next)
+}
+)";
+
+// A row reduction, an elementwise tail and a second result of another type.
+constexpr char kReduceAndCount[] = R"(
+HloModule reduce_and_count
+
+add_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+add_s32 {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT s = s32[] add(a, b)
+}
+
+ENTRY main {
+  x = f32[64,200] parameter(0)
+  k = s32[64,200] parameter(1)
+  t = f32[64,200] tanh(x)
+  zero = f32[] constant(0)
+  rows = f32[64] reduce(t, zero), dimensions={1}, to_apply=add_f32
+  izero = s32[] constant(0)
+  counts = s32[200] reduce(k, izero), dimensions={0}, to_apply=add_s32
+  ROOT out = (f32[64], s32[200]) tuple(rows, counts)
+}
+)";
+
+// Broadcast, transpose and a dot with a bias.
+constexpr char kDense[] = R"(
+HloModule dense
+
+ENTRY main {
+  x = f32[16,48] parameter(0)
+  w = f32[32,48] parameter(1)
+  b = f32[32] parameter(2)
+  wt = f32[48,32] transpose(w), dimensions={1,0}
+  y = f32[16,32] dot(x, wt), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[16,32] broadcast(b), dimensions={1}
+  z = f32[16,32] add(y, bb)
+  ROOT out = (f32[16,32]) tuple(z)
+}
+)";
+
+std::shared_ptr<Client> NewClient() {
+  absl::StatusOr<std::shared_ptr<Client>> client = Client::Create();
+  EXPECT_TRUE(client.ok()) << client.status();
+  return *client;
+}
+
+std::shared_ptr<Executable> CompileOn(Client& client, const char* text, Backend backend) {
+  CompileOptions options;
+  options.backend = backend;
+  absl::StatusOr<std::shared_ptr<Executable>> exe = client.Compile(ModuleSource::Text(text),
+                                                                   options);
+  EXPECT_TRUE(exe.ok()) << exe.status();
+  return exe.ok() ? *exe : nullptr;
+}
+
+// Deterministic contents for an argument of `spec` (small values, so sums
+// stay exact enough to compare).
+Buffer HostArgument(const ArraySpec& spec, int seed) {
+  Buffer buffer = *Buffer::AllocateHost(spec.type, spec.dims);
+  const int64_t n = spec.byte_size() / 4;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t v = (i * 7 + seed * 13) % 17;
+    if (spec.type == F32) {
+      static_cast<float*>(buffer.data())[i] = static_cast<float>(v - 8) / 8.0f;
+    } else {
+      static_cast<int32_t*>(buffer.data())[i] = static_cast<int32_t>(v - 8);
+    }
+  }
+  return buffer;
+}
+
+// Compares two host buffers element by element (f32 within a relative
+// tolerance for reassociated sums; s32 exactly).
+void ExpectNear(const Buffer& expected, const Buffer& actual, const std::string& what) {
+  ASSERT_FALSE(actual.on_device()) << what;
+  ASSERT_EQ(expected.spec().ToString(), actual.spec().ToString()) << what;
+  const int64_t n = expected.byte_size() / 4;
+  int mismatches = 0;
+  for (int64_t i = 0; i < n && mismatches < 5; ++i) {
+    if (expected.type() == F32) {
+      const float e = static_cast<const float*>(expected.data())[i];
+      const float a = static_cast<const float*>(actual.data())[i];
+      if (!(std::fabs(e - a) <= 1e-4f + 1e-4f * std::fabs(e))) {
+        ADD_FAILURE() << what << " [" << i << "]: expected " << e << ", got " << a;
+        ++mismatches;
+      }
+    } else {
+      const int32_t e = static_cast<const int32_t*>(expected.data())[i];
+      const int32_t a = static_cast<const int32_t*>(actual.data())[i];
+      if (e != a) {
+        ADD_FAILURE() << what << " [" << i << "]: expected " << e << ", got " << a;
+        ++mismatches;
+      }
+    }
+  }
+}
+
+// ---- everywhere: host buffers' locations and the errors
+
+TEST(DeviceBuffers, HostBuffersAreOnTheHost) {
+  float x[4] = {1, 2, 3, 4};
+  Buffer b = *Buffer::CopyFromHost(F32, {4}, x);
+  EXPECT_TRUE(b.location().is_host());
+  EXPECT_EQ(b.location().ToString(), "host");
+  EXPECT_FALSE(b.on_device());
+  EXPECT_EQ(b.device_pointer(), 0u);
+  absl::StatusOr<Buffer> copy = b.ToHost();
+  ASSERT_TRUE(copy.ok()) << copy.status();
+  EXPECT_NE(copy->data(), b.data());
+  float back[4] = {0};
+  ASSERT_TRUE(copy->CopyToHost(back).ok());
+  EXPECT_EQ(back[3], 4.0f);
+  EXPECT_TRUE(absl::IsInvalidArgument(b.CopyToHost(nullptr)));
+  EXPECT_TRUE(absl::IsInvalidArgument(Buffer().ToHost().status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(Buffer().CopyToHost(back)));
+  EXPECT_EQ((Location{Location::Kind::kCuda, 1}).ToString(), "cuda:1");
+}
+
+TEST(DeviceBuffers, HostExecutablesRefuseDeviceResults) {
+  auto client = NewClient();
+  for (Backend backend : {Backend::kHost, Backend::kInterpreter}) {
+    SCOPED_TRACE(BackendName(backend));
+    auto exe = CompileOn(*client, kAdd, backend);
+    ASSERT_NE(exe, nullptr);
+    EXPECT_TRUE(exe->location().is_host());
+    std::vector<Buffer> args = {HostArgument(exe->parameters()[0], 1),
+                                HostArgument(exe->parameters()[1], 2)};
+    ExecuteOptions on_device;
+    on_device.results = ResultLocation::kDevice;
+    absl::StatusOr<std::vector<Buffer>> out = exe->Execute(args, on_device);
+    ASSERT_FALSE(out.ok());
+    EXPECT_TRUE(absl::IsInvalidArgument(out.status())) << out.status();
+    EXPECT_TRUE(absl::StrContains(out.status().message(), "runs on the host")) << out.status();
+    // Auto and host leave results on the host.
+    for (ResultLocation where : {ResultLocation::kAuto, ResultLocation::kHost}) {
+      ExecuteOptions options;
+      options.results = where;
+      out = exe->Execute(args, options);
+      ASSERT_TRUE(out.ok()) << out.status();
+      EXPECT_TRUE((*out)[0].location().is_host());
+    }
+  }
+}
+
+TEST(DeviceBuffers, WithoutAGpuDeviceBuffersAreAClearError) {
+  if (BackendUnavailableReason(Backend::kCuda).empty()) {
+    GTEST_SKIP() << "a GPU is here: the device tests below cover it";
+  }
+  auto client = NewClient();
+  float x[8] = {0};
+  absl::StatusOr<Buffer> allocated = Buffer::AllocateDevice(*client, F32, {8});
+  ASSERT_FALSE(allocated.ok());
+  EXPECT_TRUE(absl::IsFailedPrecondition(allocated.status())) << allocated.status();
+  EXPECT_TRUE(absl::StrContains(allocated.status().message(), "cuda:0")) << allocated.status();
+  absl::StatusOr<Buffer> copied = Buffer::CopyToDevice(*client, F32, {8}, x);
+  EXPECT_TRUE(absl::IsFailedPrecondition(copied.status())) << copied.status();
+  Buffer host = *Buffer::CopyFromHost(F32, {8}, x);
+  EXPECT_TRUE(absl::IsFailedPrecondition(host.ToDevice(*client).status()));
+  // Bad requests are named before the device is looked for.
+  EXPECT_TRUE(absl::IsInvalidArgument(Buffer::AllocateDevice(*client, F32, {-1}).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(Buffer::AllocateDevice(*client, F32, {8}, -1).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(Buffer::CopyToDevice(*client, F32, {8}, nullptr).status()));
+  absl::StatusOr<Buffer> wrapped = Buffer::WrapDevice(*client, F32, {8}, 0x7f0000000000);
+  EXPECT_TRUE(absl::IsFailedPrecondition(wrapped.status())) << wrapped.status();
+  EXPECT_TRUE(absl::IsInvalidArgument(Buffer::WrapDevice(*client, F32, {8}, 0).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(Buffer::WrapDevice(*client, F32, {8}, 0x1002).status()));
+}
+
+// ---- with a GPU
+
+TEST(DeviceBuffersOnGpu, CopiesRoundTrip) {
+  SKIP_WITHOUT_GPU();
+  auto client = NewClient();
+  std::vector<float> x(1000);
+  for (int i = 0; i < 1000; ++i) x[i] = 0.5f * i;
+  absl::StatusOr<Buffer> d = Buffer::CopyToDevice(*client, F32, {10, 100}, x.data());
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_TRUE(d->on_device());
+  EXPECT_EQ(d->location().ToString(), "cuda:0");
+  EXPECT_EQ(d->data(), nullptr);
+  EXPECT_NE(d->device_pointer(), 0u);
+  EXPECT_TRUE(d->owned_by_hloc());
+  // Device to device, then back to the host two ways.
+  absl::StatusOr<Buffer> d2 = d->ToDevice(*client);
+  ASSERT_TRUE(d2.ok()) << d2.status();
+  EXPECT_NE(d2->device_pointer(), d->device_pointer());
+  absl::StatusOr<Buffer> h = d2->ToHost();
+  ASSERT_TRUE(h.ok()) << h.status();
+  EXPECT_EQ(std::memcmp(h->data(), x.data(), 4000), 0);
+  std::vector<float> back(1000, -1);
+  ASSERT_TRUE(d->CopyToHost(back.data()).ok());
+  EXPECT_EQ(back, x);
+  // Zero elements: a buffer all the same.
+  absl::StatusOr<Buffer> empty = Buffer::AllocateDevice(*client, F32, {0, 3});
+  ASSERT_TRUE(empty.ok()) << empty.status();
+  EXPECT_TRUE(empty->ToHost().ok());
+  // Another device than there is.
+  absl::StatusOr<Buffer> far = Buffer::AllocateDevice(*client, F32, {4}, 4096);
+  EXPECT_TRUE(absl::IsFailedPrecondition(far.status())) << far.status();
+}
+
+TEST(DeviceBuffersOnGpu, HostExecutablesRefuseDeviceArguments) {
+  SKIP_WITHOUT_GPU();
+  auto client = NewClient();
+  auto exe = CompileOn(*client, kAdd, Backend::kHost);
+  ASSERT_NE(exe, nullptr);
+  Buffer x = HostArgument(exe->parameters()[0], 1);
+  Buffer y = *HostArgument(exe->parameters()[1], 2).ToDevice(*client);
+  absl::StatusOr<std::vector<Buffer>> out = exe->Execute({x, y});
+  ASSERT_FALSE(out.ok());
+  EXPECT_TRUE(absl::IsInvalidArgument(out.status())) << out.status();
+  EXPECT_TRUE(absl::StrContains(out.status().message(), "argument 1 is on cuda:0"))
+      << out.status();
+  Buffer result = *Buffer::AllocateDevice(*client, F32, {8});
+  absl::Status into = exe->ExecuteInto({x, x}, {result});
+  EXPECT_TRUE(absl::IsInvalidArgument(into)) << into;
+  EXPECT_TRUE(absl::StrContains(into.message(), "result buffer 0 is on cuda:0")) << into;
+}
+
+// Runs `text` on the interpreter with host arrays and on cuda with the same
+// arrays on the device every way the API allows, and compares.
+void CompareWithInterpreter(const char* text) {
+  auto client = NewClient();
+  auto cuda = CompileOn(*client, text, Backend::kCuda);
+  auto reference = CompileOn(*client, text, Backend::kInterpreter);
+  ASSERT_NE(cuda, nullptr);
+  ASSERT_NE(reference, nullptr);
+  EXPECT_EQ(cuda->location().ToString(), "cuda:0");
+  std::vector<Buffer> host_args, device_args;
+  for (size_t i = 0; i < cuda->parameters().size(); ++i) {
+    host_args.push_back(HostArgument(cuda->parameters()[i], static_cast<int>(i)));
+    absl::StatusOr<Buffer> on_device = host_args.back().ToDevice(*client);
+    ASSERT_TRUE(on_device.ok()) << on_device.status();
+    device_args.push_back(*on_device);
+  }
+  absl::StatusOr<std::vector<Buffer>> expected = reference->Execute(host_args);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+
+  // Device arguments: results stay on the device by default.
+  absl::StatusOr<std::vector<Buffer>> out = cuda->Execute(device_args);
+  ASSERT_TRUE(out.ok()) << out.status();
+  for (size_t j = 0; j < out->size(); ++j) {
+    EXPECT_EQ((*out)[j].location().ToString(), "cuda:0");
+    ExpectNear((*expected)[j], *(*out)[j].ToHost(), absl::StrCat("device result ", j));
+  }
+  // Device arguments, host results.
+  ExecuteOptions to_host;
+  to_host.results = ResultLocation::kHost;
+  out = cuda->Execute(device_args, to_host);
+  ASSERT_TRUE(out.ok()) << out.status();
+  for (size_t j = 0; j < out->size(); ++j) {
+    ExpectNear((*expected)[j], (*out)[j], absl::StrCat("host result ", j));
+  }
+  // Host arguments, device results.
+  ExecuteOptions to_device;
+  to_device.results = ResultLocation::kDevice;
+  out = cuda->Execute(host_args, to_device);
+  ASSERT_TRUE(out.ok()) << out.status();
+  for (size_t j = 0; j < out->size(); ++j) {
+    EXPECT_TRUE((*out)[j].on_device());
+    ExpectNear((*expected)[j], *(*out)[j].ToHost(), absl::StrCat("to-device result ", j));
+  }
+  // Mixed arguments, results into device buffers the caller owns.
+  std::vector<Buffer> mixed = device_args;
+  mixed[0] = host_args[0];
+  std::vector<Buffer> into;
+  for (const ArraySpec& spec : cuda->results()) {
+    into.push_back(*Buffer::AllocateDevice(*client, spec.type, spec.dims));
+  }
+  absl::Status ran = cuda->ExecuteInto(mixed, into);
+  ASSERT_TRUE(ran.ok()) << ran;
+  for (size_t j = 0; j < into.size(); ++j) {
+    ExpectNear((*expected)[j], *into[j].ToHost(), absl::StrCat("into result ", j));
+  }
+  // The device arguments are unchanged by all of that.
+  for (size_t i = 0; i < device_args.size(); ++i) {
+    Buffer back = *device_args[i].ToHost();
+    EXPECT_EQ(std::memcmp(back.data(), host_args[i].data(), back.byte_size()), 0) << i;
+  }
+}
+
+TEST(DeviceBuffersOnGpu, AddMatchesTheInterpreter) {
+  SKIP_WITHOUT_GPU();
+  CompareWithInterpreter(kAdd);
+}
+
+TEST(DeviceBuffersOnGpu, ReductionsMatchTheInterpreter) {
+  SKIP_WITHOUT_GPU();
+  CompareWithInterpreter(kReduceAndCount);
+}
+
+TEST(DeviceBuffersOnGpu, DenseLayerMatchesTheInterpreter) {
+  SKIP_WITHOUT_GPU();
+  CompareWithInterpreter(kDense);
+}
+
+TEST(DeviceBuffersOnGpu, DonatedDeviceArgumentHoldsTheResult) {
+  SKIP_WITHOUT_GPU();
+  auto client = NewClient();
+  auto exe = CompileOn(*client, kAliased, Backend::kCuda);
+  ASSERT_NE(exe, nullptr);
+  ASSERT_EQ(exe->AliasedArgument(0), 0) << exe->Report();
+  // w = 3, g = 2: every element of w.g is 32 * 6, plus 2.
+  std::vector<float> w(1024, 3.0f), g(1024, 2.0f);
+  Buffer wd = *Buffer::CopyToDevice(*client, F32, {32, 32}, w.data());
+  Buffer gd = *Buffer::CopyToDevice(*client, F32, {32, 32}, g.data());
+  auto kept = exe->Execute({wd, gd});
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_NE((*kept)[0].device_pointer(), wd.device_pointer());
+  EXPECT_EQ(static_cast<const float*>(wd.ToHost()->data())[0], 3.0f);
+  ExecuteOptions donate;
+  donate.donated_arguments = {0};
+  auto donated = exe->Execute({wd, gd}, donate);
+  ASSERT_TRUE(donated.ok()) << donated.status();
+  EXPECT_EQ((*donated)[0].device_pointer(), wd.device_pointer());
+  EXPECT_EQ(static_cast<const float*>(wd.ToHost()->data())[5], 194.0f);
+  EXPECT_EQ(static_cast<const float*>((*kept)[0].ToHost()->data())[5], 194.0f);
+  // Donated, results asked for on the host: a fresh host result.
+  Buffer wd2 = *Buffer::CopyToDevice(*client, F32, {32, 32}, w.data());
+  ExecuteOptions donate_to_host = donate;
+  donate_to_host.results = ResultLocation::kHost;
+  auto on_host = exe->Execute({wd2, gd}, donate_to_host);
+  ASSERT_TRUE(on_host.ok()) << on_host.status();
+  EXPECT_FALSE((*on_host)[0].on_device());
+  EXPECT_EQ(static_cast<const float*>((*on_host)[0].data())[5], 194.0f);
+  // ExecuteInto the donated argument itself.
+  Buffer wd3 = *Buffer::CopyToDevice(*client, F32, {32, 32}, w.data());
+  ASSERT_TRUE(exe->ExecuteInto({wd3, gd}, {wd3}, donate).ok());
+  EXPECT_EQ(static_cast<const float*>(wd3.ToHost()->data())[5], 194.0f);
+  // Not donated: writing over a device argument is refused.
+  absl::Status over = exe->ExecuteInto({wd3, gd}, {gd});
+  EXPECT_TRUE(absl::IsInvalidArgument(over)) << over;
+  EXPECT_TRUE(absl::StrContains(over.message(), "shares memory with argument 1")) << over;
+  // A donated device buffer passed twice shares memory with itself.
+  auto twice = exe->Execute({wd3, wd3}, donate);
+  EXPECT_TRUE(absl::IsInvalidArgument(twice.status())) << twice.status();
+}
+
+TEST(DeviceBuffersOnGpu, ManyThreadsRunOnDeviceBuffers) {
+  SKIP_WITHOUT_GPU();
+  auto client = NewClient();
+  auto cuda = CompileOn(*client, kReduceAndCount, Backend::kCuda);
+  auto reference = CompileOn(*client, kReduceAndCount, Backend::kInterpreter);
+  ASSERT_NE(cuda, nullptr);
+  ASSERT_NE(reference, nullptr);
+  constexpr int kThreads = 8, kRuns = 25;
+  std::vector<std::string> failures(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::vector<Buffer> host_args = {HostArgument(cuda->parameters()[0], t),
+                                       HostArgument(cuda->parameters()[1], t + 100)};
+      absl::StatusOr<std::vector<Buffer>> expected = reference->Execute(host_args);
+      if (!expected.ok()) {
+        failures[t] = std::string(expected.status().message());
+        return;
+      }
+      for (int run = 0; run < kRuns && failures[t].empty(); ++run) {
+        // Fresh device buffers each run (allocation and freeing from many
+        // threads), results left on the device and copied back.
+        absl::StatusOr<Buffer> x = host_args[0].ToDevice(*client);
+        absl::StatusOr<Buffer> k = host_args[1].ToDevice(*client);
+        if (!x.ok() || !k.ok()) {
+          failures[t] = "ToDevice failed";
+          return;
+        }
+        absl::StatusOr<std::vector<Buffer>> out = cuda->Execute({*x, *k});
+        if (!out.ok()) {
+          failures[t] = std::string(out.status().message());
+          return;
+        }
+        std::vector<int32_t> counts(200);
+        if (!(*out)[1].CopyToHost(counts.data()).ok() ||
+            std::memcmp(counts.data(), (*expected)[1].data(), 800) != 0) {
+          failures[t] = absl::StrCat("run ", run, ": counts differ");
+        }
+        absl::StatusOr<Buffer> rows = (*out)[0].ToHost();
+        for (int i = 0; rows.ok() && i < 64; ++i) {
+          const float e = static_cast<const float*>((*expected)[0].data())[i];
+          const float a = static_cast<const float*>(rows->data())[i];
+          if (!(std::fabs(e - a) <= 1e-4f + 1e-4f * std::fabs(e))) {
+            failures[t] = absl::StrCat("run ", run, ": row ", i, " is ", a, ", expected ", e);
+            break;
+          }
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[t], "") << "thread " << t;
+}
+
+TEST(DeviceBuffersOnGpu, WrappedDeviceMemoryIsUsedInPlaceAndReleasedOnce) {
+  SKIP_WITHOUT_GPU();
+  auto client = NewClient();
+  auto exe = CompileOn(*client, kAliased, Backend::kCuda);
+  ASSERT_NE(exe, nullptr);
+  std::vector<float> w(1024, 3.0f), g(1024, 2.0f);
+  // Another library's device memory: here hloc's, wrapped a second time.
+  Buffer owner = *Buffer::CopyToDevice(*client, F32, {32, 32}, w.data());
+  Buffer gd = *Buffer::CopyToDevice(*client, F32, {32, 32}, g.data());
+  int releases = 0;
+  {
+    absl::StatusOr<Buffer> wrapped = Buffer::WrapDevice(
+        *client, F32, {32, 32}, owner.device_pointer(), 0, [&releases] { ++releases; });
+    ASSERT_TRUE(wrapped.ok()) << wrapped.status();
+    EXPECT_FALSE(wrapped->owned_by_hloc());
+    EXPECT_EQ(wrapped->location().ToString(), "cuda:0");
+    ExecuteOptions donate;
+    donate.donated_arguments = {0};
+    auto out = exe->Execute({*wrapped, gd}, donate);
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ((*out)[0].device_pointer(), owner.device_pointer());
+    EXPECT_EQ(releases, 0);
+  }
+  EXPECT_EQ(releases, 1);
+  // The result was written into the wrapped memory, which is still owner's.
+  EXPECT_EQ(static_cast<const float*>(owner.ToHost()->data())[5], 194.0f);
+}
+
+TEST(DeviceBuffersOnGpu, ResultsOutliveTheirExecutable) {
+  SKIP_WITHOUT_GPU();
+  Buffer kept;
+  {
+    auto client = NewClient();
+    auto exe = CompileOn(*client, kAdd, Backend::kCuda);
+    ASSERT_NE(exe, nullptr);
+    float ones[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+    Buffer x = *Buffer::CopyToDevice(*client, F32, {8}, ones);
+    auto out = exe->Execute({x, x});
+    ASSERT_TRUE(out.ok()) << out.status();
+    kept = (*out)[0];
+  }
+  float back[8] = {0};
+  ASSERT_TRUE(kept.CopyToHost(back).ok());
+  EXPECT_EQ(back[7], 2.0f);
+}
+
+}  // namespace
+}  // namespace api
+}  // namespace hloc
