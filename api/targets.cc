@@ -229,6 +229,10 @@ class CudaImpl : public ExecutableImpl {
                                           output_on_device);
   }
 
+  int64_t AliasedParameter(int64_t output) const override {
+    return program_->executable().aliased_parameter(output);
+  }
+
   Location location() const override {
     return Location{Location::Kind::kCuda, device_->info().ordinal};
   }

@@ -83,7 +83,8 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
   # step has a time limit; gpu_vs_xla.py rewrites its report after every
   # model, so a step cut short keeps what it measured. About 4 minutes,
   # at most 6: generation <= BENCH_GEN_LIMIT (default 90 s), then each zoo's
-  # models until BENCH_BUDGET (default 100 s per zoo) has passed, the
+  # models (BENCH_ZOOS, default large,small) until BENCH_BUDGET (default 100 s
+  # per zoo) has passed, the
   # measurements killed after 2 * BENCH_BUDGET + 60 s.
   if [ -x "$bin/gpu_bench" ]; then
     budget=${BENCH_BUDGET:-100}
@@ -106,7 +107,7 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
     grep -E 'FAILED|Error' "$out/large_zoo.log" | head -20 >>"$summary"
     start=$SECONDS
     (cd "$repo" && PYTHONUNBUFFERED=1 timeout $((2 * budget + 60)) python3 bench/gpu_vs_xla.py \
-        --bin "$bin/gpu_bench" --out "$out/gpu_bench.md" --zoo large,small \
+        --bin "$bin/gpu_bench" --out "$out/gpu_bench.md" --zoo "${BENCH_ZOOS:-large,small}" \
         --large-dir "$zoo" --skip bandwidth,gemm --min-time 0.1 --trace-steps 20 \
         --timeout 60 --budget "$budget") >"$out/gpu_bench.log" 2>&1
     rc=$?

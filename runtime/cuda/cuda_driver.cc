@@ -1,6 +1,8 @@
 // Loading and resolving the CUDA driver API (see cuda_driver.h).
 #include "runtime/cuda/cuda_driver.h"
 
+#include <string_view>
+
 #include "absl/strings/str_cat.h"
 
 namespace hloc {
@@ -30,9 +32,16 @@ absl::StatusOr<std::unique_ptr<CudaDriver>> CudaDriver::Load(
   // the name to, for dlsym on drivers without cuGetProcAddress_v2.
   auto resolve = [&](const char* base, const char* versioned) -> void* {
     void* fn = nullptr;
+    // cuCtxSynchronize: CUDA 13 has cuCtxSynchronize_v2(CUcontext) beside
+    // the argument-less form cuda.h declares, and a 13.0 driver asked for
+    // version 13000 handed back the one that takes a context (called without
+    // it, the call failed with CUDA_ERROR_CONTEXT_IS_DESTROYED on an H200,
+    // which is what that mix-up would give; not yet confirmed on a GPU):
+    // ask for the CUDA 12 ABI, whose cuCtxSynchronize takes no argument.
+    const int abi = std::string_view(base) == "cuCtxSynchronize" ? 12000 : CUDA_VERSION;
     if (get_proc != nullptr) {
       CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-      if (get_proc(base, &fn, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &found) == CUDA_SUCCESS &&
+      if (get_proc(base, &fn, abi, CU_GET_PROC_ADDRESS_DEFAULT, &found) == CUDA_SUCCESS &&
           found == CU_GET_PROC_ADDRESS_SUCCESS && fn != nullptr) {
         return fn;
       }
