@@ -159,9 +159,42 @@ class Simplifier {
     return nullptr;
   }
 
+  // transpose(dot(a, b)) that swaps the two free blocks of the dot's result
+  // ([batch, a's free, b's free] -> [batch, b's free, a's free]) is dot(b, a):
+  // the same products summed in the same order, with no strided copy of the
+  // result (backward passes transpose their weight gradients so).
+  HloInstruction* SwapDotOperands(HloInstruction* transpose, HloInstruction* dot) {
+    if (dot->operand_count() != 2 || dot->users().size() != 1) return nullptr;
+    const xla::DotDimensionNumbers& dn = dot->attrs().dot_dimension_numbers;
+    const int64_t batch = dn.lhs_batch_dimensions_size();
+    const int64_t contracting = dn.lhs_contracting_dimensions_size();
+    const int64_t lhs_free = dot->operand(0)->shape().rank() - batch - contracting;
+    const int64_t rhs_free = dot->operand(1)->shape().rank() - batch - contracting;
+    if (lhs_free <= 0 || rhs_free <= 0 ||
+        static_cast<int64_t>(transpose->dimensions().size()) != batch + lhs_free + rhs_free) {
+      return nullptr;
+    }
+    for (int64_t k = 0; k < batch + lhs_free + rhs_free; ++k) {
+      const int64_t expected = k < batch              ? k
+                               : k < batch + rhs_free ? k + lhs_free
+                                                      : k - rhs_free;
+      if (transpose->dimensions(k) != expected) return nullptr;
+    }
+    auto swapped = dot->CloneWithNewOperands(transpose->shape(),
+                                             {dot->operand(1), dot->operand(0)}, ".swapped");
+    xla::DotDimensionNumbers numbers;
+    *numbers.mutable_lhs_batch_dimensions() = dn.rhs_batch_dimensions();
+    *numbers.mutable_rhs_batch_dimensions() = dn.lhs_batch_dimensions();
+    *numbers.mutable_lhs_contracting_dimensions() = dn.rhs_contracting_dimensions();
+    *numbers.mutable_rhs_contracting_dimensions() = dn.lhs_contracting_dimensions();
+    swapped->mutable_attrs()->dot_dimension_numbers = std::move(numbers);
+    return Add(std::move(swapped), transpose);
+  }
+
   HloInstruction* SimplifyTranspose(HloInstruction* i) {
     HloInstruction* operand = i->operand(0);
     if (IsIdentityPermutation(i->dimensions())) return operand;
+    if (operand->opcode() == HloOpcode::kDot) return SwapDotOperands(i, operand);
     if (operand->opcode() == HloOpcode::kTranspose) {
       // transpose(transpose(x, p), q): output dim k reads x's dim p[q[k]].
       std::vector<int64_t> composed(i->dimensions().size());

@@ -230,6 +230,45 @@ ENTRY e {
   EXPECT_EQ(root->operand(4)->opcode(), HloOpcode::kReshape);  // f32->f64->f32 dropped
 }
 
+// transpose(dot(a, b)) swapping the result's free blocks is dot(b, a); a
+// transpose that moves a batch dimension, or a dot read elsewhere, stays.
+TEST(AlgebraicSimplifier, TransposedDotSwapsItsOperands) {
+  auto m = Parse(R"(
+HloModule m
+ENTRY e {
+  a = f32[3,5,4] parameter(0)
+  b = f32[3,4,2,6] parameter(1)
+  d = f32[3,5,2,6] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}
+  t = f32[3,2,6,5] transpose(d), dimensions={0,2,3,1}
+  x = f32[8,4] parameter(2)
+  y = f32[4,7] parameter(3)
+  d2 = f32[8,7] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  t2 = f32[7,8] transpose(d2), dimensions={1,0}
+  d3 = f32[3,5,2,6] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}
+  t3 = f32[5,3,2,6] transpose(d3), dimensions={1,0,2,3}
+  d4 = f32[8,7] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  t4 = f32[7,8] transpose(d4), dimensions={1,0}
+  n4 = f32[8,7] negate(d4)
+  ROOT out = (f32[3,2,6,5], f32[7,8], f32[5,3,2,6], f32[7,8], f32[8,7]) tuple(t, t2, t3, t4, n4)
+})");
+  ASSERT_NE(m, nullptr);
+  AlgebraicSimplifier simplifier;
+  auto changed = RunAndCheckSemantics(simplifier, *m);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_TRUE(*changed);
+  DeadCodeElimination dce;
+  ASSERT_TRUE(dce.Run(*m).ok());
+  const HloInstruction* root = m->entry()->root();
+  for (int k : {0, 1}) {
+    const HloInstruction* dot = root->operand(k);
+    ASSERT_EQ(dot->opcode(), HloOpcode::kDot) << dot->ToString();
+    EXPECT_EQ(dot->operand(0)->parameter_number(), 2 * k + 1) << dot->ToString();
+    EXPECT_EQ(dot->operand(1)->parameter_number(), 2 * k) << dot->ToString();
+  }
+  EXPECT_EQ(root->operand(2)->opcode(), HloOpcode::kTranspose);  // moves the batch dimension
+  EXPECT_EQ(root->operand(3)->opcode(), HloOpcode::kTranspose);  // the dot is read elsewhere
+}
+
 TEST(AlgebraicSimplifier, LossyConvertChainsStay) {
   auto m = Parse(R"(
 HloModule m

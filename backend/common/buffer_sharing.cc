@@ -45,7 +45,7 @@ bool BufferSharing::ReadBetween(BufferId buffer, int64_t after, int64_t until) c
 }
 
 bool BufferSharing::Take(const Candidate& c, const std::vector<BufferSpec>& buffers) const {
-  if (c.kind == Kind::kElementwise) return false;
+  if (c.kind == Kind::kElementwise || c.kind == Kind::kLoopResult) return false;
   const size_t n = buffers.size();
   if (c.donor < 0 || c.taker < 0 || static_cast<size_t>(c.donor) >= n ||
       static_cast<size_t>(c.taker) >= n || c.donor == c.taker) {
@@ -78,6 +78,42 @@ bool BufferSharing::Take(const Candidate& c, const std::vector<BufferSpec>& buff
   return !ReadBetween(c.donor, c.step, loop.last_step);
 }
 
+bool BufferSharing::TakeLoopResult(const Candidate& c, const std::vector<BufferSpec>& buffers) const {
+  const size_t n = buffers.size();
+  if (c.donor < 0 || c.taker < 0 || static_cast<size_t>(c.donor) >= n ||
+      static_cast<size_t>(c.taker) >= n || c.donor == c.taker || c.scopes.empty() ||
+      c.scopes.back().kind != ScopeKind::kBody) {
+    return false;
+  }
+  const BufferSpec& donor = buffers[c.donor];
+  const BufferSpec& taker = buffers[c.taker];
+  if (donor.kind != BufferSpec::Kind::kTemp || taker.kind != BufferSpec::Kind::kTemp ||
+      donor.size != taker.size || taker.shares >= 0) {
+    return false;
+  }
+  const Loop& loop = loops_[c.scopes.back().loop];
+  const auto it = std::find(loop.state.begin(), loop.state.end(), c.donor);
+  if (it == loop.state.end()) return false;
+  const size_t j = it - loop.state.begin();
+  if (j >= loop.result.size() || loop.result[j] != c.taker) return false;
+  // The taker is written in this iteration, after the condition.
+  const int64_t written = taker.live.first_use;
+  if (written < loop.first_step || written > loop.last_step) return false;
+  // The donor's old value is dead from the taker's first write on: no read
+  // at that step (the writing kernel may still read it) or after, until
+  // the copies back at the loop's end.
+  if (ReadBetween(c.donor, written - 1, loop.last_step)) return false;
+  // Nothing else in the taker's bytes, nor in the donor's while the loop
+  // runs (an update in place of the donor inside the body).
+  for (size_t m = 0; m < n; ++m) {
+    const BufferSpec& other = buffers[m];
+    if (static_cast<BufferId>(m) == c.taker) continue;
+    if (other.shares == c.taker) return false;
+    if (other.shares == c.donor && other.live.first_use <= loop.last_step) return false;
+  }
+  return true;
+}
+
 BufferSharing::Decisions BufferSharing::Resolve(std::vector<BufferSpec>* buffers) const {
   Decisions decisions;
   for (const Candidate& c : candidates_) {
@@ -85,6 +121,13 @@ BufferSharing::Decisions BufferSharing::Resolve(std::vector<BufferSpec>* buffers
     (*buffers)[c.taker].shares = c.donor;
     decisions.shared_bytes += (*buffers)[c.taker].size;
     ++(c.kind == Kind::kUpdate ? decisions.updates : decisions.loop_inits);
+  }
+  // Loop results last: the rule above needs the other decisions.
+  for (const Candidate& c : candidates_) {
+    if (c.kind != Kind::kLoopResult || !TakeLoopResult(c, *buffers)) continue;
+    (*buffers)[c.taker].shares = c.donor;
+    decisions.shared_bytes += (*buffers)[c.taker].size;
+    ++decisions.loop_results;
   }
   return decisions;
 }

@@ -24,6 +24,16 @@
 //                   iteration and the code after the loop read the new
 //                   value, as they should.
 //
+//   loop result     (kLoopResult) the taker is the body's result leaf j,
+//                   a temporary the body writes, the donor state leaf j;
+//                   taken when nothing reads the donor from the taker's
+//                   first write to the end of the loop, and no other
+//                   buffer lives in the taker's bytes, or in the donor's
+//                   before the loop ends. The body then computes the new
+//                   state in the state's own bytes, and the copy back does
+//                   nothing. Decided after every other pair, so those
+//                   decisions are known.
+//
 // Only temporaries are donors: entry parameters belong to the caller and
 // constants to the program. A parameter the module aliases with an output
 // (input_output_alias) may still hold that output when the caller donates
@@ -44,6 +54,8 @@ class BufferSharing {
   enum class Kind {
     kUpdate,    // A dynamic-update-slice writing its operand's bytes.
     kLoopInit,  // A loop state leaf taking over its initial value.
+    // A loop body's result leaf computed in its state leaf's bytes.
+    kLoopResult,
     // A kernel reading an entry parameter only at the indices it writes
     // the taker (elementwise_operands.h). Never taken by Resolve: only
     // OutputMayReuseParameter reads it.
@@ -52,6 +64,7 @@ class BufferSharing {
   struct Decisions {
     int64_t updates = 0;     // kUpdate pairs taken.
     int64_t loop_inits = 0;  // kLoopInit pairs taken.
+    int64_t loop_results = 0;  // kLoopResult pairs taken.
     int64_t shared_bytes = 0;
   };
 
@@ -105,6 +118,8 @@ class BufferSharing {
   // Whether `buffer` is read at a step in (after, until].
   bool ReadBetween(runtime::BufferId buffer, int64_t after, int64_t until) const;
   bool Take(const Candidate& candidate, const std::vector<runtime::BufferSpec>& buffers) const;
+  bool TakeLoopResult(const Candidate& candidate,
+                      const std::vector<runtime::BufferSpec>& buffers) const;
 
   std::vector<std::vector<int64_t>> reads_;  // Per buffer, in increasing step order.
   std::vector<Scope> scopes_;

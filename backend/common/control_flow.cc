@@ -56,6 +56,20 @@ absl::Status ProgramBuilder::EmitWhile(const HloInstruction& hlo, ThunkList* out
   buffers_.Bind(body->parameter(0), state);
   sharing.EnterBody(loop);
   HLOC_RETURN_IF_ERROR(EmitComputation(*body, body_thunks.get()));
+  if (options_.update_in_place) {
+    // A result leaf the body computes (not a state leaf passed through or
+    // moved, not a leaf it returns twice) may be computed in its state
+    // leaf's bytes; Resolve checks when that is safe.
+    const std::vector<BufferId>& leaves = buffers_.LeavesOf(body->root());
+    for (size_t i = 0; i < leaves.size() && i < state.size(); ++i) {
+      const bool computed = std::find(state.begin(), state.end(), leaves[i]) == state.end() &&
+                            std::count(leaves.begin(), leaves.end(), leaves[i]) == 1;
+      if (computed) {
+        sharing.AddCandidate(BufferSharing::Kind::kLoopResult, state[i], leaves[i],
+                             buffers_.step());
+      }
+    }
+  }
   sharing.Exit();
   buffers_.Advance();
   const std::vector<BufferId> result = buffers_.LeavesOf(body->root());

@@ -41,6 +41,89 @@ ENTRY main {
 }
 )";
 
+const char kScanStacksThree[] = R"(
+HloModule scan_stacks_three
+
+body {
+  p = (s32[], f32[128], f32[64,128], f32[64,128], f32[64,128]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  row = f32[128] get-tuple-element(p), index=1
+  a = f32[64,128] get-tuple-element(p), index=2
+  b = f32[64,128] get-tuple-element(p), index=3
+  c = f32[64,128] get-tuple-element(p), index=4
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  half = f32[] constant(0.5)
+  halves = f32[128] broadcast(half), dimensions={}
+  new_row = f32[128] multiply(row, halves)
+  update = f32[1,128] reshape(new_row)
+  doubled = f32[128] add(new_row, new_row)
+  update2 = f32[1,128] reshape(doubled)
+  zero = s32[] constant(0)
+  new_a = f32[64,128] dynamic-update-slice(a, update, i, zero)
+  new_b = f32[64,128] dynamic-update-slice(b, update2, i, zero)
+  new_c = f32[64,128] dynamic-update-slice(c, update, i, zero)
+  ROOT t = (s32[], f32[128], f32[64,128], f32[64,128], f32[64,128]) tuple(next, new_row, new_a, new_b, new_c)
+}
+
+cond {
+  p = (s32[], f32[128], f32[64,128], f32[64,128], f32[64,128]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(64)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+ENTRY main {
+  x = f32[128] parameter(0)
+  zero = s32[] constant(0)
+  z = f32[] constant(0)
+  a = f32[64,128] broadcast(z), dimensions={}
+  b = f32[64,128] broadcast(z), dimensions={}
+  c = f32[64,128] broadcast(z), dimensions={}
+  init = (s32[], f32[128], f32[64,128], f32[64,128], f32[64,128]) tuple(zero, x, a, b, c)
+  w = (s32[], f32[128], f32[64,128], f32[64,128], f32[64,128]) while(init), condition=cond, body=body
+  ga = f32[64,128] get-tuple-element(w), index=2
+  gb = f32[64,128] get-tuple-element(w), index=3
+  gc = f32[64,128] get-tuple-element(w), index=4
+  ROOT r = (f32[64,128], f32[64,128], f32[64,128]) tuple(ga, gb, gc)
+}
+)";
+
+const char kLoopResultNotReadingState[] = R"(
+HloModule loop_result_not_reading_state
+
+body {
+  p = (s32[], f32[1024], f32[1024]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[1024] get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  onef = f32[] constant(1)
+  ones = f32[1024] broadcast(onef), dimensions={}
+  new_x = f32[1024] add(x, ones)
+  new_y = f32[1024] add(x, x)
+  ROOT t = (s32[], f32[1024], f32[1024]) tuple(next, new_x, new_y)
+}
+
+cond {
+  p = (s32[], f32[1024], f32[1024]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(5)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+ENTRY main {
+  x = f32[1024] parameter(0)
+  y = f32[1024] parameter(1)
+  zero = s32[] constant(0)
+  init = (s32[], f32[1024], f32[1024]) tuple(zero, x, y)
+  w = (s32[], f32[1024], f32[1024]) while(init), condition=cond, body=body
+  wx = f32[1024] get-tuple-element(w), index=1
+  wy = f32[1024] get-tuple-element(w), index=2
+  ROOT r = (f32[1024], f32[1024]) tuple(wx, wy)
+}
+)";
+
 const char kScanKeepsOld[] = R"(
 HloModule scan_keeps_old
 

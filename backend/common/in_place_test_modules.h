@@ -15,6 +15,14 @@ extern const char kScanRows[];
 // As kScanRows, but the body also passes the old array on as a fourth
 // state leaf: the update must not overwrite it.
 extern const char kScanKeepsOld[];
+// A scan storing its row into three stacked [64,128] arrays each step (as
+// JAX's scan stores its residuals): three updates in place, none merged
+// into a kernel that rewrites the arrays.
+extern const char kScanStacksThree[];
+// A loop whose body computes state leaf 2 from leaf 1 without reading leaf
+// 2 (y = 2x, x = x + 1): y's new value may be computed in y's own buffer;
+// leaf 1's may not (its kernel reads the old x).
+extern const char kLoopResultNotReadingState[];
 // A dynamic-update-slice of an entry parameter: copied, never overwritten.
 extern const char kDusParameter[];
 // t is read only by the update: the update may write t's buffer.

@@ -29,6 +29,8 @@ struct ProgramReport {
   int64_t update_kernels = 0;      // Kernels writing only a dynamic-update-slice's update.
   int64_t updates_in_place = 0;    // Of which share their operand's buffer (no copy).
   int64_t loop_states_reused = 0;  // Loop state leaves living in their initial value's buffer.
+  // Loop body results computed in their state leaf's buffer (no copy back).
+  int64_t loop_results_in_place = 0;
   int64_t shared_bytes = 0;        // Bytes of buffers living in another's.
   // The module's input_output_alias pairs: "output {0} / parameter 1 {}"
   // for those a parameter's memory holds, with the reason for the others.

@@ -136,6 +136,52 @@ TEST(HostInPlaceTest, OldValueStillReadIsNotOverwritten) {
   }
 }
 
+// Three stacked arrays updated from one row each step: through the host
+// pipeline each update stays its own kernel and runs in place (merged into
+// one multi-output kernel, every step would rewrite all three arrays).
+TEST(HostInPlaceTest, ScanStoringThreeArraysUpdatesEachInPlace) {
+  std::unique_ptr<HloModule> module = Parse(modules::kScanStacksThree);
+  ASSERT_NE(module, nullptr);
+  for (host_testing::PipelineMode mode : host_testing::AllPipelineModes()) {
+    absl::StatusOr<std::unique_ptr<HloModule>> prepared =
+        host_testing::PrepareForMode(*module, mode);
+    ASSERT_TRUE(prepared.ok()) << prepared.status();
+    Compiled after = CompileAndCheck(**prepared, Arguments(**prepared), true);
+    ASSERT_NE(after.program, nullptr);
+    const host::HostCompileReport& report = after.program->report();
+    SCOPED_TRACE(absl::StrCat(host_testing::PipelineModeName(mode), "\n", report.ToString(),
+                              after.program->executable().ThunksToString()));
+    if (mode == host_testing::PipelineMode::kFallbackFusion) continue;
+    EXPECT_EQ(report.update_kernels, 3);
+    EXPECT_EQ(report.updates_in_place, 3);
+  }
+}
+
+// Body result leaves the body computes without reading the old state leaf
+// live in the state leaf's buffer; those whose kernel reads the old value
+// do not.
+TEST(HostInPlaceTest, LoopResultNotReadingItsStateLivesInIt) {
+  std::unique_ptr<HloModule> module = Parse(modules::kLoopResultNotReadingState);
+  ASSERT_NE(module, nullptr);
+  for (host_testing::PipelineMode mode : host_testing::AllPipelineModes()) {
+    absl::StatusOr<std::unique_ptr<HloModule>> prepared =
+        host_testing::PrepareForMode(*module, mode);
+    ASSERT_TRUE(prepared.ok()) << prepared.status();
+    Compiled before = CompileAndCheck(**prepared, Arguments(**prepared), false);
+    Compiled after = CompileAndCheck(**prepared, Arguments(**prepared), true);
+    ASSERT_NE(before.program, nullptr);
+    ASSERT_NE(after.program, nullptr);
+    SCOPED_TRACE(absl::StrCat(host_testing::PipelineModeName(mode), "\n",
+                              after.program->report().ToString(),
+                              after.program->executable().ThunksToString(),
+                              after.program->executable().MemoryReport()));
+    EXPECT_EQ(before.program->report().loop_results_in_place, 0);
+    // y (leaf 2) only; x's and the counter's kernels read their old values.
+    EXPECT_EQ(after.program->report().loop_results_in_place, 1);
+    EXPECT_GE(after.program->executable().shared_bytes(), 1024 * 4);
+  }
+}
+
 TEST(HostInPlaceTest, EntryParameterIsCopiedNotOverwritten) {
   std::unique_ptr<HloModule> module = Parse(modules::kDusParameter);
   ASSERT_NE(module, nullptr);

@@ -11,10 +11,28 @@
 #include "passes/dead_code_elimination.h"
 #include "passes/expanders/expanders.h"
 #include "passes/outlining/library_capabilities.h"
+#include "passes/outlining/library_epilogue_fusion.h"
+#include "passes/outlining/library_patterns.h"
+#include "passes/outlining/outline_library_calls.h"
+#include "passes/pipeline.h"
 #include "passes/standard_pipelines.h"
 
 namespace hloc {
 namespace host {
+namespace {
+
+// Outlining options that leave out every default pattern the host has no
+// library for (softmax, layer norm, attention), so only gemm and
+// convolution patterns match.
+LibraryOutliningOptions HostOnlyOutlining(const LibraryCapabilities& host) {
+  LibraryOutliningOptions options;
+  for (const LibraryPattern& pattern : DefaultLibraryPatterns()) {
+    if (!host.Implements(pattern.name)) options.disabled_patterns.insert(pattern.name);
+  }
+  return options;
+}
+
+}  // namespace
 
 absl::StatusOr<bool> OptimizeForHost(HloModule& module, const HostPipelineOptions& options,
                                      FusionLedger* ledger) {
@@ -36,9 +54,23 @@ absl::StatusOr<bool> OptimizeForHost(HloModule& module, const HostPipelineOption
   }
   if (options.pipeline.optimization_level >= 1) {
     HLOC_RETURN_IF_ERROR(run_stage("outline"));
-    InlineUnsupportedLibraryCalls inline_calls(HostLibraryCapabilities(), ledger);
+    const LibraryCapabilities host = HostLibraryCapabilities();
+    InlineUnsupportedLibraryCalls inline_calls(host, ledger);
     HLOC_ASSIGN_OR_RETURN(bool inlined, inline_calls.Run(module));
     changed = changed || inlined;
+    if (inlined) {
+      // The inlined bodies hold dots the first outlining could not see as
+      // gemms (attention's QK^T and PV products sat inside hloc.attention or
+      // a frontend composite); outline them now, with the host's patterns
+      // only, so they reach oneDNN instead of becoming fused loop kernels.
+      HloPassPipeline reoutline("host-reoutline", options.pipeline);
+      reoutline.AddPass<OutlineLibraryCalls>(DefaultLibraryPatterns(), HostOnlyOutlining(host),
+                                             ledger);
+      reoutline.AddPass<LibraryEpilogueFusion>(FusionRules(), LibraryCheckOptions{}, ledger);
+      reoutline.AddPass<InlineUnsupportedLibraryCalls>(host, ledger);
+      HLOC_ASSIGN_OR_RETURN(bool outlined, reoutline.Run(module));
+      changed = changed || outlined;
+    }
     if (options.fusion) HLOC_RETURN_IF_ERROR(run_stage("fusion"));
   }
   DeadCodeElimination dce;

@@ -3,13 +3,18 @@
 //
 //   simplify -> UpcastDotsForHostGemm (dot_upcasting.h) -> outline library calls (+ epilogues)
 //            -> InlineUnsupportedLibraryCalls(HostLibraryCapabilities())
+//            -> when that inlined anything: outline again with the host's
+//               patterns only (+ epilogues), inline what the host lacks
 //            -> fusion -> dead code elimination
 //
 // The inlining step puts back the bodies of composite calls the host does
 // not run as a library (softmax, layer norm, attention, frontend
 // composites), so fusion makes fused kernels of them instead of the host
-// compiler running each body op by op. `hloc run --backend=host` and the
-// host acceptance tests prepare modules with it.
+// compiler running each body op by op. The second outlining finds the dots
+// those bodies held (attention's QK^T and PV products): as gemm calls they
+// run on oneDNN, where fused into a softmax kernel they ran as generated
+// loops. `hloc run --backend=host` and the host acceptance tests prepare
+// modules with it.
 #ifndef HLOC_BACKEND_HOST_HOST_PIPELINE_H_
 #define HLOC_BACKEND_HOST_HOST_PIPELINE_H_
 

@@ -67,6 +67,15 @@ bool IsFallbackFusion(const HloInstruction& instruction) {
          instruction.backend_config() == kFallbackBackendConfig;
 }
 
+bool UpdatesInPlace(const HloInstruction& kernel) {
+  if (kernel.opcode() == HloOpcode::kDynamicUpdateSlice) return true;
+  if (kernel.opcode() != HloOpcode::kFusion || kernel.shape().IsTuple()) return false;
+  const HloInstruction* root = kernel.fused_computation()->root();
+  if (root->opcode() != HloOpcode::kDynamicUpdateSlice) return false;
+  const HloInstruction* target = root->operand(0);
+  return target->opcode() == HloOpcode::kParameter && target->users().size() == 1;
+}
+
 bool IsHorizontalFusion(const HloInstruction& instruction) {
   return instruction.opcode() == HloOpcode::kFusion &&
          instruction.backend_config() == kHorizontalBackendConfig;

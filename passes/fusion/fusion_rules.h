@@ -104,6 +104,7 @@ inline constexpr absl::string_view kProducerOutput = "producer-output";
 inline constexpr absl::string_view kHorizontal = "horizontal";
 inline constexpr absl::string_view kCommitted = "committed";
 inline constexpr absl::string_view kExtraRule = "extra-rule";
+inline constexpr absl::string_view kInPlaceUpdate = "in-place-update";
 }  // namespace fusion_rule
 
 // A fusion verdict with its reason. `rule` is one of fusion_rule::* (or the
@@ -210,6 +211,13 @@ inline constexpr absl::string_view kFallbackBackendConfig = "{\"hloc_fallback\":
 inline constexpr absl::string_view kHorizontalBackendConfig = "{\"hloc_horizontal\":true}";
 bool IsFallbackFusion(const HloInstruction& instruction);
 bool IsHorizontalFusion(const HloInstruction& instruction);
+// A kernel a backend can run as an update in place: a dynamic-update-slice,
+// or a fusion whose root is a dynamic-update-slice of a parameter read
+// nowhere else. Alone, it writes only the update into its operand's buffer;
+// as one output of a multi-output or horizontal fusion it would write the
+// whole array (a scan's stacked outputs: the whole array per step), so
+// those passes leave it out.
+bool UpdatesInPlace(const HloInstruction& kernel);
 
 class FusionRules {
  public:

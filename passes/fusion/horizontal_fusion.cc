@@ -54,7 +54,8 @@ class HorizontalPlanner {
 
 bool HorizontalPlanner::IsSmallKernel(int v) const {
   const NodeTraits& traits = graph_.traits(v);
-  if (!traits.fusible || traits.free_leaf || traits.reductions > 0 || traits.dots > 0) {
+  if (!traits.fusible || traits.free_leaf || traits.reductions > 0 || traits.dots > 0 ||
+      UpdatesInPlace(*graph_.node(v))) {
     return false;
   }
   if (traits.kind != OpPatternKind::kElementwise && traits.kind != OpPatternKind::kBroadcast &&

@@ -13,7 +13,8 @@
 // usually independent of each other; this pass gathers them, in post order,
 // into groups of at most max_horizontal_members, each kernel small (at most
 // max_horizontal_elements output elements) and loop-shaped (no reduction,
-// dot or convolution hero). Members need not share an index space: the
+// dot or convolution hero, no update in place: UpdatesInPlace). Members need
+// not share an index space: the
 // backend runs each member over its own range inside one launch.
 //
 // Independence: a candidate may not be reachable from the group's members

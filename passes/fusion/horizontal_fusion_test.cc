@@ -82,5 +82,27 @@ TEST(HorizontalFusion, LargeKernelsAreLeftAlone) {
   EXPECT_FALSE(RunAndVerify(pass, *module));
 }
 
+TEST(HorizontalFusion, UpdatesInPlaceKeepTheirOwnKernels) {
+  auto module = Parse(R"(
+HloModule small_updates
+ENTRY main {
+  a = f32[8,4] parameter(0)
+  row = f32[1,4] parameter(1)
+  i = s32[] parameter(2)
+  p = f32[16] parameter(3)
+  z = s32[] constant(0)
+  u = f32[8,4] dynamic-update-slice(a, row, i, z)
+  n = f32[16] negate(p)
+  e = f32[16] exponential(p)
+  ROOT t = (f32[8,4], f32[16], f32[16]) tuple(u, n, e)
+})");
+  HorizontalFusion pass;
+  EXPECT_TRUE(RunAndVerify(pass, *module));
+  auto fusions = EntryFusions(*module);
+  ASSERT_EQ(fusions.size(), 1u);
+  EXPECT_EQ(BodyOpcodes(*fusions[0]), "exponential,negate");
+  EXPECT_NE(EntryOpcodes(*module).find("dynamic-update-slice"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace hloc

@@ -137,6 +137,15 @@ class MultiOutputPlanner {
 bool MultiOutputPlanner::TryMerge(int a, int b, absl::string_view rule) {
   const int ga = forest_.Find(a), gb = forest_.Find(b);
   if (ga == gb) return false;
+  for (int v : {a, b}) {
+    if (UpdatesInPlace(*graph_.node(v))) {
+      Log(a, b, FusionDecision::Refuse(fusion_rule::kInPlaceUpdate,
+                                       absl::StrCat(graph_.node(v)->name(),
+                                                    " updates in place: alone it writes only "
+                                                    "its update")));
+      return false;
+    }
+  }
   if (!space_[ga] || !space_[gb]) {
     LogIfTupleValued(a, b, space_[ga] ? b : a);
     return false;

@@ -22,7 +22,8 @@
 // Index spaces: a loop kernel iterates over its output shape, a reduction
 // kernel over its reduction's input shape and reduced dimensions; a loop
 // kernel may join a reduction kernel whose input shape is its output shape.
-// Dot/convolution kernels and tuple-valued instructions take no part.
+// Dot/convolution kernels, tuple-valued instructions and updates in place
+// (UpdatesInPlace: alone they write only their update) take no part.
 //
 // Never a cycle: merging two kernels closes a cycle exactly when a path leaves
 // one and enters the other through instructions outside both; a bounded

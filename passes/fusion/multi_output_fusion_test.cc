@@ -136,5 +136,36 @@ ENTRY main {
   EXPECT_EQ(OutputCount(*fusions[0]), 3);
 }
 
+// A scan's per-step stores: three updates of three stacked arrays from one
+// row. Merged, the kernel would rewrite all three arrays; apart, each writes
+// its row in place.
+TEST(MultiOutputFusion, UpdatesInPlaceStayApart) {
+  auto module = Parse(R"(
+HloModule scan_stores
+ENTRY main {
+  a = f32[64,16] parameter(0)
+  b = f32[64,16] parameter(1)
+  c = f32[64,16] parameter(2)
+  row = f32[1,16] parameter(3)
+  i = s32[] parameter(4)
+  z = s32[] constant(0)
+  ua = f32[64,16] dynamic-update-slice(a, row, i, z)
+  ub = f32[64,16] dynamic-update-slice(b, row, i, z)
+  uc = f32[64,16] dynamic-update-slice(c, row, i, z)
+  ROOT t = (f32[64,16], f32[64,16], f32[64,16]) tuple(ua, ub, uc)
+})");
+  ProducerConsumerFusion producer_consumer;
+  RunAndVerify(producer_consumer, *module);
+  for (const HloInstruction* fusion : EntryFusions(*module)) {
+    EXPECT_TRUE(UpdatesInPlace(*fusion)) << fusion->ToString();
+  }
+  const std::string before = PrintModule(*module);
+  FusionLedger ledger;
+  MultiOutputFusion pass(FusionRules(), &ledger);
+  EXPECT_FALSE(RunAndVerify(pass, *module));
+  EXPECT_EQ(PrintModule(*module), before);
+  EXPECT_FALSE(ledger.Find(MultiOutputFusion::kName, fusion_rule::kInPlaceUpdate).empty());
+}
+
 }  // namespace
 }  // namespace hloc
