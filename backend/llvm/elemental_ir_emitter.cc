@@ -246,7 +246,7 @@ absl::StatusOr<ElementGenerator> ElementalIrEmitter::MakeElementGenerator(
     });
   }
   if (IsElementwiseBinary(op)) {
-    if (op == HloOpcode::kComplex || op == HloOpcode::kStochasticConvert) return NotElemental(hlo);
+    if (op == HloOpcode::kStochasticConvert) return NotElemental(hlo);
     return ElementGenerator([this, &hlo, operands](const IrIndex& index) -> absl::StatusOr<llvm::Value*> {
       absl::StatusOr<llvm::Value*> lhs = operands[0](index);
       if (!lhs.ok()) return lhs.status();

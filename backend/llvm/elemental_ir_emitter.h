@@ -15,9 +15,11 @@
 //   f16, bf16: i16 holding the bits. Arithmetic on them happens in float and
 //   every result is rounded back (round to nearest even), as XLA and the
 //   interpreter define it.
+//   c64: {float, float} and c128: {double, double}, (real, imaginary), the
+//   layout of std::complex in memory (elemental_complex_ops.cc).
 // A tuple-shaped instruction (variadic reduce) yields an LLVM struct of its
-// leaves; get-tuple-element extracts from it. Complex, sub-byte and f8 types
-// are not supported (Unimplemented errors).
+// leaves; get-tuple-element extracts from it. Sub-byte and f8 types are not
+// supported (Unimplemented errors).
 //
 // Semantics follow hlo/evaluator exactly: integer arithmetic wraps, x/0 = -1
 // and x%0 = x, INT_MIN/-1 = INT_MIN and INT_MIN%-1 = 0, oversized shifts give
@@ -186,6 +188,20 @@ class ElementalIrEmitter {
   // Reads an index scalar (any integer type) as i64, sign- or zero-extended.
   absl::StatusOr<llvm::Value*> LoadIndexScalar(const ElementGenerator& generator,
                                                PrimitiveType type, const IrIndex& index);
+  // Complex arithmetic (elemental_complex_ops.cc): `hlo`'s operand is
+  // complex (or, for kComplex, the real parts).
+  absl::StatusOr<llvm::Value*> EmitComplexUnaryOp(const HloInstruction& hlo, llvm::Value* v);
+  absl::StatusOr<llvm::Value*> EmitComplexBinaryOp(const HloInstruction& hlo, llvm::Value* lhs,
+                                                   llvm::Value* rhs);
+  absl::StatusOr<llvm::Value*> EmitComplexCompare(ComparisonDirection direction,
+                                                  llvm::Value* lhs, llvm::Value* rhs);
+  // convert when `from` or `to` is complex, as the interpreter defines it:
+  // a real value gets a zero imaginary part, complex -> real keeps the real
+  // part, complex -> pred tests both parts for zero.
+  absl::StatusOr<llvm::Value*> EmitComplexConvert(PrimitiveType from, PrimitiveType to,
+                                                  llvm::Value* v);
+  // acc + x * y on complex values (dot and convolution).
+  llvm::Value* ComplexMultiplyAdd(llvm::Value* acc, llvm::Value* x, llvm::Value* y);
   // Math helpers (elemental_scalar_ops.cc).
   absl::StatusOr<llvm::Value*> CallMath(MathFunction function,
                                         absl::Span<llvm::Value* const> args);

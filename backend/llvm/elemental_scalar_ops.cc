@@ -53,6 +53,9 @@ absl::StatusOr<llvm::Type*> ElementalIrEmitter::ValueType(PrimitiveType type) {
     case xla::U64: return llvm::Type::getInt64Ty(c);
     case xla::F32: return llvm::Type::getFloatTy(c);
     case xla::F64: return llvm::Type::getDoubleTy(c);
+    case xla::C64: return llvm::StructType::get(llvm::Type::getFloatTy(c), llvm::Type::getFloatTy(c));
+    case xla::C128:
+      return llvm::StructType::get(llvm::Type::getDoubleTy(c), llvm::Type::getDoubleTy(c));
     default:
       return absl::UnimplementedError(absl::StrCat("element type ", PrimitiveTypeName(type),
                                                    " is not supported by the elemental emitter"));
@@ -127,6 +130,13 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::ConstantOf(PrimitiveType type, 
     case xla::F16: return b_->getInt16(DoubleToHalf(value));
     case xla::BF16: return b_->getInt16(DoubleToBFloat16(value));
     case xla::PRED: return b_->getInt8(value != 0);
+    case xla::C64:
+    case xla::C128: {
+      llvm::Type* part = llvm::cast<llvm::StructType>(*t)->getElementType(0);
+      return llvm::ConstantStruct::get(llvm::cast<llvm::StructType>(*t),
+                                       {llvm::ConstantFP::get(part, value),
+                                        llvm::ConstantFP::get(part, 0.0)});
+    }
     default:
       return llvm::ConstantInt::get(*t, static_cast<uint64_t>(static_cast<int64_t>(value)),
                                     IsSignedInteger(type));
@@ -149,6 +159,22 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::LiteralElement(const Literal& l
       double v;
       std::memcpy(&v, raw, 8);
       return llvm::ConstantFP::get(*t, v);
+    }
+    case xla::C64: {
+      float v[2];
+      std::memcpy(v, raw, 8);
+      llvm::Type* part = b_->getFloatTy();
+      return llvm::ConstantStruct::get(llvm::cast<llvm::StructType>(*t),
+                                       {llvm::ConstantFP::get(part, v[0]),
+                                        llvm::ConstantFP::get(part, v[1])});
+    }
+    case xla::C128: {
+      double v[2];
+      std::memcpy(v, raw, 16);
+      llvm::Type* part = b_->getDoubleTy();
+      return llvm::ConstantStruct::get(llvm::cast<llvm::StructType>(*t),
+                                       {llvm::ConstantFP::get(part, v[0]),
+                                        llvm::ConstantFP::get(part, v[1])});
     }
     default: {
       uint64_t bits = 0;
@@ -218,6 +244,7 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitUnaryOp(const HloInstructio
   if (op == HloOpcode::kReducePrecision) {
     return EmitReducePrecision(type, v, hlo.attrs().exponent_bits, hlo.attrs().mantissa_bits);
   }
+  if (IsComplex(type)) return EmitComplexUnaryOp(hlo, v);
   if (type == xla::PRED) {
     if (op == HloOpcode::kNot) return b_->CreateXor(v, b_->getInt8(1));
     return Unsupported(hlo, type);
@@ -310,6 +337,7 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitBinaryOp(const HloInstructi
                                                               llvm::Value* rhs) {
   const PrimitiveType type = hlo.operand(0)->shape().element_type();
   const HloOpcode op = hlo.opcode();
+  if (op == HloOpcode::kComplex || IsComplex(type)) return EmitComplexBinaryOp(hlo, lhs, rhs);
   if (op == HloOpcode::kMaximum || op == HloOpcode::kMinimum) {
     if (!IsIntegral(type) && !IsSupportedFloat(type)) return Unsupported(hlo, type);
     return EmitMinMax(type, op == HloOpcode::kMaximum, lhs, rhs);
@@ -416,6 +444,7 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitCompare(ComparisonDirection
                                                              ComparisonType comparison_type,
                                                              PrimitiveType type,
                                                              llvm::Value* lhs, llvm::Value* rhs) {
+  if (IsComplex(type)) return EmitComplexCompare(direction, lhs, rhs);
   llvm::Value* result;
   if (IsIntegral(type) ||
       (IsSupportedFloat(type) && comparison_type == ComparisonType::kTotalOrder)) {
@@ -478,6 +507,7 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitConvert(PrimitiveType from,
   absl::StatusOr<llvm::Type*> from_type = ValueType(from);
   if (!from_type.ok()) return from_type.status();
   if (from == to) return v;
+  if (IsComplex(from) || IsComplex(to)) return EmitComplexConvert(from, to, v);
   if (to == xla::PRED) {
     llvm::Value* nonzero;
     if (IsSupportedFloat(from)) {
@@ -523,7 +553,8 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitConvert(PrimitiveType from,
 absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitBitcastConvert(PrimitiveType from,
                                                                     PrimitiveType to,
                                                                     llvm::Value* v) {
-  if (from == xla::PRED || to == xla::PRED || BitWidth(from) != BitWidth(to)) {
+  if (from == xla::PRED || to == xla::PRED || IsComplex(from) || IsComplex(to) ||
+      BitWidth(from) != BitWidth(to)) {
     return absl::UnimplementedError(absl::StrCat("bitcast-convert from ", PrimitiveTypeName(from),
                                                  " to ", PrimitiveTypeName(to),
                                                  " is not supported by the elemental emitter"));
@@ -535,6 +566,10 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitBitcastConvert(PrimitiveTyp
 
 absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitClamp(PrimitiveType type, llvm::Value* lo,
                                                            llvm::Value* x, llvm::Value* hi) {
+  if (!IsIntegral(type) && !IsSupportedFloat(type)) {
+    return absl::UnimplementedError(absl::StrCat("clamp on ", PrimitiveTypeName(type),
+                                                 " is not supported by the elemental emitter"));
+  }
   llvm::Value* clamped = EmitMinMax(type, /*is_max=*/false, hi, EmitMinMax(type, true, x, lo));
   if (!IsSupportedFloat(type)) return clamped;
   // NaN bounds and operand pass through, in the order lo, x, hi.
@@ -625,8 +660,12 @@ absl::StatusOr<llvm::FunctionCallee> DeclareMathFunction(llvm::IRBuilder<>& b,
     case MathFunction::kCbrt: name = "cbrt"; break;
     case MathFunction::kPow: name = "pow"; break;
     case MathFunction::kAtan2: name = "atan2"; break;
+    case MathFunction::kHypot: name = "hypot"; break;
   }
-  const size_t arity = (function == MathFunction::kPow || function == MathFunction::kAtan2) ? 2 : 1;
+  const size_t arity = (function == MathFunction::kPow || function == MathFunction::kAtan2 ||
+                        function == MathFunction::kHypot)
+                           ? 2
+                           : 1;
   if (args.size() != arity) return absl::InvalidArgumentError("wrong number of math arguments");
   const std::string symbol = absl::StrCat(prefix, name, is_float ? "f" : "");
   llvm::Module* module = b.GetInsertBlock()->getModule();
