@@ -63,7 +63,7 @@ TEST(HostComplexTest, UnaryOpsMatchTheInterpreter) {
 
 TEST(HostComplexTest, BinaryOpsMatchTheInterpreter) {
   for (const std::string type : kComplexTypes) {
-    for (const char* op : {"add", "subtract", "multiply", "divide", "power"}) {
+    for (const char* op : {"add", "subtract", "multiply", "divide", "power", "atan2"}) {
       const std::string hlo = Binary(type, type, op);
       ExpectClose(hlo, RandomArguments(hlo, 6));
     }

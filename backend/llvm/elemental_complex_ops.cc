@@ -20,11 +20,12 @@
 //           |a| is large enough that the quotient would overflow
 //   tan z   -i tanh(iz)
 //   z ^ w   exp(w log z); 1 when z = 1 or w = 0
+//   atan2(y, x)  -i log((x + iy) / sqrt(x^2 + y^2)) (the interpreter's)
 // expm1, log1p, logistic and rsqrt are built from those exactly as the
 // interpreter builds them (exp(z) - 1, log(z + 1), 1 / (1 + exp(-z)),
 // 1 / sqrt(z)). Results agree with the interpreter within rounding, not bit
-// for bit. Order comparisons, min/max, clamp and atan2 are not defined on
-// complex numbers here (XLA defines no order on them).
+// for bit. Order comparisons, min/max and clamp are not defined on complex
+// numbers (XLA defines no order on them).
 #include <cmath>
 #include <functional>
 #include <vector>
@@ -309,6 +310,14 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitComplexBinaryOp(const HloIn
       llvm::Value* trivial = b_->CreateOr(x_one, y_zero);
       return Join(b_, {b_->CreateSelect(trivial, m.Fp(1), p.re),
                        b_->CreateSelect(trivial, m.Fp(0), p.im)});
+    }
+    case HloOpcode::kAtan2: {
+      // atan2(y, x) = -i log((x + iy) / sqrt(x^2 + y^2)), the interpreter's
+      // definition; here y = lhs, x = rhs.
+      const Parts i_y{b_->CreateFNeg(x.im), x.re};
+      HLOC_ASSIGN_OR_RETURN(Parts root, m.SquareRoot(m.Add(m.Mul(y, y), m.Mul(x, x))));
+      HLOC_ASSIGN_OR_RETURN(Parts l, m.Log(m.Div(m.Add(y, i_y), root)));
+      return Join(b_, {l.im, b_->CreateFNeg(l.re)});
     }
     default: return UnsupportedComplex(hlo);
   }
