@@ -468,6 +468,7 @@ absl::StatusOr<ElementGenerator> ElementalIrEmitter::MakeIndexingGenerator(
       });
     case HloOpcode::kOptimizationBarrier:
     case HloOpcode::kAddDependency:
+    case HloOpcode::kSetDimensionSize:  // Sizes are not tracked: the operand's elements.
       return operands[0];
     default:
       return NotElemental(hlo);

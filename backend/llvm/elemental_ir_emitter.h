@@ -17,9 +17,13 @@
 //   interpreter define it.
 //   c64: {float, float} and c128: {double, double}, (real, imaginary), the
 //   layout of std::complex in memory (elemental_complex_ops.cc).
+//   s4/u4 (sub-byte integers): i8 holding the value sign- or zero-extended,
+//   one element per byte as literals hold them; f8/f4 kinds: i8 holding the
+//   bits in its low bits. They load, store, move and convert (and s4/u4
+//   compare and take maximum/minimum); other arithmetic on them is
+//   Unimplemented, as in the interpreter.
 // A tuple-shaped instruction (variadic reduce) yields an LLVM struct of its
-// leaves; get-tuple-element extracts from it. Sub-byte and f8 types are not
-// supported (Unimplemented errors).
+// leaves; get-tuple-element extracts from it.
 //
 // Semantics follow hlo/evaluator exactly: integer arithmetic wraps, x/0 = -1
 // and x%0 = x, INT_MIN/-1 = INT_MIN and INT_MIN%-1 = 0, oversized shifts give
@@ -200,6 +204,9 @@ class ElementalIrEmitter {
   // part, complex -> pred tests both parts for zero.
   absl::StatusOr<llvm::Value*> EmitComplexConvert(PrimitiveType from, PrimitiveType to,
                                                   llvm::Value* v);
+  // convert when `from` or `to` is an f8/f4 kind (elemental_narrow_floats.cc).
+  absl::StatusOr<llvm::Value*> EmitNarrowFloatConvert(PrimitiveType from, PrimitiveType to,
+                                                      llvm::Value* v);
   // acc + x * y on complex values (dot and convolution).
   llvm::Value* ComplexMultiplyAdd(llvm::Value* acc, llvm::Value* x, llvm::Value* y);
   // Math helpers (elemental_scalar_ops.cc).

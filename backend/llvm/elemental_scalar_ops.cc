@@ -26,6 +26,10 @@ bool IsSupportedFloat(PrimitiveType type) {
 // Integer-like: pred and the integer types (pred computes as u8 0/1).
 bool IsIntegral(PrimitiveType type) { return type == xla::PRED || IsInteger(type); }
 
+// s4/u4 (and s1, s2, ...): one element per byte, sign- or zero-extended from
+// its low bits, as literals hold them.
+bool IsSubByteInteger(PrimitiveType type) { return IsInteger(type) && BitWidth(type) < 8; }
+
 absl::Status Unsupported(const HloInstruction& hlo, PrimitiveType type) {
   return absl::UnimplementedError(absl::StrCat("instruction %", hlo.name(), " (",
                                                HloOpcodeName(hlo.opcode()), ") on ",
@@ -57,6 +61,8 @@ absl::StatusOr<llvm::Type*> ElementalIrEmitter::ValueType(PrimitiveType type) {
     case xla::C128:
       return llvm::StructType::get(llvm::Type::getDoubleTy(c), llvm::Type::getDoubleTy(c));
     default:
+      // Sub-byte integers and the f8/f4 kinds: a byte each (see the header).
+      if (IsSubByteInteger(type) || IsNarrowFloat(type)) return llvm::Type::getInt8Ty(c);
       return absl::UnimplementedError(absl::StrCat("element type ", PrimitiveTypeName(type),
                                                    " is not supported by the elemental emitter"));
   }
@@ -245,6 +251,7 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitUnaryOp(const HloInstructio
     return EmitReducePrecision(type, v, hlo.attrs().exponent_bits, hlo.attrs().mantissa_bits);
   }
   if (IsComplex(type)) return EmitComplexUnaryOp(hlo, v);
+  if (IsSubByteInteger(type) || IsNarrowFloat(type)) return Unsupported(hlo, type);
   if (type == xla::PRED) {
     if (op == HloOpcode::kNot) return b_->CreateXor(v, b_->getInt8(1));
     return Unsupported(hlo, type);
@@ -338,6 +345,12 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitBinaryOp(const HloInstructi
   const PrimitiveType type = hlo.operand(0)->shape().element_type();
   const HloOpcode op = hlo.opcode();
   if (op == HloOpcode::kComplex || IsComplex(type)) return EmitComplexBinaryOp(hlo, lhs, rhs);
+  // Arithmetic on sub-byte integers would have to wrap at their width; the
+  // interpreter computes none either. Order (maximum/minimum) is exact.
+  if ((IsSubByteInteger(type) && op != HloOpcode::kMaximum && op != HloOpcode::kMinimum) ||
+      IsNarrowFloat(type)) {
+    return Unsupported(hlo, type);
+  }
   if (op == HloOpcode::kMaximum || op == HloOpcode::kMinimum) {
     if (!IsIntegral(type) && !IsSupportedFloat(type)) return Unsupported(hlo, type);
     return EmitMinMax(type, op == HloOpcode::kMaximum, lhs, rhs);
@@ -507,7 +520,28 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitConvert(PrimitiveType from,
   absl::StatusOr<llvm::Type*> from_type = ValueType(from);
   if (!from_type.ok()) return from_type.status();
   if (from == to) return v;
+  if (IsNarrowFloat(from) || IsNarrowFloat(to)) return EmitNarrowFloatConvert(from, to, v);
   if (IsComplex(from) || IsComplex(to)) return EmitComplexConvert(from, to, v);
+  if (IsSubByteInteger(to)) {
+    // Through the byte-wide type; integers then wrap to the low bits, floats
+    // saturate to the narrow range (NaN -> 0).
+    const int bits = BitWidth(to);
+    const bool is_signed = IsSignedInteger(to);
+    absl::StatusOr<llvm::Value*> byte = EmitConvert(from, is_signed ? xla::S8 : xla::U8, v);
+    if (!byte.ok()) return byte.status();
+    if (IsIntegral(from)) {
+      llvm::Value* high = b_->CreateShl(*byte, 8 - bits);
+      return is_signed ? b_->CreateAShr(high, 8 - bits) : b_->CreateLShr(high, 8 - bits);
+    }
+    const int lo = is_signed ? -(1 << (bits - 1)) : 0;
+    const int hi = is_signed ? (1 << (bits - 1)) - 1 : (1 << bits) - 1;
+    llvm::Value* r = *byte;
+    r = b_->CreateSelect(is_signed ? b_->CreateICmpSLT(r, b_->getInt8(lo)) : b_->getFalse(),
+                         b_->getInt8(lo), r);
+    return b_->CreateSelect(is_signed ? b_->CreateICmpSGT(r, b_->getInt8(hi))
+                                      : b_->CreateICmpUGT(r, b_->getInt8(hi)),
+                            b_->getInt8(hi), r);
+  }
   if (to == xla::PRED) {
     llvm::Value* nonzero;
     if (IsSupportedFloat(from)) {
@@ -554,7 +588,7 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitBitcastConvert(PrimitiveTyp
                                                                     PrimitiveType to,
                                                                     llvm::Value* v) {
   if (from == xla::PRED || to == xla::PRED || IsComplex(from) || IsComplex(to) ||
-      BitWidth(from) != BitWidth(to)) {
+      BitWidth(from) < 8 || BitWidth(from) != BitWidth(to)) {
     return absl::UnimplementedError(absl::StrCat("bitcast-convert from ", PrimitiveTypeName(from),
                                                  " to ", PrimitiveTypeName(to),
                                                  " is not supported by the elemental emitter"));
