@@ -111,6 +111,52 @@ TEST(GpuEmulationTypes, ComplexKernelsMatchTheInterpreterAndAssemble) {
   }
 }
 
+// f8/f4 converts (a decode table and a search loop over it, see
+// elemental_narrow_floats.cc) and s4 data movement and dot: the interpreter
+// computes no convert on these types, so these kernels are checked for
+// ptxas only here (host_narrow_types_test checks the values).
+std::string NarrowKernels() {
+  return mods::Library({R"(f8_chain {
+  x = f32[64] parameter(0)
+  a = f8e5m2[64] convert(x)
+  b = f8e4m3fn[64] convert(a)
+  c = f8e4m3fnuz[64] convert(b)
+  d = f8e5m2fnuz[64] convert(c)
+  e = f8e4m3[64] convert(d)
+  f = f8e3m4[64] convert(e)
+  g = f4e2m1fn[64] convert(f)
+  h = f8e8m0fnu[64] convert(g)
+  ROOT r = f32[64] convert(h)
+}
+s4_dot {
+  x = s4[8,16] parameter(0)
+  y = s4[16] parameter(1)
+  ROOT d = s8[8] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+s4_broadcast {
+  x = s4[3] constant({-2, -3, -4})
+  ROOT b = s4[3,31] broadcast(x), dimensions={0}
+}
+)"});
+}
+
+TEST(GpuEmulationTypes, NarrowTypeKernelsAssemble) {
+  std::unique_ptr<HloModule> module = ParseForTest(NarrowKernels());
+  ASSERT_NE(module, nullptr);
+  const std::string ptxas = RunfilesPtxas();
+  if (ptxas.empty()) GTEST_SKIP() << "no runfiles";
+  for (const char* name : {"f8_chain", "s4_dot", "s4_broadcast"}) {
+    const HloComputation* computation = module->FindComputation(name);
+    ASSERT_NE(computation, nullptr) << name;
+    GpuCompileOptions options;
+    options.target = GpuTarget::ForComputeCapability(90);
+    options.ptxas_path = ptxas;
+    absl::StatusOr<GpuKernel> kernel = CompileGpuKernel(*computation, options);
+    ASSERT_TRUE(kernel.ok()) << name << ": " << kernel.status();
+    EXPECT_GE(kernel->cubin.size(), 4u) << name << ": " << kernel->note;
+  }
+}
+
 }  // namespace
 }  // namespace gpu
 }  // namespace hloc
