@@ -1,8 +1,9 @@
 // GPU kernels on the element types that need more than one scalar register
 // or less than a byte: c64/c128 (a {re, im} pair, elemental_complex_ops.cc)
 // through the loop, reduction (warp shuffles of a pair), transpose and
-// scatter emitters. Each kernel runs in the host emulator against the
-// interpreter on random arguments, and ptxas must assemble it for sm_90.
+// scatter emitters; s4 and f8/f4 kernels; stochastic-convert. Each kernel
+// runs in the host emulator against the interpreter on random arguments
+// where the interpreter computes the op, and ptxas must assemble it for sm_90.
 #include <iostream>
 #include <string>
 #include <vector>
@@ -148,6 +149,44 @@ TEST(GpuEmulationTypes, NarrowTypeKernelsAssemble) {
   for (const char* name : {"f8_chain", "s4_dot", "s4_broadcast"}) {
     const HloComputation* computation = module->FindComputation(name);
     ASSERT_NE(computation, nullptr) << name;
+    GpuCompileOptions options;
+    options.target = GpuTarget::ForComputeCapability(90);
+    options.ptxas_path = ptxas;
+    absl::StatusOr<GpuKernel> kernel = CompileGpuKernel(*computation, options);
+    ASSERT_TRUE(kernel.ok()) << name << ": " << kernel.status();
+    EXPECT_GE(kernel->cubin.size(), 4u) << name << ": " << kernel->note;
+  }
+}
+
+// stochastic-convert (f32 with u32 random words -> s16, f16 -> s8): in the
+// emulator against the interpreter, and through ptxas.
+TEST(GpuEmulationTypes, StochasticConvertKernelsMatchTheInterpreterAndAssemble) {
+  Emulator emulator;
+  ASSERT_TRUE(emulator.error().empty()) << emulator.error();
+  std::unique_ptr<HloModule> module = ParseForTest(mods::Library({R"(stochastic_f32 {
+  x = f32[40,33] parameter(0)
+  r = u32[40,33] parameter(1)
+  s = f32[40,33] multiply(x, x)
+  big = f32[] constant(300)
+  b = f32[40,33] broadcast(big), dimensions={}
+  y = f32[40,33] multiply(s, b)
+  ROOT c = s16[40,33] stochastic-convert(y, r)
+}
+stochastic_f16 {
+  x = f16[300] parameter(0)
+  r = u16[300] parameter(1)
+  ROOT c = s8[300] stochastic-convert(x, r)
+}
+)"}));
+  ASSERT_NE(module, nullptr);
+  const std::string ptxas = RunfilesPtxas();
+  for (const char* name : {"stochastic_f32", "stochastic_f16"}) {
+    const HloComputation* computation = module->FindComputation(name);
+    ASSERT_NE(computation, nullptr) << name;
+    bool ran = false;
+    EXPECT_EQ(CheckKernel(emulator, *computation, 5, &ran), "") << name;
+    EXPECT_TRUE(ran) << name;
+    if (ptxas.empty()) continue;
     GpuCompileOptions options;
     options.target = GpuTarget::ForComputeCapability(90);
     options.ptxas_path = ptxas;

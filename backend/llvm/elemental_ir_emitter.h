@@ -106,6 +106,11 @@ class ElementalIrEmitter {
                                            llvm::Value* value);
   absl::StatusOr<llvm::Value*> EmitBitcastConvert(PrimitiveType from, PrimitiveType to,
                                                   llvm::Value* value);
+  // stochastic-convert of `value` (a float of `from`) to the signed integer
+  // type `to` with the random word `random` (an unsigned integer as wide as
+  // `from`), by hlo/evaluator/stochastic_convert.cc's rule.
+  absl::StatusOr<llvm::Value*> EmitStochasticConvert(PrimitiveType from, PrimitiveType to,
+                                                     llvm::Value* value, llvm::Value* random);
   absl::StatusOr<llvm::Value*> EmitClamp(PrimitiveType type, llvm::Value* lo, llvm::Value* x,
                                          llvm::Value* hi);
   absl::StatusOr<llvm::Value*> EmitReducePrecision(PrimitiveType type, llvm::Value* x,

@@ -598,6 +598,55 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitBitcastConvert(PrimitiveTyp
   return b_->CreateBitCast(v, *to_type);
 }
 
+absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitStochasticConvert(PrimitiveType from,
+                                                                       PrimitiveType to,
+                                                                       llvm::Value* v,
+                                                                       llvm::Value* random) {
+  if (!IsSupportedFloat(from) || !IsSignedInteger(to) || IsSubByteInteger(to) ||
+      !random->getType()->isIntegerTy(BitWidth(from))) {
+    return absl::UnimplementedError(absl::StrCat("stochastic-convert from ", PrimitiveTypeName(from),
+                                                 " to ", PrimitiveTypeName(to),
+                                                 " is not supported by the elemental emitter"));
+  }
+  absl::StatusOr<llvm::Type*> out_type = ValueType(to);
+  if (!out_type.ok()) return out_type.status();
+  llvm::Type* t = *out_type;
+  const unsigned out_bits = t->getIntegerBitWidth();
+  llvm::Type* bits_type = random->getType();
+  const unsigned word_bits = bits_type->getIntegerBitWidth();
+  // The result's limits as values of the operand type (rounded as it rounds).
+  auto limit = [&](bool is_max) {
+    const double exact = is_max ? std::ldexp(1.0, out_bits - 1) - 1 : -std::ldexp(1.0, out_bits - 1);
+    switch (from) {
+      case xla::F16: return static_cast<double>(HalfToFloat(DoubleToHalf(exact)));
+      case xla::BF16: return static_cast<double>(BFloat16ToFloat(DoubleToBFloat16(exact)));
+      case xla::F32: return static_cast<double>(static_cast<float>(exact));
+      default: return exact;
+    }
+  };
+  llvm::Type* f64 = b_->getDoubleTy();
+  absl::StatusOr<llvm::Value*> wide = EmitConvert(from, xla::F64, v);
+  if (!wide.ok()) return wide.status();
+  llvm::Value* d = *wide;
+  llvm::Value* max = llvm::ConstantInt::get(t, llvm::APInt::getSignedMaxValue(out_bits));
+  llvm::Value* min = llvm::ConstantInt::get(t, llvm::APInt::getSignedMinValue(out_bits));
+  llvm::Value* magnitude = b_->CreateUnaryIntrinsic(llvm::Intrinsic::fabs, d);
+  llvm::Value* whole = b_->CreateIntrinsic(llvm::Intrinsic::fptosi_sat, {t, f64}, {magnitude});
+  llvm::Value* fraction = b_->CreateFSub(magnitude, b_->CreateSIToFP(whole, f64));
+  // The fraction as a fixed-point number of the random word's width (exact).
+  llvm::Value* fixed = b_->CreateIntrinsic(
+      llvm::Intrinsic::fptoui_sat, {bits_type, f64},
+      {b_->CreateFMul(fraction, llvm::ConstantFP::get(f64, std::ldexp(1.0, word_bits)))});
+  llvm::Value* up = b_->CreateICmpULT(random, fixed);
+  // whole + 1 wraps past the maximum, as the interpreter's rule does.
+  whole = b_->CreateAdd(whole, b_->CreateZExt(up, t));
+  llvm::Value* negative = b_->CreateICmpSLT(b_->CreateBitCast(d, b_->getInt64Ty()), b_->getInt64(0));
+  llvm::Value* r = b_->CreateSelect(negative, b_->CreateSub(llvm::ConstantInt::get(t, 0), whole), whole);
+  r = b_->CreateSelect(b_->CreateFCmpOLE(d, llvm::ConstantFP::get(f64, limit(false))), min, r);
+  r = b_->CreateSelect(b_->CreateFCmpOGE(d, llvm::ConstantFP::get(f64, limit(true))), max, r);
+  return b_->CreateSelect(b_->CreateFCmpUNO(d, d), llvm::ConstantInt::get(t, 0), r);
+}
+
 absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitClamp(PrimitiveType type, llvm::Value* lo,
                                                            llvm::Value* x, llvm::Value* hi) {
   if (!IsIntegral(type) && !IsSupportedFloat(type)) {
