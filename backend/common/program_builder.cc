@@ -188,6 +188,9 @@ absl::StatusOr<bool> ProgramBuilder::EmitStructural(const HloInstruction& hlo, T
     case HloOpcode::kOptimizationBarrier:
     case HloOpcode::kDomain:
     case HloOpcode::kAddDependency:
+    // The operand's elements in a buffer of the bound size; no program here
+    // reads the dynamic size (the interpreter's rule too).
+    case HloOpcode::kSetDimensionSize:
     case HloOpcode::kAllReduceDone:  // all-reduce-start ran synchronously: its value.
       buffers_.Bind(&hlo, buffers_.LeavesOf(hlo.operand(0)));
       return true;

@@ -203,6 +203,8 @@ Emulator::Emulator() {
   add("__nv_pow", static_cast<D2>(&::pow));
   add("__nv_atan2f", static_cast<F2>(&::atan2f));
   add("__nv_atan2", static_cast<D2>(&::atan2));
+  add("__nv_hypotf", static_cast<F2>(&::hypotf));
+  add("__nv_hypot", static_cast<D2>(&::hypot));
   llvm::Error defined = jit_->getMainJITDylib().define(llvm::orc::absoluteSymbols(symbols));
   if (defined) error_ = llvm::toString(std::move(defined));
 }

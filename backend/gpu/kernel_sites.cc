@@ -21,6 +21,7 @@ bool IsBufferOnly(HloOpcode op) {
     case HloOpcode::kOptimizationBarrier:
     case HloOpcode::kDomain:
     case HloOpcode::kAddDependency:
+    case HloOpcode::kSetDimensionSize:
     case HloOpcode::kAfterAll:
     case HloOpcode::kCopy: return true;
     default: return false;

@@ -176,7 +176,9 @@ absl::StatusOr<std::optional<EmittedGpuKernel>> TryEmitScatterKernel(
   std::string strategy;
   if (op.attrs().unique_indices) {
     strategy = "scatter";
-  } else if (n == 1 && IsCommutativeCombiner(*op.to_apply())) {
+  } else if (n == 1 && IsCommutativeCombiner(*op.to_apply()) &&
+             !IsComplex(outputs[0]->element_type())) {
+    // (Complex elements are two words: no single compare-and-swap.)
     strategy = "scatter-atomic";
   } else if (ordered_safe) {
     strategy = "scatter-ordered";

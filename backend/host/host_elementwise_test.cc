@@ -2,7 +2,7 @@
 // math on NaN/inf/-0.0 in f16, bf16, f32 and f64; integer wraparound,
 // division by zero, shifts and powers; compare (with TOTALORDER); every
 // convert between supported types; select, clamp, bitcast-convert and
-// reduce-precision; exp around its underflow bound. The exceptions are the
+// reduce-precision; stochastic-convert; exp around its underflow bound. The exceptions are the
 // f32-computed exp, expm1, log, logistic and tanh, which the host emits as
 // polynomials (backend/llvm/polynomial_math.h): within a few ulps by default,
 // and bit for bit with KernelCompilerOptions::exact_math (libm).
@@ -299,6 +299,37 @@ TEST(HostElementwiseTest, BitcastConvertAndReducePrecision) {
       ExpectExact(UnaryModule(type, type, "reduce-precision", kCount, absl::StrCat(", ", bits)),
                   {Values(type, kCount, kFloatsA)});
     }
+  }
+}
+
+// stochastic-convert: values with fractions, at and past the result's
+// limits, NaN and infinities, with random words below and above each
+// fraction.
+TEST(HostElementwiseTest, StochasticConvert) {
+  struct Case {
+    const char* in;
+    const char* bits;
+    const char* out;
+  };
+  for (const Case& c : {Case{"f32", "u32", "s32"}, Case{"f32", "u32", "s8"},
+                        Case{"f64", "u64", "s16"}, Case{"f16", "u16", "s8"},
+                        Case{"bf16", "u16", "s16"}, Case{"f64", "u64", "s64"}}) {
+    SCOPED_TRACE(absl::StrCat(c.in, " -> ", c.out));
+    const std::string text = absl::StrCat(
+        "HloModule m\nENTRY e {\n  a = ", c.in, "[20] parameter(0)\n  b = ", c.bits,
+        "[20] parameter(1)\n  ROOT r = ", c.out, "[20] stochastic-convert(a, b)\n}\n");
+    const char* words = "{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19}";
+    Literal random = Values(c.bits, kCount, words);
+    // Random words spread over the whole range: index * (max / 19).
+    for (int64_t i = 0; i < kCount; ++i) {
+      const int bits = std::string(c.bits) == "u16" ? 16 : std::string(c.bits) == "u32" ? 32 : 64;
+      const uint64_t max = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+      random.SetFromUint64(i, max / 19 * static_cast<uint64_t>(i));
+    }
+    ExpectExact(text, {Values(c.in, kCount,
+                              "{0.5, -0.5, 1.25, -1.75, 2.5, 127.5, -128.5, 126.9, -127.9, 1e10, "
+                              "-1e10, inf, -inf, nan, -0, 0, 0.001, -3.999, 32767.5, 100.3}"),
+                       random});
   }
 }
 

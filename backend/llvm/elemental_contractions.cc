@@ -295,6 +295,8 @@ absl::Status ElementalIrEmitter::EmitMultiplyAccumulate(
   llvm::Value* next;
   if (acc_type == xla::PRED) {
     next = b_->CreateOr(sum, b_->CreateAnd(*x, *y));
+  } else if (IsComplex(acc_type)) {
+    next = ComplexMultiplyAdd(sum, *x, *y);
   } else if (acc_llvm->isFloatingPointTy()) {
     next = b_->CreateFAdd(sum, b_->CreateFMul(*x, *y));
   } else {

@@ -246,7 +246,16 @@ absl::StatusOr<ElementGenerator> ElementalIrEmitter::MakeElementGenerator(
     });
   }
   if (IsElementwiseBinary(op)) {
-    if (op == HloOpcode::kComplex || op == HloOpcode::kStochasticConvert) return NotElemental(hlo);
+    if (op == HloOpcode::kStochasticConvert) {
+      return ElementGenerator([this, &hlo, operands](const IrIndex& index) -> absl::StatusOr<llvm::Value*> {
+        absl::StatusOr<llvm::Value*> value = operands[0](index);
+        if (!value.ok()) return value.status();
+        absl::StatusOr<llvm::Value*> random = operands[1](index);
+        if (!random.ok()) return random.status();
+        return EmitStochasticConvert(hlo.operand(0)->shape().element_type(),
+                                     hlo.shape().element_type(), *value, *random);
+      });
+    }
     return ElementGenerator([this, &hlo, operands](const IrIndex& index) -> absl::StatusOr<llvm::Value*> {
       absl::StatusOr<llvm::Value*> lhs = operands[0](index);
       if (!lhs.ok()) return lhs.status();
@@ -468,6 +477,7 @@ absl::StatusOr<ElementGenerator> ElementalIrEmitter::MakeIndexingGenerator(
       });
     case HloOpcode::kOptimizationBarrier:
     case HloOpcode::kAddDependency:
+    case HloOpcode::kSetDimensionSize:  // Sizes are not tracked: the operand's elements.
       return operands[0];
     default:
       return NotElemental(hlo);

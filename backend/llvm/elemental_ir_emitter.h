@@ -15,9 +15,15 @@
 //   f16, bf16: i16 holding the bits. Arithmetic on them happens in float and
 //   every result is rounded back (round to nearest even), as XLA and the
 //   interpreter define it.
+//   c64: {float, float} and c128: {double, double}, (real, imaginary), the
+//   layout of std::complex in memory (elemental_complex_ops.cc).
+//   s4/u4 (sub-byte integers): i8 holding the value sign- or zero-extended,
+//   one element per byte as literals hold them; f8/f4 kinds: i8 holding the
+//   bits in its low bits. They load, store, move and convert (and s4/u4
+//   compare and take maximum/minimum); other arithmetic on them is
+//   Unimplemented, as in the interpreter.
 // A tuple-shaped instruction (variadic reduce) yields an LLVM struct of its
-// leaves; get-tuple-element extracts from it. Complex, sub-byte and f8 types
-// are not supported (Unimplemented errors).
+// leaves; get-tuple-element extracts from it.
 //
 // Semantics follow hlo/evaluator exactly: integer arithmetic wraps, x/0 = -1
 // and x%0 = x, INT_MIN/-1 = INT_MIN and INT_MIN%-1 = 0, oversized shifts give
@@ -100,6 +106,11 @@ class ElementalIrEmitter {
                                            llvm::Value* value);
   absl::StatusOr<llvm::Value*> EmitBitcastConvert(PrimitiveType from, PrimitiveType to,
                                                   llvm::Value* value);
+  // stochastic-convert of `value` (a float of `from`) to the signed integer
+  // type `to` with the random word `random` (an unsigned integer as wide as
+  // `from`), by hlo/evaluator/stochastic_convert.cc's rule.
+  absl::StatusOr<llvm::Value*> EmitStochasticConvert(PrimitiveType from, PrimitiveType to,
+                                                     llvm::Value* value, llvm::Value* random);
   absl::StatusOr<llvm::Value*> EmitClamp(PrimitiveType type, llvm::Value* lo, llvm::Value* x,
                                          llvm::Value* hi);
   absl::StatusOr<llvm::Value*> EmitReducePrecision(PrimitiveType type, llvm::Value* x,
@@ -186,6 +197,23 @@ class ElementalIrEmitter {
   // Reads an index scalar (any integer type) as i64, sign- or zero-extended.
   absl::StatusOr<llvm::Value*> LoadIndexScalar(const ElementGenerator& generator,
                                                PrimitiveType type, const IrIndex& index);
+  // Complex arithmetic (elemental_complex_ops.cc): `hlo`'s operand is
+  // complex (or, for kComplex, the real parts).
+  absl::StatusOr<llvm::Value*> EmitComplexUnaryOp(const HloInstruction& hlo, llvm::Value* v);
+  absl::StatusOr<llvm::Value*> EmitComplexBinaryOp(const HloInstruction& hlo, llvm::Value* lhs,
+                                                   llvm::Value* rhs);
+  absl::StatusOr<llvm::Value*> EmitComplexCompare(ComparisonDirection direction,
+                                                  llvm::Value* lhs, llvm::Value* rhs);
+  // convert when `from` or `to` is complex, as the interpreter defines it:
+  // a real value gets a zero imaginary part, complex -> real keeps the real
+  // part, complex -> pred tests both parts for zero.
+  absl::StatusOr<llvm::Value*> EmitComplexConvert(PrimitiveType from, PrimitiveType to,
+                                                  llvm::Value* v);
+  // convert when `from` or `to` is an f8/f4 kind (elemental_narrow_floats.cc).
+  absl::StatusOr<llvm::Value*> EmitNarrowFloatConvert(PrimitiveType from, PrimitiveType to,
+                                                      llvm::Value* v);
+  // acc + x * y on complex values (dot and convolution).
+  llvm::Value* ComplexMultiplyAdd(llvm::Value* acc, llvm::Value* x, llvm::Value* y);
   // Math helpers (elemental_scalar_ops.cc).
   absl::StatusOr<llvm::Value*> CallMath(MathFunction function,
                                         absl::Span<llvm::Value* const> args);

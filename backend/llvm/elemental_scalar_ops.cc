@@ -26,6 +26,10 @@ bool IsSupportedFloat(PrimitiveType type) {
 // Integer-like: pred and the integer types (pred computes as u8 0/1).
 bool IsIntegral(PrimitiveType type) { return type == xla::PRED || IsInteger(type); }
 
+// s4/u4 (and s1, s2, ...): one element per byte, sign- or zero-extended from
+// its low bits, as literals hold them.
+bool IsSubByteInteger(PrimitiveType type) { return IsInteger(type) && BitWidth(type) < 8; }
+
 absl::Status Unsupported(const HloInstruction& hlo, PrimitiveType type) {
   return absl::UnimplementedError(absl::StrCat("instruction %", hlo.name(), " (",
                                                HloOpcodeName(hlo.opcode()), ") on ",
@@ -53,7 +57,12 @@ absl::StatusOr<llvm::Type*> ElementalIrEmitter::ValueType(PrimitiveType type) {
     case xla::U64: return llvm::Type::getInt64Ty(c);
     case xla::F32: return llvm::Type::getFloatTy(c);
     case xla::F64: return llvm::Type::getDoubleTy(c);
+    case xla::C64: return llvm::StructType::get(llvm::Type::getFloatTy(c), llvm::Type::getFloatTy(c));
+    case xla::C128:
+      return llvm::StructType::get(llvm::Type::getDoubleTy(c), llvm::Type::getDoubleTy(c));
     default:
+      // Sub-byte integers and the f8/f4 kinds: a byte each (see the header).
+      if (IsSubByteInteger(type) || IsNarrowFloat(type)) return llvm::Type::getInt8Ty(c);
       return absl::UnimplementedError(absl::StrCat("element type ", PrimitiveTypeName(type),
                                                    " is not supported by the elemental emitter"));
   }
@@ -127,6 +136,13 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::ConstantOf(PrimitiveType type, 
     case xla::F16: return b_->getInt16(DoubleToHalf(value));
     case xla::BF16: return b_->getInt16(DoubleToBFloat16(value));
     case xla::PRED: return b_->getInt8(value != 0);
+    case xla::C64:
+    case xla::C128: {
+      llvm::Type* part = llvm::cast<llvm::StructType>(*t)->getElementType(0);
+      return llvm::ConstantStruct::get(llvm::cast<llvm::StructType>(*t),
+                                       {llvm::ConstantFP::get(part, value),
+                                        llvm::ConstantFP::get(part, 0.0)});
+    }
     default:
       return llvm::ConstantInt::get(*t, static_cast<uint64_t>(static_cast<int64_t>(value)),
                                     IsSignedInteger(type));
@@ -149,6 +165,22 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::LiteralElement(const Literal& l
       double v;
       std::memcpy(&v, raw, 8);
       return llvm::ConstantFP::get(*t, v);
+    }
+    case xla::C64: {
+      float v[2];
+      std::memcpy(v, raw, 8);
+      llvm::Type* part = b_->getFloatTy();
+      return llvm::ConstantStruct::get(llvm::cast<llvm::StructType>(*t),
+                                       {llvm::ConstantFP::get(part, v[0]),
+                                        llvm::ConstantFP::get(part, v[1])});
+    }
+    case xla::C128: {
+      double v[2];
+      std::memcpy(v, raw, 16);
+      llvm::Type* part = b_->getDoubleTy();
+      return llvm::ConstantStruct::get(llvm::cast<llvm::StructType>(*t),
+                                       {llvm::ConstantFP::get(part, v[0]),
+                                        llvm::ConstantFP::get(part, v[1])});
     }
     default: {
       uint64_t bits = 0;
@@ -218,6 +250,8 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitUnaryOp(const HloInstructio
   if (op == HloOpcode::kReducePrecision) {
     return EmitReducePrecision(type, v, hlo.attrs().exponent_bits, hlo.attrs().mantissa_bits);
   }
+  if (IsComplex(type)) return EmitComplexUnaryOp(hlo, v);
+  if (IsSubByteInteger(type) || IsNarrowFloat(type)) return Unsupported(hlo, type);
   if (type == xla::PRED) {
     if (op == HloOpcode::kNot) return b_->CreateXor(v, b_->getInt8(1));
     return Unsupported(hlo, type);
@@ -310,6 +344,13 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitBinaryOp(const HloInstructi
                                                               llvm::Value* rhs) {
   const PrimitiveType type = hlo.operand(0)->shape().element_type();
   const HloOpcode op = hlo.opcode();
+  if (op == HloOpcode::kComplex || IsComplex(type)) return EmitComplexBinaryOp(hlo, lhs, rhs);
+  // Arithmetic on sub-byte integers would have to wrap at their width; the
+  // interpreter computes none either. Order (maximum/minimum) is exact.
+  if ((IsSubByteInteger(type) && op != HloOpcode::kMaximum && op != HloOpcode::kMinimum) ||
+      IsNarrowFloat(type)) {
+    return Unsupported(hlo, type);
+  }
   if (op == HloOpcode::kMaximum || op == HloOpcode::kMinimum) {
     if (!IsIntegral(type) && !IsSupportedFloat(type)) return Unsupported(hlo, type);
     return EmitMinMax(type, op == HloOpcode::kMaximum, lhs, rhs);
@@ -416,6 +457,7 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitCompare(ComparisonDirection
                                                              ComparisonType comparison_type,
                                                              PrimitiveType type,
                                                              llvm::Value* lhs, llvm::Value* rhs) {
+  if (IsComplex(type)) return EmitComplexCompare(direction, lhs, rhs);
   llvm::Value* result;
   if (IsIntegral(type) ||
       (IsSupportedFloat(type) && comparison_type == ComparisonType::kTotalOrder)) {
@@ -478,6 +520,28 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitConvert(PrimitiveType from,
   absl::StatusOr<llvm::Type*> from_type = ValueType(from);
   if (!from_type.ok()) return from_type.status();
   if (from == to) return v;
+  if (IsNarrowFloat(from) || IsNarrowFloat(to)) return EmitNarrowFloatConvert(from, to, v);
+  if (IsComplex(from) || IsComplex(to)) return EmitComplexConvert(from, to, v);
+  if (IsSubByteInteger(to)) {
+    // Through the byte-wide type; integers then wrap to the low bits, floats
+    // saturate to the narrow range (NaN -> 0).
+    const int bits = BitWidth(to);
+    const bool is_signed = IsSignedInteger(to);
+    absl::StatusOr<llvm::Value*> byte = EmitConvert(from, is_signed ? xla::S8 : xla::U8, v);
+    if (!byte.ok()) return byte.status();
+    if (IsIntegral(from)) {
+      llvm::Value* high = b_->CreateShl(*byte, 8 - bits);
+      return is_signed ? b_->CreateAShr(high, 8 - bits) : b_->CreateLShr(high, 8 - bits);
+    }
+    const int lo = is_signed ? -(1 << (bits - 1)) : 0;
+    const int hi = is_signed ? (1 << (bits - 1)) - 1 : (1 << bits) - 1;
+    llvm::Value* r = *byte;
+    r = b_->CreateSelect(is_signed ? b_->CreateICmpSLT(r, b_->getInt8(lo)) : b_->getFalse(),
+                         b_->getInt8(lo), r);
+    return b_->CreateSelect(is_signed ? b_->CreateICmpSGT(r, b_->getInt8(hi))
+                                      : b_->CreateICmpUGT(r, b_->getInt8(hi)),
+                            b_->getInt8(hi), r);
+  }
   if (to == xla::PRED) {
     llvm::Value* nonzero;
     if (IsSupportedFloat(from)) {
@@ -523,7 +587,8 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitConvert(PrimitiveType from,
 absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitBitcastConvert(PrimitiveType from,
                                                                     PrimitiveType to,
                                                                     llvm::Value* v) {
-  if (from == xla::PRED || to == xla::PRED || BitWidth(from) != BitWidth(to)) {
+  if (from == xla::PRED || to == xla::PRED || IsComplex(from) || IsComplex(to) ||
+      BitWidth(from) < 8 || BitWidth(from) != BitWidth(to)) {
     return absl::UnimplementedError(absl::StrCat("bitcast-convert from ", PrimitiveTypeName(from),
                                                  " to ", PrimitiveTypeName(to),
                                                  " is not supported by the elemental emitter"));
@@ -533,8 +598,61 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitBitcastConvert(PrimitiveTyp
   return b_->CreateBitCast(v, *to_type);
 }
 
+absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitStochasticConvert(PrimitiveType from,
+                                                                       PrimitiveType to,
+                                                                       llvm::Value* v,
+                                                                       llvm::Value* random) {
+  if (!IsSupportedFloat(from) || !IsSignedInteger(to) || IsSubByteInteger(to) ||
+      !random->getType()->isIntegerTy(BitWidth(from))) {
+    return absl::UnimplementedError(absl::StrCat("stochastic-convert from ", PrimitiveTypeName(from),
+                                                 " to ", PrimitiveTypeName(to),
+                                                 " is not supported by the elemental emitter"));
+  }
+  absl::StatusOr<llvm::Type*> out_type = ValueType(to);
+  if (!out_type.ok()) return out_type.status();
+  llvm::Type* t = *out_type;
+  const unsigned out_bits = t->getIntegerBitWidth();
+  llvm::Type* bits_type = random->getType();
+  const unsigned word_bits = bits_type->getIntegerBitWidth();
+  // The result's limits as values of the operand type (rounded as it rounds).
+  auto limit = [&](bool is_max) {
+    const double exact = is_max ? std::ldexp(1.0, out_bits - 1) - 1 : -std::ldexp(1.0, out_bits - 1);
+    switch (from) {
+      case xla::F16: return static_cast<double>(HalfToFloat(DoubleToHalf(exact)));
+      case xla::BF16: return static_cast<double>(BFloat16ToFloat(DoubleToBFloat16(exact)));
+      case xla::F32: return static_cast<double>(static_cast<float>(exact));
+      default: return exact;
+    }
+  };
+  llvm::Type* f64 = b_->getDoubleTy();
+  absl::StatusOr<llvm::Value*> wide = EmitConvert(from, xla::F64, v);
+  if (!wide.ok()) return wide.status();
+  llvm::Value* d = *wide;
+  llvm::Value* max = llvm::ConstantInt::get(t, llvm::APInt::getSignedMaxValue(out_bits));
+  llvm::Value* min = llvm::ConstantInt::get(t, llvm::APInt::getSignedMinValue(out_bits));
+  llvm::Value* magnitude = b_->CreateUnaryIntrinsic(llvm::Intrinsic::fabs, d);
+  llvm::Value* whole = b_->CreateIntrinsic(llvm::Intrinsic::fptosi_sat, {t, f64}, {magnitude});
+  llvm::Value* fraction = b_->CreateFSub(magnitude, b_->CreateSIToFP(whole, f64));
+  // The fraction as a fixed-point number of the random word's width (exact).
+  llvm::Value* fixed = b_->CreateIntrinsic(
+      llvm::Intrinsic::fptoui_sat, {bits_type, f64},
+      {b_->CreateFMul(fraction, llvm::ConstantFP::get(f64, std::ldexp(1.0, word_bits)))});
+  llvm::Value* up = b_->CreateICmpULT(random, fixed);
+  // whole + 1 wraps past the maximum, as the interpreter's rule does.
+  whole = b_->CreateAdd(whole, b_->CreateZExt(up, t));
+  llvm::Value* negative = b_->CreateICmpSLT(b_->CreateBitCast(d, b_->getInt64Ty()), b_->getInt64(0));
+  llvm::Value* r = b_->CreateSelect(negative, b_->CreateSub(llvm::ConstantInt::get(t, 0), whole), whole);
+  r = b_->CreateSelect(b_->CreateFCmpOLE(d, llvm::ConstantFP::get(f64, limit(false))), min, r);
+  r = b_->CreateSelect(b_->CreateFCmpOGE(d, llvm::ConstantFP::get(f64, limit(true))), max, r);
+  return b_->CreateSelect(b_->CreateFCmpUNO(d, d), llvm::ConstantInt::get(t, 0), r);
+}
+
 absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitClamp(PrimitiveType type, llvm::Value* lo,
                                                            llvm::Value* x, llvm::Value* hi) {
+  if (!IsIntegral(type) && !IsSupportedFloat(type)) {
+    return absl::UnimplementedError(absl::StrCat("clamp on ", PrimitiveTypeName(type),
+                                                 " is not supported by the elemental emitter"));
+  }
   llvm::Value* clamped = EmitMinMax(type, /*is_max=*/false, hi, EmitMinMax(type, true, x, lo));
   if (!IsSupportedFloat(type)) return clamped;
   // NaN bounds and operand pass through, in the order lo, x, hi.
@@ -625,8 +743,12 @@ absl::StatusOr<llvm::FunctionCallee> DeclareMathFunction(llvm::IRBuilder<>& b,
     case MathFunction::kCbrt: name = "cbrt"; break;
     case MathFunction::kPow: name = "pow"; break;
     case MathFunction::kAtan2: name = "atan2"; break;
+    case MathFunction::kHypot: name = "hypot"; break;
   }
-  const size_t arity = (function == MathFunction::kPow || function == MathFunction::kAtan2) ? 2 : 1;
+  const size_t arity = (function == MathFunction::kPow || function == MathFunction::kAtan2 ||
+                        function == MathFunction::kHypot)
+                           ? 2
+                           : 1;
   if (args.size() != arity) return absl::InvalidArgumentError("wrong number of math arguments");
   const std::string symbol = absl::StrCat(prefix, name, is_float ? "f" : "");
   llvm::Module* module = b.GetInsertBlock()->getModule();

@@ -22,6 +22,7 @@ enum class MathFunction {
   kExp, kExpm1, kLog, kLog1p, kSin, kCos, kTan, kTanh, kErf, kCbrt,
   kPow,    // two arguments
   kAtan2,  // two arguments: atan2(y, x)
+  kHypot,  // two arguments: sqrt(x^2 + y^2) without undue overflow (complex abs)
 };
 
 class MathLowering {

@@ -1,0 +1,201 @@
+// GPU kernels on the element types that need more than one scalar register
+// or less than a byte: c64/c128 (a {re, im} pair, elemental_complex_ops.cc)
+// through the loop, reduction (warp shuffles of a pair), transpose and
+// scatter emitters; s4 and f8/f4 kernels; stochastic-convert. Each kernel
+// runs in the host emulator against the interpreter on random arguments
+// where the interpreter computes the op, and ptxas must assemble it for sm_90.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "backend/gpu/gpu_emulator.h"
+#include "backend/gpu/gpu_test_modules.h"
+#include "backend/gpu/gpu_test_util.h"
+#include "backend/gpu/kernel_codegen.h"
+#include "gtest/gtest.h"
+
+namespace hloc {
+namespace gpu {
+namespace {
+
+namespace mods = test_modules;
+
+std::string ComplexKernels() {
+  return mods::Library({
+      mods::Binary("add_c64", "add", "c64"),
+      mods::Binary("mul_c128", "multiply", "c128"),
+      R"(set_c64 {
+  a = c64[] parameter(0)
+  ROOT b = c64[] parameter(1)
+}
+elementwise_c64 {
+  x = c64[32,40] parameter(0)
+  y = c64[32,40] parameter(1)
+  r = f32[40] parameter(2)
+  m = c64[32,40] multiply(x, y)
+  d = c64[32,40] divide(m, y)
+  e = c64[32,40] exponential(d)
+  l = c64[32,40] log(y)
+  s = c64[32,40] sqrt(x)
+  t = c64[32,40] tanh(s)
+  p = c64[32,40] power(x, y)
+  c = c64[40] complex(r, r)
+  cb = c64[32,40] broadcast(c), dimensions={1}
+  k = c64[] constant((0.5, -2))
+  kb = c64[32,40] broadcast(k), dimensions={}
+  sum = c64[32,40] add(e, l)
+  sum2 = c64[32,40] add(sum, t)
+  sum3 = c64[32,40] subtract(sum2, p)
+  sum4 = c64[32,40] multiply(sum3, cb)
+  eq = pred[32,40] compare(x, y), direction=NE
+  sel = c64[32,40] select(eq, sum4, kb)
+  a = f32[32,40] abs(sel)
+  ROOT out = (c64[32,40], f32[32,40]) tuple(sel, a)
+}
+elementwise_c128 {
+  x = c128[17,9] parameter(0)
+  y = c128[17,9] parameter(1)
+  q = c128[17,9] divide(x, y)
+  s = c128[17,9] sine(q)
+  c = c128[17,9] cosine(x)
+  g = c128[17,9] sign(y)
+  rs = c128[17,9] rsqrt(y)
+  t = c128[17,9] tan(x)
+  a = c128[17,9] add(s, c)
+  b = c128[17,9] multiply(a, g)
+  b2 = c128[17,9] add(b, rs)
+  at = c128[17,9] atan2(x, y)
+  b3 = c128[17,9] subtract(b2, at)
+  re = f64[17,9] real(b3)
+  im = f64[17,9] imag(b3)
+  n = c64[17,9] convert(b3)
+  ROOT out = (f64[17,9], f64[17,9], c64[17,9]) tuple(re, im, n)
+}
+transpose_c64 {
+  x = c64[40,70] parameter(0)
+  t = c64[70,40] transpose(x), dimensions={1,0}
+  ROOT n = c64[70,40] negate(t)
+}
+)",
+      mods::Reduce("rows_c64", "c64[12,500]", "c64[12]", "1", "(0, 0)", "add_c64"),
+      mods::Reduce("columns_c64", "c64[300,20]", "c64[20]", "0", "(0, 0)", "add_c64"),
+      mods::Reduce("rows_c128", "c128[5,64]", "c128[5]", "1", "(1, 0)", "mul_c128"),
+      mods::ScatterRows("scatter_c64", "c64", 16, 8, 10, "add_c64"),
+      mods::ScatterRows("scatter_set_c64", "c64", 16, 8, 10, "set_c64"),
+  });
+}
+
+TEST(GpuEmulationTypes, ComplexKernelsMatchTheInterpreterAndAssemble) {
+  Emulator emulator;
+  ASSERT_TRUE(emulator.error().empty()) << emulator.error();
+  std::unique_ptr<HloModule> module = ParseForTest(ComplexKernels());
+  ASSERT_NE(module, nullptr);
+  const std::string ptxas = RunfilesPtxas();
+  for (const char* name : {"elementwise_c64", "elementwise_c128", "transpose_c64", "rows_c64",
+                           "columns_c64", "rows_c128", "scatter_c64", "scatter_set_c64"}) {
+    const HloComputation* computation = module->FindComputation(name);
+    ASSERT_NE(computation, nullptr) << name;
+    for (uint64_t seed : {3, 17}) {
+      bool ran = false;
+      EXPECT_EQ(CheckKernel(emulator, *computation, seed, &ran), "") << name << " seed " << seed;
+      EXPECT_TRUE(ran) << name;
+    }
+    if (ptxas.empty()) continue;
+    GpuCompileOptions options;
+    options.target = GpuTarget::ForComputeCapability(90);
+    options.ptxas_path = ptxas;
+    absl::StatusOr<GpuKernel> kernel = CompileGpuKernel(*computation, options);
+    ASSERT_TRUE(kernel.ok()) << name << ": " << kernel.status();
+    EXPECT_GE(kernel->cubin.size(), 4u) << name << ": " << kernel->note;
+    std::cout << name << ": " << kernel->strategy << "\n";
+  }
+}
+
+// f8/f4 converts (a decode table and a search loop over it, see
+// elemental_narrow_floats.cc) and s4 data movement and dot: the interpreter
+// computes no convert on these types, so these kernels are checked for
+// ptxas only here (host_narrow_types_test checks the values).
+std::string NarrowKernels() {
+  return mods::Library({R"(f8_chain {
+  x = f32[64] parameter(0)
+  a = f8e5m2[64] convert(x)
+  b = f8e4m3fn[64] convert(a)
+  c = f8e4m3fnuz[64] convert(b)
+  d = f8e5m2fnuz[64] convert(c)
+  e = f8e4m3[64] convert(d)
+  f = f8e3m4[64] convert(e)
+  g = f4e2m1fn[64] convert(f)
+  h = f8e8m0fnu[64] convert(g)
+  ROOT r = f32[64] convert(h)
+}
+s4_dot {
+  x = s4[8,16] parameter(0)
+  y = s4[16] parameter(1)
+  ROOT d = s8[8] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+s4_broadcast {
+  x = s4[3] constant({-2, -3, -4})
+  ROOT b = s4[3,31] broadcast(x), dimensions={0}
+}
+)"});
+}
+
+TEST(GpuEmulationTypes, NarrowTypeKernelsAssemble) {
+  std::unique_ptr<HloModule> module = ParseForTest(NarrowKernels());
+  ASSERT_NE(module, nullptr);
+  const std::string ptxas = RunfilesPtxas();
+  if (ptxas.empty()) GTEST_SKIP() << "no runfiles";
+  for (const char* name : {"f8_chain", "s4_dot", "s4_broadcast"}) {
+    const HloComputation* computation = module->FindComputation(name);
+    ASSERT_NE(computation, nullptr) << name;
+    GpuCompileOptions options;
+    options.target = GpuTarget::ForComputeCapability(90);
+    options.ptxas_path = ptxas;
+    absl::StatusOr<GpuKernel> kernel = CompileGpuKernel(*computation, options);
+    ASSERT_TRUE(kernel.ok()) << name << ": " << kernel.status();
+    EXPECT_GE(kernel->cubin.size(), 4u) << name << ": " << kernel->note;
+  }
+}
+
+// stochastic-convert (f32 with u32 random words -> s16, f16 -> s8): in the
+// emulator against the interpreter, and through ptxas.
+TEST(GpuEmulationTypes, StochasticConvertKernelsMatchTheInterpreterAndAssemble) {
+  Emulator emulator;
+  ASSERT_TRUE(emulator.error().empty()) << emulator.error();
+  std::unique_ptr<HloModule> module = ParseForTest(mods::Library({R"(stochastic_f32 {
+  x = f32[40,33] parameter(0)
+  r = u32[40,33] parameter(1)
+  s = f32[40,33] multiply(x, x)
+  big = f32[] constant(300)
+  b = f32[40,33] broadcast(big), dimensions={}
+  y = f32[40,33] multiply(s, b)
+  ROOT c = s16[40,33] stochastic-convert(y, r)
+}
+stochastic_f16 {
+  x = f16[300] parameter(0)
+  r = u16[300] parameter(1)
+  ROOT c = s8[300] stochastic-convert(x, r)
+}
+)"}));
+  ASSERT_NE(module, nullptr);
+  const std::string ptxas = RunfilesPtxas();
+  for (const char* name : {"stochastic_f32", "stochastic_f16"}) {
+    const HloComputation* computation = module->FindComputation(name);
+    ASSERT_NE(computation, nullptr) << name;
+    bool ran = false;
+    EXPECT_EQ(CheckKernel(emulator, *computation, 5, &ran), "") << name;
+    EXPECT_TRUE(ran) << name;
+    if (ptxas.empty()) continue;
+    GpuCompileOptions options;
+    options.target = GpuTarget::ForComputeCapability(90);
+    options.ptxas_path = ptxas;
+    absl::StatusOr<GpuKernel> kernel = CompileGpuKernel(*computation, options);
+    ASSERT_TRUE(kernel.ok()) << name << ": " << kernel.status();
+    EXPECT_GE(kernel->cubin.size(), 4u) << name << ": " << kernel->note;
+  }
+}
+
+}  // namespace
+}  // namespace gpu
+}  // namespace hloc

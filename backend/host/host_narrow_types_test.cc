@@ -1,0 +1,157 @@
+// s4/u4 and the f8/f4 kinds on the host with no interpreter fallback. The
+// interpreter computes no convert on these types, so the reference here is
+// hlo/float_formats.h (NarrowFloatToDouble, DoubleToNarrowFloat) and the
+// literal's own sub-byte rules: f32 -> each narrow float -> f32 on values
+// around every rounding case, chains of narrow -> narrow converts, integers
+// to and from s4/u4 (wrapping) and floats to s4/u4 (saturating), and data
+// movement of s4.
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "backend/host/host_test_util.h"
+#include "backend/host/run_on_host.h"
+#include "gtest/gtest.h"
+#include "hlo/float_formats.h"
+#include "hlo/text_parser.h"
+
+namespace hloc {
+namespace {
+
+using host_testing::TestOptions;
+
+absl::StatusOr<Literal> RunHost(const std::string& hlo, const std::vector<Literal>& args) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(hlo);
+  if (!module.ok()) return module.status();
+  return RunOnHost(**module, args, TestOptions());
+}
+
+std::string Chain(const std::vector<std::string>& types, int64_t n) {
+  std::string text = absl::StrCat("HloModule m\nENTRY e {\n  v0 = ", types[0], "[", n,
+                                  "] parameter(0)\n");
+  for (size_t i = 1; i < types.size(); ++i) {
+    absl::StrAppend(&text, "  ", i + 1 == types.size() ? "ROOT " : "", "v", i, " = ", types[i],
+                    "[", n, "] convert(v", i - 1, ")\n");
+  }
+  return text + "}\n";
+}
+
+// Every code's value, its neighbours' midpoints and a little either side,
+// zeros, infinities, NaN and values far out of range.
+std::vector<float> Probes(PrimitiveType type) {
+  std::vector<float> probes = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1e30f, -1e30f, 1e-30f};
+  const int count = 1 << BitWidth(type);
+  std::vector<double> values;
+  for (int code = 0; code < count; ++code) {
+    const double v = NarrowFloatToDouble(type, static_cast<uint8_t>(code));
+    if (std::isfinite(v)) values.push_back(v);
+  }
+  for (double v : values) {
+    probes.push_back(static_cast<float>(v));
+    for (double w : values) {
+      const double mid = (v + w) / 2;
+      probes.push_back(static_cast<float>(mid));
+      probes.push_back(std::nextafter(static_cast<float>(mid), INFINITY));
+      probes.push_back(std::nextafter(static_cast<float>(mid), -INFINITY));
+    }
+  }
+  return probes;
+}
+
+TEST(HostNarrowTypesTest, NarrowFloatConvertsFollowFloatFormats) {
+  for (PrimitiveType type : {xla::F8E5M2, xla::F8E4M3FN, xla::F8E4M3FNUZ, xla::F8E5M2FNUZ,
+                             xla::F8E4M3, xla::F8E3M4, xla::F8E8M0FNU, xla::F4E2M1FN}) {
+    const std::string name(PrimitiveTypeName(type));
+    const std::vector<float> probes = Probes(type);
+    const int64_t n = static_cast<int64_t>(probes.size());
+    absl::StatusOr<Literal> input = Literal::Create(Shape(xla::F32, {n}));
+    ASSERT_TRUE(input.ok());
+    for (int64_t i = 0; i < n; ++i) input->mutable_data<float>()[i] = probes[i];
+    // f32 -> narrow (its bits) and f32 -> narrow -> f32.
+    absl::StatusOr<Literal> bits = RunHost(Chain({"f32", name}, n), {*input});
+    ASSERT_TRUE(bits.ok()) << name << ": " << bits.status();
+    absl::StatusOr<Literal> round_trip = RunHost(Chain({"f32", name, "f32"}, n), {*input});
+    ASSERT_TRUE(round_trip.ok()) << name << ": " << round_trip.status();
+    for (int64_t i = 0; i < n; ++i) {
+      const uint8_t expected = DoubleToNarrowFloat(type, probes[i]);
+      ASSERT_EQ(bits->raw()[i], expected) << name << " of " << probes[i];
+      const float back = static_cast<float>(NarrowFloatToDouble(type, expected));
+      const float actual = round_trip->data<float>()[i];
+      if (std::isnan(back)) {
+        EXPECT_TRUE(std::isnan(actual)) << name << " of " << probes[i];
+      } else {
+        EXPECT_EQ(std::signbit(actual), std::signbit(back)) << name << " of " << probes[i];
+        EXPECT_EQ(actual, back) << name << " of " << probes[i];
+      }
+    }
+  }
+}
+
+TEST(HostNarrowTypesTest, ChainsOfNarrowConvertsFollowFloatFormats) {
+  const std::vector<std::string> chain = {"f32",      "f8e5m2",   "f8e4m3fn", "f8e4m3fnuz",
+                                          "f8e5m2fnuz", "f8e4m3", "f8e3m4",   "f4e2m1fn",
+                                          "f32"};
+  const std::vector<PrimitiveType> types = {xla::F8E5M2,     xla::F8E4M3FN, xla::F8E4M3FNUZ,
+                                            xla::F8E5M2FNUZ, xla::F8E4M3,   xla::F8E3M4,
+                                            xla::F4E2M1FN};
+  const std::vector<float> probes = {0.0f, -0.0f, 0.3f, -1.7f, 2.5f, 5.9f, -6.2f, 100.0f, NAN,
+                                     INFINITY, 0.01f, 3.25f};
+  const int64_t n = static_cast<int64_t>(probes.size());
+  absl::StatusOr<Literal> input = Literal::Create(Shape(xla::F32, {n}));
+  ASSERT_TRUE(input.ok());
+  for (int64_t i = 0; i < n; ++i) input->mutable_data<float>()[i] = probes[i];
+  absl::StatusOr<Literal> out = RunHost(Chain(chain, n), {*input});
+  ASSERT_TRUE(out.ok()) << out.status();
+  for (int64_t i = 0; i < n; ++i) {
+    double v = probes[i];
+    for (PrimitiveType t : types) v = NarrowFloatToDouble(t, DoubleToNarrowFloat(t, v));
+    const float actual = out->data<float>()[i];
+    if (std::isnan(v)) {
+      EXPECT_TRUE(std::isnan(actual)) << probes[i];
+    } else {
+      EXPECT_EQ(actual, static_cast<float>(v)) << probes[i];
+    }
+  }
+}
+
+TEST(HostNarrowTypesTest, SubByteIntegersWrapAndSaturate) {
+  const std::vector<int32_t> ints = {-20, -9, -8, -7, -1, 0, 1, 7, 8, 15, 16, 17, 100};
+  const int64_t n = static_cast<int64_t>(ints.size());
+  absl::StatusOr<Literal> input = Literal::Create(Shape(xla::S32, {n}));
+  ASSERT_TRUE(input.ok());
+  for (int64_t i = 0; i < n; ++i) input->mutable_data<int32_t>()[i] = ints[i];
+  for (const char* type : {"s4", "u4"}) {
+    const bool is_signed = std::string(type) == "s4";
+    absl::StatusOr<Literal> out = RunHost(Chain({"s32", type, "s32"}, n), {*input});
+    ASSERT_TRUE(out.ok()) << type << ": " << out.status();
+    absl::StatusOr<Literal> floats = RunHost(Chain({"s32", "f32", type, "s32"}, n), {*input});
+    ASSERT_TRUE(floats.ok()) << type << ": " << floats.status();
+    for (int64_t i = 0; i < n; ++i) {
+      const int32_t low = ints[i] & 15;
+      const int32_t wrapped = is_signed && low >= 8 ? low - 16 : low;
+      EXPECT_EQ(out->data<int32_t>()[i], wrapped) << type << " of " << ints[i];
+      const int32_t saturated = is_signed ? std::min(7, std::max(-8, ints[i]))
+                                          : std::min(15, std::max(0, ints[i]));
+      EXPECT_EQ(floats->data<int32_t>()[i], saturated) << type << " of " << ints[i];
+    }
+  }
+  // s4 data movement and a constant, against the interpreter.
+  const std::string broadcast = R"(HloModule m
+ENTRY e {
+  x = s4[3] constant({-2, -3, 7})
+  p = s4[3,5] parameter(0)
+  b = s4[3,5] broadcast(x), dimensions={0}
+  t = s4[5,3] transpose(p), dimensions={1,0}
+  r = s4[5,3] reverse(t), dimensions={0}
+  ROOT o = (s4[3,5], s4[5,3]) tuple(b, r)
+}
+)";
+  host_testing::ExpectExact(
+      broadcast, {host_testing::ParseLiteralText(
+                     "s4[3,5] {{-8, -7, -1, 0, 7}, {1, 2, 3, 4, 5}, {-2, -3, -4, -5, -6}}")});
+}
+
+}  // namespace
+}  // namespace hloc
