@@ -1,7 +1,9 @@
 // Scalar arithmetic of the elemental emitter: value types, f16/bf16
 // rounding, and the elementwise opcodes (unary, binary, compare, convert,
-// clamp, reduce-precision) on single values. Every rule mirrors
-// hlo/evaluator/elementwise.cc and convert.cc; see elemental_ir_emitter.h.
+// clamp, reduce-precision, stochastic-convert) on single values. Every rule
+// mirrors hlo/evaluator/elementwise.cc, convert.cc and stochastic_convert.cc;
+// see elemental_ir_emitter.h. Complex values and the f8/f4 converts have
+// their own files (elemental_complex_ops.cc, elemental_narrow_floats.cc).
 // Also holds LibmMathLowering, the host's MathLowering (a few lines, kept
 // here to spare the build one more LLVM-including translation unit).
 #include <cmath>
