@@ -181,7 +181,10 @@ def cross_check(hlo_pb2, xla, name, dump_dir, snapshot, module):
         if a.shape.layout != b.shape.layout:
             notes.append(f"output {i} layout differs from XLA's dump; not compared")
             continue
-        assert a == b, f"{name}: output {i} differs from the one XLA dumped"
+        # Bytes, not message equality: a NaN never equals itself as a field.
+        assert (a.SerializeToString(deterministic=True) ==
+                b.SerializeToString(deterministic=True)), (
+                    f"{name}: output {i} differs from the one XLA dumped")
 
     befores = glob.glob(os.path.join(dump_dir, "*.before_optimizations.hlo.pb"))
     assert len(befores) == 1, (name, sorted(os.listdir(dump_dir)))
