@@ -143,7 +143,9 @@ TEST(GpuDifferentialTest, InterpreterVsCudaBackend) {
               static_cast<long long>(counts.interpreter_calls), interpreted.c_str());
   EXPECT_GE(summary.count, std::min<int64_t>(summary.max_count, 20));
   EXPECT_GT(counts.kernels, counts.interpreter_calls);
-  if (no_gpu.empty()) EXPECT_EQ(counts.ran, summary.count - summary.failures);
+  if (no_gpu.empty()) {
+    EXPECT_EQ(counts.ran, summary.count - summary.failures);
+  }
 }
 
 }  // namespace
