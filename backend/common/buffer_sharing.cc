@@ -44,8 +44,7 @@ bool BufferSharing::ReadBetween(BufferId buffer, int64_t after, int64_t until) c
   return it != reads.end() && *it <= until;
 }
 
-bool BufferSharing::Take(const Candidate& c, const std::vector<BufferSpec>& buffers) const {
-  if (c.kind == Kind::kElementwise || c.kind == Kind::kLoopResult) return false;
+bool BufferSharing::TempsOfOneSize(const Candidate& c, const std::vector<BufferSpec>& buffers) {
   const size_t n = buffers.size();
   if (c.donor < 0 || c.taker < 0 || static_cast<size_t>(c.donor) >= n ||
       static_cast<size_t>(c.taker) >= n || c.donor == c.taker) {
@@ -53,10 +52,14 @@ bool BufferSharing::Take(const Candidate& c, const std::vector<BufferSpec>& buff
   }
   const BufferSpec& donor = buffers[c.donor];
   const BufferSpec& taker = buffers[c.taker];
-  if (donor.kind != BufferSpec::Kind::kTemp || taker.kind != BufferSpec::Kind::kTemp ||
-      donor.size != taker.size || taker.shares >= 0) {
-    return false;
-  }
+  return donor.kind == BufferSpec::Kind::kTemp && taker.kind == BufferSpec::Kind::kTemp &&
+         donor.size == taker.size && taker.shares < 0;
+}
+
+bool BufferSharing::Take(const Candidate& c, const std::vector<BufferSpec>& buffers) const {
+  if (c.kind == Kind::kElementwise || c.kind == Kind::kLoopResult) return false;
+  if (!TempsOfOneSize(c, buffers)) return false;
+  const BufferSpec& donor = buffers[c.donor];
   // Straight line: a donor defined inside every surrounding loop, never read
   // again.
   const int64_t defined = donor.live.first_use;
@@ -80,17 +83,9 @@ bool BufferSharing::Take(const Candidate& c, const std::vector<BufferSpec>& buff
 
 bool BufferSharing::TakeLoopResult(const Candidate& c, const std::vector<BufferSpec>& buffers) const {
   const size_t n = buffers.size();
-  if (c.donor < 0 || c.taker < 0 || static_cast<size_t>(c.donor) >= n ||
-      static_cast<size_t>(c.taker) >= n || c.donor == c.taker || c.scopes.empty() ||
-      c.scopes.back().kind != ScopeKind::kBody) {
-    return false;
-  }
-  const BufferSpec& donor = buffers[c.donor];
+  if (c.scopes.empty() || c.scopes.back().kind != ScopeKind::kBody) return false;
+  if (!TempsOfOneSize(c, buffers)) return false;
   const BufferSpec& taker = buffers[c.taker];
-  if (donor.kind != BufferSpec::Kind::kTemp || taker.kind != BufferSpec::Kind::kTemp ||
-      donor.size != taker.size || taker.shares >= 0) {
-    return false;
-  }
   const Loop& loop = loops_[c.scopes.back().loop];
   const auto it = std::find(loop.state.begin(), loop.state.end(), c.donor);
   if (it == loop.state.end()) return false;

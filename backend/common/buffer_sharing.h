@@ -118,6 +118,10 @@ class BufferSharing {
   // Whether `buffer` is read at a step in (after, until].
   bool ReadBetween(runtime::BufferId buffer, int64_t after, int64_t until) const;
   bool Take(const Candidate& candidate, const std::vector<runtime::BufferSpec>& buffers) const;
+  // Donor and taker are two distinct temporaries of one size, and the taker
+  // does not already live in another buffer's bytes.
+  static bool TempsOfOneSize(const Candidate& candidate,
+                             const std::vector<runtime::BufferSpec>& buffers);
   bool TakeLoopResult(const Candidate& candidate,
                       const std::vector<runtime::BufferSpec>& buffers) const;
 
