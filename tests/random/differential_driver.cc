@@ -45,6 +45,12 @@ std::string Difference(const Literal& expected, const Literal& actual,
   return report.ok ? "" : report.ToString();
 }
 
+std::string CountsText(const std::map<std::string, int>& counts) {
+  std::string text;
+  for (const auto& [name, n] : counts) absl::StrAppend(&text, " ", name, ":", n);
+  return text;
+}
+
 std::unique_ptr<HloModule> WithRoot(const HloModule& module, const std::string& root_name) {
   std::unique_ptr<HloModule> copy = module.Clone();
   HloComputation* entry = copy->entry();

@@ -36,6 +36,9 @@ std::string Difference(const Literal& expected, const Literal& actual,
                        const std::function<Tolerance(PrimitiveType)>& tolerance_for =
                            RandomTolerance);
 
+// " name:count" for each entry, in order (opcode mixes and interpreter ops).
+std::string CountsText(const std::map<std::string, int>& counts);
+
 // The module with `root_name` as its entry root, dead code removed.
 std::unique_ptr<HloModule> WithRoot(const HloModule& module, const std::string& root_name);
 

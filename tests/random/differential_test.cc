@@ -124,11 +124,8 @@ TEST(DifferentialTest, InterpreterVsPassesVsHostBackend) {
     return checker.Check(module, seed, &counts);
   };
   const DifferentialSummary summary = RunDifferential(run);
-  std::string mix, interpreted;
-  for (const auto& [name, n] : summary.opcodes) absl::StrAppend(&mix, " ", name, ":", n);
-  for (const auto& [name, n] : counts.interpreter_opcodes) {
-    absl::StrAppend(&interpreted, " ", name, ":", n);
-  }
+  const std::string mix = CountsText(summary.opcodes);
+  const std::string interpreted = CountsText(counts.interpreter_opcodes);
   std::printf("differential: %s\nhost backend: %lld kernels, %lld library calls, %lld interpreter "
               "ops (%s ), %.1fs in CompileForHost\nopcodes:%s\n",
               summary.ToString().c_str(), static_cast<long long>(counts.kernels),

@@ -129,10 +129,7 @@ TEST(GpuDifferentialTest, InterpreterVsCudaBackend) {
     return Check(module, seed, no_gpu.empty(), &counts);
   };
   const DifferentialSummary summary = RunDifferential(run);
-  std::string interpreted;
-  for (const auto& [name, n] : counts.interpreter_opcodes) {
-    absl::StrAppend(&interpreted, " ", name, ":", n);
-  }
+  const std::string interpreted = CountsText(counts.interpreter_opcodes);
   std::printf("gpu differential: %s\ncuda backend: %lld compiled for sm_90, %lld ran on the "
               "GPU%s; %lld kernels, %lld library calls, %lld interpreter ops (%s )\n",
               summary.ToString().c_str(), static_cast<long long>(counts.compiled),
