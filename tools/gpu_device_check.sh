@@ -2,6 +2,7 @@
 # Runs hloc's GPU checks on a machine with an NVIDIA GPU and none of this
 # image's packages: the self-contained binaries that tools/build_standalone.sh
 # links (hloc, cuda_device_test, gpu_device_test, gpu_inplace_test,
+# gpu_collective_device_test, api_cuda_device_test, gpu_differential_test,
 # gpu_corpus_device_test, gpu_bench), the JAX zoo from this checkout and a copy of the corpus.
 #
 #   bash tools/gpu_device_check.sh BIN_DIR CORPUS_DIR OUT_DIR [tests|bench|all]
@@ -30,8 +31,13 @@ note() { echo "$*" | tee -a "$summary"; }
 note "== $(date -u +%FT%TZ) $(hostname)"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader 2>&1 | tee -a "$summary"
 export HLOC_CORPUS_DIR=$corpus
-# Libraries bundled beside the binaries (tools/build_standalone.sh --bundle-shared).
-export LD_LIBRARY_PATH=$bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# Libraries bundled beside the binaries (tools/build_standalone.sh --bundle-shared),
+# then the CUDA libraries of pip's nvidia-* wheels (cuBLASLt, cuDNN, NCCL, CUPTI),
+# which hloc loads with dlopen.
+nvidia_libs=$(python3 -c "import glob, os, nvidia; print(':'.join(sorted({os.path.dirname(f)
+    for p in nvidia.__path__ for f in glob.glob(p + '/**/lib*.so*', recursive=True)})))" \
+    2>/dev/null || true)
+export LD_LIBRARY_PATH=$bin${nvidia_libs:+:$nvidia_libs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export TEST_SRCDIR=$(dirname "$repo") TEST_WORKSPACE=$(basename "$repo")
 cores=$(nproc)
 
@@ -60,6 +66,10 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
   run_test cuda_device_test 1 90
   run_test gpu_device_test 1 180
   run_test gpu_inplace_test 1 120
+  run_test gpu_collective_device_test 1 120
+  run_test api_cuda_device_test 1 120
+  export HLOC_RANDOM_SECONDS=${HLOC_RANDOM_SECONDS:-60}  # the random modules' budget
+  run_test gpu_differential_test 1 180
   run_test gpu_corpus_device_test "$cores" 240
   grep -hE '^(gpu corpus|  )' "$out/gpu_corpus_device_test.log" | head -60 >>"$summary"
   if [ -x "$bin/hloc" ]; then
