@@ -76,10 +76,7 @@ std::string PlanProblem(const HloModule& verified, CorpusTally::Mode* counts) {
   absl::StatusOr<bool> optimized = OptimizeForGpu(*module, PipelineWithLibraries());
   if (!optimized.ok()) return absl::StrCat("CUDA pipeline: ", optimized.status().ToString());
   static const GpuProgramOptions* options = [] {
-    auto* options = new GpuProgramOptions(PlanOptions());
-    options->codegen.target = GpuTarget::ForComputeCapability(90);
-    options->codegen.assemble = true;
-    options->codegen.ptxas_path = RunfilesPtxas();
+    auto* options = new GpuProgramOptions(AssembledSm90Options());
     options->kernel_cache = std::make_shared<GpuKernelCache>(options->codegen);
     return options;
   }();

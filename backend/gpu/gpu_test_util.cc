@@ -63,6 +63,17 @@ GpuProgramOptions PlanOptions() {
   return options;
 }
 
+GpuProgramOptions AssembledSm90Options() {
+  GpuProgramOptions options = PlanOptions();
+  options.codegen.target = GpuTarget::ForComputeCapability(90);
+  options.codegen.assemble = true;
+  const std::string runfiles_ptxas = RunfilesPtxas();
+  if (!runfiles_ptxas.empty() && access(runfiles_ptxas.c_str(), X_OK) == 0) {
+    options.codegen.ptxas_path = runfiles_ptxas;
+  }
+  return options;
+}
+
 GpuPipelineOptions PipelineWithLibraries() {
   GpuPipelineOptions options;
   options.cublaslt = LibraryUse::kAvailable;

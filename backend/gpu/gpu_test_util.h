@@ -40,6 +40,11 @@ std::string ZooModelText(absl::string_view model);
 // at PTX (no GPU or ptxas needed).
 GpuProgramOptions PlanOptions();
 
+// PlanOptions for sm_90 with every kernel through ptxas: the test's own
+// (runfiles) under Bazel, else HLOC_PTXAS or the CUDA install's (a
+// standalone test binary on a GPU machine).
+GpuProgramOptions AssembledSm90Options();
+
 // The CUDA pipeline's options with cuBLASLt and cuDNN taken as available.
 GpuPipelineOptions PipelineWithLibraries();
 

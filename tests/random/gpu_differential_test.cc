@@ -9,8 +9,6 @@
 // Budget and failure reports as differential_driver.h says; the default
 // (40 s) is for CI without a GPU. On a GPU machine:
 //   HLOC_RANDOM_SECONDS=120 ./gpu_differential_test
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -59,18 +57,8 @@ Tolerance GpuRandomTolerance(PrimitiveType type) {
 }
 
 const gpu::GpuProgramOptions& Sm90Options() {
-  static const gpu::GpuProgramOptions* options = [] {
-    auto* options = new gpu::GpuProgramOptions(gpu::PlanOptions());
-    options->codegen.target = gpu::GpuTarget::ForComputeCapability(90);
-    options->codegen.assemble = true;
-    // The test's own ptxas under Bazel; elsewhere (a standalone binary on a
-    // GPU machine) HLOC_PTXAS or the CUDA install's.
-    const std::string runfiles_ptxas = gpu::RunfilesPtxas();
-    if (!runfiles_ptxas.empty() && access(runfiles_ptxas.c_str(), X_OK) == 0) {
-      options->codegen.ptxas_path = runfiles_ptxas;
-    }
-    return options;
-  }();
+  static const gpu::GpuProgramOptions* options =
+      new gpu::GpuProgramOptions(gpu::AssembledSm90Options());
   return *options;
 }
 
