@@ -96,32 +96,39 @@ struct MatmulPiece {
   std::string impl;
 };
 
-// A matmul, whole or split into row blocks of M for every batch entry, each
-// block a 2-D primitive over the same strided storage (leading dimensions of
-// the whole problem).
+// A matmul as one primitive over the whole (possibly batched) problem, and,
+// when it is large enough to share between threads, also split into row
+// blocks of M for every batch entry, each block a 2-D primitive over the same
+// strided storage (leading dimensions of the whole problem). The blocks run
+// only when the pool has more than one thread: each block packs all of B
+// again, which a single thread would pay for nothing (8 blocks of 32 rows
+// each packing a 1024x1024 B in large_mlp).
 class MatmulOperation : public OneDnnOperation {
  public:
-  MatmulOperation(const MatmulSpec& spec, int64_t block_rows, std::vector<MatmulPiece> pieces)
+  MatmulOperation(const MatmulSpec& spec, MatmulPiece whole, int64_t block_rows,
+                  std::vector<MatmulPiece> blocks)
       : spec_(spec),
+        whole_(std::move(whole)),
         block_rows_(block_rows),
         blocks_per_batch_(block_rows == 0 ? 1 : (spec.m + block_rows - 1) / block_rows),
-        pieces_(std::move(pieces)),
+        blocks_(std::move(blocks)),
         in_width_(ByteWidth(spec.input_type)),
         out_width_(ByteWidth(spec.output_type)) {}
 
   absl::Status Run(absl::Span<void* const> buffers, const dnnl::engine& engine,
                    runtime::ThreadPool* pool) const override {
     const MatmulSpec& s = spec_;
-    const int64_t tasks = block_rows_ == 0 ? 1 : s.batch * blocks_per_batch_;
+    const bool split = block_rows_ > 0 && pool != nullptr && pool->num_threads() > 1;
+    const int64_t tasks = split ? s.batch * blocks_per_batch_ : 1;
     return ForEachPiece(tasks, pool, [&](int64_t t) {
       uint8_t* a = static_cast<uint8_t*>(buffers[s.a_buffer]);
       uint8_t* b = static_cast<uint8_t*>(buffers[s.b_buffer]);
       uint8_t* c = static_cast<uint8_t*>(buffers[s.out_buffer]);
-      const MatmulPiece* piece = &pieces_[0];
-      if (block_rows_ > 0) {
+      const MatmulPiece* piece = &whole_;
+      if (split) {
         const int64_t batch = t / blocks_per_batch_, block = t % blocks_per_batch_;
         const int64_t row = block * block_rows_;
-        if (block == blocks_per_batch_ - 1 && pieces_.size() > 1) piece = &pieces_[1];
+        piece = (block == blocks_per_batch_ - 1 && blocks_.size() > 1) ? &blocks_[1] : &blocks_[0];
         a += (batch * s.m * s.k + row * (s.a_transposed ? 1 : s.k)) * in_width_;
         b += batch * s.k * s.n * in_width_;
         c += (batch * s.m * s.n + row * s.n) * out_width_;
@@ -143,19 +150,20 @@ class MatmulOperation : public OneDnnOperation {
   }
 
   std::string Describe() const override {
-    std::string out = absl::StrCat("matmul ", pieces_[0].impl);
+    std::string out = absl::StrCat("matmul ", whole_.impl);
     if (block_rows_ > 0) {
       absl::StrAppend(&out, ", ", spec_.batch * blocks_per_batch_, " blocks of ", block_rows_,
-                      " rows");
+                      " rows with several threads");
     }
     return out;
   }
 
  private:
   MatmulSpec spec_;
-  int64_t block_rows_;  // 0: not split.
+  MatmulPiece whole_;
+  int64_t block_rows_;  // 0: never split.
   int64_t blocks_per_batch_;
-  std::vector<MatmulPiece> pieces_;  // Full blocks, then the last block when shorter.
+  std::vector<MatmulPiece> blocks_;  // Full blocks, then the last block when shorter.
   int in_width_, out_width_;
 };
 
@@ -294,24 +302,22 @@ absl::StatusOr<std::shared_ptr<const OneDnnOperation>> BuildMatmul(const MatmulS
     piece.impl = pd.impl_info_str();
     return piece;
   };
-  std::vector<MatmulPiece> pieces;
-  if (block_rows == 0) {
-    absl::StatusOr<MatmulPiece> whole = make_piece(spec.m, true);
-    if (!whole.ok()) return whole.status();
-    pieces.push_back(*std::move(whole));
-  } else {
+  absl::StatusOr<MatmulPiece> whole = make_piece(spec.m, true);
+  if (!whole.ok()) return whole.status();
+  std::vector<MatmulPiece> blocks;
+  if (block_rows > 0) {
     absl::StatusOr<MatmulPiece> full = make_piece(block_rows, false);
     if (!full.ok()) return full.status();
-    pieces.push_back(*std::move(full));
+    blocks.push_back(*std::move(full));
     const int64_t last = spec.m - (spec.m - 1) / block_rows * block_rows;
     if (last != block_rows) {
       absl::StatusOr<MatmulPiece> rest = make_piece(last, false);
       if (!rest.ok()) return rest.status();
-      pieces.push_back(*std::move(rest));
+      blocks.push_back(*std::move(rest));
     }
   }
-  return std::shared_ptr<const OneDnnOperation>(
-      std::make_shared<MatmulOperation>(spec, block_rows, std::move(pieces)));
+  return std::shared_ptr<const OneDnnOperation>(std::make_shared<MatmulOperation>(
+      spec, *std::move(whole), block_rows, std::move(blocks)));
 }
 
 }  // namespace host
