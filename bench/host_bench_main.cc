@@ -19,12 +19,16 @@
 // (CompileForHost: LLVM IR emission, O3, ORC JIT, thunks, buffer
 // assignment; kernel_compile_s is the LLVM part of it). Runs: one warm-up,
 // then at least 5 and at most --repeat timed executions, stopping once
-// --min-time seconds have passed; median and minimum are reported. A timed
+// --min-time seconds have passed; median and minimum are reported, and
+// cpu_s, the process's CPU time (every thread, CLOCK_PROCESS_CPUTIME_ID)
+// over the timed runs divided by their number: on a busy machine, where
+// wall times move with the other load, it moves far less. A timed
 // execution takes the arguments as literals and returns a new result
 // literal (the host's Execute; the interpreter's Evaluate).
 #include <algorithm>
 #include <cmath>
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -101,8 +105,15 @@ bool ParseOptions(int argc, char** argv, Options* options) {
 
 struct Timing {
   double median = 0, min = 0;
+  double cpu = 0;  // Process CPU seconds per timed run (mean).
   int runs = 0;
 };
+
+double ProcessCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
 
 // One warm-up, then timed runs (see the file comment).
 absl::StatusOr<Timing> TimeRuns(const Options& options,
@@ -113,6 +124,7 @@ absl::StatusOr<Timing> TimeRuns(const Options& options,
   *result = *std::move(first);
   std::vector<double> times;
   const Clock::time_point start = Clock::now();
+  const double cpu_start = ProcessCpuSeconds();
   while (static_cast<int>(times.size()) < options.repeat &&
          (times.size() < 5 || Since(start) < options.min_time)) {
     const Clock::time_point a = Clock::now();
@@ -120,9 +132,11 @@ absl::StatusOr<Timing> TimeRuns(const Options& options,
     times.push_back(Since(a));
     if (!out.ok()) return out.status();
   }
+  const double cpu = ProcessCpuSeconds() - cpu_start;
   std::sort(times.begin(), times.end());
   Timing timing;
   timing.runs = static_cast<int>(times.size());
+  timing.cpu = times.empty() ? 0 : cpu / static_cast<double>(times.size());
   timing.median = times[times.size() / 2];
   timing.min = times.front();
   return timing;
@@ -252,7 +266,7 @@ int Main(int argc, char** argv) {
   }
   if (!timing.ok()) return fail("run", timing.status());
   absl::StrAppend(&json, ", \"runs\": ", timing->runs, ", \"median_s\": ", timing->median,
-                  ", \"min_s\": ", timing->min);
+                  ", \"min_s\": ", timing->min, ", \"cpu_s\": ", timing->cpu);
   if (recorded.has_value()) {
     // Sanity only (tests check correctness): XLA's recorded result.
     Tolerance tolerance{2e-2, 2e-2};

@@ -98,15 +98,21 @@ def check_arguments(make_zoo, name, args, pb2_dir):
     return True
 
 
-def median_call_time(compiled, device_args, min_time):
+def median_call_time(compiled, device_args, min_time, cpu=None):
+    """Median wall time of warm calls and their number; with a dict `cpu`,
+    also cpu["cpu_s"]: the process's CPU time (every thread) over the timed
+    calls divided by their number, host_bench's cpu_s."""
     import jax
     jax.block_until_ready(compiled(*device_args))  # warm-up
     times = []
     begin = time.perf_counter()
+    cpu_begin = time.process_time()
     while len(times) < 5 or (time.perf_counter() - begin < min_time and len(times) < 100000):
         a = time.perf_counter()
         jax.block_until_ready(compiled(*device_args))
         times.append(time.perf_counter() - a)
+    if cpu is not None:
+        cpu["cpu_s"] = (time.process_time() - cpu_begin) / len(times)
     return statistics.median(times), len(times)
 
 

@@ -13,7 +13,11 @@ XLA:CPU's result) this measures, on the same inputs:
               snapshot's, literal by literal), warm, block_until_ready,
               median. Run in a child process per model.
 
-each with one thread and with all cores. One thread means the process is
+each with one thread and with all cores, as the median wall time of a run
+and as process CPU time per run (every thread of the process, over all
+timed runs, divided by their number: steadier than wall time when other
+work shares the machine, though it also counts threads that spin while
+waiting, on both sides). One thread means the process is
 pinned to CPU 0 (`taskset -c 0`) on both sides, and hloc also gets
 --threads=1; all cores means no pinning and --threads=<cores>.
 
@@ -110,9 +114,11 @@ def xla_child(name, min_time):
     compiled = jax.jit(fn, keep_unused=True).lower(*args).compile()
     compile_s = time.perf_counter() - start
     device_args = [jax.device_put(a) for a in args]
-    median_s, runs = host_vs_xla.median_call_time(compiled, device_args, min_time)
+    cpu = {}
+    median_s, runs = host_vs_xla.median_call_time(compiled, device_args, min_time, cpu)
     print(json.dumps({"compile_s": compile_s, "median_s": median_s, "runs": runs,
-                      "same_inputs": same, "cpus": len(os.sched_getaffinity(0))}))
+                      "cpu_s": cpu["cpu_s"], "same_inputs": same,
+                      "cpus": len(os.sched_getaffinity(0))}))
 
 
 def ratio(a, b):
@@ -159,19 +165,20 @@ def main():
     print(f"1 thread: both sides pinned to CPU 0 (hloc --threads=1); all: {cores} cores, "
           f"hloc --threads={cores}; warm medians, at least {opts.min_time} s of runs each")
     print()
-    print("| model | hloc 1T | XLA 1T | hloc/XLA 1T | hloc all | XLA all | hloc/XLA all "
-          "| check vs XLA (max abs / rel err) | interpreter ops | hloc compile "
+    print("| model | hloc 1T | XLA 1T | hloc/XLA 1T | CPU 1T | hloc all | XLA all | hloc/XLA all "
+          "| CPU all | check vs XLA (max abs / rel err) | interpreter ops | hloc compile "
           "(pipeline + codegen) | XLA compile |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: |")
-    logs = {"1t": [], "all": []}
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: |")
+    logs = {"1t": [], "all": [], "cpu 1t": [], "cpu all": []}
     for r in rows:
         h1, x1, ha, xa = r["host_1t"], r["xla_1t"], r["host_all"], r["xla_all"]
         r1 = ratio(h1.get("median_s"), x1.get("median_s"))
         ra = ratio(ha.get("median_s"), xa.get("median_s"))
-        if r1:
-            logs["1t"].append(math.log(r1))
-        if ra:
-            logs["all"].append(math.log(ra))
+        c1 = ratio(h1.get("cpu_s"), x1.get("cpu_s"))
+        ca = ratio(ha.get("cpu_s"), xa.get("cpu_s"))
+        for key, value in (("1t", r1), ("all", ra), ("cpu 1t", c1), ("cpu all", ca)):
+            if value:
+                logs[key].append(math.log(value))
         if "error" in ha:
             check = f"error: {ha['error']}"
         else:
@@ -186,12 +193,15 @@ def main():
         compile_text = (f"{fmt(ha['pipeline_s'] + ha['codegen_s'])} ({fmt(ha['pipeline_s'])} + "
                         f"{fmt(ha['codegen_s'])})" if "codegen_s" in ha else "-")
         cells = [r["model"], fmt(h1.get("median_s")), fmt(x1.get("median_s")),
-                 f"{r1:.2f}" if r1 else "-", fmt(ha.get("median_s")), fmt(xa.get("median_s")),
-                 f"{ra:.2f}" if ra else "-", check, interp, compile_text,
-                 fmt(xa.get("compile_s"))]
+                 f"{r1:.2f}" if r1 else "-", f"{c1:.2f}" if c1 else "-",
+                 fmt(ha.get("median_s")), fmt(xa.get("median_s")),
+                 f"{ra:.2f}" if ra else "-", f"{ca:.2f}" if ca else "-", check, interp,
+                 compile_text, fmt(xa.get("compile_s"))]
         print("| " + " | ".join(cells) + " |")
     print()
-    for label, text in (("1t", "1 thread"), ("all", f"{cores} cores")):
+    for label, text in (("1t", "1 thread, wall"), ("all", f"{cores} cores, wall"),
+                        ("cpu 1t", "1 thread, process CPU time per run"),
+                        ("cpu all", f"{cores} cores, process CPU time per run")):
         if logs[label]:
             print(f"geometric mean hloc/XLA:CPU, {text}, over {len(logs[label])} models: "
                   f"{math.exp(sum(logs[label]) / len(logs[label])):.2f}")

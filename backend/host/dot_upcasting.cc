@@ -6,6 +6,7 @@
 
 #include "backend/host/onednn_context.h"
 #include "hlo/computation.h"
+#include "hlo/evaluator/gemm_kernel.h"
 #include "hlo/instruction.h"
 #include "hlo/status_macros.h"
 
@@ -88,6 +89,10 @@ UpcastOptions HostUpcastOptions() {
     UpcastOptions options;
     options.upcast_bf16 = !OneDnnMultipliesNatively(dnnl::memory::data_type::bf16);
     options.upcast_f16 = !OneDnnMultipliesNatively(dnnl::memory::data_type::f16);
+    // s8 dots run on the exact integer GEMM where it is vectorized (pairs of
+    // products per lane: faster than converting both operands and the
+    // f32 gemm), and on the f32 gemm elsewhere.
+    options.upcast_s8 = !eval::GemmS8IsVectorized();
     return options;
   }();
   return kOptions;

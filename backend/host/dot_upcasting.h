@@ -17,7 +17,9 @@
 // longer dots keep the integer path.
 //
 // Types the CPU's oneDNN multiplies natively (bf16 on AVX-512 BF16 or AMX,
-// f16 on AVX-512 FP16) stay as they are; `UpcastOptions` says which.
+// f16 on AVX-512 FP16) stay as they are, and so do s8 dots on CPUs where the
+// exact integer GEMM (eval::GemmS8, AVX2) is faster; `UpcastOptions` says
+// which.
 #ifndef HLOC_BACKEND_HOST_DOT_UPCASTING_H_
 #define HLOC_BACKEND_HOST_DOT_UPCASTING_H_
 

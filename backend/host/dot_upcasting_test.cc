@@ -10,10 +10,12 @@
 
 #include "absl/strings/match.h"
 #include "backend/host/host_compiler.h"
+#include "backend/host/host_pipeline.h"
 #include "backend/host/host_test_util.h"
 #include "gtest/gtest.h"
 #include "hlo/evaluator/compare.h"
 #include "hlo/evaluator/evaluator.h"
+#include "hlo/evaluator/gemm_kernel.h"
 #include "hlo/evaluator/random_arguments.h"
 #include "hlo/text_parser.h"
 #include "hlo/text_printer.h"
@@ -149,6 +151,58 @@ ENTRY e {
   ROOT out = (bf16[2,16,24], bf16[2,4,16,16], f16[16,8]) tuple(d0, d1, d2)
 })",
                       3, Tolerance{1e-2, 1e-2});
+}
+
+// Through the whole host pipeline: where the integer GEMM is vectorized, s8
+// dots are not upcast (any K, also past f32's exact 1024) and stay out of
+// fusions, so each runs as a library call; results are bit for bit the
+// interpreter's, including sums that wrap past the s32 range.
+TEST(UpcastDotsTest, S8DotsOnTheIntegerGemm) {
+  const char* const kModule = R"(
+HloModule m
+ENTRY e {
+  x = s8[37,1024] parameter(0)
+  y = s8[1024,45] parameter(1)
+  d = s32[37,45] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  two = s32[] constant(2)
+  twos = s32[37,45] broadcast(two), dimensions={}
+  scaled = s32[37,45] multiply(d, twos)
+  u = s8[9,2049] parameter(2)
+  v = s8[5,2049] parameter(3)
+  long = s32[9,5] dot(u, v), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  p = s8[3,70,20] parameter(4)
+  q = s8[3,33,70] parameter(5)
+  batched = s32[3,20,33] dot(p, q), lhs_batch_dims={0}, lhs_contracting_dims={1}, rhs_batch_dims={0}, rhs_contracting_dims={2}
+  ROOT out = (s32[37,45], s32[9,5], s32[3,20,33]) tuple(scaled, long, batched)
+})";
+  std::unique_ptr<HloModule> module = Parse(kModule);
+  ASSERT_NE(module, nullptr);
+  absl::StatusOr<std::vector<Literal>> args = MakeRandomArguments(*module, 5);
+  ASSERT_TRUE(args.ok()) << args.status();
+  absl::StatusOr<Literal> expected = Evaluate(*module, *args);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  ASSERT_TRUE(host::OptimizeForHost(*module, host::HostPipelineOptions{}).ok());
+  host::HostCompileOptions options;
+  options.compiler = host_testing::SharedCompiler();
+  absl::StatusOr<std::unique_ptr<host::HostProgram>> program = host::CompileForHost(*module, options);
+  ASSERT_TRUE(program.ok()) << program.status();
+  const host::HostCompileReport& report = (*program)->report();
+  EXPECT_TRUE(report.interpreter_ops.empty()) << report.ToString();
+  if (eval::GemmS8IsVectorized()) {
+    EXPECT_EQ(CountOpcode(*module, HloOpcode::kConvert, xla::F32), 0) << PrintModule(*module);
+    int entry_dots = 0;
+    for (const HloInstruction* i : module->entry()->instructions()) {
+      entry_dots += i->opcode() == HloOpcode::kDot;
+    }
+    EXPECT_EQ(entry_dots, 3) << PrintModule(*module);
+    EXPECT_GE(report.library_calls, 3) << report.ToString();
+  }
+  for (int threads : {1, 2}) {
+    runtime::ThreadPool pool(threads);
+    absl::StatusOr<Literal> actual = (*program)->Execute(*args, &pool);
+    ASSERT_TRUE(actual.ok()) << actual.status();
+    EXPECT_TRUE(host_testing::SameBits(*expected, *actual));
+  }
 }
 
 }  // namespace

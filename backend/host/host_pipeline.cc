@@ -5,11 +5,15 @@
 #include <memory>
 #include <string>
 
+#include "absl/strings/str_cat.h"
+
 #include "backend/host/dot_upcasting.h"
 #include "backend/host/onednn_library.h"
+#include "hlo/evaluator/gemm_kernel.h"
 #include "hlo/status_macros.h"
 #include "passes/dead_code_elimination.h"
 #include "passes/expanders/expanders.h"
+#include "passes/fusion/fusion_pipeline.h"
 #include "passes/outlining/library_capabilities.h"
 #include "passes/outlining/library_epilogue_fusion.h"
 #include "passes/outlining/library_patterns.h"
@@ -30,6 +34,28 @@ LibraryOutliningOptions HostOnlyOutlining(const LibraryCapabilities& host) {
     if (!host.Implements(pattern.name)) options.disabled_patterns.insert(pattern.name);
   }
   return options;
+}
+
+// The standard fusion passes, except that s8 x s8 -> s32 dots stay out of
+// every fusion where the integer GEMM is vectorized: fused, a dot becomes
+// the elemental dot of a loop kernel (one scalar sum per output element);
+// alone it is a library call to eval::GemmS8 (library_calls.cc). Float dots
+// need no such rule: outlining already made them opaque library calls.
+void AddHostFusion(HloPassPipeline& pipeline, FusionLedger* ledger) {
+  FusionPipelineOptions fusion;
+  fusion.ledger = ledger;
+  if (eval::GemmS8IsVectorized()) {
+    fusion.rules.AddInstructionRule("host-integer-gemm", [](const HloInstruction& i) {
+      const bool s8_dot = i.opcode() == HloOpcode::kDot && i.operand_count() == 2 &&
+                          i.shape().IsArray() && i.shape().element_type() == xla::S32 &&
+                          i.operand(0)->shape().element_type() == xla::S8 &&
+                          i.operand(1)->shape().element_type() == xla::S8;
+      return s8_dot ? FusionDecision::Refuse("host-integer-gemm",
+                                             absl::StrCat(i.name(), " runs on the integer GEMM"))
+                    : FusionDecision::Allow("host-integer-gemm");
+    });
+  }
+  AddFusionPasses(pipeline, fusion);
 }
 
 }  // namespace
@@ -71,7 +97,12 @@ absl::StatusOr<bool> OptimizeForHost(HloModule& module, const HostPipelineOption
       HLOC_ASSIGN_OR_RETURN(bool outlined, reoutline.Run(module));
       changed = changed || outlined;
     }
-    if (options.fusion) HLOC_RETURN_IF_ERROR(run_stage("fusion"));
+    if (options.fusion) {
+      HloPassPipeline fusion("fusion", options.pipeline);
+      AddHostFusion(fusion, ledger);
+      HLOC_ASSIGN_OR_RETURN(bool fused, fusion.Run(module));
+      changed = changed || fused;
+    }
   }
   DeadCodeElimination dce;
   HLOC_ASSIGN_OR_RETURN(bool removed, dce.Run(module));

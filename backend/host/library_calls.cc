@@ -348,7 +348,8 @@ bool Consecutive(const std::vector<int64_t>& dims) {
 }
 
 // dot of f32 or f64 operands through the project's blocked GEMM (the kernel
-// behind the interpreter's dot), when each operand's free dimensions and
+// behind the interpreter's dot), and s8 x s8 -> s32 through its exact
+// integer GEMM (eval::GemmS8), when each operand's free dimensions and
 // contracting dimensions are runs of adjacent dimensions, so every batch is
 // one strided matrix product. Rows of each product are split over threads.
 absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeDot(
@@ -358,8 +359,9 @@ absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeDot(
   const Shape& lhs = hlo.operand(0)->shape();
   const Shape& rhs = hlo.operand(1)->shape();
   const PrimitiveType type = hlo.shape().element_type();
-  if ((type != xla::F32 && type != xla::F64) || lhs.element_type() != type ||
-      rhs.element_type() != type) {
+  const bool s8 = type == xla::S32 && lhs.element_type() == xla::S8 && rhs.element_type() == xla::S8;
+  if (!s8 && ((type != xla::F32 && type != xla::F64) || lhs.element_type() != type ||
+              rhs.element_type() != type)) {
     return Result();
   }
   const xla::DotDimensionNumbers& dn = hlo.attrs().dot_dimension_numbers;
@@ -410,13 +412,25 @@ absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeDot(
   }
   int64_t batches = 1;
   for (int64_t s : batch_sizes) batches *= s;
-  auto run = [=](auto zero, absl::Span<void* const> buffers, runtime::ThreadPool* pool) {
+  // T: the operands' element type, C: the result's; Args: the kernel's
+  // arguments (eval::GemmArgs<T> or eval::GemmS8Args).
+  auto run = [=](auto zero, auto c_zero, auto args_type, absl::Span<void* const> buffers,
+                 runtime::ThreadPool* pool) {
     using T = decltype(zero);
+    using C = decltype(c_zero);
+    using Args = decltype(args_type);
     const T* a = static_cast<const T*>(buffers[0]);
     const T* b = static_cast<const T*>(buffers[1]);
-    T* c = static_cast<T*>(buffers[2]);
-    constexpr int64_t kRows = 64;
-    const int64_t row_blocks = (m + kRows - 1) / kRows;
+    C* c = static_cast<C*>(buffers[2]);
+    // Every row block packs all of B again, so blocks are only as many as
+    // the threads need: one per product on one thread, else about two per
+    // thread (over all batches), of at least kMinRows rows.
+    constexpr int64_t kMinRows = 64;
+    const int64_t threads = pool == nullptr ? 1 : pool->num_threads();
+    const int64_t wanted = threads == 1 ? 1 : 2 * threads;
+    const int64_t row_blocks = std::clamp<int64_t>((wanted + batches - 1) / batches, 1,
+                                                   (m + kMinRows - 1) / kMinRows);
+    const int64_t kRows = (m + row_blocks - 1) / row_blocks;
     auto task = [&](int64_t begin, int64_t end) {
       for (int64_t t = begin; t < end; ++t) {
         const int64_t batch = t / row_blocks, row = (t % row_blocks) * kRows;
@@ -427,7 +441,7 @@ absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeDot(
           a_off += idx * lhs_batch_strides[i];
           b_off += idx * rhs_batch_strides[i];
         }
-        eval::GemmArgs<T> g;
+        Args g;
         g.m = std::min(kRows, m - row);
         g.n = n;
         g.k = k;
@@ -439,7 +453,11 @@ absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeDot(
         g.b_cs = b_cs;
         g.c = c + batch * m * n + row * n;
         g.ldc = n;
-        eval::Gemm(g);
+        if constexpr (std::is_same_v<Args, eval::GemmS8Args>) {
+          eval::GemmS8(g);
+        } else {
+          eval::Gemm(g);
+        }
       }
     };
     const int64_t tasks = batches * row_blocks;
@@ -453,10 +471,12 @@ absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeDot(
     return Result([](absl::Span<void* const>, runtime::ThreadPool*) { return absl::OkStatus(); });
   }
   return Result([=](absl::Span<void* const> buffers, runtime::ThreadPool* pool) -> absl::Status {
-    if (type == xla::F32) {
-      run(float{}, buffers, pool);
+    if (s8) {
+      run(int8_t{}, int32_t{}, eval::GemmS8Args{}, buffers, pool);
+    } else if (type == xla::F32) {
+      run(float{}, float{}, eval::GemmArgs<float>{}, buffers, pool);
     } else {
-      run(double{}, buffers, pool);
+      run(double{}, double{}, eval::GemmArgs<double>{}, buffers, pool);
     }
     return absl::OkStatus();
   });

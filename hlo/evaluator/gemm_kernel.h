@@ -29,6 +29,25 @@ struct GemmArgs {
 void Gemm(const GemmArgs<float>& args);
 void Gemm(const GemmArgs<double>& args);
 
+// C[m,n] = sum_k A(i,k) * B(k,j) for s8 operands and an s32 result, exactly:
+// every product is summed in 32-bit two's complement, so a sum past the s32
+// range wraps as an s32 dot does. Strides as in GemmArgs; C is set, not
+// accumulated.
+struct GemmS8Args {
+  int64_t m = 0, n = 0, k = 0;
+  const int8_t* a = nullptr;
+  int64_t a_rs = 0, a_cs = 0;
+  const int8_t* b = nullptr;
+  int64_t b_rs = 0, b_cs = 0;
+  int32_t* c = nullptr;
+  int64_t ldc = 0;
+};
+void GemmS8(const GemmS8Args& args);
+// Whether GemmS8 has its vector kernel on this CPU (AVX2: pairs of products
+// with vpmaddwd, twice the multiply-adds per instruction of an f32 FMA);
+// without it GemmS8 is a plain loop.
+bool GemmS8IsVectorized();
+
 // The per-ISA entry points behind Gemm (gemm_kernel_impl.inc).
 namespace gemm_baseline {
 void GemmF32(const GemmArgs<float>& args);
@@ -37,6 +56,7 @@ void GemmF64(const GemmArgs<double>& args);
 namespace gemm_avx2 {
 void GemmF32(const GemmArgs<float>& args);
 void GemmF64(const GemmArgs<double>& args);
+void GemmS8S32(const GemmS8Args& args);  // gemm_kernel_s8_avx2.cc
 }  // namespace gemm_avx2
 
 }  // namespace eval
