@@ -542,11 +542,58 @@ class ReductionEmitter {
   std::vector<ElementGenerator> output_generators_;
 };
 
+
+// Whether `hlo` is a reshape or bitcast that only inserts or removes
+// dimensions of size 1 between row-major (or layout-free) arrays of one
+// element type: its elements sit at the same linear offsets as its
+// operand's, so a kernel may store the operand's value at the operand's
+// index into the reshape's buffer.
+bool IsDegenerateRowMajorReshape(const HloInstruction& hlo) {
+  if ((hlo.opcode() != HloOpcode::kReshape && hlo.opcode() != HloOpcode::kBitcast) ||
+      hlo.operand_count() != 1) {
+    return false;
+  }
+  const Shape& out = hlo.shape();
+  const Shape& in = hlo.operand(0)->shape();
+  if (!out.IsArray() || !in.IsArray() || out.element_type() != in.element_type()) return false;
+  auto row_major = [](const Shape& shape) {
+    return !shape.has_layout() || shape.layout() == Layout::RowMajor(shape.rank());
+  };
+  auto non_unit = [](const Shape& shape) {
+    std::vector<int64_t> dims;
+    for (int64_t d : shape.dimensions()) {
+      if (d != 1) dims.push_back(d);
+    }
+    return dims;
+  };
+  return row_major(out) && row_major(in) && non_unit(out) == non_unit(in);
+}
+
 }  // namespace
 
 absl::StatusOr<std::optional<std::pair<int64_t, const char*>>> TryEmitReductionKernel(
     KernelState& state) {
   if (state.outputs.empty()) return std::optional<std::pair<int64_t, const char*>>();
+  // An output that is a reduce seen through a size-1 reshape (JAX's
+  // keepdims: f32[512] -> f32[1,512]) is stored as the reduce itself: same
+  // bytes, and the reduce's index space is the one the heroes share.
+  const std::vector<codegen::KernelOutput> original_outputs = state.outputs;
+  {
+    codegen::ReductionHeroFinder probe;
+    for (codegen::KernelOutput& output : state.outputs) {
+      const HloInstruction* producer = output.producer;
+      if (output.struct_field.has_value() || !IsDegenerateRowMajorReshape(*producer) ||
+          !probe.ContainsReduce(producer->operand(0))) {
+        continue;
+      }
+      output.producer = producer->operand(0);
+      output.shape = &producer->operand(0)->shape();
+    }
+  }
+  auto decline = [&] {
+    state.outputs = original_outputs;
+    return std::optional<std::pair<int64_t, const char*>>();
+  };
   codegen::ReductionHeroFinder finder;
   // The reduction's output dimensions: those of the first output that reads
   // a reduce. Outputs of other dimensions reading no reduce are candidate
@@ -558,24 +605,24 @@ absl::StatusOr<std::optional<std::pair<int64_t, const char*>>> TryEmitReductionK
       break;
     }
   }
-  if (dims == nullptr) return std::optional<std::pair<int64_t, const char*>>();
+  if (dims == nullptr) return decline();
   std::vector<bool> is_side_output;
   for (const KernelOutput& output : state.outputs) {
     const bool side = output.shape->dimensions() != *dims && !finder.ContainsReduce(output.producer);
     is_side_output.push_back(side);
-    if (!side && !finder.Collect(output.producer, *dims)) {
-      return std::optional<std::pair<int64_t, const char*>>();
-    }
+    if (!side && !finder.Collect(output.producer, *dims)) return decline();
   }
-  if (finder.heroes().empty()) return std::optional<std::pair<int64_t, const char*>>();
+  if (finder.heroes().empty()) return decline();
   // Heroes that feed each other cannot share one pass.
   for (const HloInstruction* hero : finder.heroes()) {
     for (const HloInstruction* operand : hero->operands()) {
-      if (finder.ContainsReduce(operand)) return std::optional<std::pair<int64_t, const char*>>();
+      if (finder.ContainsReduce(operand)) return decline();
     }
   }
   ReductionEmitter emitter(state, finder.heroes(), std::move(is_side_output));
-  return emitter.Emit();
+  absl::StatusOr<std::optional<std::pair<int64_t, const char*>>> emitted = emitter.Emit();
+  if (emitted.ok() && !emitted->has_value()) return decline();
+  return emitted;
 }
 
 }  // namespace host
