@@ -284,6 +284,19 @@ absl::Status ReadAttributes(const Proto& p, HloInstruction* instruction, Proto* 
   if (p.has_triangular_solve_options()) a->triangular_solve_options = p.triangular_solve_options();
   if (p.has_cholesky_options()) a->cholesky_options = p.cholesky_options();
   a->is_stable = p.is_stable();
+  // scan's own fields (enum values were checked above); on other opcodes
+  // they stay carried.
+  if (opcode == HloOpcode::kScan) {
+    if (p.num_carries() < 0) {
+      return InstructionError(p, absl::StrCat("negative num_carries ", p.num_carries()));
+    }
+    a->is_reverse = p.is_reverse();
+    a->num_carries = p.num_carries();
+    a->is_associative = p.is_associative();
+    rest->clear_is_reverse();
+    rest->clear_num_carries();
+    rest->clear_is_associative();
+  }
   a->k = p.k();
   if (opcode == HloOpcode::kTopK) {
     a->largest = p.largest();
@@ -446,6 +459,11 @@ void WriteAttributes(const HloInstruction& instruction, Proto* p) {
     *p->mutable_cholesky_options() = a.cholesky_options;
   }
   p->set_is_stable(a.is_stable);
+  if (opcode == HloOpcode::kScan) {
+    p->set_is_reverse(a.is_reverse);
+    p->set_num_carries(a.num_carries);
+    p->set_is_associative(a.is_associative);
+  }
   p->set_k(a.k);
   if (opcode == HloOpcode::kTopK) p->set_largest(a.largest);
   p->set_epsilon(a.epsilon);
@@ -513,6 +531,7 @@ int ExpectedCalledCount(HloOpcode opcode) {
     case HloOpcode::kMap:
     case HloOpcode::kReduce:
     case HloOpcode::kReduceWindow:
+    case HloOpcode::kScan:
     case HloOpcode::kScatter:
     case HloOpcode::kSort:
     case HloOpcode::kAllReduce:
