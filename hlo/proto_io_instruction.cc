@@ -284,8 +284,10 @@ absl::Status ReadAttributes(const Proto& p, HloInstruction* instruction, Proto* 
   if (p.has_triangular_solve_options()) a->triangular_solve_options = p.triangular_solve_options();
   if (p.has_cholesky_options()) a->cholesky_options = p.cholesky_options();
   a->is_stable = p.is_stable();
-  // scan's own fields (enum values were checked above); on other opcodes
-  // they stay carried.
+  // scan's own fields, as XLA writes them: the scanned dimension in
+  // `dimensions` (14), is_reverse (94), num_carries (95) and is_associative
+  // (96, a TriState: unset, true or false; only a hint). Enum values were
+  // checked above; on other opcodes these fields stay carried.
   if (opcode == HloOpcode::kScan) {
     if (p.num_carries() < 0) {
       return InstructionError(p, absl::StrCat("negative num_carries ", p.num_carries()));

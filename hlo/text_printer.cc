@@ -116,6 +116,9 @@ void AppendOpcodeAttributes(const HloInstruction& instruction, std::string* out)
       BoolAttrIfTrue("is_stable", a.is_stable, out);
       break;
     case O::kScan:
+      // XLA's spelling: scan(inputs..., inits...), dimensions={d},
+      // num_carries=k[, is_reverse=true][, is_associative=true|false],
+      // to_apply=step.
       IntListAttr("dimensions", a.dimensions, out);
       absl::StrAppend(out, ", num_carries=", a.num_carries);
       BoolAttrIfTrue("is_reverse", a.is_reverse, out);
