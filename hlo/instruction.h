@@ -62,8 +62,8 @@ struct OutputOperandAlias {
 // `->`/`*` (an unwritten one reads as the message's default); rare optional
 // members are BoxedOptional. This keeps the struct under 1 KB.
 struct HloAttributes {
-  // broadcast, transpose, reduce, reverse, concatenate (one entry), sort (one
-  // entry), map, reduce-scatter/all-gather/all-to-all (split dimension).
+  // broadcast, transpose, reduce, reverse, concatenate (one entry), sort and
+  // scan (one entry), map, reduce-scatter/all-gather/all-to-all (split dimension).
   std::vector<int64_t> dimensions;
   int64_t parameter_number = 0;
   int64_t tuple_index = 0;   // get-tuple-element
@@ -108,6 +108,11 @@ struct HloAttributes {
   std::vector<int64_t> fft_length;
   Boxed<xla::TriangularSolveOptions> triangular_solve_options;
   Boxed<xla::CholeskyOptions> cholesky_options;
+  // scan: the scanned dimension is dimensions[0]; the last num_carries
+  // operands are the initial carries (see InferScanShape).
+  bool is_reverse = false;
+  int64_t num_carries = 0;
+  xla::TriState is_associative = xla::TRI_STATE_UNSPECIFIED;
   // sort, topk
   bool is_stable = false;
   int64_t k = 0;

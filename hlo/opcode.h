@@ -110,6 +110,7 @@ namespace hloc {
   V(kRoundNearestAfz, "round-nearest-afz", 1)                       \
   V(kRoundNearestEven, "round-nearest-even", 1)                     \
   V(kRsqrt, "rsqrt", 1)                                             \
+  V(kScan, "scan", -1)                                              \
   V(kScatter, "scatter", -1)                                        \
   V(kSelect, "select", 3)                                           \
   V(kSelectAndScatter, "select-and-scatter", 3)                     \

@@ -47,6 +47,7 @@ enum InstructionField : uint32_t {
   kFrontendAttributes = 68, kUniqueIndices = 69, kRngAlgorithm = 70, kUseGlobalDeviceIds = 71,
   kComparisonType = 72, kCustomCallSchedule = 76, kCustomCallApiVersion = 77,
   kAsyncExecutionThread = 79, kK = 81, kStatisticsViz = 82, kLargest = 85, kIsComposite = 89,
+  kIsReverse = 94, kNumCarries = 95, kIsAssociative = 96,
 };
 
 // Varints in a packed payload: one per byte below 0x80.
@@ -547,6 +548,9 @@ bool DecodeInstruction(absl::string_view bytes, FastInstruction* out) {
       }
       case kLargest: ok = boolean(wire_type, &p.largest); break;
       case kIsComposite: ok = boolean(wire_type, &p.is_composite); attribute = false; break;
+      case kIsReverse: ok = boolean(wire_type, &p.is_reverse); break;
+      case kNumCarries: ok = varint(wire_type, &p.num_carries); break;
+      case kIsAssociative: ok = varint(wire_type, &p.is_associative); break;
       default:
         break;
     }
@@ -594,6 +598,13 @@ std::unique_ptr<HloInstruction> BuildFastInstruction(
       ((!p.comparison_direction.empty() || !p.comparison_type.empty()) &&
        opcode != HloOpcode::kCompare) ||
       p.custom_call_api_version != 0 || p.largest || p.channel_id < 0) {
+    return nullptr;
+  }
+  // scan's fields: carried on other opcodes; out-of-range values get the
+  // reference reader's error.
+  if (opcode == HloOpcode::kScan
+          ? p.num_carries < 0 || p.is_associative < 0 || p.is_associative > xla::TriState_MAX
+          : p.is_reverse || p.num_carries != 0 || p.is_associative != 0) {
     return nullptr;
   }
   if (p.shape.data() == nullptr) return nullptr;
@@ -753,6 +764,9 @@ std::unique_ptr<HloInstruction> BuildFastInstruction(
   a->mantissa_bits = p.mantissa_bits;
   a->fft_type = static_cast<xla::FftType>(p.fft_type);
   a->is_stable = p.is_stable;
+  a->is_reverse = p.is_reverse;
+  a->num_carries = p.num_carries;
+  a->is_associative = static_cast<xla::TriState>(p.is_associative);
   a->k = p.k;
   std::memcpy(&a->epsilon, &p.epsilon_bits, sizeof(float));
   a->feature_index = p.feature_index;

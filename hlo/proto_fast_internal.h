@@ -62,13 +62,15 @@ struct FastInstruction {
   std::vector<std::array<int64_t, 3>> slices;  // (start, limit, stride)
 
   int64_t tuple_index = 0, feature_group_count = 0, batch_group_count = 0, feature_index = 0,
-          channel_id = 0, k = 0;
+          channel_id = 0, k = 0, num_carries = 0;
   int32_t exponent_bits = 0, mantissa_bits = 0, distribution = 0, fft_type = 0,
-          rng_algorithm = 0, custom_call_schedule = 0, custom_call_api_version = 0;
+          rng_algorithm = 0, custom_call_schedule = 0, custom_call_api_version = 0,
+          is_associative = 0;
   uint32_t epsilon_bits = 0;
   bool is_composite = false, indices_are_sorted = false, unique_indices = false,
        is_stable = false, custom_call_has_side_effect = false, is_host_transfer = false,
-       use_global_device_ids = false, constrain_layout = false, largest = false;
+       use_global_device_ids = false, constrain_layout = false, largest = false,
+       is_reverse = false;
   // Some field of HloAttributes appeared (at any value).
   bool has_attributes = false;
 };

@@ -284,6 +284,21 @@ absl::Status ReadAttributes(const Proto& p, HloInstruction* instruction, Proto* 
   if (p.has_triangular_solve_options()) a->triangular_solve_options = p.triangular_solve_options();
   if (p.has_cholesky_options()) a->cholesky_options = p.cholesky_options();
   a->is_stable = p.is_stable();
+  // scan's own fields, as XLA writes them: the scanned dimension in
+  // `dimensions` (14), is_reverse (94), num_carries (95) and is_associative
+  // (96, a TriState: unset, true or false; only a hint). Enum values were
+  // checked above; on other opcodes these fields stay carried.
+  if (opcode == HloOpcode::kScan) {
+    if (p.num_carries() < 0) {
+      return InstructionError(p, absl::StrCat("negative num_carries ", p.num_carries()));
+    }
+    a->is_reverse = p.is_reverse();
+    a->num_carries = p.num_carries();
+    a->is_associative = p.is_associative();
+    rest->clear_is_reverse();
+    rest->clear_num_carries();
+    rest->clear_is_associative();
+  }
   a->k = p.k();
   if (opcode == HloOpcode::kTopK) {
     a->largest = p.largest();
@@ -446,6 +461,11 @@ void WriteAttributes(const HloInstruction& instruction, Proto* p) {
     *p->mutable_cholesky_options() = a.cholesky_options;
   }
   p->set_is_stable(a.is_stable);
+  if (opcode == HloOpcode::kScan) {
+    p->set_is_reverse(a.is_reverse);
+    p->set_num_carries(a.num_carries);
+    p->set_is_associative(a.is_associative);
+  }
   p->set_k(a.k);
   if (opcode == HloOpcode::kTopK) p->set_largest(a.largest);
   p->set_epsilon(a.epsilon);
@@ -513,6 +533,7 @@ int ExpectedCalledCount(HloOpcode opcode) {
     case HloOpcode::kMap:
     case HloOpcode::kReduce:
     case HloOpcode::kReduceWindow:
+    case HloOpcode::kScan:
     case HloOpcode::kScatter:
     case HloOpcode::kSort:
     case HloOpcode::kAllReduce:

@@ -530,6 +530,12 @@ absl::StatusOr<Shape> InferFromInstruction(const HloInstruction& instruction) {
       HLOC_ASSIGN_OR_RETURN(int64_t dimension, SingleDimension(attrs));
       return InferSortShape(ops, dimension, comparator);
     }
+    case HloOpcode::kScan: {
+      HLOC_RETURN_IF_ERROR(CheckCalledCount(instruction, 1));
+      HLOC_ASSIGN_OR_RETURN(ProgramShape to_apply, CalleeShape(instruction, 0));
+      HLOC_ASSIGN_OR_RETURN(int64_t dimension, SingleDimension(attrs));
+      return InferScanShape(ops, dimension, attrs.num_carries, to_apply);
+    }
     case HloOpcode::kTopK:
       return InferTopKShape(*ops[0], attrs.k);
     case HloOpcode::kMap: {

@@ -148,6 +148,18 @@ absl::StatusOr<Shape> InferMapShape(absl::Span<const Shape* const> operands,
                                     const ProgramShape& to_apply,
                                     absl::Span<const int64_t> dimensions);
 
+// scan (newer XLA; JAX emits it for cumulative sums and friends). Operands
+// are N inputs then `num_carries` initial carries. Step i takes slice i of
+// every input along `dimension` (that dimension removed) and the current
+// carries, and to_apply returns (outputs..., new carries...) or one bare
+// value. The result is (stacked outputs..., final carries...): each output's
+// steps stacked along a new `dimension` of the inputs' length; bare when
+// to_apply's result is.
+absl::StatusOr<Shape> InferScanShape(absl::Span<const Shape* const> operands, int64_t dimension,
+                                     int64_t num_carries, const ProgramShape& to_apply);
+// One step's slice of a scan input: `input` without `dimension`.
+Shape ScanStepShape(const Shape& input, int64_t dimension);
+
 // ---- Control flow and calls ----
 absl::StatusOr<Shape> InferWhileShape(const ProgramShape& condition, const ProgramShape& body,
                                       const Shape& init);

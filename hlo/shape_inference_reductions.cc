@@ -1,6 +1,6 @@
 // Shape rules of the ops that apply a called computation or compute over
 // windows and whole arrays: reduce, reduce-window, select-and-scatter, sort,
-// topk, map, while, conditional, call/fusion; plus the small numeric ops
+// topk, map, scan, while, conditional, call/fusion; plus the small numeric ops
 // (cholesky, triangular-solve, fft, rng, batch norm). See shape_inference.h.
 #include <algorithm>
 
@@ -296,6 +296,100 @@ absl::StatusOr<Shape> InferMapShape(absl::Span<const Shape* const> operands,
     return Invalid("to_apply must return a scalar, got ", Str(to_apply.result));
   }
   return WithElementType(first, to_apply.result.element_type());
+}
+
+Shape ScanStepShape(const Shape& input, int64_t dimension) {
+  std::vector<int64_t> dims;
+  std::vector<bool> dynamic;
+  for (int64_t d = 0; d < input.rank(); ++d) {
+    if (d == dimension) continue;
+    dims.push_back(input.dimensions(d));
+    dynamic.push_back(input.is_dynamic_dimension(d));
+  }
+  return MakeArray(input.element_type(), dims, dynamic);
+}
+
+absl::StatusOr<Shape> InferScanShape(absl::Span<const Shape* const> operands, int64_t dimension,
+                                     int64_t num_carries, const ProgramShape& to_apply) {
+  const int64_t count = static_cast<int64_t>(operands.size());
+  if (num_carries < 0 || num_carries >= count) {
+    return Invalid("num_carries=", num_carries, " must leave at least one of the ", count,
+                   " operands as an input");
+  }
+  const int64_t inputs = count - num_carries;
+  const Shape& first = *operands[0];
+  HLOC_RETURN_IF_ERROR(ExpectArray(first, "input 0"));
+  HLOC_RETURN_IF_ERROR(CheckDimensionIndex(dimension, first.rank(), "scan dimension"));
+  const int64_t length = first.dimensions(dimension);
+  for (int64_t i = 0; i < count; ++i) {
+    const Shape& operand = *operands[i];
+    const std::string what =
+        i < inputs ? absl::StrCat("input ", i) : absl::StrCat("init ", i - inputs);
+    HLOC_RETURN_IF_ERROR(ExpectArray(operand, what));
+    if (i >= inputs) continue;
+    if (dimension >= operand.rank()) {
+      return Invalid(what, " ", Str(operand), " has no scan dimension ", dimension);
+    }
+    if (!SizesMatch(operand.dimensions(dimension), length)) {
+      return Invalid(what, " ", Str(operand), " has size ", operand.dimensions(dimension),
+                     " in scan dimension ", dimension, ", input 0 has ", length);
+    }
+  }
+  if (static_cast<int64_t>(to_apply.parameters.size()) != count) {
+    return Invalid("to_apply takes ", to_apply.parameters.size(), " parameters, scan has ", count,
+                   " operands (", inputs, " inputs, ", num_carries, " carries)");
+  }
+  auto same = [](const Shape& a, const Shape& b) {
+    return a.IsArray() && b.IsArray() && a.element_type() == b.element_type() &&
+           SameDimensions(a, b);
+  };
+  for (int64_t i = 0; i < count; ++i) {
+    const Shape expected = i < inputs ? ScanStepShape(*operands[i], dimension)
+                                      : WithoutLayout(*operands[i]);
+    if (!same(to_apply.parameters[i], expected)) {
+      return Invalid("to_apply parameter ", i, " is ", Str(to_apply.parameters[i]), ", expected ",
+                     Str(expected),
+                     i < inputs ? absl::StrCat(" (input ", i, " without dimension ", dimension, ")")
+                                : absl::StrCat(" (init ", i - inputs, ")"));
+    }
+  }
+  // to_apply returns (outputs..., new carries...), or one bare value.
+  std::vector<Shape> returned;
+  if (to_apply.result.IsTuple()) {
+    returned = to_apply.result.tuple_shapes();
+  } else {
+    returned.push_back(to_apply.result);
+  }
+  const int64_t outputs = static_cast<int64_t>(returned.size()) - num_carries;
+  if (outputs < 0) {
+    return Invalid("to_apply returns ", returned.size(), " values, fewer than the ", num_carries,
+                   " carries");
+  }
+  std::vector<Shape> results;
+  for (int64_t j = 0; j < outputs; ++j) {
+    const Shape& step = returned[j];
+    HLOC_RETURN_IF_ERROR(ExpectArray(step, absl::StrCat("to_apply output ", j)));
+    if (dimension > step.rank()) {
+      return Invalid("to_apply output ", j, " ", Str(step), " has no room for scan dimension ",
+                     dimension);
+    }
+    std::vector<int64_t> dims = step.dimensions();
+    std::vector<bool> dynamic = step.dynamic_dimensions();
+    dims.insert(dims.begin() + dimension, length);
+    if (!dynamic.empty()) dynamic.insert(dynamic.begin() + dimension, false);
+    results.push_back(MakeArray(step.element_type(), dims, dynamic));
+  }
+  for (int64_t j = 0; j < num_carries; ++j) {
+    const Shape& carry = returned[outputs + j];
+    const Shape& init = *operands[inputs + j];
+    if (!same(carry, init)) {
+      return Invalid("to_apply's new carry ", j, " is ", Str(carry), ", init ", j, " is ",
+                     Str(init));
+    }
+    results.push_back(WithoutLayout(init));
+  }
+  if (!to_apply.result.IsTuple()) return std::move(results[0]);
+  return Shape::Tuple(std::move(results));
 }
 
 absl::StatusOr<Shape> InferWhileShape(const ProgramShape& condition, const ProgramShape& body,

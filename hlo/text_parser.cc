@@ -556,6 +556,9 @@ absl::Status Parser::ResolveCallees() {
     }
     pending.instruction->set_called_computation(pending.slot, it->second);
   }
+  for (const auto& [scan, offset] : scans_without_carry_count_) {
+    HLOC_RETURN_IF_ERROR(InferScanCarryCount(scan, offset));
+  }
   for (const auto& computation : computations_) {
     for (HloInstruction* instruction : computation->instructions()) {
       const HloOpcode op = instruction->opcode();
@@ -579,6 +582,44 @@ absl::Status Parser::ResolveCallees() {
       }
     }
   }
+  return absl::OkStatus();
+}
+
+// XLA prints num_carries= on every scan, but its earliest scan tests leave it
+// out. The carries are then the trailing operands that to_apply takes whole;
+// an input reaches it one rank lower (without the scan dimension), so the
+// ranks decide.
+absl::Status Parser::InferScanCarryCount(HloInstruction* scan, size_t offset) {
+  const HloComputation* to_apply = scan->to_apply();
+  const int64_t count = scan->operand_count();
+  auto fail = [&](absl::string_view why) {
+    return ErrorAt(offset, absl::StrCat("scan %", scan->name(), " has no num_carries and ", why,
+                                        "; give num_carries="));
+  };
+  if (to_apply == nullptr || to_apply->num_parameters() != count) {
+    return fail("to_apply does not take one parameter per operand");
+  }
+  int64_t carries = 0;
+  bool in_inputs = false;
+  for (int64_t i = count - 1; i >= 0; --i) {
+    const HloInstruction* parameter = to_apply->parameter(i);
+    const Shape& operand = scan->operand(i)->shape();
+    if (parameter == nullptr || !operand.IsArray() || !parameter->shape().IsArray()) {
+      return fail("its operands or to_apply's parameters are not all arrays");
+    }
+    const bool whole = parameter->shape().rank() == operand.rank();
+    if (!whole && parameter->shape().rank() != operand.rank() - 1) {
+      return fail(absl::StrCat("to_apply parameter ", i, " fits neither an input nor a carry"));
+    }
+    if (whole && in_inputs) return fail("a carry comes before an input");
+    if (whole) {
+      ++carries;
+    } else {
+      in_inputs = true;
+    }
+  }
+  if (!in_inputs) return fail("no operand is an input");
+  scan->mutable_attrs()->num_carries = carries;
   return absl::OkStatus();
 }
 

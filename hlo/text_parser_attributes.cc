@@ -64,7 +64,7 @@ bool AttributeApplies(Attr attr, HloOpcode op) {
     case Attr::kDimensions:
       return OneOf(
           op, {O::kBroadcast, O::kTranspose, O::kReverse, O::kReduce, O::kConcatenate, O::kSort,
-               O::kMap, O::kReduceScatter, O::kAllGather, O::kAllGatherStart, O::kAllToAll,
+               O::kScan, O::kMap, O::kReduceScatter, O::kAllGather, O::kAllGatherStart, O::kAllToAll,
                O::kRaggedAllToAll, O::kGetDimensionSize, O::kSetDimensionSize});
     case Attr::kIndex:
       return op == O::kGetTupleElement;
@@ -125,8 +125,8 @@ bool AttributeApplies(Attr attr, HloOpcode op) {
     case Attr::kAsyncExecutionThread:
       return OneOf(op, {O::kAsyncStart, O::kAsyncUpdate, O::kAsyncDone});
     case Attr::kToApply:
-      return OneOf(op, {O::kCall, O::kMap, O::kReduce, O::kReduceWindow, O::kScatter, O::kSort,
-                        O::kAllReduce, O::kAllReduceStart, O::kReduceScatter, O::kCustomCall});
+      return OneOf(op, {O::kCall, O::kMap, O::kReduce, O::kReduceWindow, O::kScan, O::kScatter,
+                        O::kSort, O::kAllReduce, O::kAllReduceStart, O::kReduceScatter, O::kCustomCall});
     case Attr::kCondition:
     case Attr::kBody:
       return op == O::kWhile;
@@ -165,6 +165,10 @@ bool AttributeApplies(Attr attr, HloOpcode op) {
       return op == O::kTriangularSolve || op == O::kCholesky;
     case Attr::kIsStable:
       return op == O::kSort;
+    case Attr::kNumCarries:
+    case Attr::kIsReverse:
+    case Attr::kIsAssociative:
+      return op == O::kScan;
     case Attr::kK:
     case Attr::kLargest:
       return op == O::kTopK;
@@ -633,6 +637,20 @@ absl::Status Parser::ParseAttribute(Attr attr, InstructionContext* context) {
     }
     case Attr::kIsStable:
       return ParseBool(&attrs->is_stable);
+    case Attr::kNumCarries: {
+      const size_t at = tok().offset;
+      HLOC_RETURN_IF_ERROR(ParseInt64(&attrs->num_carries));
+      if (attrs->num_carries < 0) return ErrorAt(at, "num_carries must not be negative");
+      return absl::OkStatus();
+    }
+    case Attr::kIsReverse:
+      return ParseBool(&attrs->is_reverse);
+    case Attr::kIsAssociative: {
+      bool v;
+      HLOC_RETURN_IF_ERROR(ParseBool(&v));
+      attrs->is_associative = v ? xla::TRI_STATE_TRUE : xla::TRI_STATE_FALSE;
+      return absl::OkStatus();
+    }
     case Attr::kK:
       return ParseInt64(&attrs->k);
     case Attr::kLargest:
@@ -762,6 +780,11 @@ absl::Status Parser::CheckRequiredAttributes(const InstructionContext& context) 
       return require({Attr::kDirection});
     case O::kFusion:
       return require({Attr::kKind, Attr::kCalls});
+    case O::kScan:
+      if (!context.Seen(Attr::kNumCarries)) {
+        scans_without_carry_count_.emplace_back(context.instruction, context.offset);
+      }
+      return require({Attr::kDimensions, Attr::kToApply});
     case O::kReduce:
     case O::kSort:
       return require({Attr::kDimensions, Attr::kToApply});

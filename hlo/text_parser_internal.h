@@ -110,6 +110,9 @@ inline constexpr int kMaxNesting = 64;
   V(kUnitDiagonal, "unit_diagonal")                               \
   V(kTransposeA, "transpose_a")                                   \
   V(kIsStable, "is_stable")                                       \
+  V(kNumCarries, "num_carries")                                   \
+  V(kIsReverse, "is_reverse")                                     \
+  V(kIsAssociative, "is_associative")                             \
   V(kK, "k")                                                      \
   V(kLargest, "largest")                                          \
   V(kEpsilon, "epsilon")                                          \
@@ -192,6 +195,7 @@ class Parser {
   absl::StatusOr<HloInstruction*> LookupInstruction(const Token& name_token);
   absl::Status InferShape(InstructionContext* context);
   absl::Status ResolveCallees();
+  absl::Status InferScanCarryCount(HloInstruction* scan, size_t offset);
   absl::Status ExpectEnd();
 
   // ---- text_parser_attributes.cc ----
@@ -276,6 +280,9 @@ class Parser {
     CalleeRef ref;
   };
   std::vector<PendingCallee> pending_callees_;
+  // scans written without num_carries= (and where), counted once to_apply
+  // is known (ResolveCallees).
+  std::vector<std::pair<HloInstruction*, size_t>> scans_without_carry_count_;
 
   // The computation being read: its instructions by their text names.
   absl::flat_hash_map<absl::string_view, HloInstruction*> names_;

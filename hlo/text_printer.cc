@@ -115,6 +115,18 @@ void AppendOpcodeAttributes(const HloInstruction& instruction, std::string* out)
       IntListAttr("dimensions", a.dimensions, out);
       BoolAttrIfTrue("is_stable", a.is_stable, out);
       break;
+    case O::kScan:
+      // XLA's spelling: scan(inputs..., inits...), dimensions={d},
+      // num_carries=k[, is_reverse=true][, is_associative=true|false],
+      // to_apply=step.
+      IntListAttr("dimensions", a.dimensions, out);
+      absl::StrAppend(out, ", num_carries=", a.num_carries);
+      BoolAttrIfTrue("is_reverse", a.is_reverse, out);
+      if (a.is_associative != xla::TRI_STATE_UNSPECIFIED) {
+        absl::StrAppend(out, ", is_associative=",
+                        a.is_associative == xla::TRI_STATE_TRUE ? "true" : "false");
+      }
+      break;
     case O::kMap:
       NonEmptyIntListAttr("dimensions", a.dimensions, out);
       break;

@@ -168,6 +168,7 @@ CalleeCount ExpectedCallees(HloOpcode opcode) {
     case HloOpcode::kMap:
     case HloOpcode::kReduce:
     case HloOpcode::kReduceWindow:
+    case HloOpcode::kScan:
     case HloOpcode::kScatter:
     case HloOpcode::kSort:
     case HloOpcode::kAllReduce:

@@ -496,6 +496,7 @@ absl::StatusOr<Value> Evaluator::EvalInstruction(const HloInstruction& hlo,
     case HloOpcode::kSelectAndScatter: result = EvalSelectAndScatter(hlo, arrays, *this); break;
     case HloOpcode::kMap: result = EvalMap(hlo, arrays, *this); break;
     case HloOpcode::kSort: result = EvalSort(hlo, arrays, *this); break;
+    case HloOpcode::kScan: result = EvalScan(hlo, arrays, *this); break;
     case HloOpcode::kTopK: result = EvalTopK(hlo, arrays); break;
     case HloOpcode::kBatchNormInference: result = EvalBatchNormInference(hlo, arrays, *this); break;
     case HloOpcode::kBatchNormTraining: result = EvalBatchNormTraining(hlo, arrays, *this); break;

@@ -108,6 +108,8 @@ absl::StatusOr<Literal> EvalSelectAndScatter(const HloInstruction& hlo, Operands
                                              EvalContext& ctx);
 absl::StatusOr<Literal> EvalMap(const HloInstruction& hlo, Operands ops, EvalContext& ctx);
 
+// scan (scan.cc).
+absl::StatusOr<Literal> EvalScan(const HloInstruction& hlo, Operands ops, EvalContext& ctx);
 // Sorting (sort.cc).
 absl::StatusOr<Literal> EvalSort(const HloInstruction& hlo, Operands ops, EvalContext& ctx);
 absl::StatusOr<Literal> EvalTopK(const HloInstruction& hlo, Operands ops);

@@ -10,6 +10,7 @@
 #include "passes/expanders/batch_norm_expander.h"
 #include "passes/expanders/cholesky_expander.h"
 #include "passes/expanders/rng_bit_generator_expander.h"
+#include "passes/expanders/scan_expander.h"
 #include "passes/expanders/select_and_scatter_expander.h"
 #include "passes/expanders/triangular_solve_expander.h"
 
@@ -177,6 +178,163 @@ std::string RngBitGenerator(const std::string& algorithm, const std::string& bit
          algorithm + "\n}\n";
 }
 
+// --------------------------------------------------------------------- scan
+
+// Running sum along dimension 0, as JAX's cumsum lowers to scan.
+constexpr char kScanCumsum[] = R"(HloModule cumsum
+add_step {
+  x = f32[] parameter(0)
+  acc = f32[] parameter(1)
+  s = f32[] add(acc, x)
+  ROOT t = (f32[], f32[]) tuple(s, s)
+}
+ENTRY e {
+  x = f32[8] parameter(0)
+  zero = f32[] constant(0)
+  ROOT scan = (f32[8], f32[]) scan(x, zero), dimensions={0}, num_carries=1, is_associative=true, to_apply=add_step
+})";
+
+// Reverse running max along the last dimension of a column-major array,
+// with the initial carry a parameter.
+constexpr char kScanReverseMax[] = R"(HloModule reverse_max
+max_step {
+  x = f32[3] parameter(0)
+  acc = f32[3] parameter(1)
+  m = f32[3] maximum(acc, x)
+  ROOT t = (f32[3], f32[3]) tuple(m, m)
+}
+ENTRY e {
+  x = f32[3,5]{0,1} parameter(0)
+  init = f32[3] parameter(1)
+  ROOT scan = (f32[3,5]{0,1}, f32[3]) scan(x, init), dimensions={1}, num_carries=1, is_reverse=true, to_apply=max_step
+})";
+
+// Two inputs of different ranks, two carries, outputs of other types and
+// ranks than the inputs (as XLA's own mixed-type test has).
+constexpr char kScanMixed[] = R"(HloModule mixed
+step {
+  a = s32[] parameter(0)
+  b = f32[2] parameter(1)
+  c0 = s32[] parameter(2)
+  c1 = f32[2] parameter(3)
+  n0 = s32[] xor(c0, a)
+  n1 = f32[2] maximum(c1, b)
+  f = f32[] convert(n0)
+  fb = f32[2] broadcast(f), dimensions={}
+  y0 = f32[2] multiply(b, fb)
+  y1 = pred[] compare(a, c0), direction=GT
+  ROOT t = (f32[2], pred[], s32[], f32[2]) tuple(y0, y1, n0, n1)
+}
+ENTRY e {
+  a = s32[6] parameter(0)
+  b = f32[6,2] parameter(1)
+  c0 = s32[] parameter(2)
+  c1 = f32[2] parameter(3)
+  ROOT scan = (f32[6,2], pred[6], s32[], f32[2]) scan(a, b, c0, c1), dimensions={0}, num_carries=2, to_apply=step
+})";
+
+// No carries: each step maps one row; the result is bare.
+constexpr char kScanNoCarry[] = R"(HloModule no_carry
+row {
+  x = f32[3] parameter(0)
+  ROOT n = f32[3] negate(x)
+}
+ENTRY e {
+  x = f32[4,3] parameter(0)
+  ROOT scan = f32[4,3] scan(x), dimensions={0}, num_carries=0, to_apply=row
+})";
+
+// Only a carry: a sequential product; the result is the bare final carry.
+constexpr char kScanOnlyCarry[] = R"(HloModule only_carry
+mul {
+  x = f64[] parameter(0)
+  acc = f64[] parameter(1)
+  ROOT p = f64[] multiply(acc, x)
+}
+ENTRY e {
+  x = f64[7] parameter(0)
+  one = f64[] constant(1)
+  ROOT scan = f64[] scan(x, one), dimensions={0}, num_carries=1, to_apply=mul
+})";
+
+// The middle dimension of a rank-3 input; the output puts the scanned
+// dimension back in the middle.
+constexpr char kScanMiddle[] = R"(HloModule middle
+step {
+  x = s32[2,3] parameter(0)
+  acc = s32[2,3] parameter(1)
+  s = s32[2,3] add(acc, x)
+  ROOT t = (s32[2,3], s32[2,3]) tuple(s, s)
+}
+ENTRY e {
+  p = s32[2,4,3] parameter(0)
+  x = s32[2,4,3] and(p, p)
+  zero = s32[] constant(0)
+  init = s32[2,3] broadcast(zero), dimensions={}
+  ROOT scan = (s32[2,4,3], s32[2,3]) scan(x, init), dimensions={1}, num_carries=1, to_apply=step
+})";
+
+// The top-2 routing step of a mixture-of-experts layer: a token's position
+// among those sent to each expert is the running count of one-hot choices.
+constexpr char kScanMoePositions[] = R"(HloModule moe_positions
+count {
+  x = s32[4] parameter(0)
+  acc = s32[4] parameter(1)
+  s = s32[4] add(acc, x)
+  ROOT t = (s32[4], s32[4]) tuple(s, s)
+}
+ENTRY e {
+  logits = f32[8,4] parameter(0)
+  zero = f32[] constant(0)
+  zeros = f32[8,4] broadcast(zero), dimensions={}
+  chosen = pred[8,4] compare(logits, zeros), direction=GT
+  onehot = s32[8,4] convert(chosen)
+  izero = s32[] constant(0)
+  init = s32[4] broadcast(izero), dimensions={}
+  scan = (s32[8,4], s32[4]) scan(onehot, init), dimensions={0}, num_carries=1, is_associative=true, to_apply=count
+  positions = s32[8,4] get-tuple-element(scan), index=0
+  ROOT r = s32[8,4] subtract(positions, onehot)
+})";
+
+// A scan whose step itself scans (the inner body is copied into the outer
+// loop and expanded on a later round).
+constexpr char kScanNested[] = R"(HloModule nested
+inner_step {
+  x = f32[] parameter(0)
+  acc = f32[] parameter(1)
+  s = f32[] add(acc, x)
+  ROOT t = (f32[], f32[]) tuple(s, s)
+}
+outer_step {
+  row = f32[4] parameter(0)
+  total = f32[] parameter(1)
+  zero = f32[] constant(0)
+  inner = (f32[4], f32[]) scan(row, zero), dimensions={0}, num_carries=1, to_apply=inner_step
+  sums = f32[4] get-tuple-element(inner), index=0
+  last = f32[] get-tuple-element(inner), index=1
+  next = f32[] add(total, last)
+  ROOT t = (f32[4], f32[]) tuple(sums, next)
+}
+ENTRY e {
+  x = f32[3,4] parameter(0)
+  zero = f32[] constant(0)
+  ROOT scan = (f32[3,4], f32[]) scan(x, zero), dimensions={0}, num_carries=1, is_reverse=true, to_apply=outer_step
+})";
+
+// Length 0: the outputs are empty and the carry is the init.
+constexpr char kScanEmpty[] = R"(HloModule empty
+add_step {
+  x = f32[] parameter(0)
+  acc = f32[] parameter(1)
+  s = f32[] add(acc, x)
+  ROOT t = (f32[], f32[]) tuple(s, s)
+}
+ENTRY e {
+  x = f32[0] parameter(0)
+  init = f32[] parameter(1)
+  ROOT scan = (f32[0], f32[]) scan(x, init), dimensions={0}, num_carries=1, to_apply=add_step
+})";
+
 std::vector<ExpanderCase> MakeCases() {
   const Tolerance f32 = Within(1e-5, 1e-5);
   const Tolerance f16 = Within(2e-3, 2e-3);
@@ -275,6 +433,16 @@ std::vector<ExpanderCase> MakeCases() {
        RngBitGenerator("rng_philox", "s64[9]", 3,
                        "{12345678901234567, 18446744073709551614, 7}"),
        {}},
+      // scan: the loop computes in the interpreter's order, so bit-exact.
+      {"ScanCumsum", HloOpcode::kScan, kScanCumsum, {}},
+      {"ScanReverseMaxColumnMajor", HloOpcode::kScan, kScanReverseMax, {}},
+      {"ScanTwoInputsTwoCarriesMixedTypes", HloOpcode::kScan, kScanMixed, {}},
+      {"ScanNoCarry", HloOpcode::kScan, kScanNoCarry, {}},
+      {"ScanOnlyCarry", HloOpcode::kScan, kScanOnlyCarry, {}},
+      {"ScanMiddleDimension", HloOpcode::kScan, kScanMiddle, {}},
+      {"ScanMoePositions", HloOpcode::kScan, kScanMoePositions, {}},
+      {"ScanNested", HloOpcode::kScan, kScanNested, {}},
+      {"ScanEmpty", HloOpcode::kScan, kScanEmpty, {}},
   };
   return cases;
 }
@@ -308,6 +476,8 @@ std::unique_ptr<HloPass> ExpanderFor(HloOpcode opcode) {
       return std::make_unique<TriangularSolveExpander>();
     case HloOpcode::kRngBitGenerator:
       return std::make_unique<RngBitGeneratorExpander>();
+    case HloOpcode::kScan:
+      return std::make_unique<ScanExpander>();
     default:
       return nullptr;
   }

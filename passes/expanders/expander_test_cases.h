@@ -2,7 +2,8 @@
 // expander replaces, with the shapes, element types, layouts and attribute
 // corners worth checking (feature dimension first/last, one-element
 // features, f16/bf16/f64, windows in padding, ties in select, batches of
-// matrices, every triangular-solve option). Inputs are the seeded random
+// matrices, every triangular-solve option, scans forward and reverse with
+// several inputs and carries). Inputs are the seeded random
 // arguments of hlo/evaluator/random_arguments.h; modules that need
 // well-conditioned inputs (positive variances, positive definite or
 // diagonally dominant matrices) make them from those arguments themselves.

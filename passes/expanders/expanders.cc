@@ -3,12 +3,16 @@
 #include "passes/expanders/batch_norm_expander.h"
 #include "passes/expanders/cholesky_expander.h"
 #include "passes/expanders/rng_bit_generator_expander.h"
+#include "passes/expanders/scan_expander.h"
 #include "passes/expanders/select_and_scatter_expander.h"
 #include "passes/expanders/triangular_solve_expander.h"
 
 namespace hloc {
 
 void AddExpanders(HloPassPipeline& pipeline) {
+  // First: it copies scan bodies into loops, where the others then find
+  // their ops.
+  pipeline.AddPass<ScanExpander>();
   pipeline.AddPass<BatchNormExpander>();
   pipeline.AddPass<SelectAndScatterExpander>();
   pipeline.AddPass<CholeskyExpander>();

@@ -4,7 +4,7 @@
 // run on the host, and every generated kernel small enough to emulate runs
 // in the GPU emulator (backend/gpu/gpu_emulator.h) against the interpreter.
 // tests/expanders/expanders_host_test.cc runs the same cases end to end on
-// the host.
+// the host. The scan cases are also assembled with ptxas.
 #include <string>
 
 #include "backend/gpu/gpu_compiler.h"
@@ -59,6 +59,31 @@ TEST_P(GpuCaseTest, PlansWithoutHostFallbackAndKernelsMatchTheInterpreter) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, GpuCaseTest, ::testing::ValuesIn(expanders::ExpanderCases()),
+                         [](const ::testing::TestParamInfo<ExpanderCase>& info) {
+                           return info.param.name;
+                         });
+
+// scan's expansion (a while loop of dynamic-slice and dynamic-update-slice
+// around the inlined step) also assembles: every kernel through ptxas for
+// sm_90.
+class GpuAssembledScanTest : public ::testing::TestWithParam<ExpanderCase> {};
+
+TEST_P(GpuAssembledScanTest, KernelsAssembleForSm90) {
+  const ExpanderCase& c = GetParam();
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(c.hlo);
+  ASSERT_TRUE(module.ok()) << module.status();
+  absl::StatusOr<bool> changed = gpu::OptimizeForGpu(**module, gpu::PipelineWithLibraries());
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_EQ(expanders::CountEverywhere(**module, HloOpcode::kScan), 0);
+  absl::StatusOr<std::unique_ptr<gpu::GpuProgram>> program =
+      gpu::CompileForGpu(**module, gpu::AssembledSm90Options());
+  ASSERT_TRUE(program.ok()) << program.status();
+  EXPECT_EQ((*program)->report().host_fallbacks, 0)
+      << absl::StrJoin((*program)->report().host, "\n");
+}
+
+INSTANTIATE_TEST_SUITE_P(Scan, GpuAssembledScanTest,
+                         ::testing::ValuesIn(expanders::ExpanderCasesFor(HloOpcode::kScan)),
                          [](const ::testing::TestParamInfo<ExpanderCase>& info) {
                            return info.param.name;
                          });

@@ -38,7 +38,7 @@ using expanders::ExpanderCase;
 constexpr HloOpcode kExpandedOps[] = {
     HloOpcode::kBatchNormTraining, HloOpcode::kBatchNormInference, HloOpcode::kBatchNormGrad,
     HloOpcode::kSelectAndScatter, HloOpcode::kCholesky, HloOpcode::kTriangularSolve,
-    HloOpcode::kRngBitGenerator,
+    HloOpcode::kRngBitGenerator, HloOpcode::kScan,
 };
 
 bool UsesExpandedOp(const HloModule& module) {
