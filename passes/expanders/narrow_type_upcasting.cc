@@ -30,13 +30,23 @@ bool IsArithmetic(HloOpcode opcode) {
   }
 }
 
-// clz counts the leading zeros of 4 bits, not 8; popcnt and
-// shift-right-logical on s4 would see the sign extension of the s8 value.
+// clz counts the leading zeros of 4 bits, not 8.
 bool DependsOnBitWidth(HloOpcode opcode, PrimitiveType type) {
-  if (type != xla::S4 && type != xla::U4) return false;
-  if (opcode == HloOpcode::kClz) return true;
-  return type == xla::S4 &&
-         (opcode == HloOpcode::kPopulationCount || opcode == HloOpcode::kShiftRightLogical);
+  return (type == xla::S4 || type == xla::U4) && opcode == HloOpcode::kClz;
+}
+
+// popcnt and shift-right-logical on s4 must not see the sign extension an s8
+// would add: they read the 4 bits zero-extended (s4 -> u4 -> u8).
+bool ReadsBitsOfS4(const HloInstruction& instruction) {
+  if (instruction.opcode() != HloOpcode::kPopulationCount &&
+      instruction.opcode() != HloOpcode::kShiftRightLogical) {
+    return false;
+  }
+  if (instruction.shape().element_type() != xla::S4) return false;
+  for (const HloInstruction* operand : instruction.operands()) {
+    if (operand->shape().element_type() != xla::S4) return false;
+  }
+  return true;
 }
 
 Shape WithType(Shape shape, PrimitiveType type) {
@@ -50,6 +60,8 @@ struct Upcast {
   std::optional<PrimitiveType> result_type;  // Set when the result is narrow.
   // For a reduction: its reducer's one binary op, rebuilt on the wide type.
   std::optional<HloOpcode> wide_reducer;
+  // s4 operands go through u4 first (zero extension; see ReadsBitsOfS4).
+  bool zero_extend = false;
 };
 
 // The opcode of a reducer that is one binary op of its two parameters, the
@@ -94,7 +106,7 @@ std::optional<Upcast> PlanReductionUpcast(const HloInstruction& instruction) {
   if (!op.has_value() || instruction.to_apply()->root()->shape().element_type() != type) {
     return std::nullopt;
   }
-  return Upcast{*wide, wide, op};
+  return Upcast{*wide, wide, op, false};
 }
 
 std::optional<Upcast> PlanUpcast(const HloInstruction& instruction) {
@@ -107,6 +119,7 @@ std::optional<Upcast> PlanUpcast(const HloInstruction& instruction) {
   }
   if (!IsArithmetic(instruction.opcode()) || !instruction.shape().IsArray()) return std::nullopt;
   if (instruction.operand_count() == 0) return std::nullopt;
+  if (ReadsBitsOfS4(instruction)) return Upcast{xla::U8, xla::U8, std::nullopt, true};
   bool any_narrow = false;
   std::optional<PrimitiveType> common;
   for (const HloInstruction* operand : instruction.operands()) {
@@ -121,7 +134,7 @@ std::optional<Upcast> PlanUpcast(const HloInstruction& instruction) {
     if (common.has_value() && *common != computed) return std::nullopt;
     common = computed;
   }
-  Upcast plan{*common, UpcastTypeFor(instruction.shape().element_type()), std::nullopt};
+  Upcast plan{*common, UpcastTypeFor(instruction.shape().element_type()), std::nullopt, false};
   if (!any_narrow && !plan.result_type.has_value()) return std::nullopt;
   return plan;
 }
@@ -146,8 +159,13 @@ absl::Status Rewrite(HloModule& module, HloComputation& computation,
       operands.push_back(operand);
       continue;
     }
+    HloInstruction* source = operand;
+    if (plan.zero_extend && operand->shape().element_type() == xla::S4) {
+      source = computation.AddInstruction(HloInstruction::Create(
+          HloOpcode::kConvert, WithType(operand->shape(), xla::U4), {operand}));
+    }
     operands.push_back(computation.AddInstruction(HloInstruction::Create(
-        HloOpcode::kConvert, WithType(operand->shape(), plan.operand_type), {operand})));
+        HloOpcode::kConvert, WithType(operand->shape(), plan.operand_type), {source})));
   }
   const Shape wide_shape =
       plan.result_type.has_value() ? WithType(instruction->shape(), *plan.result_type)

@@ -26,10 +26,13 @@
 // their computations are rewritten like any other, so every step still
 // rounds to the narrow type, as in the interpreter's per-element calls.
 //
-// Declined (left for the interpreter, never an error): ops whose result
-// depends on the bit width itself, which the wide type would change (clz on
-// s4/u4, popcnt and shift-right-logical on s4); operands of mixed element
-// types; s1/s2/u1/u2.
+// popcnt and shift-right-logical on s4 read the 4 bits, not an s8's sign
+// extension: their operands go s4 -> u4 -> u8 (integer converts wrap, so -1
+// becomes 15) and the u8 result wraps back to s4.
+//
+// Declined (left for the interpreter, never an error): clz on s4/u4, whose
+// count depends on the bit width itself; operands of mixed element types;
+// s1/s2/u1/u2.
 #ifndef HLOC_PASSES_EXPANDERS_NARROW_TYPE_UPCASTING_H_
 #define HLOC_PASSES_EXPANDERS_NARROW_TYPE_UPCASTING_H_
 
