@@ -34,7 +34,8 @@ bool IsUnsignedInteger(PrimitiveType type);
 inline bool IsInteger(PrimitiveType type) {
   return IsSignedInteger(type) || IsUnsignedInteger(type);
 }
-// f8 and 4-bit float types: parsed and carried, computed by no backend yet.
+// f8, f6 and f4 float types: the interpreter computes them in float; the
+// backends load, store and convert them (arithmetic is upcast by a pass).
 bool IsNarrowFloat(PrimitiveType type);
 // The real component type of a complex type (f32 for c64).
 PrimitiveType ComplexComponentType(PrimitiveType type);

@@ -14,6 +14,7 @@
 #include "backend/gpu/gpu_test_util.h"
 #include "backend/gpu/kernel_codegen.h"
 #include "gtest/gtest.h"
+#include "passes/expanders/narrow_type_upcasting.h"
 
 namespace hloc {
 namespace gpu {
@@ -113,9 +114,10 @@ TEST(GpuEmulationTypes, ComplexKernelsMatchTheInterpreterAndAssemble) {
 }
 
 // f8/f4 converts (a decode table and a search loop over it, see
-// elemental_narrow_floats.cc) and s4 data movement and dot: the interpreter
-// computes no convert on these types, so these kernels are checked for
-// ptxas only here (host_narrow_types_test checks the values).
+// elemental_narrow_floats.cc), s4 data movement and dot, and arithmetic on
+// s4/u4/f8/f4 as the pipeline's UpcastNarrowTypeArithmetic leaves it
+// (converts around f32/s8/u8 ops, reducers included): in the emulator against
+// the interpreter, and through ptxas.
 std::string NarrowKernels() {
   return mods::Library({R"(f8_chain {
   x = f32[64] parameter(0)
@@ -138,17 +140,65 @@ s4_broadcast {
   x = s4[3] constant({-2, -3, -4})
   ROOT b = s4[3,31] broadcast(x), dimensions={0}
 }
+f8_arithmetic {
+  x = f8e4m3fn[96] parameter(0)
+  y = f8e4m3fn[96] parameter(1)
+  a = f8e4m3fn[96] add(x, y)
+  m = f8e4m3fn[96] multiply(a, y)
+  d = f8e4m3fn[96] divide(m, x)
+  q = f8e4m3fn[96] sqrt(y)
+  z = f8e4m3fn[96] maximum(d, q)
+  c = pred[96] compare(x, y), direction=LT
+  s = f8e4m3fn[96] select(c, z, x)
+  f = f4e2m1fn[96] convert(s)
+  g = f4e2m1fn[96] negate(f)
+  h = f4e2m1fn[96] add(f, g)
+  ROOT r = (f8e4m3fn[96], f4e2m1fn[96]) tuple(s, h)
+}
+s4_arithmetic {
+  x = s4[96] parameter(0)
+  y = u4[96] parameter(1)
+  a = s4[96] multiply(x, x)
+  b = s4[96] divide(a, x)
+  n = s4[96] negate(b)
+  c = s4[96] shift-left(n, x)
+  u = u4[96] add(y, y)
+  v = u4[96] shift-right-logical(u, y)
+  ROOT r = (s4[96], u4[96]) tuple(c, v)
+}
+max_f8e5m2 {
+  a = f8e5m2[] parameter(0)
+  b = f8e5m2[] parameter(1)
+  ROOT m = f8e5m2[] maximum(a, b)
+}
+rows_f8e5m2 {
+  x = f8e5m2[12,200] parameter(0)
+  z = f8e5m2[] constant(0)
+  ROOT r = f8e5m2[12] reduce(x, z), dimensions={1}, to_apply=max_f8e5m2
+}
 )"});
 }
 
-TEST(GpuEmulationTypes, NarrowTypeKernelsAssemble) {
+TEST(GpuEmulationTypes, NarrowTypeKernelsMatchTheInterpreterAndAssemble) {
+  Emulator emulator;
+  ASSERT_TRUE(emulator.error().empty()) << emulator.error();
   std::unique_ptr<HloModule> module = ParseForTest(NarrowKernels());
   ASSERT_NE(module, nullptr);
+  UpcastNarrowTypeArithmetic upcast;
+  absl::StatusOr<bool> upcasted = upcast.Run(*module);
+  ASSERT_TRUE(upcasted.ok()) << upcasted.status();
+  EXPECT_TRUE(*upcasted);
   const std::string ptxas = RunfilesPtxas();
-  if (ptxas.empty()) GTEST_SKIP() << "no runfiles";
-  for (const char* name : {"f8_chain", "s4_dot", "s4_broadcast"}) {
+  for (const char* name :
+       {"f8_chain", "s4_dot", "s4_broadcast", "f8_arithmetic", "s4_arithmetic", "rows_f8e5m2"}) {
     const HloComputation* computation = module->FindComputation(name);
     ASSERT_NE(computation, nullptr) << name;
+    for (uint64_t seed : {3, 17}) {
+      bool ran = false;
+      EXPECT_EQ(CheckKernel(emulator, *computation, seed, &ran), "") << name << " seed " << seed;
+      EXPECT_TRUE(ran) << name;
+    }
+    if (ptxas.empty()) continue;
     GpuCompileOptions options;
     options.target = GpuTarget::ForComputeCapability(90);
     options.ptxas_path = ptxas;

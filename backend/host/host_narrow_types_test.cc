@@ -1,19 +1,22 @@
-// s4/u4 and the f8/f4 kinds on the host with no interpreter fallback. The
-// interpreter computes no convert on these types, so the reference here is
-// hlo/float_formats.h (NarrowFloatToDouble, DoubleToNarrowFloat) and the
-// literal's own sub-byte rules: f32 -> each narrow float -> f32 on values
-// around every rounding case, chains of narrow -> narrow converts, integers
-// to and from s4/u4 (wrapping) and floats to s4/u4 (saturating), and data
-// movement of s4.
+// s4/u4 and the f8/f4 kinds on the host with no interpreter fallback. Converts
+// are checked against hlo/float_formats.h (NarrowFloatToDouble,
+// DoubleToNarrowFloat) and the literal's own sub-byte rules: f32 -> each
+// narrow float -> f32 on values around every rounding case, chains of narrow
+// -> narrow converts, integers to and from s4/u4 (wrapping) and floats to
+// s4/u4 (saturating), and data movement of s4. Arithmetic (which the pipeline
+// upcasts, passes/expanders/narrow_type_upcasting.h) is checked against the
+// interpreter bit for bit, on arguments that cover every code.
 #include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "backend/host/host_pipeline.h"
 #include "backend/host/host_test_util.h"
 #include "backend/host/run_on_host.h"
 #include "gtest/gtest.h"
+#include "hlo/evaluator/evaluator.h"
 #include "hlo/float_formats.h"
 #include "hlo/text_parser.h"
 
@@ -151,6 +154,160 @@ ENTRY e {
   host_testing::ExpectExact(
       broadcast, {host_testing::ParseLiteralText(
                      "s4[3,5] {{-8, -7, -1, 0, 7}, {1, 2, 3, 4, 5}, {-2, -3, -4, -5, -6}}")});
+}
+
+// Parameters of `shape` whose position k holds code (k * (2i + 1) + i) mod
+// 2^bits for parameter i: every code, and many pairs of codes.
+std::vector<Literal> EveryCode(const Shape& shape, int count) {
+  std::vector<Literal> arguments;
+  const int64_t codes = int64_t{1} << BitWidth(shape.element_type());
+  for (int i = 0; i < count; ++i) {
+    absl::StatusOr<Literal> literal = Literal::Create(shape);
+    EXPECT_TRUE(literal.ok());
+    for (int64_t k = 0; k < literal->element_count(); ++k) {
+      const int64_t code = (k * (2 * i + 1) + i) % codes;
+      if (IsInteger(shape.element_type())) {
+        literal->SetFromInt64(k, code);
+      } else {
+        literal->mutable_raw()[k] = static_cast<uint8_t>(code);
+      }
+    }
+    arguments.push_back(*std::move(literal));
+  }
+  return arguments;
+}
+
+// The module through the host pipeline (which upcasts the arithmetic), then
+// on the host with no interpreter fallback unless `options` allow it, bit for
+// bit against the interpreter on the unoptimized module.
+void ExpectExactAfterPipeline(const std::string& hlo, const std::vector<Literal>& args,
+                              const RunOnHostOptions& options = TestOptions()) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(hlo);
+  ASSERT_TRUE(module.ok()) << module.status() << "\n" << hlo;
+  absl::StatusOr<Literal> expected = Evaluate(**module, args);
+  ASSERT_TRUE(expected.ok()) << "interpreter: " << expected.status() << "\n" << hlo;
+  absl::StatusOr<bool> optimized = host::OptimizeForHost(**module);
+  ASSERT_TRUE(optimized.ok()) << optimized.status();
+  absl::StatusOr<Literal> actual = RunOnHost(**module, args, options);
+  ASSERT_TRUE(actual.ok()) << "host: " << actual.status() << "\n" << hlo;
+  EXPECT_TRUE(host_testing::SameBits(*expected, *actual))
+      << hlo << "\nexpected " << expected->ToString() << "\nactual   " << actual->ToString();
+}
+
+std::string ElementwiseModule(const std::string& type, const std::string& result,
+                              const std::string& op) {
+  return absl::StrCat("HloModule m\nENTRY e {\n  a = ", type, "[256] parameter(0)\n  b = ", type,
+                      "[256] parameter(1)\n  ROOT r = ", result, "[256] ", op, "\n}\n");
+}
+
+TEST(HostNarrowTypesTest, NarrowFloatArithmeticMatchesTheInterpreter) {
+  for (PrimitiveType type : {xla::F8E5M2, xla::F8E4M3FN, xla::F8E4M3FNUZ, xla::F8E5M2FNUZ,
+                             xla::F8E4M3B11FNUZ, xla::F8E4M3, xla::F8E3M4, xla::F8E8M0FNU,
+                             xla::F4E2M1FN}) {
+    const std::string name(PrimitiveTypeName(type));
+    const std::vector<Literal> args = EveryCode(Shape(type, {256}), 2);
+    for (const char* op : {"add(a, b)", "subtract(a, b)", "multiply(a, b)", "divide(a, b)",
+                           "maximum(a, b)", "minimum(a, b)", "sqrt(a)", "negate(a)", "abs(a)",
+                           "floor(a)", "sign(a)", "round-nearest-even(a)", "clamp(b, a, b)"}) {
+      SCOPED_TRACE(absl::StrCat(name, " ", op));
+      ExpectExactAfterPipeline(ElementwiseModule(name, name, op), args);
+    }
+    for (const char* op : {"exponential(a)", "tanh(a)", "power(a, b)"}) {
+      SCOPED_TRACE(absl::StrCat(name, " ", op));
+      ExpectExactAfterPipeline(ElementwiseModule(name, name, op), args,
+                                host_testing::WithExactMath(TestOptions()));
+    }
+    SCOPED_TRACE(name);
+    ExpectExactAfterPipeline(ElementwiseModule(name, "pred", "compare(a, b), direction=LT"),
+                              args);
+    ExpectExactAfterPipeline(ElementwiseModule(name, "pred", "compare(a, b), direction=EQ"),
+                              args);
+  }
+}
+
+TEST(HostNarrowTypesTest, SubByteIntegerArithmeticMatchesTheInterpreter) {
+  for (PrimitiveType type : {xla::S4, xla::U4}) {
+    const std::string name(PrimitiveTypeName(type));
+    const std::vector<Literal> args = EveryCode(Shape(type, {256}), 2);
+    for (const char* op :
+         {"add(a, b)", "subtract(a, b)", "multiply(a, b)", "divide(a, b)", "remainder(a, b)",
+          "maximum(a, b)", "minimum(a, b)", "power(a, b)", "and(a, b)", "or(a, b)", "xor(a, b)",
+          "shift-left(a, b)", "shift-right-arithmetic(a, b)", "negate(a)", "not(a)",
+          "clamp(b, a, b)"}) {
+      SCOPED_TRACE(absl::StrCat(name, " ", op));
+      ExpectExactAfterPipeline(ElementwiseModule(name, name, op), args);
+    }
+    if (type == xla::S4) {
+      ExpectExactAfterPipeline(ElementwiseModule(name, name, "abs(a)"), args);
+      ExpectExactAfterPipeline(ElementwiseModule(name, name, "sign(a)"), args);
+    }
+    SCOPED_TRACE(name);
+    ExpectExactAfterPipeline(ElementwiseModule(name, "pred", "compare(a, b), direction=LT"),
+                              args);
+  }
+  // popcnt and shift-right-logical read s4's own 4 bits (zero-extended by
+  // the upcast); clz, which the upcast declines, still gives the
+  // interpreter's answer, through the interpreter.
+  const std::vector<Literal> args = EveryCode(Shape(xla::S4, {256}), 2);
+  ExpectExactAfterPipeline(ElementwiseModule("s4", "s4", "popcnt(a)"), args);
+  ExpectExactAfterPipeline(ElementwiseModule("s4", "s4", "shift-right-logical(a, b)"), args);
+  for (const char* op : {"count-leading-zeros(a)"}) {
+    SCOPED_TRACE(op);
+    ExpectExactAfterPipeline(ElementwiseModule("s4", "s4", op), args,
+                              TestOptions(/*allow_fallback=*/true));
+  }
+}
+
+TEST(HostNarrowTypesTest, ReductionsAndDotsOnNarrowTypesMatchTheInterpreter) {
+  // A max reduction is exact in any order; the add reduction sums 0s and 1s,
+  // whose partial sums f8e5m2 holds exactly, so the order cannot matter.
+  const std::string reduce = R"(HloModule m
+max {
+  x = f8e4m3fn[] parameter(0)
+  y = f8e4m3fn[] parameter(1)
+  ROOT m = f8e4m3fn[] maximum(x, y)
+}
+add {
+  x = f8e5m2[] parameter(0)
+  y = f8e5m2[] parameter(1)
+  ROOT s = f8e5m2[] add(x, y)
+}
+ENTRY e {
+  a = f8e4m3fn[16,16] parameter(0)
+  b = f8e5m2[4,8] parameter(1)
+  z = f8e4m3fn[] constant(-448)
+  zb = f8e5m2[] constant(0)
+  r = f8e4m3fn[16] reduce(a, z), dimensions={1}, to_apply=max
+  s = f8e5m2[4] reduce(b, zb), dimensions={1}, to_apply=add
+  ROOT t = (f8e4m3fn[16], f8e5m2[4]) tuple(r, s)
+}
+)";
+  std::vector<Literal> args = EveryCode(Shape(xla::F8E4M3FN, {16, 16}), 1);
+  args.push_back(host_testing::ParseLiteralText(
+      "f8e5m2[4,8] {{1, 0, 1, 1, 0, 1, 1, 1}, {0, 0, 0, 0, 0, 0, 0, 0}, "
+      "{1, 1, 1, 1, 1, 1, 1, 1}, {0, 1, 0, 1, 0, 1, 0, 0}}"));
+  ExpectExactAfterPipeline(reduce, args);
+  // s4 dots wrap like the interpreter's; f8 products are exact in f32 and
+  // these sums of eight stay within f32's 24 bits.
+  const std::string dots = R"(HloModule m
+ENTRY e {
+  a = s4[4,8] parameter(0)
+  b = s4[8,3] parameter(1)
+  c = f8e4m3fn[4,8] parameter(2)
+  d = f8e5m2[8,3] parameter(3)
+  p = s4[4,3] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  q = f32[4,3] dot(c, d), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT t = (s4[4,3], f32[4,3]) tuple(p, q)
+}
+)";
+  ExpectExactAfterPipeline(
+      dots, {EveryCode(Shape(xla::S4, {4, 8}), 1)[0], EveryCode(Shape(xla::S4, {8, 3}), 2)[1],
+             host_testing::ParseLiteralText("f8e4m3fn[4,8] {{1, 2, -3, 0.5, 4, -1, 1.5, 2}, "
+                                            "{0, 1, 1, 1, 1, 1, 1, 1}, {-2, 2, -2, 2, 3, 3, 3, 3}, "
+                                            "{0.25, 0.5, 1, 2, 4, 8, 16, 32}}"),
+             host_testing::ParseLiteralText("f8e5m2[8,3] {{1, 2, 3}, {4, -1, 0.5}, {1, 1, 1}, "
+                                            "{2, 2, 2}, {-1, 0, 1}, {0.5, 0.25, 1}, {1, 2, 4}, "
+                                            "{8, 1, 0}}")});
 }
 
 }  // namespace

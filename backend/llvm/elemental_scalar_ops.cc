@@ -347,8 +347,10 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitBinaryOp(const HloInstructi
   const PrimitiveType type = hlo.operand(0)->shape().element_type();
   const HloOpcode op = hlo.opcode();
   if (op == HloOpcode::kComplex || IsComplex(type)) return EmitComplexBinaryOp(hlo, lhs, rhs);
-  // Arithmetic on sub-byte integers would have to wrap at their width; the
-  // interpreter computes none either. Order (maximum/minimum) is exact.
+  // Arithmetic on sub-byte integers would have to wrap at their width, and
+  // on f8/f4 round once per op: the pipelines upcast both beforehand
+  // (passes/expanders/narrow_type_upcasting.h). Order (maximum/minimum) is
+  // exact.
   if ((IsSubByteInteger(type) && op != HloOpcode::kMaximum && op != HloOpcode::kMinimum) ||
       IsNarrowFloat(type)) {
     return Unsupported(hlo, type);

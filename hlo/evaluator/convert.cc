@@ -3,8 +3,10 @@
 // convert follows XLA: float -> integer saturates to the integer's range and
 // maps NaN to 0; integer -> integer wraps; anything -> pred is "!= 0";
 // real -> complex sets a zero imaginary part and complex -> real keeps the
-// real part. Conversions to f16/bf16 round once, to nearest even, from the
-// exact source value.
+// real part. Conversions to f16/bf16 and the f8/f6/f4 kinds round once, to
+// nearest even, from the exact source value. s4/u4 results wrap (from
+// integers) or saturate (from floats) to 4 bits.
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstring>
@@ -61,6 +63,15 @@ typename OutTag::Storage ConvertElement(typename InTag::Compute v) {
     } else {
       return OC(static_cast<R>(v), R(0));
     }
+  } else if constexpr (kIsSubByteInt<OutTag>) {
+    // s4/u4: floats saturate to the 4-bit range, integers wrap.
+    if constexpr (kIsFloat<InTag> || kIsComplex<InTag>) {
+      const double d = RealPart(v);
+      if (std::isnan(d)) return 0;
+      return static_cast<OC>(std::min<double>(OutTag::kMax, std::max<double>(OutTag::kMin, d)));
+    } else {
+      return OutTag::Store(static_cast<OC>(v));
+    }
   } else if constexpr (kIsInt<OutTag>) {
     if constexpr (kIsFloat<InTag> || kIsComplex<InTag>) {
       return SaturatingFloatToInt<OC>(RealPart(v));
@@ -68,9 +79,12 @@ typename OutTag::Storage ConvertElement(typename InTag::Compute v) {
       return static_cast<OC>(v);
     }
   } else if constexpr (kIsRounded<OutTag>) {
-    // f16/bf16: round the exact value once. float inputs take the float path.
+    // f16/bf16/f8/f6/f4: round the exact value once. float inputs take the
+    // float path.
     if constexpr (std::is_same<IC, float>::value) {
       return OutTag::Store(v);
+    } else if constexpr (std::is_same<typename OutTag::Storage, uint8_t>::value) {
+      return DoubleToNarrowFloat(OutTag::kPrimitiveType, RealPart(v));
     } else if constexpr (OutTag::kPrimitiveType == xla::F16) {
       return DoubleToHalf(RealPart(v));
     } else {

@@ -5,8 +5,9 @@
 // XLA's integer rules: arithmetic wraps; x / 0 = -1 (all ones for unsigned),
 // INT_MIN / -1 = INT_MIN; x % 0 = x, INT_MIN % -1 = 0; shifts by an amount
 // >= the bit width (as unsigned) give 0, or the sign fill for arithmetic
-// right shift. Floats: maximum/minimum propagate NaN; f16/bf16 are computed
-// in float and every result is rounded back to the narrow type.
+// right shift; s4/u4 wrap to 4 bits. Floats: maximum/minimum propagate NaN;
+// f16/bf16 and the f8/f6/f4 kinds are computed in float and every result is
+// rounded back to the narrow type.
 #include <cmath>
 #include <complex>
 #include <cstring>
@@ -176,6 +177,19 @@ int PopCount(T v) {
   return __builtin_popcountll(static_cast<uint64_t>(static_cast<U>(v)));
 }
 
+// The value's own bits, zero-extended: s4 -1 (held as int8 -1) becomes 15,
+// so clz, popcnt and shift-right-logical see 4 bits, not 8.
+template <typename Tag>
+typename Tag::Compute LowBits(typename Tag::Compute v) {
+  using C = typename Tag::Compute;
+  if constexpr (kIsSubByteInt<Tag>) {
+    using U = std::make_unsigned_t<C>;
+    return static_cast<C>(static_cast<U>(v) & static_cast<U>((1u << kValueBits<Tag>) - 1));
+  } else {
+    return v;
+  }
+}
+
 template <typename Tag>
 absl::StatusOr<Literal> UnaryTyped(const HloInstruction& hlo, const Literal& x,
                                    EvalContext& ctx) {
@@ -201,9 +215,13 @@ absl::StatusOr<Literal> UnaryTyped(const HloInstruction& hlo, const Literal& x,
       case HloOpcode::kNot: return same([](C v) { return static_cast<C>(~v); });
       case HloOpcode::kSign:
         return same([](C v) { return static_cast<C>((C(0) < v) - (v < C(0))); });
-      case HloOpcode::kClz: return same([](C v) { return static_cast<C>(CountLeadingZeros(v)); });
+      case HloOpcode::kClz:
+        return same([](C v) {
+          return static_cast<C>(CountLeadingZeros(LowBits<Tag>(v)) -
+                                (static_cast<int>(sizeof(C)) * 8 - kValueBits<Tag>));
+        });
       case HloOpcode::kPopulationCount:
-        return same([](C v) { return static_cast<C>(PopCount(v)); });
+        return same([](C v) { return static_cast<C>(PopCount(LowBits<Tag>(v))); });
       case HloOpcode::kCopy: return same([](C v) { return v; });
       default: return bad();
     }
@@ -322,7 +340,7 @@ absl::StatusOr<Literal> BinaryTyped(const HloInstruction& hlo, const Literal& a,
       case HloOpcode::kXor: return same([](C x, C y) { return static_cast<C>(x ^ y); });
       case HloOpcode::kShiftLeft: return same([](C x, C y) { return ShiftLeft(x, y); });
       case HloOpcode::kShiftRightLogical:
-        return same([](C x, C y) { return ShiftRightLogical(x, y); });
+        return same([](C x, C y) { return ShiftRightLogical(LowBits<Tag>(x), y); });
       case HloOpcode::kShiftRightArithmetic:
         return same([](C x, C y) { return ShiftRightArithmetic(x, y); });
       default: return bad();

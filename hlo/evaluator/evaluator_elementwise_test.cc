@@ -160,6 +160,35 @@ TEST(ElementwiseTest, NarrowFloatsRoundEachResult) {
   EXPECT_EQ(Unary("sqrt", "bf16[1]", "{2}"), "bf16[1] {1.4140625}");
 }
 
+TEST(ElementwiseTest, F8AndF4ComputeInFloatAndRoundOnce) {
+  // f8e4m3fn has 3 mantissa bits: 1 + 1/16 and 2 + 1/8 are ties, to even.
+  EXPECT_EQ(Binary("add", "f8e4m3fn[2]", "{1, 2}", "{0.0625, 0.125}"), "f8e4m3fn[2] {1, 2}");
+  EXPECT_EQ(Binary("multiply", "f8e5m2[2]", "{1.5, -3}", "{1.5, 0.5}"),
+            "f8e5m2[2] {2, -1.5}");
+  EXPECT_EQ(Binary("compare", "f4e2m1fn[3]", "{0.5, 6, -1}", "{1, 6, -1.5}", "pred[3]",
+                   ", direction=LT"),
+            "pred[3] {true, false, false}");
+  EXPECT_EQ(Unary("sqrt", "f8e4m3fn[1]", "{2}"), "f8e4m3fn[1] {1.375}");
+  EXPECT_EQ(Unary("convert", "f8e4m3fn[2]", "{1.5, -0.25}", "f32[2]"), "f32[2] {1.5, -0.25}");
+}
+
+TEST(ElementwiseTest, S4AndU4WrapToFourBits) {
+  EXPECT_EQ(Binary("multiply", "s4[2]", "{7, -8}", "{2, -1}"), "s4[2] {-2, -8}");
+  EXPECT_EQ(Binary("add", "u4[2]", "{15, 7}", "{1, 1}"), "u4[2] {0, 8}");
+  EXPECT_EQ(Binary("divide", "s4[3]", "{-8, 7, 5}", "{-1, 0, 2}"), "s4[3] {-8, -1, 2}");
+  EXPECT_EQ(Unary("negate", "s4[2]", "{-8, 3}"), "s4[2] {-8, -3}");
+  // Ops that see the bit width: 4 bits, not the 8 they are computed in.
+  EXPECT_EQ(Unary("count-leading-zeros", "s4[3]", "{1, -1, 0}"), "s4[3] {3, 0, 4}");
+  EXPECT_EQ(Unary("count-leading-zeros", "u4[2]", "{1, 15}"), "u4[2] {3, 0}");
+  EXPECT_EQ(Unary("popcnt", "s4[2]", "{-1, 5}"), "s4[2] {4, 2}");
+  EXPECT_EQ(Binary("shift-right-logical", "s4[3]", "{-1, -8, -1}", "{1, 3, 4}"),
+            "s4[3] {7, 1, 0}");
+  EXPECT_EQ(Binary("shift-left", "s4[2]", "{3, 1}", "{2, 4}"), "s4[2] {-4, 0}");
+  EXPECT_EQ(Unary("convert", "f32[4]", "{100, -100, 3.7, nan}", "s4[4]"), "s4[4] {7, -8, 3, 0}");
+  EXPECT_EQ(Unary("convert", "s32[2]", "{17, -9}", "s4[2]"), "s4[2] {1, 7}");
+  EXPECT_EQ(Unary("convert", "s4[2]", "{-1, 7}", "u4[2]"), "u4[2] {15, 7}");
+}
+
 TEST(ElementwiseTest, CompareDirectionsAndNaN) {
   EXPECT_EQ(Binary("compare", "f32[4]", "{1, 2, nan, -0}", "{2, 2, nan, 0}", "pred[4]",
                    ", direction=LT"),

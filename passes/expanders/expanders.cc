@@ -2,6 +2,7 @@
 
 #include "passes/expanders/batch_norm_expander.h"
 #include "passes/expanders/cholesky_expander.h"
+#include "passes/expanders/narrow_type_upcasting.h"
 #include "passes/expanders/rng_bit_generator_expander.h"
 #include "passes/expanders/scan_expander.h"
 #include "passes/expanders/select_and_scatter_expander.h"
@@ -18,6 +19,8 @@ void AddExpanders(HloPassPipeline& pipeline) {
   pipeline.AddPass<CholeskyExpander>();
   pipeline.AddPass<TriangularSolveExpander>();
   pipeline.AddPass<RngBitGeneratorExpander>();
+  // Last: the expansions above may themselves compute on s4/u4 or f8.
+  pipeline.AddPass<UpcastNarrowTypeArithmetic>();
 }
 
 absl::StatusOr<bool> RunExpanders(HloModule& module, const PipelineOptions& options) {

@@ -7,7 +7,8 @@
 // Budget from the environment: seeds HLOC_RANDOM_SEED, +1, ... (default 1)
 // until HLOC_RANDOM_SECONDS pass or HLOC_RANDOM_COUNT modules are done
 // (defaults: the test's); HLOC_RANDOM_MAX_INSTRUCTIONS (default 14) bounds each
-// module.
+// module; HLOC_RANDOM_NARROW_TYPES=0 leaves s4, u4 and the f8/f4 kinds out
+// (RandomModuleOptions::narrow_types, default on here).
 #ifndef HLOC_TESTS_RANDOM_DIFFERENTIAL_DRIVER_H_
 #define HLOC_TESTS_RANDOM_DIFFERENTIAL_DRIVER_H_
 

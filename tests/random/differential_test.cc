@@ -138,12 +138,18 @@ TEST(DifferentialTest, InterpreterVsPassesVsHostBackend) {
   EXPECT_GT(counts.kernels, counts.interpreter_calls);
 }
 
-// The generator's modules verify (cheap; many seeds).
+// The generator's modules verify (cheap; many seeds), with and without the
+// narrow types.
 TEST(RandomModuleTest, ModulesVerify) {
-  for (uint64_t seed = 0; seed < 2000; ++seed) {
-    std::unique_ptr<HloModule> module = GenerateRandomModule(seed);
-    absl::Status verified = VerifyModule(*module);
-    ASSERT_TRUE(verified.ok()) << "seed " << seed << ": " << verified << "\n" << PrintModule(*module);
+  for (bool narrow : {false, true}) {
+    RandomModuleOptions options;
+    options.narrow_types = narrow;
+    for (uint64_t seed = 0; seed < 2000; ++seed) {
+      std::unique_ptr<HloModule> module = GenerateRandomModule(seed, options);
+      absl::Status verified = VerifyModule(*module);
+      ASSERT_TRUE(verified.ok()) << "seed " << seed << ": " << verified << "\n"
+                                 << PrintModule(*module);
+    }
   }
 }
 
@@ -164,6 +170,35 @@ TEST(RandomModuleTest, SeedDeterminesModule) {
     EXPECT_EQ(PrintModule(*GenerateRandomModule(seed)), PrintModule(*GenerateRandomModule(seed)));
   }
   EXPECT_NE(PrintModule(*GenerateRandomModule(1)), PrintModule(*GenerateRandomModule(2)));
+  RandomModuleOptions narrow;
+  narrow.narrow_types = true;
+  for (uint64_t seed : {3u, 77u, 1234u}) {
+    EXPECT_EQ(PrintModule(*GenerateRandomModule(seed, narrow)),
+              PrintModule(*GenerateRandomModule(seed, narrow)));
+  }
+}
+
+// narrow_types draws s4, u4 and f8/f4 values, and they reach arithmetic.
+TEST(RandomModuleTest, NarrowTypesAppear) {
+  RandomModuleOptions options;
+  options.narrow_types = true;
+  int narrow_arithmetic = 0;
+  for (uint64_t seed = 1; seed <= 200; ++seed) {
+    std::unique_ptr<HloModule> module = GenerateRandomModule(seed, options);
+    for (const HloComputation* computation : module->computations()) {
+      for (const HloInstruction* instruction : computation->instructions()) {
+        const PrimitiveType type = instruction->shape().IsArray()
+                                       ? instruction->shape().element_type()
+                                       : xla::PRIMITIVE_TYPE_INVALID;
+        const bool narrow = type == xla::S4 || type == xla::U4 || IsNarrowFloat(type);
+        if (narrow && (IsElementwiseBinary(instruction->opcode()) ||
+                       instruction->opcode() == HloOpcode::kReduce)) {
+          ++narrow_arithmetic;
+        }
+      }
+    }
+  }
+  EXPECT_GE(narrow_arithmetic, 20);
 }
 
 }  // namespace

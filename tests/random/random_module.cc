@@ -15,6 +15,7 @@
 #include "hlo/instruction.h"
 #include "hlo/literal.h"
 #include "hlo/opcode.h"
+#include "hlo/primitive_type.h"
 #include "hlo/shape.h"
 #include "hlo/shape_inference.h"
 
@@ -33,22 +34,25 @@ int64_t ElementCount(const Dims& dims) {
   return std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<int64_t>());
 }
 
-bool IsFloat(PrimitiveType type) {
-  return type == xla::F32 || type == xla::F64 || type == xla::F16 || type == xla::BF16;
-}
+// f8/f4 kinds (IsNarrowFloat) count as floats too.
+bool IsFloat(PrimitiveType type) { return IsFloatingPoint(type); }
 bool IsComplexType(PrimitiveType type) { return type == xla::C64; }
 bool IsUnsigned(PrimitiveType type) {
-  return type == xla::U8 || type == xla::U16 || type == xla::U32 || type == xla::U64;
+  return type == xla::U4 || type == xla::U8 || type == xla::U16 || type == xla::U32 ||
+         type == xla::U64;
 }
 // Integer identities for max/min reductions: the type's own extremes where
 // they are small, else +-1000 (no argument comes near it).
 double LowestFor(PrimitiveType type) {
   if (IsUnsigned(type)) return 0;
+  if (type == xla::S4) return -8;
   if (type == xla::S8) return -128;
   if (type == xla::S16) return -32768;
   return -1000;
 }
 double HighestFor(PrimitiveType type) {
+  if (type == xla::S4) return 7;
+  if (type == xla::U4) return 15;
   if (type == xla::U8) return 255;
   if (type == xla::S8) return 127;
   if (type == xla::S16) return 32767;
@@ -100,6 +104,11 @@ class Generator {
                                                       xla::F16, xla::BF16, xla::S32, xla::S32,
                                                       xla::S64, xla::U8, xla::S8, xla::S16,
                                                       xla::U16, xla::U32, xla::U64};
+    static const std::vector<PrimitiveType> kNarrowTypes = {
+        xla::S4,       xla::U4,         xla::F8E4M3FN, xla::F8E5M2,         xla::F8E4M3,
+        xla::F8E3M4,   xla::F8E4M3FNUZ, xla::F8E5M2FNUZ, xla::F8E4M3B11FNUZ, xla::F4E2M1FN,
+        xla::F8E8M0FNU};
+    if (options_.narrow_types && Below(5) == 0) return Pick(kNarrowTypes);
     return Pick(kTypes);
   }
   Dims RandomDims() {
@@ -205,6 +214,11 @@ class Generator {
     std::vector<std::pair<HloOpcode, bool>> ops;
     if (type == xla::PRED) {
       ops = {{HloOpcode::kNot, true}};
+    } else if (IsNarrowFloat(type)) {
+      // Exact or correctly rounded in f32, then rounded once.
+      ops = {{HloOpcode::kNegate, true}, {HloOpcode::kAbs, true}, {HloOpcode::kFloor, true},
+             {HloOpcode::kCeil, true},   {HloOpcode::kSign, true}, {HloOpcode::kSqrt, true},
+             {HloOpcode::kRoundNearestEven, true}};
     } else if (IsFloat(type)) {
       ops = {{HloOpcode::kNegate, true}, {HloOpcode::kAbs, true},     {HloOpcode::kFloor, true},
              {HloOpcode::kCeil, true},   {HloOpcode::kSign, true},    {HloOpcode::kTanh, false},
@@ -227,6 +241,10 @@ class Generator {
     std::vector<std::pair<HloOpcode, bool>> ops;
     if (type == xla::PRED) {
       ops = {{HloOpcode::kAnd, true}, {HloOpcode::kOr, true}, {HloOpcode::kXor, true}};
+    } else if (IsNarrowFloat(type)) {
+      ops = {{HloOpcode::kAdd, true},      {HloOpcode::kSubtract, true},
+             {HloOpcode::kMultiply, true}, {HloOpcode::kDivide, true},
+             {HloOpcode::kMaximum, true},  {HloOpcode::kMinimum, true}};
     } else if (IsFloat(type)) {
       ops = {{HloOpcode::kAdd, false},     {HloOpcode::kSubtract, false},
              {HloOpcode::kMultiply, false}, {HloOpcode::kDivide, false},
@@ -278,6 +296,7 @@ class Generator {
     // Float -> integer only from exact values (small, and the same on every
     // backend); otherwise to a float type.
     if (IsFloat(x.type()) && !IsFloat(to) && !x.exact) to = xla::F32;
+    if (IsNarrowFloat(to) && !x.exact) to = xla::F32;
     Keep(Add(HloInstruction::Create(HloOpcode::kConvert, ArrayShape(to, x.dims()),
                                     {x.instruction})),
          x.exact);
@@ -452,7 +471,7 @@ class Generator {
   // optional batch dimension shared by both).
   void Dot() {
     Value x = ArrayValue(1);
-    if (x.type() == xla::PRED || IsUnsigned(x.type())) return;
+    if (x.type() == xla::PRED || IsUnsigned(x.type()) || IsNarrowFloat(x.type())) return;
     const Dims& in = x.dims();
     const bool batch = in.size() == 3 && Chance(50);
     const int64_t first_free = batch ? 1 : 0;
@@ -488,6 +507,11 @@ class Generator {
     const double inf = std::numeric_limits<double>::infinity();
     if (type == xla::PRED) {
       ops = {{HloOpcode::kAnd, 1}, {HloOpcode::kOr, 0}};
+    } else if (IsNarrowFloat(type)) {
+      // max and min are exact in any order; 0 is no identity (and f8e8m0fnu
+      // has no zero), but max and min may take the init value any number of
+      // times.
+      ops = {{HloOpcode::kMaximum, 0}, {HloOpcode::kMinimum, 0}};
     } else if (IsFloat(type)) {
       ops = {{HloOpcode::kAdd, 0}, {HloOpcode::kMaximum, -inf}, {HloOpcode::kMinimum, inf},
              {HloOpcode::kMultiply, 1}};
@@ -582,11 +606,15 @@ class Generator {
   void ReduceWindow() {
     Value x = ArrayValue(1);
     if (x.type() == xla::PRED) return;
-    const bool max = Chance(50);
+    // Narrow floats: max only (their sums are not drawn), and init 0 (see
+    // Reduce).
+    const bool max = Chance(50) || IsNarrowFloat(x.type());
     Dims out;
     const xla::Window window = SmallWindow(x.dims(), &out);
     const double inf = std::numeric_limits<double>::infinity();
-    const double identity = !max ? 0 : (IsFloat(x.type()) ? -inf : LowestFor(x.type()));
+    const double identity = !max || IsNarrowFloat(x.type())
+                                ? 0
+                                : (IsFloat(x.type()) ? -inf : LowestFor(x.type()));
     HloInstruction* init = ScalarConstant(x.type(), identity);
     auto reduce_window = HloInstruction::Create(HloOpcode::kReduceWindow,
                                                 ArrayShape(x.type(), out), {x.instruction, init});
@@ -716,6 +744,7 @@ class Generator {
   // k indexed dimensions, some inserted (window size 1).
   void Scatter() {
     Value x = ArrayValue(1);
+    if (IsNarrowFloat(x.type())) return;  // Adds in the backend's order.
     const int64_t rank = static_cast<int64_t>(x.dims().size());
     const int k = 1 + Below(static_cast<int>(std::min<int64_t>(2, rank)));
     const std::vector<int64_t> map = DistinctDims(rank, k);
@@ -840,6 +869,7 @@ class Generator {
     }
     if (exact.empty()) return;
     Value x = Pick(exact);
+    if (IsNarrowFloat(x.type())) return;  // Adds in the backend's order.
     Dims source_dims;
     const xla::Window window = SmallWindow(x.dims(), &source_dims);
     Value source = Operand(ArrayShape(x.type(), source_dims));

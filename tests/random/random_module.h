@@ -10,7 +10,8 @@
 // out-of-range indices), convolution (1-d/2-d, strides, padding, dilations,
 // feature groups), select-and-scatter, complex (c64) arithmetic, while (a
 // counted loop) and conditional (by a pred or an s32 branch index). Element
-// types: f32, f64, f16, bf16, s8, s16, s32, s64, u8, u16, u32, u64, pred, c64.
+// types: f32, f64, f16, bf16, s8, s16, s32, s64, u8, u16, u32, u64, pred, c64,
+// and with narrow_types also s4, u4 and the f8/f4 kinds.
 //
 // Each value records whether it is "exact": computed by ops whose result
 // every correct backend must reproduce bit for bit (data movement, min/max,
@@ -18,6 +19,14 @@
 // Comparisons and float->int converts only read exact values, so a rounding
 // difference allowed by the tolerance can never flip a pred and become a
 // large mismatch downstream.
+//
+// f8/f4 values are compared bit for bit (one rounding step of f8e4m3fn is
+// 12.5%, past any useful tolerance), so they are built only from exact
+// values and only by ops that every correct backend reproduces exactly:
+// data movement, compare, clamp, select, max/min reductions and the
+// correctly rounded add, subtract, multiply, divide and sqrt (computed in f32
+// and rounded once). Sums in an order of the backend's choosing (reduce and
+// scatter adds, dot, convolution) are not drawn for them.
 //
 // The same seed gives the same module on every machine (std::mt19937_64 with
 // hand-written draws; no std:: distribution, whose results differ between
@@ -38,6 +47,9 @@ struct RandomModuleOptions {
   int max_rank = 3;
   int max_dimension = 6;
   bool control_flow = true;  // while and conditional
+  // Draw s4, u4 and the f8/f4 kinds as element types too. Off by default so
+  // that a seed's module stays what it was for users of the plain types.
+  bool narrow_types = false;
 };
 
 std::unique_ptr<HloModule> GenerateRandomModule(uint64_t seed,
