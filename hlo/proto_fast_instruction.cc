@@ -600,6 +600,14 @@ std::unique_ptr<HloInstruction> BuildFastInstruction(
       p.custom_call_api_version != 0 || p.largest || p.channel_id < 0) {
     return nullptr;
   }
+  // Enum numbers XLA never defined (proto enums are open) have no text form:
+  // the reference reader names the field in its error.
+  if (!xla::CustomCallSchedule_IsValid(static_cast<int>(p.custom_call_schedule)) ||
+      !xla::RandomDistribution_IsValid(static_cast<int>(p.distribution)) ||
+      !xla::RandomAlgorithm_IsValid(static_cast<int>(p.rng_algorithm)) ||
+      !xla::FftType_IsValid(static_cast<int>(p.fft_type))) {
+    return nullptr;
+  }
   // scan's fields: carried on other opcodes; out-of-range values get the
   // reference reader's error.
   if (opcode == HloOpcode::kScan

@@ -406,6 +406,15 @@ TEST(ProtoFastReaderTest, UnusualEncodingsLoadTheSame) {
       {"unknown opcode", "m", [](auto* i) { i->set_opcode("multiply-ish"); }},
       {"bad enum in shape", "m",
        [](auto* i) { i->mutable_shape()->set_element_type(static_cast<xla::PrimitiveType>(777)); }},
+      // Open proto enums: numbers XLA never defined (a fuzzer's rng_algorithm = 7
+      // printed as "algorithm=" and did not parse back).
+      {"undefined rng_algorithm", "m",
+       [](auto* i) { i->set_rng_algorithm(static_cast<xla::RandomAlgorithm>(7)); }},
+      {"undefined distribution", "m",
+       [](auto* i) { i->set_distribution(static_cast<xla::RandomDistribution>(9)); }},
+      {"undefined fft_type", "m", [](auto* i) { i->set_fft_type(static_cast<xla::FftType>(-3)); }},
+      {"undefined custom_call_schedule", "m",
+       [](auto* i) { i->set_custom_call_schedule(static_cast<xla::CustomCallSchedule>(11)); }},
       {"dimensions on a multiply", "m", [](auto* i) { i->add_dimensions(0); }},
       {"slice dimensions on a multiply", "m",
        [](auto* i) {

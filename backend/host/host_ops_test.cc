@@ -36,6 +36,20 @@ std::vector<Literal> RandomArgs(absl::string_view hlo, uint64_t seed = 1) {
 void Exact(absl::string_view hlo) { ExpectExact(hlo, RandomArgs(hlo)); }
 void Close(absl::string_view hlo) { ExpectClose(hlo, RandomArgs(hlo)); }
 
+// `hlo` compiled for the host as written (no pipeline), or null after a
+// test failure.
+std::unique_ptr<host::HostProgram> CompileAsIs(absl::string_view hlo) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(hlo);
+  EXPECT_TRUE(module.ok()) << module.status();
+  if (!module.ok()) return nullptr;
+  host::HostCompileOptions options;
+  options.compiler = host_testing::SharedCompiler();
+  absl::StatusOr<std::unique_ptr<host::HostProgram>> program =
+      host::CompileForHost(**module, options);
+  EXPECT_TRUE(program.ok()) << program.status();
+  return program.ok() ? *std::move(program) : nullptr;
+}
+
 TEST(HostDataMovementTest, BroadcastReshapeTransposeSlice) {
   Exact(R"(
 HloModule m
@@ -495,14 +509,9 @@ ENTRY e {
   ROOT out = ((f32[8,70], f32[8]), (f32[3,37], f32[3,50,37])) tuple(row, col)
 })";
   Close(hlo);
-  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(hlo);
-  ASSERT_TRUE(module.ok()) << module.status();
-  host::HostCompileOptions options;
-  options.compiler = host_testing::SharedCompiler();
-  absl::StatusOr<std::unique_ptr<host::HostProgram>> program =
-      host::CompileForHost(**module, options);
-  ASSERT_TRUE(program.ok()) << program.status();
-  const std::vector<std::string>& strategies = (*program)->report().strategies;
+  std::unique_ptr<host::HostProgram> program = CompileAsIs(hlo);
+  ASSERT_NE(program, nullptr);
+  const std::vector<std::string>& strategies = program->report().strategies;
   EXPECT_NE(std::find(strategies.begin(), strategies.end(), "%row: row-reduction"),
             strategies.end());
   EXPECT_NE(std::find(strategies.begin(), strategies.end(), "%col: column-reduction"),
@@ -545,14 +554,9 @@ ENTRY e {
   ROOT out = ((f32[96,70], f32[1,70]), f32[12,1]) tuple(col, row)
 })";
   Close(hlo);
-  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(hlo);
-  ASSERT_TRUE(module.ok()) << module.status();
-  host::HostCompileOptions options;
-  options.compiler = host_testing::SharedCompiler();
-  absl::StatusOr<std::unique_ptr<host::HostProgram>> program =
-      host::CompileForHost(**module, options);
-  ASSERT_TRUE(program.ok()) << program.status();
-  const std::vector<std::string>& strategies = (*program)->report().strategies;
+  std::unique_ptr<host::HostProgram> program = CompileAsIs(hlo);
+  ASSERT_NE(program, nullptr);
+  const std::vector<std::string>& strategies = program->report().strategies;
   EXPECT_NE(std::find(strategies.begin(), strategies.end(), "%col: column-reduction"),
             strategies.end());
   EXPECT_NE(std::find(strategies.begin(), strategies.end(), "%row: row-reduction"),
@@ -606,21 +610,16 @@ ENTRY e {
   ROOT out = ((f16[1024], f16[1024], f16[96,1024]), f32[3,5000], f32[5,70]) tuple(grads, wide_sums, narrow_sums)
 })";
   Close(hlo);
-  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(hlo);
-  ASSERT_TRUE(module.ok()) << module.status();
-  host::HostCompileOptions options;
-  options.compiler = host_testing::SharedCompiler();
-  absl::StatusOr<std::unique_ptr<host::HostProgram>> program =
-      host::CompileForHost(**module, options);
-  ASSERT_TRUE(program.ok()) << program.status();
-  const std::vector<std::string>& strategies = (*program)->report().strategies;
+  std::unique_ptr<host::HostProgram> program = CompileAsIs(hlo);
+  ASSERT_NE(program, nullptr);
+  const std::vector<std::string>& strategies = program->report().strategies;
   for (const char* name : {"%grads", "%wide_sums", "%narrow_sums"}) {
     EXPECT_NE(std::find(strategies.begin(), strategies.end(),
                         absl::StrCat(name, ": column-reduction")),
               strategies.end())
         << name;
   }
-  const std::string thunks = (*program)->executable().ThunksToString();
+  const std::string thunks = program->executable().ThunksToString();
   // The work item count of kernel %name in the listing ("kernel %name(...) items=N ").
   auto items = [&](absl::string_view name) -> std::string {
     const size_t at = thunks.find(absl::StrCat("kernel ", name, "("));
@@ -864,14 +863,10 @@ ENTRY e {
       "f32[3,12] {{1, 2, 2, nan, -0, 0, -1, 5, 5, 5, -inf, inf}, {3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8},"
       " {0, 0, 0, 0, -nan, 1, 1, 1, 2, 2, 2, -2}}");
   ExpectExact(hlo, args);
-  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(hlo);
-  ASSERT_TRUE(module.ok());
-  host::HostCompileOptions options;
-  options.compiler = host_testing::SharedCompiler();
-  absl::StatusOr<std::unique_ptr<host::HostProgram>> program = host::CompileForHost(**module, options);
-  ASSERT_TRUE(program.ok()) << program.status();
-  EXPECT_EQ((*program)->report().library_calls, 4);
-  EXPECT_EQ((*program)->report().interpreter_calls, 0);
+  std::unique_ptr<host::HostProgram> program = CompileAsIs(hlo);
+  ASSERT_NE(program, nullptr);
+  EXPECT_EQ(program->report().library_calls, 4);
+  EXPECT_EQ(program->report().interpreter_calls, 0);
 }
 
 TEST(HostLibraryCallTest, Scatter) {
