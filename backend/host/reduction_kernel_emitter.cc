@@ -578,23 +578,20 @@ absl::StatusOr<std::optional<std::pair<int64_t, const char*>>> TryEmitReductionK
   // keepdims: f32[512] -> f32[1,512]) is stored as the reduce itself: same
   // bytes, and the reduce's index space is the one the heroes share.
   const std::vector<codegen::KernelOutput> original_outputs = state.outputs;
-  {
-    codegen::ReductionHeroFinder probe;
-    for (codegen::KernelOutput& output : state.outputs) {
-      const HloInstruction* producer = output.producer;
-      if (output.struct_field.has_value() || !IsDegenerateRowMajorReshape(*producer) ||
-          !probe.ContainsReduce(producer->operand(0))) {
-        continue;
-      }
-      output.producer = producer->operand(0);
-      output.shape = &producer->operand(0)->shape();
+  codegen::ReductionHeroFinder finder;
+  for (codegen::KernelOutput& output : state.outputs) {
+    const HloInstruction* producer = output.producer;
+    if (output.struct_field.has_value() || !IsDegenerateRowMajorReshape(*producer) ||
+        !finder.ContainsReduce(producer->operand(0))) {
+      continue;
     }
+    output.producer = producer->operand(0);
+    output.shape = &producer->operand(0)->shape();
   }
   auto decline = [&] {
     state.outputs = original_outputs;
     return std::optional<std::pair<int64_t, const char*>>();
   };
-  codegen::ReductionHeroFinder finder;
   // The reduction's output dimensions: those of the first output that reads
   // a reduce. Outputs of other dimensions reading no reduce are candidate
   // side outputs (the emitter checks they have the heroes' input shape).
