@@ -40,7 +40,7 @@ bool ShouldUpcast(const HloInstruction& dot, const UpcastOptions& options) {
   if (IsHalf(a) && IsHalf(b) && (IsHalf(out) || out == xla::F32)) {
     return wanted(a) || wanted(b) || (IsHalf(out) && wanted(out));
   }
-  if (a == xla::S8 && b == xla::S8 && out == xla::S32 && options.upcast_s8) {
+  if (IsS8ToS32Dot(dot) && options.upcast_s8) {
     return ContractionSize(dot) <= kMaxExactS8Contraction;
   }
   return false;
@@ -83,6 +83,13 @@ bool OneDnnMultipliesNatively(dnnl::memory::data_type type) {
 }
 
 }  // namespace
+
+bool IsS8ToS32Dot(const HloInstruction& hlo) {
+  return hlo.opcode() == HloOpcode::kDot && hlo.operand_count() == 2 && hlo.shape().IsArray() &&
+         hlo.shape().element_type() == xla::S32 &&
+         hlo.operand(0)->shape().element_type() == xla::S8 &&
+         hlo.operand(1)->shape().element_type() == xla::S8;
+}
 
 UpcastOptions HostUpcastOptions() {
   static const UpcastOptions kOptions = [] {

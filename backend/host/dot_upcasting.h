@@ -25,6 +25,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "hlo/instruction.h"
 #include "passes/pass.h"
 
 namespace hloc {
@@ -35,6 +36,9 @@ struct UpcastOptions {
   bool upcast_f16 = true;
   bool upcast_s8 = true;
 };
+
+// A dot of two s8 arrays into s32 (the ones eval::GemmS8 computes).
+bool IsS8ToS32Dot(const HloInstruction& hlo);
 
 // What this CPU's oneDNN lacks: bf16/f16 upcast unless oneDNN builds a
 // native matmul primitive for the type (probed once per process).

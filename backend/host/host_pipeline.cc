@@ -46,13 +46,9 @@ void AddHostFusion(HloPassPipeline& pipeline, FusionLedger* ledger) {
   fusion.ledger = ledger;
   if (eval::GemmS8IsVectorized()) {
     fusion.rules.AddInstructionRule("host-integer-gemm", [](const HloInstruction& i) {
-      const bool s8_dot = i.opcode() == HloOpcode::kDot && i.operand_count() == 2 &&
-                          i.shape().IsArray() && i.shape().element_type() == xla::S32 &&
-                          i.operand(0)->shape().element_type() == xla::S8 &&
-                          i.operand(1)->shape().element_type() == xla::S8;
-      return s8_dot ? FusionDecision::Refuse("host-integer-gemm",
-                                             absl::StrCat(i.name(), " runs on the integer GEMM"))
-                    : FusionDecision::Allow("host-integer-gemm");
+      if (!IsS8ToS32Dot(i)) return FusionDecision::Allow("host-integer-gemm");
+      return FusionDecision::Refuse("host-integer-gemm",
+                                    absl::StrCat(i.name(), " runs on the integer GEMM"));
     });
   }
   AddFusionPasses(pipeline, fusion);
