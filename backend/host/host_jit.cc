@@ -24,6 +24,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "backend/host/build_identity.h"
 #include "backend/host/kernel_compiler.h"
 #include "backend/host/kernel_emitter.h"
 #include "backend/llvm/polynomial_math.h"
@@ -318,7 +319,8 @@ class JitKernelCompiler : public KernelCompiler {
   // The kernel's text plus everything that changes its machine code.
   std::string DiskKey(const std::string& key) const {
     return FingerprintBuilder()
-        .Add("hloc host kernel v1")
+        .Add("hloc host kernel v2")
+        .Add(EmitterBuildIdentity())
         .Add(key)
         .Add(target_machine_->getTargetTriple().str())
         .Add(std::string(target_machine_->getTargetCPU()))

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "backend/host/build_identity.h"
 #include "backend/host/host_compiler.h"
 #include "backend/host/kernel_compiler.h"
 #include "gtest/gtest.h"
@@ -48,6 +49,17 @@ std::shared_ptr<host::KernelCompiler> NewCompiler() {
   const int status = pclose(pipe);
   if (status != 0) return ::testing::AssertionFailure() << output << "\n" << input;
   return ::testing::AssertionSuccess();
+}
+
+// Disk-cached kernels are keyed by the build that emitted them: the linker's
+// build-id of the object holding the emitter (this test binary).
+TEST(BuildIdentity, IsTheLinkersBuildId) {
+  const std::string& identity = host::EmitterBuildIdentity();
+  ASSERT_EQ(identity.rfind("build-id:", 0), 0u) << identity;
+  const std::string hex = identity.substr(9);
+  EXPECT_GE(hex.size(), 16u) << identity;
+  EXPECT_EQ(hex.find_first_not_of("0123456789abcdef"), std::string::npos) << identity;
+  EXPECT_EQ(&identity, &host::EmitterBuildIdentity());
 }
 
 constexpr char kKernels[] = R"(
