@@ -26,7 +26,8 @@ dnnl::primitive_attr OneDnnEpilogue::Attributes(const dnnl::memory::desc& vector
   if (alpha != 1.0) {
     ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, static_cast<float>(alpha), 0.0f);
   }
-  for (size_t i = NativeBias() ? 1 : 0; i < steps.size(); ++i) {
+  const size_t end = steps.size() - (GeluTanhAfterPrimitive() ? 1 : 0);
+  for (size_t i = NativeBias() ? 1 : 0; i < end; ++i) {
     switch (steps[i].kind) {
       case OneDnnStep::kSub: ops.append_binary(dnnl::algorithm::binary_sub, vector); break;
       case OneDnnStep::kScale: ops.append_binary(dnnl::algorithm::binary_mul, vector); break;

@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "backend/host/gelu_epilogue.h"
 #include "backend/host/onednn_operations.h"
 
 namespace hloc {
@@ -125,6 +126,7 @@ class MatmulOperation : public OneDnnOperation {
       uint8_t* b = static_cast<uint8_t*>(buffers[s.b_buffer]);
       uint8_t* c = static_cast<uint8_t*>(buffers[s.out_buffer]);
       const MatmulPiece* piece = &whole_;
+      int64_t rows = s.batch * s.m;  // Of the result this piece writes.
       if (split) {
         const int64_t batch = t / blocks_per_batch_, block = t % blocks_per_batch_;
         const int64_t row = block * block_rows_;
@@ -132,6 +134,7 @@ class MatmulOperation : public OneDnnOperation {
         a += (batch * s.m * s.k + row * (s.a_transposed ? 1 : s.k)) * in_width_;
         b += batch * s.k * s.n * in_width_;
         c += (batch * s.m * s.n + row * s.n) * out_width_;
+        rows = std::min(block_rows_, s.m - row);
       }
       std::unordered_map<int, memory> args;
       args.emplace(DNNL_ARG_SRC, memory(piece->a, engine, a));
@@ -146,11 +149,15 @@ class MatmulOperation : public OneDnnOperation {
       dnnl::stream stream(engine);
       piece->primitive.execute(stream, args);
       stream.wait();
+      if (s.epilogue.GeluTanhAfterPrimitive()) {
+        GeluTanhInPlace(reinterpret_cast<float*>(c), rows * s.n);
+      }
     });
   }
 
   std::string Describe() const override {
     std::string out = absl::StrCat("matmul ", whole_.impl);
+    if (spec_.epilogue.GeluTanhAfterPrimitive()) absl::StrAppend(&out, ", GELU after it");
     if (block_rows_ > 0) {
       absl::StrAppend(&out, ", ", spec_.batch * blocks_per_batch_, " blocks of ", block_rows_,
                       " rows with several threads");

@@ -62,6 +62,13 @@ struct OneDnnEpilogue {
   bool NativeBias() const {
     return alpha == 1.0 && !steps.empty() && steps[0].kind == OneDnnStep::kBias;
   }
+  // A last tanh-GELU step on an f32 result is no post-op: the operation
+  // applies GeluTanhInPlace to each block after the primitive wrote it
+  // (oneDNN 2.6's gelu_tanh post-op is slow; see gelu_epilogue.h).
+  bool GeluTanhAfterPrimitive() const {
+    return !steps.empty() && steps.back().kind == OneDnnStep::kGeluTanh &&
+           vector_type == xla::F32;
+  }
   std::string Key() const;
   std::string ToString() const;  // "bias relu", "alpha=0.5 sub scale bias relu"
   // oneDNN's attributes for everything but the native bias; `vector` is the

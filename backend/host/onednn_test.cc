@@ -12,6 +12,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_join.h"
 #include "backend/host/host_compiler.h"
 #include "backend/host/host_test_util.h"
@@ -317,39 +318,49 @@ ENTRY e {
   EXPECT_EQ(CountContaining(run.report.onednn_calls, "B^T bias"), 1) << run.report.ToString();
 }
 
-// GELU in the tanh form and with erf, as the outliner recognizes them.
-TEST(OneDnnGemmCallTest, GemmBiasGeluBothForms) {
-  const char* tanh_form = R"(
+// GELU in the tanh form (JAX's default) as the outliner recognizes it, on a
+// [m,k] x [k,n] dot plus bias.
+std::string GemmBiasGeluTanh(int m, int k, int n) {
+  return absl::StrReplaceAll(R"(
 HloModule m
 ENTRY e {
-  x = f32[8,32] parameter(0)
-  w = f32[32,16] parameter(1)
-  b = f32[16] parameter(2)
-  d = f32[8,16] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  bb = f32[8,16] broadcast(b), dimensions={1}
-  h = f32[8,16] add(d, bb)
-  h3 = f32[8,16] multiply(h, h)
-  h3b = f32[8,16] multiply(h3, h)
+  x = f32[$M,$K] parameter(0)
+  w = f32[$K,$N] parameter(1)
+  b = f32[$N] parameter(2)
+  d = f32[$M,$N] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[$M,$N] broadcast(b), dimensions={1}
+  h = f32[$M,$N] add(d, bb)
+  h3 = f32[$M,$N] multiply(h, h)
+  h3b = f32[$M,$N] multiply(h3, h)
   c = f32[] constant(0.044715)
-  cb = f32[8,16] broadcast(c), dimensions={}
-  t0 = f32[8,16] multiply(h3b, cb)
-  t1 = f32[8,16] add(h, t0)
+  cb = f32[$M,$N] broadcast(c), dimensions={}
+  t0 = f32[$M,$N] multiply(h3b, cb)
+  t1 = f32[$M,$N] add(h, t0)
   k = f32[] constant(0.7978845608)
-  kb = f32[8,16] broadcast(k), dimensions={}
-  t2 = f32[8,16] multiply(t1, kb)
-  t3 = f32[8,16] tanh(t2)
+  kb = f32[$M,$N] broadcast(k), dimensions={}
+  t2 = f32[$M,$N] multiply(t1, kb)
+  t3 = f32[$M,$N] tanh(t2)
   one = f32[] constant(1)
-  oneb = f32[8,16] broadcast(one), dimensions={}
-  t4 = f32[8,16] add(t3, oneb)
+  oneb = f32[$M,$N] broadcast(one), dimensions={}
+  t4 = f32[$M,$N] add(t3, oneb)
   half = f32[] constant(0.5)
-  halfb = f32[8,16] broadcast(half), dimensions={}
-  t5 = f32[8,16] multiply(t4, halfb)
-  ROOT g = f32[8,16] multiply(h, t5)
-})";
-  HostRun tanh_run = CheckAgainstInterpreter(tanh_form, /*outline=*/true);
+  halfb = f32[$M,$N] broadcast(half), dimensions={}
+  t5 = f32[$M,$N] multiply(t4, halfb)
+  ROOT g = f32[$M,$N] multiply(h, t5)
+})",
+                             {{"$M", absl::StrCat(m)}, {"$K", absl::StrCat(k)}, {"$N", absl::StrCat(n)}});
+}
+
+// GELU in the tanh form and with erf, as the outliner recognizes them. The
+// tanh form's GELU runs after the oneDNN primitive (gelu_epilogue.h), not as
+// its post-op.
+TEST(OneDnnGemmCallTest, GemmBiasGeluBothForms) {
+  HostRun tanh_run = CheckAgainstInterpreter(GemmBiasGeluTanh(8, 32, 16), /*outline=*/true);
   ExpectOneDnn(tanh_run, 1, "(hloc.gemm_bias_gelu): matmul");
   EXPECT_EQ(CountContaining(tanh_run.report.onednn_calls, "bias gelu_tanh"), 1)
       << tanh_run.report.ToString() << tanh_run.module_text;
+  EXPECT_EQ(CountContaining(tanh_run.report.onednn_calls, "GELU after it"), 1)
+      << tanh_run.report.ToString();
 
   const char* erf_form = R"(
 HloModule m
@@ -381,6 +392,21 @@ ENTRY e {
   ExpectOneDnn(erf_run, 1, "(hloc.gemm_bias_gelu): matmul");
   EXPECT_EQ(CountContaining(erf_run.report.onednn_calls, "bias gelu_erf"), 1)
       << erf_run.report.ToString();
+}
+
+// Large enough to split into row blocks on two threads, the last block
+// shorter, and n odd so that each block's GELU ends on its scalar tail.
+TEST(OneDnnGemmCallTest, GemmBiasGeluTanhInRowBlocks) {
+  HostRun run = CheckAgainstInterpreter(GemmBiasGeluTanh(300, 256, 203), /*outline=*/true,
+                                        Tolerance{1e-4, 1e-4}, /*threads=*/2);
+  ExpectOneDnn(run, 1, "(hloc.gemm_bias_gelu): matmul");
+  EXPECT_EQ(CountContaining(run.report.onednn_calls, "rows with several threads"), 1)
+      << run.report.ToString();
+  EXPECT_EQ(CountContaining(run.report.onednn_calls, "GELU after it"), 1)
+      << run.report.ToString();
+  HostRun one_thread = CheckAgainstInterpreter(GemmBiasGeluTanh(300, 256, 203), /*outline=*/true,
+                                               Tolerance{1e-4, 1e-4}, /*threads=*/1);
+  ExpectOneDnn(one_thread, 1, "(hloc.gemm_bias_gelu): matmul");
 }
 
 TEST(OneDnnGemmCallTest, BatchedGemmAndBf16GemmBias) {
