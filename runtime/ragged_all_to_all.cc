@@ -130,10 +130,12 @@ absl::Status RaggedAllToAll(Communicator& comm, const CollectiveKey& key, Device
 
   // 1. Headers.
   std::vector<RaggedHeader> received(sent.size());
+  // A member that found a problem reports it even when the exchange fails
+  // (another member, told of the problem, may already have stopped the run).
   if (absl::Status s = comm.AllToAll(step(0), group, sent.data(), received.data(),
                                      k * static_cast<int64_t>(sizeof(RaggedHeader)));
       !s.ok()) {
-    return s;
+    return problem.ok() ? s : problem;
   }
   if (problem.ok()) {
     problem = CheckRaggedReceives(key, group, me, shape, buffers.recv_sizes, received);
@@ -144,7 +146,7 @@ absl::Status RaggedAllToAll(Communicator& comm, const CollectiveKey& key, Device
   if (absl::Status s = comm.AllReduce(step(1), group, ElementType::kS64, ReductionKind::kMax,
                                       verdict, verdict, 2);
       !s.ok()) {
-    return s;
+    return problem.ok() ? s : problem;
   }
   if (!problem.ok()) return problem;
   if (verdict[0] != 0) return RaggedPeerFailed(key, group);
