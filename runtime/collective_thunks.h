@@ -11,7 +11,9 @@
 // reduce-scatter or all-to-all along dimension d of a row-major array whose
 // dimensions before d are not all 1 cuts the array into `outer` rows of
 // group-size blocks; the thunk repacks [outer][G][block] <-> [G][outer][block]
-// through a scratch buffer around the communicator call.
+// through a scratch buffer around the communicator call. ragged-all-to-all,
+// whose sizes are only known at run time, is ragged_all_to_all.h's three
+// exchanges.
 #ifndef HLOC_RUNTIME_COLLECTIVE_THUNKS_H_
 #define HLOC_RUNTIME_COLLECTIVE_THUNKS_H_
 

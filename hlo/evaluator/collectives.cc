@@ -192,7 +192,7 @@ absl::StatusOr<Literal> RaggedAllToAll(const HloInstruction& hlo,
   Literal out = own_output;
   const int w = ByteWidth(out.shape().element_type());
   const int64_t out_rows = out.shape().dimensions(0);
-  const int64_t row_bytes = out_rows == 0 ? 0 : out.size_bytes() / out_rows;
+  const int64_t row_bytes = Product(out.shape(), 1, out.shape().rank()) * w;
   for (int64_t s = 0; s < size; ++s) {
     const std::vector<Literal>& from = *all[s];
     const Literal& input = from[0];

@@ -364,6 +364,28 @@ ENTRY e {
   EXPECT_EQ(r[1], L("f32[4,2]", "{{3, 4}, {5, 6}, {9, 10}, {1, 2}}").ToString());
 }
 
+TEST(MultiDeviceTest, RaggedAllToAllIntoAnEmptyOutput) {
+  // Nothing to send into 0 rows: the result is the empty output.
+  const std::string text = R"(HloModule m, replica_count=2
+
+ENTRY e {
+  input = f32[3,2] parameter(0)
+  output = f32[0,2] parameter(1)
+  i = s32[2] parameter(2)
+  ROOT r = f32[0,2] ragged-all-to-all(input, output, i, i, i, i), replica_groups={{0,1}}
+}
+)";
+  const auto r = RunWithArgs(text, [](int) {
+    std::vector<Literal> args;
+    args.push_back(L("f32[3,2]", "{{1, 2}, {3, 4}, {5, 6}}"));
+    args.push_back(Literal(Shape(xla::F32, {0, 2})));
+    args.push_back(L("s32[2]", "{0, 0}"));
+    return args;
+  });
+  ASSERT_EQ(r.size(), 2u) << r[0];
+  EXPECT_EQ(r[0], Literal(Shape(xla::F32, {0, 2})).ToString());
+}
+
 TEST(MultiDeviceTest, RaggedAllToAllRejectsChunksOutsideTheBuffers) {
   // Device 0 sends rows [3, 5) of its 4-row input.
   const auto past_input = RunWithArgs(kRagged1D, [](int d) {
