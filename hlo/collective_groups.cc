@@ -91,7 +91,7 @@ bool HasDeviceGroups(HloOpcode opcode) {
   switch (opcode) {
     case HloOpcode::kAllReduce: case HloOpcode::kAllReduceStart:
     case HloOpcode::kAllGather: case HloOpcode::kAllGatherStart:
-    case HloOpcode::kReduceScatter: case HloOpcode::kAllToAll:
+    case HloOpcode::kReduceScatter: case HloOpcode::kAllToAll: case HloOpcode::kRaggedAllToAll:
     case HloOpcode::kCollectivePermute: case HloOpcode::kCollectivePermuteStart:
     case HloOpcode::kCollectiveBroadcast:
       return true;
@@ -295,7 +295,8 @@ absl::Status VerifyCollective(const HloInstruction& hlo, const DeviceMesh& mesh)
   }
   const HloOpcode op = hlo.opcode();
   const bool splits = op == HloOpcode::kAllGather || op == HloOpcode::kAllGatherStart ||
-                      op == HloOpcode::kReduceScatter || op == HloOpcode::kAllToAll;
+                      op == HloOpcode::kReduceScatter || op == HloOpcode::kAllToAll ||
+                      op == HloOpcode::kRaggedAllToAll;
   if (!splits || groups.empty()) return absl::OkStatus();
   const int64_t size = static_cast<int64_t>(groups[0].size());
   for (const auto& g : groups) {
@@ -305,6 +306,20 @@ absl::Status VerifyCollective(const HloInstruction& hlo, const DeviceMesh& mesh)
     }
   }
   if (size == 0) return Invalid(hlo, "empty replica group");
+  // ragged-all-to-all: each offset / size array holds k entries per peer.
+  if (op == HloOpcode::kRaggedAllToAll) {
+    for (int64_t i = 2; i < hlo.operand_count(); ++i) {
+      const Shape& index = hlo.operand(i)->shape();
+      if (!index.IsArray() || index.rank() < 1) continue;  // Shape inference reports it.
+      int64_t entries = 1;
+      for (int64_t d = 0; d < index.rank(); ++d) entries *= index.dimensions(d);
+      if (entries == 0 || entries % size != 0) {
+        return Invalid(hlo, "operand ", i, " ", index.ToString(false), " does not hold the ",
+                       "same number of entries for each of the ", size, " group members");
+      }
+    }
+    return absl::OkStatus();
+  }
   // all-to-all of an array splits its one dimension into `size` chunks; the
   // tuple form sends operand i to rank i.
   if (op == HloOpcode::kAllToAll) {

@@ -271,6 +271,45 @@ absl::Status CheckCollectiveReducer(const HloInstruction& instruction) {
   return absl::OkStatus();
 }
 
+// ragged-all-to-all(input, output, input_offsets, send_sizes, output_offsets,
+// recv_sizes): input and output are arrays of one element type and rank
+// (at least 1) that may differ only in dimension 0, the rows the offsets and
+// sizes count; the four index arrays share one s32 or s64 shape. The result
+// is the output's shape.
+absl::Status CheckRaggedAllToAll(const HloInstruction& instruction,
+                                 absl::Span<const Shape* const> ops) {
+  HLOC_RETURN_IF_ERROR(CheckOperandCount(instruction, 6, 6));
+  const Shape& input = *ops[0];
+  const Shape& output = *ops[1];
+  HLOC_RETURN_IF_ERROR(ExpectArray(input, "input"));
+  HLOC_RETURN_IF_ERROR(ExpectArray(output, "output"));
+  if (input.rank() < 1 || input.rank() != output.rank() ||
+      input.element_type() != output.element_type()) {
+    return Invalid("input ", Str(input), " and output ", Str(output),
+                   " must be arrays of one type and rank (at least 1)");
+  }
+  for (int64_t d = 1; d < input.rank(); ++d) {
+    if (!SizesMatch(input.dimensions(d), output.dimensions(d))) {
+      return Invalid("input ", Str(input), " and output ", Str(output),
+                     " differ in dimension ", d, "; only dimension 0 may differ");
+    }
+  }
+  static constexpr const char* kNames[] = {"input_offsets", "send_sizes", "output_offsets",
+                                           "recv_sizes"};
+  for (int i = 2; i < 6; ++i) {
+    HLOC_RETURN_IF_ERROR(ExpectArray(*ops[i], kNames[i - 2]));
+    const PrimitiveType t = ops[i]->element_type();
+    if (t != xla::S32 && t != xla::S64) {
+      return Invalid(kNames[i - 2], " ", Str(*ops[i]), " must be s32 or s64");
+    }
+    if (!ops[i]->Compatible(*ops[2]) || ops[i]->element_type() != ops[2]->element_type()) {
+      return Invalid(kNames[i - 2], " ", Str(*ops[i]), " differs from input_offsets ",
+                     Str(*ops[2]));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // all-gather / reduce-scatter: each result equals its operand except in the
 // gathered or scattered dimension, whose size depends on the replica groups.
 absl::Status CheckCollectiveResizing(const HloInstruction& instruction,
@@ -702,6 +741,7 @@ absl::StatusOr<Shape> InferFromInstruction(const HloInstruction& instruction) {
       HLOC_RETURN_IF_ERROR(CheckOperandCount(instruction, 1, INT64_MAX));
       return WithoutLayout(declared);
     case HloOpcode::kRaggedAllToAll:
+      HLOC_RETURN_IF_ERROR(CheckRaggedAllToAll(instruction, ops));
       return WithoutLayout(*ops[1]);
     default:
       return Invalid("no shape rule for opcode ", HloOpcodeName(opcode));

@@ -627,6 +627,26 @@ const InvalidCase kInvalidCases[] = {
      "a = f32[4,3] parameter(0)\nROOT r = f32[4,8] all-gather(a), dimensions={1}, "
      "replica_groups={{0,1}}",
      "dimension 1 of size 3 cannot become 8 by gathering over whole shards"},
+    {"ragged_all_to_all_rows",
+     "a = f32[4,3] parameter(0)\nb = f32[6,2] parameter(1)\ni = s32[2] parameter(2)\n"
+     "ROOT r = f32[6,2] ragged-all-to-all(a, b, i, i, i, i), replica_groups={{0,1}}",
+     "input f32[4,3] and output f32[6,2] differ in dimension 1; only dimension 0 may differ"},
+    {"ragged_all_to_all_index_type",
+     "a = f32[4] parameter(0)\ni = u32[2] parameter(1)\n"
+     "ROOT r = f32[4] ragged-all-to-all(a, a, i, i, i, i), replica_groups={{0,1}}",
+     "input_offsets u32[2] must be s32 or s64"},
+    {"ragged_all_to_all_index_shapes",
+     "a = f32[4] parameter(0)\ni = s32[2] parameter(1)\nj = s64[2] parameter(2)\n"
+     "ROOT r = f32[4] ragged-all-to-all(a, a, i, i, j, i), replica_groups={{0,1}}",
+     "output_offsets s64[2] differs from input_offsets s32[2]"},
+    {"ragged_all_to_all_scalar",
+     "a = f32[] parameter(0)\ni = s32[2] parameter(1)\n"
+     "ROOT r = f32[] ragged-all-to-all(a, a, i, i, i, i), replica_groups={{0,1}}",
+     "must be arrays of one type and rank (at least 1)"},
+    {"ragged_all_to_all_entries_per_peer",
+     "a = f32[4] parameter(0)\ni = s32[3] parameter(1)\n"
+     "ROOT r = f32[4] ragged-all-to-all(a, a, i, i, i, i), replica_groups={{0,1}}",
+     "operand 2 s32[3] does not hold the same number of entries for each of the 2 group members"},
     {"copy_start_shape", "a = f32[4] parameter(0)\nROOT r = (f32[4], f32[5], u32[]) copy-start(a)",
      "declared shape (f32[4], f32[5], u32[]) but copy-start of its operands gives "
      "(f32[4], f32[4], u32[])"},

@@ -16,6 +16,7 @@ absl::string_view CollectiveOpName(CollectiveOp op) {
     case CollectiveOp::kReduceScatter: return "reduce-scatter";
     case CollectiveOp::kAllToAll: return "all-to-all";
     case CollectiveOp::kAllToAllTuple: return "all-to-all (tuple)";
+    case CollectiveOp::kRaggedAllToAll: return "ragged-all-to-all";
     case CollectiveOp::kCollectivePermute: return "collective-permute";
     case CollectiveOp::kBroadcast: return "collective-broadcast";
     case CollectiveOp::kReplicaId: return "replica-id";
@@ -89,6 +90,13 @@ absl::Status CollectiveThunk::Execute(ExecutionContext& context) const {
   if (!group.ok()) return group.status();
   const int64_t n = static_cast<int64_t>(group->size());
   const int64_t width = ElementBytes(spec_.type);
+  if (spec_.op == CollectiveOp::kRaggedAllToAll) {
+    if (leaves != 6 || buffers_.size() != 7) {
+      return absl::InternalError(absl::StrCat(name_, ": ragged-all-to-all needs 7 buffers"));
+    }
+    const RaggedBuffers ragged{in(0), in(1), in(2), in(3), in(4), in(5), out(0)};
+    return RaggedAllToAll(comm, {name_, sequence}, *group, spec_.ragged, ragged);
+  }
   if (spec_.op == CollectiveOp::kAllToAllTuple) {
     // Operand j is the block for rank j; result i the block from rank i.
     if (static_cast<int64_t>(leaves) != n) {

@@ -11,7 +11,9 @@
 // reduce-scatter or all-to-all along dimension d of a row-major array whose
 // dimensions before d are not all 1 cuts the array into `outer` rows of
 // group-size blocks; the thunk repacks [outer][G][block] <-> [G][outer][block]
-// through a scratch buffer around the communicator call.
+// through a scratch buffer around the communicator call. ragged-all-to-all,
+// whose sizes are only known at run time, is ragged_all_to_all.h's three
+// exchanges.
 #ifndef HLOC_RUNTIME_COLLECTIVE_THUNKS_H_
 #define HLOC_RUNTIME_COLLECTIVE_THUNKS_H_
 
@@ -23,6 +25,7 @@
 
 #include "absl/status/statusor.h"
 #include "runtime/communicator.h"
+#include "runtime/ragged_all_to_all.h"
 #include "runtime/thunk.h"
 
 namespace hloc {
@@ -34,6 +37,7 @@ enum class CollectiveOp {
   kReduceScatter,
   kAllToAll,         // Array form: one leaf split along a dimension.
   kAllToAllTuple,    // Tuple form: operand leaf j goes to rank j.
+  kRaggedAllToAll,   // ragged_all_to_all.h; leaves: its six operands.
   kCollectivePermute,
   kBroadcast,        // collective-broadcast: the group's rank 0 sends.
   kReplicaId,
@@ -55,11 +59,13 @@ struct CollectiveSpec {
   std::vector<std::pair<int64_t, int64_t>> pairs;     // collective-permute.
   int64_t num_partitions = 1;                         // replica-id / partition-id.
   std::vector<CollectiveLeaf> leaves;                 // One per operand leaf.
+  RaggedRows ragged;                                  // ragged-all-to-all.
 };
 
 // Runs `spec` on operand leaves buffers[0, L) into result leaves
 // buffers[L, 2L) (L = spec.leaves.size(); the ids have no operands and one
-// u32 result). `name` keys the op instance with the communicator.
+// u32 result; ragged-all-to-all has one result, buffers[6]). `name` keys the
+// op instance with the communicator.
 class CollectiveThunk : public Thunk {
  public:
   CollectiveThunk(std::string name, CollectiveSpec spec,

@@ -67,6 +67,71 @@ uint16_t FloatToBf16(float f) {
   return static_cast<uint16_t>(bits >> 16);
 }
 
+// IEEE binary16 <-> binary32, subnormals included.
+float F16ToFloat(uint16_t v) {
+  const uint32_t sign = static_cast<uint32_t>(v & 0x8000u) << 16;
+  uint32_t exponent = (v >> 10) & 0x1fu;
+  uint32_t mantissa = v & 0x3ffu;
+  uint32_t bits;
+  if (exponent == 0x1f) {
+    bits = sign | 0x7f800000u | (mantissa << 13);  // Inf / NaN.
+  } else if (exponent != 0) {
+    bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
+  } else if (mantissa == 0) {
+    bits = sign;
+  } else {
+    // Subnormal: shift the leading 1 up into the implicit bit.
+    exponent = 113;
+    while ((mantissa & 0x400u) == 0) {
+      mantissa <<= 1;
+      --exponent;
+    }
+    bits = sign | (exponent << 23) | ((mantissa & 0x3ffu) << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t FloatToF16(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  const uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
+  const uint32_t magnitude = bits & 0x7fffffffu;
+  if (magnitude > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);  // NaN.
+  if (magnitude >= 0x47800000u) {
+    // At or above 65536: infinity. Below it, values that round up to 65536
+    // are caught by the carry into the exponent further down.
+    return static_cast<uint16_t>(sign | 0x7c00u);
+  }
+  if (magnitude < 0x38800000u) {
+    // Below the smallest normal (2^-14): a subnormal, rounded to nearest even.
+    if (magnitude < 0x33000000u) return sign;  // Below half the smallest subnormal.
+    const uint32_t exponent = magnitude >> 23;
+    const uint32_t mantissa = (magnitude & 0x7fffffu) | 0x800000u;
+    // The value is mantissa * 2^(exponent - 150); in units of 2^-24, the
+    // smallest subnormal, that is mantissa >> (126 - exponent).
+    const uint32_t shift = 126 - exponent;
+    uint32_t half = mantissa >> shift;
+    const uint32_t rest = mantissa & ((1u << shift) - 1);
+    const uint32_t midpoint = 1u << (shift - 1);
+    if (rest > midpoint || (rest == midpoint && (half & 1u))) ++half;
+    return static_cast<uint16_t>(sign | half);
+  }
+  uint32_t rounded = magnitude - 0x38000000u;  // Rebias 127 -> 15.
+  rounded += 0xfffu + ((rounded >> 13) & 1u);  // Round to nearest even.
+  return static_cast<uint16_t>(sign | (rounded >> 13));
+}
+
+template <float (*ToFloat)(uint16_t), uint16_t (*FromFloat)(float)>
+void ReduceHalfWidth(ReductionKind kind, void* accumulator, const void* value, int64_t count) {
+  uint16_t* acc = static_cast<uint16_t*>(accumulator);
+  const uint16_t* in = static_cast<const uint16_t*>(value);
+  for (int64_t i = 0; i < count; ++i) {
+    acc[i] = FromFloat(Apply(kind, ToFloat(acc[i]), ToFloat(in[i])));
+  }
+}
+
 }  // namespace
 
 int ElementBytes(ElementType type) {
@@ -76,6 +141,7 @@ int ElementBytes(ElementType type) {
     case ElementType::kU8: return 1;
     case ElementType::kS16:
     case ElementType::kU16:
+    case ElementType::kF16:
     case ElementType::kBF16: return 2;
     case ElementType::kS32:
     case ElementType::kU32:
@@ -98,6 +164,7 @@ absl::string_view ElementTypeName(ElementType type) {
     case ElementType::kU16: return "u16";
     case ElementType::kU32: return "u32";
     case ElementType::kU64: return "u64";
+    case ElementType::kF16: return "f16";
     case ElementType::kBF16: return "bf16";
     case ElementType::kF32: return "f32";
     case ElementType::kF64: return "f64";
@@ -119,7 +186,7 @@ absl::string_view ReductionKindName(ReductionKind kind) {
 
 absl::Status CheckReduction(ElementType type, ReductionKind kind) {
   const bool floating = type == ElementType::kF32 || type == ElementType::kF64 ||
-                        type == ElementType::kBF16;
+                        type == ElementType::kF16 || type == ElementType::kBF16;
   if ((kind == ReductionKind::kAnd || kind == ReductionKind::kOr) && floating) {
     return absl::InvalidArgumentError(absl::StrCat("reduction ", ReductionKindName(kind),
                                                    " over ", ElementTypeName(type)));
@@ -157,14 +224,10 @@ void ReduceInto(ElementType type, ReductionKind kind, void* accumulator, const v
     case ElementType::kU64: return ReduceTyped<uint64_t>(kind, accumulator, value, count, true);
     case ElementType::kF32: return ReduceTyped<float>(kind, accumulator, value, count, false);
     case ElementType::kF64: return ReduceTyped<double>(kind, accumulator, value, count, false);
-    case ElementType::kBF16: {
-      uint16_t* acc = static_cast<uint16_t*>(accumulator);
-      const uint16_t* in = static_cast<const uint16_t*>(value);
-      for (int64_t i = 0; i < count; ++i) {
-        acc[i] = FloatToBf16(Apply(kind, Bf16ToFloat(acc[i]), Bf16ToFloat(in[i])));
-      }
-      return;
-    }
+    case ElementType::kF16:
+      return ReduceHalfWidth<F16ToFloat, FloatToF16>(kind, accumulator, value, count);
+    case ElementType::kBF16:
+      return ReduceHalfWidth<Bf16ToFloat, FloatToBf16>(kind, accumulator, value, count);
   }
 }
 

@@ -34,7 +34,9 @@ namespace hloc {
 namespace runtime {
 
 // Element types a reduction understands (the runtime knows nothing of HLO's).
-enum class ElementType { kPred, kS8, kS16, kS32, kS64, kU8, kU16, kU32, kU64, kBF16, kF32, kF64 };
+enum class ElementType {
+  kPred, kS8, kS16, kS32, kS64, kU8, kU16, kU32, kU64, kF16, kBF16, kF32, kF64
+};
 enum class ReductionKind { kSum, kProduct, kMin, kMax, kAnd, kOr };
 
 int ElementBytes(ElementType type);
@@ -42,7 +44,9 @@ absl::string_view ElementTypeName(ElementType type);
 absl::string_view ReductionKindName(ReductionKind kind);
 // kAnd / kOr need integers or pred; the rest take every type.
 absl::Status CheckReduction(ElementType type, ReductionKind kind);
-// accumulator[i] = accumulator[i] op value[i] for i < count.
+// accumulator[i] = accumulator[i] op value[i] for i < count. f16 and bf16
+// compute in f32 and round to nearest even after every step, as the
+// interpreter's elementwise ops do.
 void ReduceInto(ElementType type, ReductionKind kind, void* accumulator, const void* value,
                 int64_t count);
 

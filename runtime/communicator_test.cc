@@ -150,6 +150,93 @@ TEST(SharedMemoryCommunicatorTest, Bf16SumRoundsToNearestEven) {
   EXPECT_EQ(out[1], 0x4000);
 }
 
+TEST(ReduceIntoTest, F16RoundsToNearestEvenAfterEveryStep) {
+  auto sum = [](uint16_t a, uint16_t b, ReductionKind kind = ReductionKind::kSum) {
+    ReduceInto(ElementType::kF16, kind, &a, &b, 1);
+    return a;
+  };
+  EXPECT_EQ(sum(0x3c00, 0x3c00), 0x4000);  // 1 + 1 = 2.
+  EXPECT_EQ(sum(0x6800, 0x3c00), 0x6800);  // 2048 + 1: a tie, to even 2048.
+  EXPECT_EQ(sum(0x6800, 0x4200), 0x6802);  // 2048 + 3: a tie, to even 2052.
+  EXPECT_EQ(sum(0x0001, 0x0001), 0x0002);  // Subnormals.
+  EXPECT_EQ(sum(0x0400, 0x8001), 0x03ff);  // Smallest normal - smallest subnormal.
+  EXPECT_EQ(sum(0x7bff, 0x7bff), 0x7c00);  // 65504 + 65504 = inf.
+  EXPECT_EQ(sum(0x7bff, 0x5000), 0x7c00);  // 65504 + 32 rounds up to 65536: inf.
+  EXPECT_EQ(sum(0x7bff, 0x4c00), 0x7c00);  // 65504 + 16: a tie, to even 65536 = inf.
+  EXPECT_EQ(sum(0x7bff, 0x4800), 0x7bff);  // 65504 + 8 rounds down.
+  EXPECT_EQ(sum(0xbc00, 0x3c00), 0x0000);  // -1 + 1.
+  EXPECT_EQ(sum(0x3555, 0x3555), 0x3955);  // 0.33325 * 2 exactly.
+  EXPECT_EQ(sum(0xbc00, 0x3800, ReductionKind::kMax), 0x3800);
+  EXPECT_EQ(sum(0xbc00, 0x3800, ReductionKind::kProduct), 0xb800);  // -1 * 0.5.
+  EXPECT_EQ(sum(0x7e00, 0x3c00) & 0x7e00, 0x7e00);  // NaN stays NaN.
+  EXPECT_FALSE(CheckReduction(ElementType::kF16, ReductionKind::kOr).ok());
+  EXPECT_EQ(ElementBytes(ElementType::kF16), 2);
+}
+
+// ragged-all-to-all on 3 devices, s32 indices, rows of 2 floats: device s
+// sends peer p (s + p) % 3 rows from row p of its input to row 2 s of p's
+// output (1 update per peer).
+TEST(RaggedAllToAllTest, MovesEachRunToTheSendersOutputOffset) {
+  const RaggedRows shape{/*input_rows=*/4, /*output_rows=*/6, /*row_bytes=*/8,
+                         /*entries=*/3, /*index_is_64bit=*/false};
+  auto rows = [](int s, int p) { return (s + p) % 3; };
+  std::vector<std::vector<float>> input(3), output(3, std::vector<float>(12, -1.0f));
+  std::vector<std::vector<int32_t>> in_off(3), send(3), out_off(3), recv(3);
+  for (int d = 0; d < 3; ++d) {
+    for (int i = 0; i < 8; ++i) input[d].push_back(100.0f * d + i);
+    for (int p = 0; p < 3; ++p) {
+      in_off[d].push_back(p);
+      send[d].push_back(rows(d, p));
+      out_off[d].push_back(2 * d);
+      recv[d].push_back(rows(p, d));
+    }
+  }
+  ExpectAllOk(OnDevices(3, [&](int64_t r, Communicator& comm) {
+    const std::vector<int64_t> group = {0, 1, 2};
+    // In place: the result is the output buffer.
+    return RaggedAllToAll(comm, {"%ragged", 0}, group, shape,
+                          RaggedBuffers{input[r].data(), output[r].data(), in_off[r].data(),
+                                        send[r].data(), out_off[r].data(), recv[r].data(),
+                                        output[r].data()});
+  }));
+  for (int p = 0; p < 3; ++p) {
+    std::vector<float> expected(12, -1.0f);
+    for (int s = 0; s < 3; ++s) {
+      for (int row = 0; row < rows(s, p); ++row) {
+        for (int e = 0; e < 2; ++e) {
+          expected[(2 * s + row) * 2 + e] = 100.0f * s + (p + row) * 2 + e;
+        }
+      }
+    }
+    EXPECT_EQ(output[p], expected) << "device " << p;
+  }
+}
+
+TEST(RaggedAllToAllTest, ABadSizeOnOneDeviceFailsEveryDeviceAtOnce) {
+  const RaggedRows shape{2, 2, 4, 2, /*index_is_64bit=*/true};
+  std::vector<std::vector<float>> input(2, {1, 2}), output(2, {0, 0}), result(2, {0, 0});
+  std::vector<std::vector<int64_t>> in_off(2, {0, 1}), send(2, {1, 1}), out_off(2, {0, 1}),
+      recv(2, {1, 1});
+  send[1][0] = 3;  // Device 1 sends 3 rows of its 2.
+  const absl::Time start = absl::Now();
+  const std::vector<absl::Status> status = OnDevices(
+      2,
+      [&](int64_t r, Communicator& comm) {
+        const std::vector<int64_t> group = {0, 1};
+        return RaggedAllToAll(comm, {"%ragged", 0}, group, shape,
+                              RaggedBuffers{input[r].data(), output[r].data(), in_off[r].data(),
+                                            send[r].data(), out_off[r].data(), recv[r].data(),
+                                            result[r].data()});
+      },
+      absl::Seconds(60));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(30));  // Nobody waited for a timeout.
+  EXPECT_EQ(status[1].code(), absl::StatusCode::kOutOfRange) << status[1];
+  EXPECT_THAT(std::string(status[1].message()),
+              ::testing::HasSubstr("device 1 sends rows [0, 3) of an input of 2 rows"));
+  EXPECT_EQ(status[0].code(), absl::StatusCode::kCancelled) << status[0];
+  EXPECT_THAT(result, ::testing::Each(::testing::ElementsAre(0, 0)));  // Nothing written.
+}
+
 TEST(SharedMemoryCommunicatorTest, TwoGroupsWithMembersOutOfOrder) {
   // Groups {3,1} and {0,2}: rank order inside a group is the listed order.
   const std::vector<std::vector<int64_t>> groups = {{3, 1}, {0, 2}};

@@ -14,7 +14,21 @@ absl::Status Error(const HloInstruction& hlo, absl::string_view message) {
                                                  HloOpcodeName(hlo.opcode()), "): ", message));
 }
 
-absl::StatusOr<runtime::ElementType> ElementTypeOf(const HloInstruction& hlo, PrimitiveType t) {
+// The runtime's type for elements of `t`. Ops that only move data (no
+// reduction) take any type of 1, 2, 4 or 8 bytes as the unsigned integer of
+// its width: f8 and the other narrow floats, c64.
+absl::StatusOr<runtime::ElementType> ElementTypeOf(const HloInstruction& hlo, PrimitiveType t,
+                                                   bool reduces) {
+  if (!reduces && t != xla::PRED && t != xla::F16 && t != xla::BF16 && !IsInteger(t) &&
+      t != xla::F32 && t != xla::F64) {
+    switch (ByteWidth(t)) {
+      case 1: return runtime::ElementType::kU8;
+      case 2: return runtime::ElementType::kU16;
+      case 4: return runtime::ElementType::kU32;
+      case 8: return runtime::ElementType::kU64;
+      default: break;
+    }
+  }
   switch (t) {
     case xla::PRED: return runtime::ElementType::kPred;
     case xla::S8: return runtime::ElementType::kS8;
@@ -25,6 +39,7 @@ absl::StatusOr<runtime::ElementType> ElementTypeOf(const HloInstruction& hlo, Pr
     case xla::U16: return runtime::ElementType::kU16;
     case xla::U32: return runtime::ElementType::kU32;
     case xla::U64: return runtime::ElementType::kU64;
+    case xla::F16: return runtime::ElementType::kF16;
     case xla::BF16: return runtime::ElementType::kBF16;
     case xla::F32: return runtime::ElementType::kF32;
     case xla::F64: return runtime::ElementType::kF64;
@@ -76,6 +91,52 @@ HloOpcode SyncForm(HloOpcode opcode) {
   }
 }
 
+// ragged-all-to-all: the data type, the rows of input and output and the
+// index arrays' size and width (shape inference checked their agreement).
+absl::StatusOr<runtime::CollectiveSpec> DecodeRaggedAllToAll(const HloInstruction& hlo,
+                                                             const DeviceMesh& mesh) {
+  runtime::CollectiveSpec spec;
+  spec.op = runtime::CollectiveOp::kRaggedAllToAll;
+  spec.num_partitions = mesh.num_partitions;
+  const std::vector<const Shape*> operands = OperandLeaves(hlo);
+  if (operands.size() != 6) return Error(hlo, "needs 6 operands");
+  for (const Shape* shape : operands) {
+    if (!shape->IsArray()) return Error(hlo, "has a non-array operand");
+  }
+  const Shape& input = *operands[0];
+  const Shape& output = *operands[1];
+  if (input.rank() < 1 || output.rank() != input.rank()) {
+    return Error(hlo, "input and output need one rank of at least 1");
+  }
+  HLOC_ASSIGN_OR_RETURN(spec.type, ElementTypeOf(hlo, input.element_type(), /*reduces=*/false));
+  const PrimitiveType index = operands[2]->element_type();
+  if (index != xla::S32 && index != xla::S64) {
+    return Error(hlo, "offsets and sizes must be s32 or s64");
+  }
+  HLOC_ASSIGN_OR_RETURN(spec.groups, DeviceGroupsOf(hlo, mesh));
+  const int64_t n = static_cast<int64_t>(spec.groups[0].size());
+  for (const std::vector<int64_t>& group : spec.groups) {
+    if (static_cast<int64_t>(group.size()) != n) return Error(hlo, "groups of different sizes");
+  }
+  runtime::RaggedRows& rows = spec.ragged;
+  rows.input_rows = input.dimensions(0);
+  rows.output_rows = output.dimensions(0);
+  rows.row_bytes = Product(input, 1, input.rank()) * ByteWidth(input.element_type());
+  if (Product(output, 1, output.rank()) * ByteWidth(output.element_type()) != rows.row_bytes) {
+    return Error(hlo, "input and output rows differ");
+  }
+  rows.entries = Product(*operands[2], 0, operands[2]->rank());
+  rows.index_is_64bit = index == xla::S64;
+  if (rows.entries == 0 || rows.entries % n != 0) {
+    return Error(hlo, absl::StrCat("index arrays of ", rows.entries,
+                                   " entries do not split over groups of ", n));
+  }
+  for (const Shape* shape : operands) {
+    spec.leaves.push_back(runtime::CollectiveLeaf{Product(*shape, 0, shape->rank()), 1, 0});
+  }
+  return spec;
+}
+
 }  // namespace
 
 absl::StatusOr<runtime::CollectiveSpec> DecodeCollective(const HloInstruction& hlo,
@@ -96,6 +157,7 @@ absl::StatusOr<runtime::CollectiveSpec> DecodeCollective(const HloInstruction& h
       break;
   }
   if (!HasCollectiveThunk(hlo.opcode())) return Error(hlo, "is not a lowered collective");
+  if (op == HloOpcode::kRaggedAllToAll) return DecodeRaggedAllToAll(hlo, mesh);
   const std::vector<const Shape*> operands = OperandLeaves(hlo);
   if (operands.empty()) return Error(hlo, "has no operands");
   // Buffers hold arrays row-major whatever layout the shape names (as every
@@ -106,7 +168,8 @@ absl::StatusOr<runtime::CollectiveSpec> DecodeCollective(const HloInstruction& h
       return Error(hlo, "operands of several element types");
     }
   }
-  HLOC_ASSIGN_OR_RETURN(spec.type, ElementTypeOf(hlo, operands[0]->element_type()));
+  const bool reduces = op == HloOpcode::kAllReduce || op == HloOpcode::kReduceScatter;
+  HLOC_ASSIGN_OR_RETURN(spec.type, ElementTypeOf(hlo, operands[0]->element_type(), reduces));
   if (op == HloOpcode::kCollectivePermute) {
     spec.op = runtime::CollectiveOp::kCollectivePermute;
     HLOC_ASSIGN_OR_RETURN(spec.pairs, DevicePairsOf(hlo, mesh));

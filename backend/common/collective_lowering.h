@@ -8,6 +8,8 @@
 //   reduce-scatter          groups, reduction, rows before the scattered dimension
 //   all-to-all              array form: rows before the split dimension, block size;
 //                           tuple form: one operand per group member
+//   ragged-all-to-all       groups, rows of input and output, row bytes, the
+//                           index arrays' entries and width (s32 / s64)
 //   collective-permute      (source, target) device pairs
 //   collective-broadcast    groups (rank 0 of each group sends)
 //   replica-id, partition-id  num_partitions
@@ -18,8 +20,8 @@
 // generated reduction kernel yet). all-reduce-start, all-gather-start and
 // collective-permute-start decode as their synchronous forms (the thunk
 // runs at the start; ProgramBuilder::BindCollective binds the results).
-// The async-start wrappers and ragged-all-to-all are not lowered
-// (op_lowering.h says where they go).
+// The async-start wrappers are not lowered (op_lowering.h says where they
+// go).
 #ifndef HLOC_BACKEND_COMMON_COLLECTIVE_LOWERING_H_
 #define HLOC_BACKEND_COMMON_COLLECTIVE_LOWERING_H_
 

@@ -35,8 +35,8 @@ constexpr Row kRows[] = {
 
 Path PathOf(const HloInstruction& hlo, Target target) {
   // Collectives are communicator thunks on both targets (collective_
-  // lowering.h; NCCL on the GPU); their -start/-done forms other than
-  // all-reduce-start and ragged-all-to-all stay unsupported.
+  // lowering.h; NCCL on the GPU); the async-start/-done wrappers stay
+  // unsupported.
   if (IsCollective(hlo.opcode()) && HasCollectiveThunk(hlo.opcode())) {
     return Path::kCollective;
   }
@@ -62,6 +62,7 @@ bool HasCollectiveThunk(HloOpcode opcode) {
     case HloOpcode::kAllGather:
     case HloOpcode::kReduceScatter:
     case HloOpcode::kAllToAll:
+    case HloOpcode::kRaggedAllToAll:
     case HloOpcode::kCollectivePermute:
     case HloOpcode::kCollectiveBroadcast:
     case HloOpcode::kReplicaId:

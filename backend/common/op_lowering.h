@@ -10,11 +10,11 @@
 //   rng, rng-bit-generator, other custom calls interpreter         interpreter
 //   all-reduce, all-gather, collective-
 //     permute (and their -start forms),
-//     reduce-scatter, all-to-all,
-//     collective-broadcast                     collective          collective (NCCL)
+//     reduce-scatter, all-to-all, ragged-
+//     all-to-all, collective-broadcast         collective          collective (NCCL)
 //   replica-id, partition-id                   collective          collective
 //   rng-get-and-update-state, send/recv,
-//     ragged-all-to-all, async-start/-done
+//     async-start/-done
 //     wrappers, infeed, ...                    unsupported         unsupported
 //   every other op                             kernel              kernel
 //

@@ -69,7 +69,8 @@ TEST(OpLoweringTest, CommunicationAndRngStateAreUnsupportedEverywhere) {
 TEST(OpLoweringTest, CollectivesAreCommunicatorThunksOnBothTargets) {
   for (Target target : {Target::kHost, Target::kCuda}) {
     for (HloOpcode op : {HloOpcode::kAllReduce, HloOpcode::kAllGather, HloOpcode::kReduceScatter,
-                         HloOpcode::kAllToAll, HloOpcode::kCollectivePermute,
+                         HloOpcode::kAllToAll, HloOpcode::kRaggedAllToAll,
+                         HloOpcode::kCollectivePermute,
                          HloOpcode::kCollectiveBroadcast, HloOpcode::kReplicaId,
                          HloOpcode::kPartitionId, HloOpcode::kAllReduceStart,
                          HloOpcode::kAllGatherStart, HloOpcode::kCollectivePermuteStart}) {
@@ -77,8 +78,8 @@ TEST(OpLoweringTest, CollectivesAreCommunicatorThunksOnBothTargets) {
       EXPECT_TRUE(lowering.supported && lowering.collective) << HloOpcodeName(op);
       EXPECT_FALSE(lowering.kernel || lowering.library) << HloOpcodeName(op);
     }
-    // Async wrappers and ragged-all-to-all have no thunk: errors, not interpreter ops.
-    for (HloOpcode op : {HloOpcode::kAsyncStart, HloOpcode::kRaggedAllToAll}) {
+    // Async wrappers have no thunk: errors, not interpreter ops.
+    for (HloOpcode op : {HloOpcode::kAsyncStart}) {
       EXPECT_FALSE(LowerOp(*Op(op), target).supported) << HloOpcodeName(op);
     }
   }

@@ -121,6 +121,30 @@ ENTRY e {
        at = cases.back().text.find("{LAST}")) {
     cases.back().text.replace(at, 6, std::to_string(n - 1));
   }
+  // Device d sends peer j 1 + (d + j) % 2 rows from row 2 j of its input to
+  // row 2 d of j's output, so what it receives from j is what it sends j.
+  cases.push_back({"ragged-all-to-all", Module("ragged_all_to_all", n, R"(
+ENTRY e {
+  p = f32[2,{W}] parameter(0)
+  input = f32[{W},2] transpose(p), dimensions={1,0}
+  output = f32[{W},2] negate(input)
+  j = s32[{N}] iota(), iota_dimension=0
+  id = u32[] replica-id()
+  ids = s32[] convert(id)
+  d = s32[{N}] broadcast(ids), dimensions={}
+  one = s32[] constant(1)
+  ones = s32[{N}] broadcast(one), dimensions={}
+  two = s32[] constant(2)
+  twos = s32[{N}] broadcast(two), dimensions={}
+  dj = s32[{N}] add(d, j)
+  parity = s32[{N}] remainder(dj, twos)
+  sizes = s32[{N}] add(parity, ones)
+  input_offsets = s32[{N}] multiply(j, twos)
+  output_offsets = s32[{N}] multiply(d, twos)
+  r = f32[{W},2] ragged-all-to-all(input, output, input_offsets, sizes, output_offsets, sizes), replica_groups={}
+  ROOT out = f32[{W},2] add(r, input)
+}
+)")});
   cases.push_back({"collective-broadcast", Module("collective_broadcast", n, R"(
 ENTRY e {
   p = f32[2,{W}] parameter(0)

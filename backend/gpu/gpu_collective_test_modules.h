@@ -24,9 +24,9 @@ struct CollectiveCase {
 // all-reduce (sum f32, max s32, pred and, start/done), all-gather (and
 // start/done) and reduce-scatter along the outer and the inner dimension,
 // all-to-all, collective-permute (a ring, one that leaves devices with
-// zeros, start/done),
-// collective-broadcast and replica-id, each with elementwise kernels around
-// it.
+// zeros, start/done), ragged-all-to-all (offsets and sizes computed from
+// replica-id), collective-broadcast and replica-id, each with elementwise
+// kernels around it.
 std::vector<CollectiveCase> CollectiveCases(int devices);
 
 // Device `device`'s argument for CollectiveCases(devices).

@@ -86,12 +86,21 @@ absl::StatusOr<std::vector<Literal>> GpuDevicesProgram::Execute(
     return absl::InvalidArgumentError(
         absl::StrCat("the program runs on ", n, " devices, got arguments for ", arguments.size()));
   }
+  if (clique_ != nullptr) {
+    if (absl::Status aborted = clique_->aborted(); !aborted.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "an earlier run aborted this program's NCCL communicators (", aborted.message(),
+          "); compile it again"));
+    }
+  }
   // The shared multi-device runner (one thread per device, the first error
-  // naming its device). Nothing can release ranks waiting in NCCL for one
-  // that failed before its collective; they wait.
+  // naming its device). A device that fails aborts the clique's
+  // communicators, which releases ranks waiting in NCCL for it.
   return RunOnDeviceThreads(
       n, [&](int64_t d) { return programs_[d]->Execute(arguments[d]); },
-      [](const absl::Status&) {});
+      [&](const absl::Status& status) {
+        if (clique_ != nullptr) clique_->Abort(status);
+      });
 }
 
 absl::StatusOr<std::vector<Literal>> RunOnGpuDevices(

@@ -167,6 +167,74 @@ absl::StatusOr<int64_t> SplitDimension(const HloInstruction& hlo, const Literal&
   return d;
 }
 
+// ragged-all-to-all on the member of rank `rank`: its output operand with
+// every member's chunks for it written in. Member s's update u for peer p
+// (index p * k + u of its offset and size arrays, k = entries / group size)
+// moves send_sizes[i] rows from input_offsets[i] of s's input to
+// output_offsets[i] of p's output; p's recv_sizes[s * k + u] must agree.
+// Rows are along dimension 0. Chunks that leave either buffer are errors.
+absl::StatusOr<Literal> RaggedAllToAll(const HloInstruction& hlo,
+                                       const std::vector<Rendezvous::Contribution>& all,
+                                       int64_t rank) {
+  const int64_t size = static_cast<int64_t>(all.size());
+  for (const auto& c : all) {
+    if (c->size() != 6) return InstructionError(hlo, "needs 6 operands, got ", c->size());
+  }
+  const std::vector<Literal>& mine = *all[rank];
+  const Literal& own_output = mine[1];
+  if (own_output.shape().rank() < 1) return InstructionError(hlo, "output has no dimension 0");
+  const int64_t entries = mine[2].element_count();
+  if (entries == 0 || entries % size != 0) {
+    return InstructionError(hlo, "offset arrays of ", entries,
+                            " entries do not split over a group of ", size);
+  }
+  const int64_t k = entries / size;
+  Literal out = own_output;
+  const int w = ByteWidth(out.shape().element_type());
+  const int64_t out_rows = out.shape().dimensions(0);
+  const int64_t row_bytes = Product(out.shape(), 1, out.shape().rank()) * w;
+  for (int64_t s = 0; s < size; ++s) {
+    const std::vector<Literal>& from = *all[s];
+    const Literal& input = from[0];
+    if (input.shape().rank() != out.shape().rank() ||
+        input.shape().element_type() != out.shape().element_type() ||
+        Product(input.shape(), 1, input.shape().rank()) * w != row_bytes) {
+      return InstructionError(hlo, "rank ", s, "'s input ", input.shape().ToString(false),
+                              " does not have the output's rows");
+    }
+    for (int i = 2; i < 6; ++i) {
+      if (from[i].element_count() != entries) {
+        return InstructionError(hlo, "devices disagree on the offset array sizes");
+      }
+    }
+    const int64_t in_rows = input.shape().dimensions(0);
+    for (int64_t u = 0; u < k; ++u) {
+      const int64_t i = rank * k + u;
+      const int64_t in_offset = from[2].GetAsInt64(i), rows = from[3].GetAsInt64(i),
+                    out_offset = from[4].GetAsInt64(i);
+      const int64_t expected = mine[5].GetAsInt64(s * k + u);
+      if (rows < 0 || in_offset < 0 || in_offset > in_rows - rows) {
+        return InstructionError(hlo, "rank ", s, " sends rows [", in_offset, ", ",
+                                in_offset + rows, ") of an input of ", in_rows, " rows");
+      }
+      if (out_offset < 0 || out_offset > out_rows - rows) {
+        return InstructionError(hlo, "rank ", s, " writes rows [", out_offset, ", ",
+                                out_offset + rows, ") of rank ", rank, "'s output of ",
+                                out_rows, " rows");
+      }
+      if (expected != rows) {
+        return InstructionError(hlo, "rank ", rank, " expects ", expected,
+                                " rows from rank ", s, " (update ", u, "), which sends ", rows);
+      }
+      if (rows > 0) {
+        std::memcpy(out.mutable_raw() + out_offset * row_bytes,
+                    input.raw() + in_offset * row_bytes, static_cast<size_t>(rows * row_bytes));
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<Literal> EvalCollective(const HloInstruction& hlo, Operands ops,
@@ -316,6 +384,8 @@ absl::StatusOr<Literal> EvalCollective(const HloInstruction& hlo, Operands ops,
         results.push_back(std::move(out));
       }
       return Pack(std::move(results), declared);
+    case HloOpcode::kRaggedAllToAll:
+      return RaggedAllToAll(hlo, all, rank);
     case HloOpcode::kCollectiveBroadcast:
       for (int64_t i = 0; i < n_ops; ++i) results.push_back((*all[0])[i]);
       return Pack(std::move(results), declared);

@@ -1,7 +1,7 @@
 // The interpreter's collectives: what one device of a multi-device run
 // (multi_device.h) computes for all-reduce, all-gather, reduce-scatter,
-// all-to-all, collective-permute, collective-broadcast, their -start/-done
-// forms, replica-id and partition-id.
+// all-to-all, ragged-all-to-all, collective-permute, collective-broadcast,
+// their -start/-done forms, replica-id and partition-id.
 //
 // Every collective is one exchange: each member of the device group hands
 // its operands to a Rendezvous and, once the whole group has arrived, reads

@@ -420,7 +420,7 @@ absl::StatusOr<Value> Evaluator::EvalInstruction(const HloInstruction& hlo,
     default:
       break;
   }
-  if (IsCollective(hlo.opcode()) && hlo.opcode() != HloOpcode::kRaggedAllToAll) {
+  if (IsCollective(hlo.opcode())) {
     std::vector<const Literal*> arrays;
     for (Value* op : ops) {
       if (op->is_tuple() || !op->array) {
@@ -432,8 +432,8 @@ absl::StatusOr<Value> Evaluator::EvalInstruction(const HloInstruction& hlo,
     return Own(std::move(r));
   }
   if (IsCollective(hlo.opcode()) || IsAsyncOrCommunication(hlo.opcode())) {
-    return InstructionUnimplemented(hlo, "not supported by the evaluator (no send/recv, "
-                                         "infeed/outfeed or ragged-all-to-all)");
+    return InstructionUnimplemented(hlo, "not supported by the evaluator (no send/recv or "
+                                         "infeed/outfeed)");
   }
   // Every remaining opcode computes on arrays.
   std::vector<const Literal*> arrays;

@@ -278,5 +278,146 @@ ENTRY e {
   EXPECT_NE(status.message().find("runs on 2 devices"), std::string::npos) << status;
 }
 
+// Runs `text` on its devices; device d's arguments are `args(d)`.
+std::vector<std::string> RunWithArgs(const std::string& text,
+                                     const std::function<std::vector<Literal>(int)>& args) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text);
+  if (!module.ok()) return {"PARSE: " + module.status().ToString()};
+  const int64_t n = (*module)->config().replica_count * (*module)->config().num_partitions;
+  std::vector<std::vector<Literal>> all(n);
+  for (int64_t d = 0; d < n; ++d) all[d] = args(d);
+  MultiDeviceOptions quick;
+  quick.collective_timeout = absl::Seconds(5);
+  absl::StatusOr<std::vector<Literal>> results = EvaluateOnDevices(**module, all, quick);
+  if (!results.ok()) return {"ERROR: " + results.status().ToString()};
+  std::vector<std::string> out;
+  for (const Literal& r : *results) out.push_back(r.ToString());
+  return out;
+}
+
+constexpr char kRagged1D[] = R"(HloModule m, replica_count=2
+
+ENTRY e {
+  input = f32[4] parameter(0)
+  output = f32[4] parameter(1)
+  input_offsets = s32[2] parameter(2)
+  send_sizes = s32[2] parameter(3)
+  output_offsets = s32[2] parameter(4)
+  recv_sizes = s32[2] parameter(5)
+  ROOT r = f32[4] ragged-all-to-all(input, output, input_offsets, send_sizes, output_offsets, recv_sizes), replica_groups={{0,1}}
+}
+)";
+
+// Per device: input, output, input_offsets, send_sizes, output_offsets,
+// recv_sizes (the offsets and sizes in s32 text).
+std::vector<Literal> RaggedArgs(const std::string& input, const std::string& in_off,
+                                const std::string& send, const std::string& out_off,
+                                const std::string& recv) {
+  std::vector<Literal> args;
+  args.push_back(L("f32[4]", input));
+  args.push_back(L("f32[4]", "{-1, -1, -1, -1}"));
+  for (const std::string* v : {&in_off, &send, &out_off, &recv}) args.push_back(L("s32[2]", *v));
+  return args;
+}
+
+TEST(MultiDeviceTest, RaggedAllToAllPlacesEachChunkAtTheSendersOutputOffset) {
+  // Device 0 sends row 0 to itself and rows 1..3 to device 1; device 1 sends
+  // rows 0..1 to device 0 (at its offset 1) and row 2 to itself (at 3).
+  // output_offsets are the sender's: where in the receiver's output its
+  // chunk lands. Rows nobody writes keep the output operand's values.
+  const auto r = RunWithArgs(kRagged1D, [](int d) {
+    return d == 0 ? RaggedArgs("{1, 2, 3, 4}", "{0, 1}", "{1, 3}", "{0, 0}", "{1, 2}")
+                  : RaggedArgs("{5, 6, 7, 8}", "{0, 2}", "{2, 1}", "{1, 3}", "{3, 1}");
+  });
+  ASSERT_EQ(r.size(), 2u) << r[0];
+  EXPECT_EQ(r[0], "f32[4] {1, 5, 6, -1}");
+  EXPECT_EQ(r[1], "f32[4] {2, 3, 4, 7}");
+}
+
+TEST(MultiDeviceTest, RaggedAllToAllRowsOfSeveralElementsAndTwoUpdatesPerPeer) {
+  // s64 offsets of 4 entries for 2 devices: entry p * 2 + u is update u for
+  // peer p. Input 3 rows, output 4 rows of 2 elements.
+  const std::string text = R"(HloModule m, num_partitions=2
+
+ENTRY e {
+  input = f32[3,2] parameter(0)
+  output = f32[4,2] parameter(1)
+  a = s64[4] parameter(2)
+  b = s64[4] parameter(3)
+  c = s64[4] parameter(4)
+  d = s64[4] parameter(5)
+  ROOT r = f32[4,2] ragged-all-to-all(input, output, a, b, c, d), channel_id=1, replica_groups={{0,1}}
+}
+)";
+  const auto r = RunWithArgs(text, [](int dev) {
+    std::vector<Literal> args;
+    args.push_back(L("f32[3,2]", dev == 0 ? "{{1, 2}, {3, 4}, {5, 6}}"
+                                          : "{{7, 8}, {9, 10}, {11, 12}}"));
+    args.push_back(L("f32[4,2]", "{{0, 0}, {0, 0}, {0, 0}, {0, 0}}"));
+    const char* const mine[2][4] = {{"{0, 0, 1, 0}", "{1, 0, 2, 1}", "{0, 0, 0, 3}", "{1, 0, 1, 1}"},
+                                    {"{2, 0, 0, 1}", "{1, 1, 0, 1}", "{3, 1, 0, 2}", "{2, 1, 0, 1}"}};
+    for (const char* v : mine[dev]) args.push_back(L("s64[4]", v));
+    return args;
+  });
+  ASSERT_EQ(r.size(), 2u) << r[0];
+  EXPECT_EQ(r[0], L("f32[4,2]", "{{1, 2}, {7, 8}, {0, 0}, {11, 12}}").ToString());
+  EXPECT_EQ(r[1], L("f32[4,2]", "{{3, 4}, {5, 6}, {9, 10}, {1, 2}}").ToString());
+}
+
+TEST(MultiDeviceTest, RaggedAllToAllIntoAnEmptyOutput) {
+  // Nothing to send into 0 rows: the result is the empty output.
+  const std::string text = R"(HloModule m, replica_count=2
+
+ENTRY e {
+  input = f32[3,2] parameter(0)
+  output = f32[0,2] parameter(1)
+  i = s32[2] parameter(2)
+  ROOT r = f32[0,2] ragged-all-to-all(input, output, i, i, i, i), replica_groups={{0,1}}
+}
+)";
+  const auto r = RunWithArgs(text, [](int) {
+    std::vector<Literal> args;
+    args.push_back(L("f32[3,2]", "{{1, 2}, {3, 4}, {5, 6}}"));
+    args.push_back(Literal(Shape(xla::F32, {0, 2})));
+    args.push_back(L("s32[2]", "{0, 0}"));
+    return args;
+  });
+  ASSERT_EQ(r.size(), 2u) << r[0];
+  EXPECT_EQ(r[0], Literal(Shape(xla::F32, {0, 2})).ToString());
+}
+
+TEST(MultiDeviceTest, RaggedAllToAllRejectsChunksOutsideTheBuffers) {
+  // Device 0 sends rows [3, 5) of its 4-row input.
+  const auto past_input = RunWithArgs(kRagged1D, [](int d) {
+    return d == 0 ? RaggedArgs("{1, 2, 3, 4}", "{0, 3}", "{1, 2}", "{0, 0}", "{1, 2}")
+                  : RaggedArgs("{5, 6, 7, 8}", "{0, 2}", "{2, 2}", "{1, 2}", "{2, 2}");
+  });
+  ASSERT_EQ(past_input.size(), 1u);
+  EXPECT_NE(past_input[0].find("sends rows [3, 5) of an input of 4 rows"), std::string::npos)
+      << past_input[0];
+  // Device 1 writes rows [3, 5) of device 0's output.
+  const auto past_output = RunWithArgs(kRagged1D, [](int d) {
+    return d == 0 ? RaggedArgs("{1, 2, 3, 4}", "{0, 1}", "{1, 1}", "{0, 0}", "{1, 2}")
+                  : RaggedArgs("{5, 6, 7, 8}", "{0, 2}", "{2, 1}", "{3, 1}", "{1, 1}");
+  });
+  ASSERT_EQ(past_output.size(), 1u);
+  EXPECT_NE(past_output[0].find("writes rows [3, 5)"), std::string::npos) << past_output[0];
+  // Negative offset.
+  const auto negative = RunWithArgs(kRagged1D, [](int d) {
+    return d == 0 ? RaggedArgs("{1, 2, 3, 4}", "{-1, 1}", "{1, 1}", "{0, 0}", "{1, 1}")
+                  : RaggedArgs("{5, 6, 7, 8}", "{0, 2}", "{1, 1}", "{1, 1}", "{1, 1}");
+  });
+  ASSERT_EQ(negative.size(), 1u);
+  EXPECT_NE(negative[0].find("sends rows [-1, 0)"), std::string::npos) << negative[0];
+  // recv_sizes that disagree with what the peer sends.
+  const auto mismatch = RunWithArgs(kRagged1D, [](int d) {
+    return d == 0 ? RaggedArgs("{1, 2, 3, 4}", "{0, 1}", "{1, 3}", "{0, 0}", "{1, 1}")
+                  : RaggedArgs("{5, 6, 7, 8}", "{0, 2}", "{2, 1}", "{1, 3}", "{3, 1}");
+  });
+  ASSERT_EQ(mismatch.size(), 1u);
+  EXPECT_NE(mismatch[0].find("rank 0 expects 1 rows from rank 1"), std::string::npos)
+      << mismatch[0];
+}
+
 }  // namespace
 }  // namespace hloc

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "runtime/cuda/status_util.h"
+#include "runtime/ragged_all_to_all.h"
 
 namespace hloc {
 namespace cuda {
@@ -17,24 +18,6 @@ using runtime::ReductionKind;
 
 std::string Indent(int n) { return std::string(static_cast<size_t>(n) * 2, ' '); }
 
-// NCCL's type for a reduction over `type`; none for s16/u16.
-std::optional<ncclDataType_t> NcclType(ElementType type) {
-  switch (type) {
-    case ElementType::kPred: return ncclUint8;
-    case ElementType::kS8: return ncclInt8;
-    case ElementType::kU8: return ncclUint8;
-    case ElementType::kS32: return ncclInt32;
-    case ElementType::kU32: return ncclUint32;
-    case ElementType::kS64: return ncclInt64;
-    case ElementType::kU64: return ncclUint64;
-    case ElementType::kBF16: return ncclBfloat16;
-    case ElementType::kF32: return ncclFloat32;
-    case ElementType::kF64: return ncclFloat64;
-    case ElementType::kS16:
-    case ElementType::kU16: return std::nullopt;
-  }
-  return std::nullopt;
-}
 
 // NCCL's operation; pred's sum/or are max and product/and are min (XLA's
 // add and multiply over pred); none for and/or over other types.
@@ -103,6 +86,25 @@ absl::Status Unpack(CudaDevice& device, CUdeviceptr source, CUdeviceptr destinat
 
 }  // namespace
 
+std::optional<ncclDataType_t> NcclType(ElementType type) {
+  switch (type) {
+    case ElementType::kPred: return ncclUint8;
+    case ElementType::kS8: return ncclInt8;
+    case ElementType::kU8: return ncclUint8;
+    case ElementType::kS32: return ncclInt32;
+    case ElementType::kU32: return ncclUint32;
+    case ElementType::kS64: return ncclInt64;
+    case ElementType::kU64: return ncclUint64;
+    case ElementType::kF16: return ncclFloat16;
+    case ElementType::kBF16: return ncclBfloat16;
+    case ElementType::kF32: return ncclFloat32;
+    case ElementType::kF64: return ncclFloat64;
+    case ElementType::kS16:
+    case ElementType::kU16: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 std::vector<RowCopy> PackCopies(int64_t outer, int64_t n, int64_t block) {
   // Block j of every row -> the j-th run of `outer` blocks.
   std::vector<RowCopy> copies;
@@ -136,6 +138,11 @@ absl::Status CheckNcclSupport(const runtime::CollectiveSpec& spec) {
 }
 
 int64_t CollectiveScratchBytes(const runtime::CollectiveSpec& spec) {
+  if (spec.op == CollectiveOp::kRaggedAllToAll) {
+    // Headers sent and received, then the verdict (see RunRaggedAllToAll).
+    return 2 * spec.ragged.entries * static_cast<int64_t>(sizeof(runtime::RaggedHeader)) +
+           2 * static_cast<int64_t>(sizeof(int64_t));
+  }
   const int64_t n = GroupSize(spec);
   if (!Repacks(spec.op) || n == 1) return 0;
   int64_t bytes = 0;
@@ -264,6 +271,8 @@ absl::Status CollectiveThunk::Execute(GpuExecutionContext& context) const {
             absl::StrCat("ncclBroadcast ", label_)));
       }
       return absl::OkStatus();
+    case CollectiveOp::kRaggedAllToAll:
+      return RunRaggedAllToAll(context);
     case CollectiveOp::kReplicaId:
     case CollectiveOp::kPartitionId:
       break;
@@ -342,6 +351,120 @@ absl::Status CollectiveThunk::RunAllToAll(GpuExecutionContext& context, size_t k
   HLOC_CUDA_RETURN_IF_ERROR(end);
   if (!repack) return absl::OkStatus();
   return Unpack(*context.device, output, final_output, leaf.outer, n, leaf.block_bytes);
+}
+
+// ragged_all_to_all.h's three exchanges with NCCL: the index arrays are read
+// back to the host, the headers and the verdict go through the scratch
+// buffer, and the rows move with one grouped ncclSend / ncclRecv per
+// non-empty run straight between input and result (a receiver knows each
+// run's size and place from its header; NCCL matches a pair's sends and
+// receives in the order they are issued).
+absl::Status CollectiveThunk::RunRaggedAllToAll(GpuExecutionContext& context) const {
+  CudaDevice& device = *context.device;
+  const NcclLibrary& nccl = clique_->nccl();
+  const cudaStream_t stream = StreamOf(context);
+  const runtime::RaggedRows& shape = spec_.ragged;
+  auto buffer = [&](size_t k) { return context.buffers[buffers_[k]]; };
+  const CUdeviceptr input = buffer(0), output = buffer(1), result = buffer(6);
+  const CUdeviceptr scratch = context.buffers[buffers_.back()];
+  const int64_t index_bytes = shape.entries * (shape.index_is_64bit ? 8 : 4);
+  std::vector<std::vector<char>> index(4, std::vector<char>(static_cast<size_t>(index_bytes)));
+  for (size_t i = 0; i < 4; ++i) {
+    HLOC_CUDA_RETURN_IF_ERROR(device.CopyToHost(index[i].data(), buffer(2 + i), index_bytes));
+  }
+  HLOC_CUDA_RETURN_IF_ERROR(device.Synchronize());
+  const runtime::RaggedBuffers host{nullptr,          nullptr,          index[0].data(),
+                                    index[1].data(), index[2].data(), index[3].data(),
+                                    nullptr};
+  const runtime::CollectiveKey key{label_, 0};
+  const int64_t n = static_cast<int64_t>(group_.size());
+  std::vector<runtime::RaggedHeader> sent;
+  int64_t longest = 0;
+  absl::Status problem =
+      runtime::PlanRaggedSends(key, group_, index_, shape, host, &sent, &longest);
+  if (sent.empty()) return problem;
+  const int64_t k = shape.entries / n;
+  const int64_t headers = shape.entries * static_cast<int64_t>(sizeof(runtime::RaggedHeader));
+  const int64_t per_peer = k * static_cast<int64_t>(sizeof(runtime::RaggedHeader));
+
+  // A member that found a problem reports it even when an exchange fails
+  // (another member, told of the problem, may have aborted the clique).
+#define HLOC_RAGGED_RETURN_IF_ERROR(expr)                  \
+  do {                                                     \
+    if (absl::Status s_ = (expr); !s_.ok()) {              \
+      return problem.ok() ? s_ : problem;                  \
+    }                                                      \
+  } while (false)
+  // 1. Headers.
+  HLOC_RAGGED_RETURN_IF_ERROR(device.CopyToDevice(scratch, sent.data(), headers));
+  HLOC_RAGGED_RETURN_IF_ERROR(nccl.Check(nccl.ncclGroupStart(), "ncclGroupStart"));
+  absl::Status status;
+  for (int64_t j = 0; j < n && status.ok(); ++j) {
+    status = nccl.Check(nccl.ncclSend(Pointer(scratch, j * per_peer),
+                                      static_cast<size_t>(per_peer), ncclUint8,
+                                      static_cast<int>(j), comm_, stream),
+                        absl::StrCat("ncclSend ", label_));
+    if (status.ok()) {
+      status = nccl.Check(nccl.ncclRecv(Pointer(scratch, headers + j * per_peer),
+                                        static_cast<size_t>(per_peer), ncclUint8,
+                                        static_cast<int>(j), comm_, stream),
+                          absl::StrCat("ncclRecv ", label_));
+    }
+  }
+  absl::Status end = nccl.Check(nccl.ncclGroupEnd(), "ncclGroupEnd");
+  HLOC_RAGGED_RETURN_IF_ERROR(status);
+  HLOC_RAGGED_RETURN_IF_ERROR(end);
+  std::vector<runtime::RaggedHeader> received(sent.size());
+  HLOC_RAGGED_RETURN_IF_ERROR(device.CopyToHost(received.data(), scratch + headers, headers));
+  HLOC_RAGGED_RETURN_IF_ERROR(device.Synchronize());
+  if (problem.ok()) {
+    problem = runtime::CheckRaggedReceives(key, group_, index_, shape, index[3].data(), received);
+  }
+
+  // 2. The verdict: whether any member failed (the block size the host's
+  // exchange needs is not needed here).
+  int64_t verdict[2] = {problem.ok() ? 0 : 1, longest};
+  const CUdeviceptr verdict_on_device = scratch + 2 * headers;
+  HLOC_RAGGED_RETURN_IF_ERROR(device.CopyToDevice(verdict_on_device, verdict, sizeof(verdict)));
+  HLOC_RAGGED_RETURN_IF_ERROR(
+      nccl.Check(nccl.ncclAllReduce(Pointer(verdict_on_device), Pointer(verdict_on_device), 2,
+                                    ncclInt64, ncclMax, comm_, stream),
+                 absl::StrCat("ncclAllReduce ", label_)));
+  HLOC_RAGGED_RETURN_IF_ERROR(device.CopyToHost(verdict, verdict_on_device, sizeof(verdict)));
+  HLOC_RAGGED_RETURN_IF_ERROR(device.Synchronize());
+#undef HLOC_RAGGED_RETURN_IF_ERROR
+  if (!problem.ok()) return problem;
+  if (verdict[0] != 0) return runtime::RaggedPeerFailed(key, group_);
+
+  // 3. Rows.
+  if (result != output) {
+    HLOC_CUDA_RETURN_IF_ERROR(
+        device.CopyOnDevice(result, output, shape.output_rows * shape.row_bytes));
+  }
+  HLOC_CUDA_RETURN_IF_ERROR(nccl.Check(nccl.ncclGroupStart(), "ncclGroupStart"));
+  for (int64_t j = 0; j < n && status.ok(); ++j) {
+    for (int64_t u = 0; u < k && status.ok(); ++u) {
+      const int64_t i = j * k + u;
+      const runtime::RaggedHeader& out = sent[static_cast<size_t>(i)];
+      if (out.rows > 0) {
+        const int64_t from = runtime::ReadRaggedIndex(shape, host.input_offsets, i);
+        status = nccl.Check(nccl.ncclSend(Pointer(input, from * shape.row_bytes),
+                                          static_cast<size_t>(out.rows * shape.row_bytes),
+                                          ncclUint8, static_cast<int>(j), comm_, stream),
+                            absl::StrCat("ncclSend ", label_));
+      }
+      const runtime::RaggedHeader& in = received[static_cast<size_t>(i)];
+      if (status.ok() && in.rows > 0) {
+        status = nccl.Check(
+            nccl.ncclRecv(Pointer(result, in.output_offset * shape.row_bytes),
+                          static_cast<size_t>(in.rows * shape.row_bytes), ncclUint8,
+                          static_cast<int>(j), comm_, stream),
+            absl::StrCat("ncclRecv ", label_));
+      }
+    }
+  }
+  end = nccl.Check(nccl.ncclGroupEnd(), "ncclGroupEnd");
+  return status.ok() ? end : status;
 }
 
 absl::Status CollectiveThunk::RunPermute(GpuExecutionContext& context) const {

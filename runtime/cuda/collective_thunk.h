@@ -8,6 +8,9 @@
 //   all-gather            ncclAllGather of bytes
 //   reduce-scatter        ncclReduceScatter
 //   all-to-all            ncclSend/ncclRecv of each block, in one group call
+//   ragged-all-to-all     offsets and sizes read back to the host, headers
+//                         and a verdict exchanged (runtime/ragged_all_to_all.h),
+//                         then ncclSend/ncclRecv of each run in one group call
 //   collective-permute    ncclSend/ncclRecv per pair on the all-devices
 //                         communicator; a device no pair targets gets zeros
 //   collective-broadcast  ncclBroadcast from the group's rank 0
@@ -18,7 +21,7 @@
 // with 2-D device copies through the thunk's scratch buffer.
 //
 // Reductions: NCCL has sum, product, min and max over s8, u8, s32, u32, s64,
-// u64, bf16, f32 and f64; and/or over pred are min/max over bytes. Anything
+// u64, f16, bf16, f32 and f64; and/or over pred are min/max over bytes. Anything
 // else (and/or over integers, s16/u16) is refused when compiling
 // (CheckNcclSupport).
 #ifndef HLOC_RUNTIME_CUDA_COLLECTIVE_THUNK_H_
@@ -26,6 +29,7 @@
 
 #include <nccl.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +40,10 @@
 
 namespace hloc {
 namespace cuda {
+
+// NCCL's type for a reduction over `type`; none for s16/u16 (NCCL has no
+// 16-bit integers). Data movement sends bytes whatever the type.
+std::optional<ncclDataType_t> NcclType(runtime::ElementType type);
 
 // OK when NCCL can run `spec`; else why not (for a compile error).
 absl::Status CheckNcclSupport(const runtime::CollectiveSpec& spec);
@@ -55,7 +63,8 @@ std::vector<RowCopy> UnpackCopies(int64_t outer, int64_t n, int64_t block_bytes)
 int64_t CollectiveScratchBytes(const runtime::CollectiveSpec& spec);
 
 // Buffers: operand leaves [0, L), result leaves [L, 2L) (L = leaves; the ids
-// have one result), then the scratch buffer when CollectiveScratchBytes > 0.
+// and ragged-all-to-all have one result), then the scratch buffer when
+// CollectiveScratchBytes > 0.
 class CollectiveThunk : public Thunk {
  public:
   CollectiveThunk(std::string label, runtime::CollectiveSpec spec, std::vector<BufferId> buffers)
@@ -67,12 +76,17 @@ class CollectiveThunk : public Thunk {
   absl::Status Execute(GpuExecutionContext& context) const override;
   void AppendTo(std::string* out, int indent) const override;
   const runtime::CollectiveSpec& spec() const { return spec_; }
+  // ragged-all-to-all reads its offsets and sizes back to the host.
+  bool ReadsBackToHost() const override {
+    return spec_.op == runtime::CollectiveOp::kRaggedAllToAll;
+  }
 
  private:
   absl::Status RunAllGather(GpuExecutionContext& context, size_t leaf) const;
   absl::Status RunReduceScatter(GpuExecutionContext& context, size_t leaf) const;
   absl::Status RunAllToAll(GpuExecutionContext& context, size_t leaf) const;
   absl::Status RunPermute(GpuExecutionContext& context) const;
+  absl::Status RunRaggedAllToAll(GpuExecutionContext& context) const;
 
   std::string label_;
   runtime::CollectiveSpec spec_;

@@ -11,7 +11,31 @@ absl::StatusOr<std::shared_ptr<NcclClique>> NcclClique::Create(std::vector<int> 
   if (ordinals.empty()) return absl::InvalidArgumentError("an NCCL clique of no devices");
   absl::StatusOr<const NcclLibrary*> nccl = NcclLibrary::Get();
   if (!nccl.ok()) return nccl.status();
-  return std::shared_ptr<NcclClique>(new NcclClique(*nccl, std::move(ordinals)));
+  return CreateWith(*nccl, std::move(ordinals));
+}
+
+absl::StatusOr<std::shared_ptr<NcclClique>> NcclClique::CreateWith(const NcclLibrary* nccl,
+                                                                   std::vector<int> ordinals) {
+  if (ordinals.empty()) return absl::InvalidArgumentError("an NCCL clique of no devices");
+  return std::shared_ptr<NcclClique>(new NcclClique(nccl, std::move(ordinals)));
+}
+
+void NcclClique::Abort(const absl::Status& reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!aborted_.ok()) return;
+  aborted_ = reason.ok() ? absl::AbortedError("NCCL communicators aborted") : reason;
+  for (auto& [group, comms] : comms_) {
+    for (ncclComm_t& comm : comms) {
+      // An aborted communicator is freed by the abort: never destroyed.
+      if (comm != nullptr) nccl_->ncclCommAbort(comm);
+      comm = nullptr;
+    }
+  }
+}
+
+absl::Status NcclClique::aborted() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return aborted_;
 }
 
 NcclClique::~NcclClique() {
@@ -29,6 +53,10 @@ absl::StatusOr<ncclComm_t> NcclClique::Communicator(absl::Span<const int64_t> gr
                                                    group.size()));
   }
   std::lock_guard<std::mutex> lock(mu_);
+  if (!aborted_.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the NCCL communicators were aborted: ", aborted_.message()));
+  }
   std::vector<int64_t> key(group.begin(), group.end());
   auto it = comms_.find(key);
   if (it == comms_.end()) {

@@ -2,6 +2,8 @@
 // search path, and what the GPU collective thunk accepts and prints. Needs
 // no GPU; running the thunks is gpu_collective_device_test's
 // (backend/gpu).
+#include <dlfcn.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <tuple>
@@ -14,6 +16,7 @@
 #include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
 #include "runtime/cuda/collective_thunk.h"
+#include "runtime/cuda/nccl_clique.h"
 #include "runtime/cuda/nccl_library.h"
 
 namespace hloc {
@@ -48,6 +51,51 @@ TEST(NcclLibraryTest, FakeLibraryResolvesEveryFunction) {
   EXPECT_TRUE((*nccl)->Check(ncclSuccess, "ncclGroupEnd").ok());
   const absl::Status error = (*nccl)->Check(ncclInternalError, "ncclCommInitAll");
   EXPECT_EQ(error.message(), "ncclCommInitAll: fake internal error (ncclResult_t 3)");
+}
+
+// The fake's count of destroyed and aborted communicators.
+std::pair<int, int> FakeTeardowns() {
+  void* handle = dlopen(FakeNcclPath().c_str(), RTLD_NOW | RTLD_NOLOAD);
+  if (handle == nullptr) return {-1, -1};
+  auto calls = reinterpret_cast<void (*)(int*, int*)>(dlsym(handle, "fake_nccl_calls"));
+  std::pair<int, int> counts{-1, -1};
+  if (calls != nullptr) calls(&counts.first, &counts.second);
+  dlclose(handle);
+  return counts;
+}
+
+TEST(NcclCliqueTest, AbortAbortsEveryCommunicatorOnceAndRefusesNewOnes) {
+  absl::StatusOr<std::unique_ptr<NcclLibrary>> nccl = NcclLibrary::Load({FakeNcclPath()});
+  ASSERT_TRUE(nccl.ok()) << nccl.status();
+  const std::pair<int, int> before = FakeTeardowns();
+  ASSERT_GE(before.first, 0) << "the fake's call counter is missing";
+  {
+    absl::StatusOr<std::shared_ptr<NcclClique>> clique =
+        NcclClique::CreateWith(nccl->get(), {0, 1, 2, 3});
+    ASSERT_TRUE(clique.ok()) << clique.status();
+    const std::vector<int64_t> pair = {0, 2}, all = {0, 1, 2, 3};
+    ASSERT_TRUE((*clique)->Communicator(pair, 1).ok());
+    ASSERT_TRUE((*clique)->Communicator(all, 3).ok());
+    EXPECT_TRUE((*clique)->aborted().ok());
+    (*clique)->Abort(absl::InternalError("device 2 failed: boom"));
+    (*clique)->Abort(absl::InternalError("device 0 failed: later"));  // Kept: the first.
+    EXPECT_EQ(FakeTeardowns().second - before.second, 6);  // 2 + 4 communicators, once each.
+    EXPECT_EQ((*clique)->aborted().message(), "device 2 failed: boom");
+    const absl::StatusOr<ncclComm_t> after = (*clique)->Communicator(pair, 0);
+    ASSERT_FALSE(after.ok());
+    EXPECT_TRUE(absl::StrContains(after.status().message(), "aborted: device 2 failed: boom"))
+        << after.status();
+  }
+  // Aborted communicators are never destroyed as well.
+  EXPECT_EQ(FakeTeardowns().first, before.first);
+  // A clique that was not aborted destroys its communicators.
+  {
+    absl::StatusOr<std::shared_ptr<NcclClique>> clique =
+        NcclClique::CreateWith(nccl->get(), {0, 1});
+    ASSERT_TRUE(clique.ok()) << clique.status();
+    ASSERT_TRUE((*clique)->Communicator(std::vector<int64_t>{0, 1}, 0).ok());
+  }
+  EXPECT_EQ(FakeTeardowns().first - before.first, 2);
 }
 
 TEST(NcclLibraryTest, NotALibraryNamesTheFile) {
@@ -95,6 +143,21 @@ CollectiveSpec Spec(CollectiveOp op, ElementType type, ReductionKind reduction) 
   spec.groups = {{0, 1}, {2, 3}};
   spec.leaves = {runtime::CollectiveLeaf{8, 1, 0}};
   return spec;
+}
+
+TEST(CollectiveThunkTest, NarrowFloatsReduceAsNcclsOwnTypes) {
+  // f16 and bf16 reduce as NCCL's half types, not as 16-bit integers or bytes.
+  EXPECT_EQ(NcclType(ElementType::kF16), ncclFloat16);
+  EXPECT_EQ(NcclType(ElementType::kBF16), ncclBfloat16);
+  EXPECT_EQ(NcclType(ElementType::kF32), ncclFloat32);
+  EXPECT_EQ(NcclType(ElementType::kF64), ncclFloat64);
+  EXPECT_FALSE(NcclType(ElementType::kU16).has_value());
+  EXPECT_TRUE(CheckNcclSupport(Spec(CollectiveOp::kAllReduce, ElementType::kF16,
+                                    ReductionKind::kSum)).ok());
+  EXPECT_TRUE(CheckNcclSupport(Spec(CollectiveOp::kReduceScatter, ElementType::kF16,
+                                    ReductionKind::kMin)).ok());
+  EXPECT_FALSE(CheckNcclSupport(Spec(CollectiveOp::kAllReduce, ElementType::kF16,
+                                     ReductionKind::kAnd)).ok());
 }
 
 TEST(CollectiveThunkTest, NcclTakesArithmeticReductionsAndPredLogic) {

@@ -38,6 +38,7 @@ namespace cuda {
   X(ncclCommInitRank)          \
   X(ncclCommInitAll)           \
   X(ncclCommDestroy)           \
+  X(ncclCommAbort)             \
   X(ncclAllReduce)             \
   X(ncclAllGather)             \
   X(ncclReduceScatter)         \

@@ -43,6 +43,7 @@ absl::StatusOr<MPI_Datatype> TypeOf(const CollectiveKey& key, ElementType type) 
     case ElementType::kU64: return MPI_UINT64_T;
     case ElementType::kF32: return MPI_FLOAT;
     case ElementType::kF64: return MPI_DOUBLE;
+    case ElementType::kF16:
     case ElementType::kBF16: break;
   }
   return absl::UnimplementedError(
@@ -71,6 +72,22 @@ absl::StatusOr<MPI_Op> OpOf(const CollectiveKey& key, ElementType type, Reductio
 }
 
 MPI_Comm AsComm(void* handle) { return reinterpret_cast<MPI_Comm>(handle); }
+
+// MPI has no 16-bit float types: those reductions move the members' bytes
+// and reduce here, in rank order (as the interpreter does).
+bool ReducesLocally(ElementType type) {
+  return type == ElementType::kF16 || type == ElementType::kBF16;
+}
+
+// output = blocks[0] op blocks[1] op ... (n blocks of `count` elements).
+void ReduceBlocks(ElementType type, ReductionKind kind, const std::vector<char>& blocks,
+                  int64_t n, void* output, int64_t count) {
+  const size_t bytes = static_cast<size_t>(count * ElementBytes(type));
+  std::memcpy(output, blocks.data(), bytes);
+  for (int64_t r = 1; r < n; ++r) {
+    ReduceInto(type, kind, output, blocks.data() + static_cast<size_t>(r) * bytes, count);
+  }
+}
 
 }  // namespace
 
@@ -137,6 +154,23 @@ absl::Status MpiCommunicator::AllReduce(const CollectiveKey& key, DeviceGroup gr
                                         void* output, int64_t count) {
   absl::StatusOr<void*> comm = CommOf(key, group);
   if (!comm.ok()) return comm.status();
+  if (ReducesLocally(type)) {
+    if (absl::Status s = CheckReduction(type, kind); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(key.name, ": ", s.message()));
+    }
+    const int64_t bytes = count * ElementBytes(type);
+    absl::StatusOr<int> n = Count(key, bytes);
+    if (!n.ok()) return n.status();
+    std::vector<char> gathered(static_cast<size_t>(bytes) * group.size());
+    if (absl::Status s = MpiError(key, "MPI_Allgather",
+                                  MPI_Allgather(input, *n, MPI_BYTE, gathered.data(), *n,
+                                                MPI_BYTE, AsComm(*comm)));
+        !s.ok()) {
+      return s;
+    }
+    ReduceBlocks(type, kind, gathered, static_cast<int64_t>(group.size()), output, count);
+    return absl::OkStatus();
+  }
   absl::StatusOr<MPI_Datatype> datatype = TypeOf(key, type);
   if (!datatype.ok()) return datatype.status();
   absl::StatusOr<MPI_Op> op = OpOf(key, type, kind);
@@ -163,6 +197,24 @@ absl::Status MpiCommunicator::ReduceScatter(const CollectiveKey& key, DeviceGrou
                                             const void* input, void* output, int64_t count) {
   absl::StatusOr<void*> comm = CommOf(key, group);
   if (!comm.ok()) return comm.status();
+  if (ReducesLocally(type)) {
+    if (absl::Status s = CheckReduction(type, kind); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(key.name, ": ", s.message()));
+    }
+    // Block i of every member's input goes to member i, which reduces them.
+    const int64_t bytes = count * ElementBytes(type);
+    absl::StatusOr<int> n = Count(key, bytes);
+    if (!n.ok()) return n.status();
+    std::vector<char> received(static_cast<size_t>(bytes) * group.size());
+    if (absl::Status s = MpiError(key, "MPI_Alltoall",
+                                  MPI_Alltoall(input, *n, MPI_BYTE, received.data(), *n,
+                                               MPI_BYTE, AsComm(*comm)));
+        !s.ok()) {
+      return s;
+    }
+    ReduceBlocks(type, kind, received, static_cast<int64_t>(group.size()), output, count);
+    return absl::OkStatus();
+  }
   absl::StatusOr<MPI_Datatype> datatype = TypeOf(key, type);
   if (!datatype.ok()) return datatype.status();
   absl::StatusOr<MPI_Op> op = OpOf(key, type, kind);

@@ -7,8 +7,10 @@
 // on MPI_COMM_WORLD. MPI matches calls by order, so the key is not sent.
 //
 // MPI picks the reduction order, so float results may differ from the
-// interpreter's rank order in the last bits. bf16 has no MPI type: its
-// reductions are an error naming the op.
+// interpreter's rank order in the last bits. f16 and bf16 have no MPI type:
+// their reductions gather the members' bytes (MPI_Allgather, or
+// MPI_Alltoall for reduce-scatter) and reduce here in rank order, so they
+// match the interpreter bit for bit.
 //
 // Debian's Open MPI, linked from its own directory (runtime/mpi/BUILD);
 // tools/setup.sh installs it.
