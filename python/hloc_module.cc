@@ -5,6 +5,7 @@
 // as numpy arrays owning hloc's memory, the GIL released while compiling and
 // running, statuses turned into exceptions.
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -268,6 +269,94 @@ class PyExecutable {
   std::shared_ptr<Executable> executable_;
 };
 
+// A Python callable kept by C++ code that may drop it without the GIL
+// (a registry replaced, an executable destroyed on another thread).
+std::shared_ptr<PyObject> KeepWithGil(nb::handle callable) {
+  return std::shared_ptr<PyObject>(callable.inc_ref().ptr(), [](PyObject* object) {
+    if (!Py_IsInitialized()) return;  // The interpreter is gone, and its objects with it.
+    nb::gil_scoped_acquire gil;
+    Py_DECREF(object);
+  });
+}
+
+// A read-only numpy view of a custom call's operand, valid during the call.
+nb::object OperandView(const CustomCallArray& array) {
+  std::vector<size_t> shape(array.dims.begin(), array.dims.end());
+  return nb::cast(nb::ndarray<nb::numpy, nb::ro>(array.data, shape.size(), shape.data(),
+                                                 nb::handle(), nullptr, DlpackType(array.type)));
+}
+
+// Copies what the Python side returned for result `j` into its buffer,
+// after checking it is a C-contiguous CPU array of the result's dtype and
+// shape (the Python side converts what it can first).
+absl::Status CopyResult(size_t j, nb::handle value, const CustomCallArray& result) {
+  AnyArray array;
+  if (!nb::try_cast<AnyArray>(value, array) || array.device_type() != nb::device::cpu::value) {
+    return absl::UnknownError(absl::StrCat("result ", j, " is not a CPU array"));
+  }
+  bool same = array.dtype() == DlpackType(result.type) && array.ndim() == result.dims.size();
+  int64_t stride = 1;
+  for (size_t d = array.ndim(); same && d-- > 0;) {
+    same = static_cast<int64_t>(array.shape(d)) == result.dims[d] &&
+           (result.dims[d] == 1 || array.stride(d) == stride);
+    stride *= result.dims[d];
+  }
+  if (!same) {
+    ArraySpec spec{result.type, {result.dims.begin(), result.dims.end()}};
+    return absl::UnknownError(absl::StrCat(
+        "result ", j, " does not match ", spec.ToString(), " (or is not C-contiguous)"));
+  }
+  if (result.byte_size() > 0) std::memcpy(result.data, array.data(), result.byte_size());
+  return absl::OkStatus();
+}
+
+// Runs a Python custom-call function: `call(operands, operand_types,
+// backend_config, result_specs)`
+// (python/src/hloc/__init__.py wraps the user's function) returns one
+// array per result. Called on whatever thread runs the executable, with
+// the GIL released by the run: it takes the GIL here. A Python exception
+// becomes the status, never a crash.
+absl::Status CallPython(const std::shared_ptr<PyObject>& call, const CustomCallFrame& frame) {
+  if (!Py_IsInitialized()) return absl::FailedPreconditionError("the Python interpreter is gone");
+  nb::gil_scoped_acquire gil;
+  try {
+    nb::list operands, operand_types, specs;
+    for (const CustomCallArray& operand : frame.operands) {
+      operands.append(OperandView(operand));
+      operand_types.append(std::string(PrimitiveTypeName(operand.type)));
+    }
+    for (const CustomCallArray& result : frame.results) {
+      specs.append(nb::make_tuple(std::string(PrimitiveTypeName(result.type)),
+                                  std::vector<int64_t>(result.dims.begin(), result.dims.end())));
+    }
+    nb::object returned = nb::handle(call.get())(
+        operands, operand_types, std::string(frame.backend_config), specs);
+    nb::sequence values = nb::cast<nb::sequence>(returned);
+    if (nb::len(values) != frame.results.size()) {
+      return absl::UnknownError(absl::StrCat("the function returned ", nb::len(values),
+                                                     " arrays for ", frame.results.size(),
+                                                     " results"));
+    }
+    for (size_t j = 0; j < frame.results.size(); ++j) {
+      if (absl::Status ok = CopyResult(j, values[j], frame.results[j]); !ok.ok()) return ok;
+    }
+    return absl::OkStatus();
+  } catch (nb::python_error& e) {
+    // python_error has taken the exception out of the interpreter; the run
+    // reports it by type and text ("ValueError: ...").
+    std::string message;
+    try {
+      message = absl::StrCat(nb::cast<std::string>(e.type().attr("__name__")), ": ",
+                             nb::cast<std::string>(nb::str(e.value())));
+    } catch (...) {
+      message = e.what();
+    }
+    return absl::UnknownError(absl::StrCat("the Python function raised ", message));
+  } catch (const std::exception& e) {
+    return absl::UnknownError(absl::StrCat("Python function failed: ", e.what()));
+  }
+}
+
 class PyClient {
  public:
   PyClient(int num_threads, int cache_capacity, std::string disk_cache_dir) {
@@ -302,6 +391,15 @@ class PyClient {
   }
 
   int64_t cache_hits() const { return client_->cache_hits(); }
+
+  // `call(operands, operand_types, backend_config, result_specs) -> [arrays]`
+  // (see CallPython).
+  void RegisterCustomCall(const std::string& target, nb::callable call) {
+    std::shared_ptr<PyObject> kept = KeepWithGil(call);
+    absl::Status status = client_->RegisterCustomCall(
+        target, [kept](const CustomCallFrame& frame) { return CallPython(kept, frame); });
+    if (!status.ok()) Raise(status);
+  }
 
  private:
   std::shared_ptr<Client> client_;
@@ -367,5 +465,7 @@ NB_MODULE(_hloc, m) {
            nb::arg("backend"), nb::arg("pipeline"), nb::arg("disabled_passes"),
            nb::arg("dump_dir"), nb::arg("allow_interpreter_ops"),
            nb::arg("devices") = 1)
+      .def("register_custom_call", &PyClient::RegisterCustomCall, nb::arg("target"),
+           nb::arg("call"))
       .def_prop_ro("cache_hits", &PyClient::cache_hits);
 }
