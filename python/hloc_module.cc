@@ -4,6 +4,7 @@
 // numpy, the buffer protocol, __dlpack__ producers on the CPU), results out
 // as numpy arrays owning hloc's memory, the GIL released while compiling and
 // running, statuses turned into exceptions.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -269,14 +270,47 @@ class PyExecutable {
   std::shared_ptr<Executable> executable_;
 };
 
-// A Python callable kept by C++ code that may drop it without the GIL
-// (a registry replaced, an executable destroyed on another thread).
-std::shared_ptr<PyObject> KeepWithGil(nb::handle callable) {
-  return std::shared_ptr<PyObject>(callable.inc_ref().ptr(), [](PyObject* object) {
-    if (!Py_IsInitialized()) return;  // The interpreter is gone, and its objects with it.
+// A Python custom-call function kept by C++ code (registries, compiled
+// thunks), which may drop it without the GIL (an executable destroyed on
+// another thread). Python's collector cannot see these references, so a
+// function whose globals hold an executable that holds the function is a
+// cycle nothing frees; at exit (ReleasePythonFunctions, from atexit) every
+// kept function is let go, and later calls fail instead.
+struct PythonFunction {
+  PyObject* object = nullptr;  // Null once released; read and written with the GIL.
+  ~PythonFunction() {
+    if (object == nullptr || !Py_IsInitialized()) return;
     nb::gil_scoped_acquire gil;
     Py_DECREF(object);
-  });
+  }
+};
+
+// Every PythonFunction alive; touched with the GIL only.
+std::vector<std::weak_ptr<PythonFunction>>& PythonFunctions() {
+  static auto* functions = new std::vector<std::weak_ptr<PythonFunction>>();
+  return *functions;
+}
+
+std::shared_ptr<PythonFunction> KeepPythonFunction(nb::handle callable) {
+  auto kept = std::make_shared<PythonFunction>();
+  kept->object = callable.inc_ref().ptr();
+  auto& all = PythonFunctions();
+  all.erase(std::remove_if(all.begin(), all.end(),
+                           [](const std::weak_ptr<PythonFunction>& f) { return f.expired(); }),
+            all.end());
+  all.push_back(kept);
+  return kept;
+}
+
+void ReleasePythonFunctions() {
+  for (const std::weak_ptr<PythonFunction>& weak : PythonFunctions()) {
+    if (std::shared_ptr<PythonFunction> function = weak.lock()) {
+      PyObject* object = function->object;
+      function->object = nullptr;
+      Py_XDECREF(object);
+    }
+  }
+  PythonFunctions().clear();
 }
 
 // A read-only numpy view of a custom call's operand, valid during the call.
@@ -316,9 +350,12 @@ absl::Status CopyResult(size_t j, nb::handle value, const CustomCallArray& resul
 // array per result. Called on whatever thread runs the executable, with
 // the GIL released by the run: it takes the GIL here. A Python exception
 // becomes the status, never a crash.
-absl::Status CallPython(const std::shared_ptr<PyObject>& call, const CustomCallFrame& frame) {
-  if (!Py_IsInitialized()) return absl::FailedPreconditionError("the Python interpreter is gone");
+absl::Status CallPython(const PythonFunction& call, const CustomCallFrame& frame) {
+  if (!Py_IsInitialized()) return absl::UnknownError("the Python interpreter is gone");
   nb::gil_scoped_acquire gil;
+  if (call.object == nullptr) {
+    return absl::UnknownError("the Python function was released at interpreter exit");
+  }
   try {
     nb::list operands, operand_types, specs;
     for (const CustomCallArray& operand : frame.operands) {
@@ -329,7 +366,7 @@ absl::Status CallPython(const std::shared_ptr<PyObject>& call, const CustomCallF
       specs.append(nb::make_tuple(std::string(PrimitiveTypeName(result.type)),
                                   std::vector<int64_t>(result.dims.begin(), result.dims.end())));
     }
-    nb::object returned = nb::handle(call.get())(
+    nb::object returned = nb::handle(call.object)(
         operands, operand_types, std::string(frame.backend_config), specs);
     nb::sequence values = nb::cast<nb::sequence>(returned);
     if (nb::len(values) != frame.results.size()) {
@@ -395,9 +432,9 @@ class PyClient {
   // `call(operands, operand_types, backend_config, result_specs) -> [arrays]`
   // (see CallPython).
   void RegisterCustomCall(const std::string& target, nb::callable call) {
-    std::shared_ptr<PyObject> kept = KeepWithGil(call);
+    std::shared_ptr<PythonFunction> kept = KeepPythonFunction(call);
     absl::Status status = client_->RegisterCustomCall(
-        target, [kept](const CustomCallFrame& frame) { return CallPython(kept, frame); });
+        target, [kept](const CustomCallFrame& frame) { return CallPython(*kept, frame); });
     if (!status.ok()) Raise(status);
   }
 
@@ -416,6 +453,7 @@ NB_MODULE(_hloc, m) {
   nb::exception<CompileError>(m, "CompileError", error);
   nb::exception<UnavailableError>(m, "BackendUnavailableError", error);
   m.attr("__version__") = Version();
+  m.def("_release_custom_call_functions", &ReleasePythonFunctions);
   m.def("backend_unavailable_reason", [](const std::string& backend) {
     return BackendUnavailableReason(Unwrap(ParseBackend(backend)));
   });

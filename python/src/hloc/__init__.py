@@ -15,6 +15,7 @@ used in place, without a copy. Results are numpy arrays over hloc's memory
 ``hloc.jax.jit`` runs JAX functions on hloc.
 """
 
+import atexit
 import json
 import os
 import threading
@@ -96,6 +97,12 @@ def _client(num_threads=0):
                 client.register_custom_call(target, call)
             _clients[num_threads] = client
         return client
+
+
+# Functions held by native code are invisible to the collector: let them go
+# at exit so cycles through them (a function whose globals hold an
+# executable compiled with it) do not outlive the interpreter.
+atexit.register(_hloc._release_custom_call_functions)
 
 
 def register_custom_call(target, fn, *, pass_backend_config=False):
