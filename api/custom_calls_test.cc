@@ -162,6 +162,30 @@ TEST(CustomCallsTest, UnknownTargetsAreCompileErrors) {
   EXPECT_FALSE(client->Compile(ModuleSource::Text(kScaleAndSum), On(Backend::kHost)).ok());
 }
 
+// Only what the root needs runs: a dead call to an unknown target is no error.
+TEST(CustomCallsTest, DeadUnknownTargetsCompile) {
+  constexpr char kDead[] = R"(
+HloModule dead
+
+ENTRY main {
+  x = f32[4] parameter(0)
+  unused = f32[4] custom-call(x), custom_call_target="nobody_registered_this"
+  ROOT n = f32[4] negate(x)
+}
+)";
+  auto client = NewClient();
+  for (Backend backend : {Backend::kHost, Backend::kInterpreter}) {
+    SCOPED_TRACE(BackendName(backend));
+    absl::StatusOr<std::shared_ptr<Executable>> exe =
+        client->Compile(ModuleSource::Text(kDead), On(backend));
+    ASSERT_TRUE(exe.ok()) << exe.status();
+    float x[4] = {1, 2, 3, 4};
+    auto out = (*exe)->Execute({*Buffer::CopyFromHost(F32, {4}, x)});
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ(static_cast<const float*>((*out)[0].data())[3], -4.0f);
+  }
+}
+
 TEST(CustomCallsTest, BadRegistrationsAreRefused) {
   auto client = NewClient();
   EXPECT_EQ(client->RegisterCustomCall("", ScaleAndSum).code(),

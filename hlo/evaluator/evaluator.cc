@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "hlo/evaluator/collectives.h"
 #include "hlo/evaluator/ops.h"
 #include "hlo/status_macros.h"
@@ -616,8 +617,21 @@ absl::StatusOr<Literal> Evaluate(const HloModule& module, absl::Span<const Liter
 
 absl::Status CheckCustomCallTargets(const HloModule& module,
                                     const CustomCallTargets* custom_calls) {
+  // Only what a computation's root needs is evaluated: a dead custom call
+  // must not fail (the program builder's rule too).
   for (const HloComputation* computation : module.computations()) {
-    for (const HloInstruction* hlo : computation->instructions()) {
+    if (computation->root() == nullptr) continue;
+    std::vector<const HloInstruction*> stack = {computation->root()};
+    absl::flat_hash_set<const HloInstruction*> live = {computation->root()};
+    while (!stack.empty()) {
+      const HloInstruction* hlo = stack.back();
+      stack.pop_back();
+      for (const HloInstruction* operand : hlo->operands()) {
+        if (live.insert(operand).second) stack.push_back(operand);
+      }
+      for (const HloInstruction* predecessor : hlo->control_predecessors()) {
+        if (live.insert(predecessor).second) stack.push_back(predecessor);
+      }
       if (hlo->opcode() != HloOpcode::kCustomCall) continue;
       const std::string& target = hlo->attrs().custom_call_target;
       if (target == "TopK" || (custom_calls != nullptr && custom_calls->Find(target))) continue;

@@ -73,9 +73,9 @@ struct EvaluatorOptions {
   const CustomCallTargets* custom_calls = nullptr;
 };
 
-// OK when every custom call in `module` is one the evaluator runs: built in
-// ("TopK") or in `custom_calls` (which may be null); else Unimplemented
-// naming the first other instruction and its target.
+// OK when every live custom call in `module` (one its computation's root
+// needs) is one the evaluator runs: built in ("TopK") or in `custom_calls`
+// (which may be null); else Unimplemented naming the instruction and target.
 absl::Status CheckCustomCallTargets(const HloModule& module, const CustomCallTargets* custom_calls);
 
 // Evaluates the entry computation of `module` on `arguments` (one per entry

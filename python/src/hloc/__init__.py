@@ -165,6 +165,7 @@ def register_custom_call(target, fn, *, pass_backend_config=False):
             out.append(array)
         return out
 
+    _client()  # The default client checks the name (ValueError) before it is kept.
     with _client_lock:
         for client in _clients.values():
             client.register_custom_call(target, call)
