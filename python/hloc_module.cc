@@ -316,8 +316,11 @@ void ReleasePythonFunctions() {
 // A read-only numpy view of a custom call's operand, valid during the call.
 nb::object OperandView(const CustomCallArray& array) {
   std::vector<size_t> shape(array.dims.begin(), array.dims.end());
+  // rv_policy::reference: a view of the memory (ownerless arrays are
+  // otherwise copied).
   return nb::cast(nb::ndarray<nb::numpy, nb::ro>(array.data, shape.size(), shape.data(),
-                                                 nb::handle(), nullptr, DlpackType(array.type)));
+                                                 nb::handle(), nullptr, DlpackType(array.type)),
+                  nb::rv_policy::reference);
 }
 
 // Copies what the Python side returned for result `j` into its buffer,

@@ -281,6 +281,20 @@ class CustomCallTest(unittest.TestCase):
         # Operands came as read-only numpy views.
         self.assertEqual(seen, [(False, np.dtype(np.int32), "2")] * 2)
 
+    def test_operands_are_views_not_copies(self):
+        # On the host, parameter n's buffer is the caller's array itself.
+        addresses = []
+
+        def record(x, n):
+            addresses.append(n.__array_interface__["data"][0])
+            return x, n.sum()
+
+        hloc.register_custom_call("py_record", record)
+        exe = hloc.compile(CUSTOM % "py_record", backend="host")
+        n = np.array([1, 2, 3], np.int32)
+        exe(np.zeros(6, np.float32), n)
+        self.assertEqual(addresses, [n.__array_interface__["data"][0]])
+
     def test_exceptions_become_hloc_errors(self):
         def broken(x, n):
             raise KeyError("no such widget")
