@@ -110,6 +110,39 @@ TEST(CustomCallsTest, RegisteredTargetRunsOnHostAndInterpreter) {
   }
 }
 
+// On two devices (arguments and results stacked) each device calls it.
+TEST(CustomCallsTest, EveryDeviceCallsTheFunction) {
+  auto client = NewClient();
+  std::atomic<int> calls{0};
+  ASSERT_TRUE(client
+                  ->RegisterCustomCall("scale_and_sum",
+                                       [&calls](const CustomCallFrame& call) {
+                                         ++calls;
+                                         return ScaleAndSum(call);
+                                       })
+                  .ok());
+  for (Backend backend : {Backend::kHost, Backend::kInterpreter}) {
+    SCOPED_TRACE(BackendName(backend));
+    CompileOptions options = On(backend);
+    options.devices = 2;
+    absl::StatusOr<std::shared_ptr<Executable>> exe =
+        client->Compile(ModuleSource::Text(kScaleAndSum), options);
+    ASSERT_TRUE(exe.ok()) << exe.status();
+    float x[16];
+    int32_t n[8] = {1, 2, 3, 4, 10, 20, 30, 40};
+    for (int i = 0; i < 16; ++i) x[i] = i % 8;
+    calls = 0;
+    absl::StatusOr<std::vector<Buffer>> out = (*exe)->Execute(
+        {*Buffer::CopyFromHost(F32, {2, 8}, x), *Buffer::CopyFromHost(S32, {2, 4}, n)});
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ(calls.load(), 2);
+    ASSERT_EQ(out->size(), 2u);
+    EXPECT_NEAR(static_cast<const float*>((*out)[0].data())[15], 7 * 3 + 1, 1e-4);
+    EXPECT_EQ(static_cast<const int32_t*>((*out)[1].data())[0], 10);
+    EXPECT_EQ(static_cast<const int32_t*>((*out)[1].data())[1], 100);
+  }
+}
+
 TEST(CustomCallsTest, HostCallIsALibraryThunkOutsideEveryFusion) {
   auto client = NewClient();
   ASSERT_TRUE(client->RegisterCustomCall("scale_and_sum", ScaleAndSum).ok());
