@@ -12,7 +12,8 @@ if [ -n "$others" ]; then
   head -20 <<<"$others"
   exit 1
 fi
-for symbol in hloc_client_create hloc_compile hloc_execute hloc_error_message hloc_buffer_wrap_host; do
+for symbol in hloc_client_create hloc_compile hloc_execute hloc_error_message hloc_buffer_wrap_host \
+    hloc_client_register_custom_call hloc_error_create; do
   grep -qx "$symbol" <<<"$exported" || { echo "FAILED: $symbol is not exported"; exit 1; }
 done
 echo "ok: $count hloc_ symbols exported, nothing else"

@@ -55,6 +55,153 @@ static void count_release(void* user) {
   ++releases;
 }
 
+/* Custom calls: "axpy" computes (a * x + y, sum(x)) with a from the
+ * backend_config; "fails" reports an error. */
+static const char kAxpy[] =
+    "HloModule axpy\n"
+    "ENTRY main {\n"
+    "  x = f32[4] parameter(0)\n"
+    "  y = f32[4] parameter(1)\n"
+    "  c = (f32[4], f32[]) custom-call(x, y), custom_call_target=\"axpy\", backend_config=\"2.5\"\n"
+    "  r = f32[4] get-tuple-element(c), index=0\n"
+    "  s = f32[] get-tuple-element(c), index=1\n"
+    "  ROOT out = (f32[4], f32[]) tuple(r, s)\n"
+    "}\n";
+
+typedef struct {
+  int calls;
+  int released;
+} axpy_state;
+
+static hloc_error* axpy(void* user_data, const hloc_custom_call_frame* frame) {
+  axpy_state* state = (axpy_state*)user_data;
+  ++state->calls;
+  if (frame->num_operands != 2 || frame->num_results != 2 ||
+      frame->operands[0].type != HLOC_F32 || frame->operands[0].rank != 1 ||
+      frame->operands[0].dims[0] != 4 || frame->results[1].rank != 0 ||
+      strcmp(frame->target, "axpy") != 0 || strcmp(frame->instruction, "c") != 0) {
+    return hloc_error_create(HLOC_ERROR_INVALID_ARGUMENT, "unexpected frame");
+  }
+  const float a = strtof(frame->backend_config, NULL);
+  const float* x = (const float*)frame->operands[0].data;
+  const float* y = (const float*)frame->operands[1].data;
+  float* r = (float*)frame->results[0].data;
+  float* s = (float*)frame->results[1].data;
+  *s = 0;
+  for (int i = 0; i < 4; ++i) {
+    r[i] = a * x[i] + y[i];
+    *s += x[i];
+  }
+  return NULL;
+}
+
+static void release_axpy(void* user_data) { ((axpy_state*)user_data)->released++; }
+
+static hloc_error* fails(void* user_data, const hloc_custom_call_frame* frame) {
+  (void)user_data;
+  (void)frame;
+  return hloc_error_create(HLOC_ERROR_RESOURCE_EXHAUSTED, "no more widgets");
+}
+
+static void test_custom_calls(void) {
+  hloc_client* client = NULL;
+  /* No compile cache: then only live executables keep a function. */
+  hloc_client_options client_options;
+  memset(&client_options, 0, sizeof(client_options));
+  client_options.struct_size = sizeof(client_options);
+  client_options.compile_cache_capacity = -1;
+  expect_ok(hloc_client_create(&client_options, &client), "custom-call client");
+  if (client == NULL) return;
+  hloc_compile_options options;
+  memset(&options, 0, sizeof(options));
+  options.struct_size = sizeof(options);
+  options.backend = HLOC_BACKEND_HOST;
+  options.allow_interpreter_ops = 1;
+  hloc_executable* exe = NULL;
+  /* Not registered yet (a function under another name does not cover it):
+   * a compile error naming the target. */
+  expect_ok(hloc_client_register_custom_call(client, "axpy_typo", fails, NULL, NULL),
+            "register another name");
+  expect_error(hloc_compile(client, kAxpy, sizeof(kAxpy) - 1, &options, &exe), HLOC_ERROR_COMPILE,
+               "\"axpy\"", "unregistered target");
+  CHECK(exe == NULL, "executable set on error");
+
+  static axpy_state state = {0, 0};
+  expect_error(hloc_client_register_custom_call(client, NULL, axpy, &state, release_axpy),
+               HLOC_ERROR_INVALID_ARGUMENT, "target", "null target");
+  CHECK(state.released == 1, "user data of a refused registration released %d", state.released);
+  expect_error(hloc_client_register_custom_call(client, "TopK", axpy, &state, release_axpy),
+               HLOC_ERROR_INVALID_ARGUMENT, "TopK", "built-in target");
+  CHECK(state.released == 2, "released %d", state.released);
+  state.released = 0;
+  expect_ok(hloc_client_register_custom_call(client, "axpy", axpy, &state, release_axpy),
+            "register axpy");
+
+  const hloc_backend backends[] = {HLOC_BACKEND_HOST, HLOC_BACKEND_INTERPRETER};
+  hloc_executable* kept = NULL; /* compiled with axpy, run after axpy is replaced */
+  for (size_t b = 0; b < 3; ++b) {
+    if (b < 2) {
+      options.backend = backends[b];
+      exe = NULL;
+      expect_ok(hloc_compile(client, kAxpy, sizeof(kAxpy) - 1, &options, &exe), "compile axpy");
+      if (exe == NULL) continue;
+    } else {
+      /* Replacing axpy leaves executables compiled with it alone. */
+      expect_ok(hloc_client_register_custom_call(client, "axpy", fails, NULL, NULL),
+                "replace axpy");
+      CHECK(state.released == 0, "axpy released while an executable holds it: %d",
+            state.released);
+      exe = kept;
+      if (exe == NULL) continue;
+    }
+    float x[4] = {1, 2, 3, 4}, y[4] = {10, 20, 30, 40};
+    const int64_t dims[1] = {4};
+    hloc_buffer* args[2] = {NULL, NULL};
+    hloc_buffer* results[2] = {NULL, NULL};
+    expect_ok(hloc_buffer_wrap_host(HLOC_F32, dims, 1, x, NULL, NULL, &args[0]), "wrap x");
+    expect_ok(hloc_buffer_wrap_host(HLOC_F32, dims, 1, y, NULL, NULL, &args[1]), "wrap y");
+    const int before = state.calls;
+    expect_ok(hloc_execute(exe, args, 2, NULL, results, 2), "run axpy");
+    CHECK(state.calls == before + 1, "axpy called %d times", state.calls - before);
+    if (results[0] != NULL && results[1] != NULL) {
+      const float* r = (const float*)hloc_buffer_data(results[0]);
+      const float s = *(const float*)hloc_buffer_data(results[1]);
+      CHECK(r[0] == 12.5f && r[3] == 50.0f && s == 10.0f, "axpy %g %g %g", r[0], r[3], s);
+    }
+    for (int i = 0; i < 2; ++i) {
+      hloc_buffer_destroy(results[i]);
+      hloc_buffer_destroy(args[i]);
+    }
+    if (b == 0) {
+      kept = exe;
+    } else {
+      hloc_executable_destroy(exe);
+    }
+  }
+  /* Replaced, and no executable holds it: its user data is released. */
+  CHECK(state.released == 1, "axpy released %d times", state.released);
+
+  /* The function's error fails the run with its code, naming the call. */
+  options.backend = HLOC_BACKEND_HOST;
+  exe = NULL;
+  expect_ok(hloc_compile(client, kAxpy, sizeof(kAxpy) - 1, &options, &exe), "compile failing");
+  if (exe != NULL) {
+    float x[4] = {0};
+    const int64_t dims[1] = {4};
+    hloc_buffer* arg = NULL;
+    hloc_buffer* results[2] = {NULL, NULL};
+    expect_ok(hloc_buffer_copy_from_host(HLOC_F32, dims, 1, x, &arg), "copy x");
+    hloc_buffer* args[2] = {arg, arg};
+    expect_error(hloc_execute(exe, args, 2, NULL, results, 2), HLOC_ERROR_RESOURCE_EXHAUSTED,
+                 "custom-call %c (target \"axpy\"): no more widgets", "failing function");
+    CHECK(results[0] == NULL && results[1] == NULL, "results set on error");
+    hloc_buffer_destroy(arg);
+    hloc_executable_destroy(exe);
+  }
+  hloc_client_destroy(client);
+  CHECK(state.released == 1, "axpy released %d times", state.released);
+}
+
 int main(void) {
   int major = -1, minor = -1;
   hloc_version(&major, &minor);
@@ -317,6 +464,8 @@ int main(void) {
       hloc_executable_destroy(four);
     }
   }
+
+  test_custom_calls();
 
   /* Buffer errors. */
   hloc_buffer* buffer = NULL;

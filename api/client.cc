@@ -80,6 +80,7 @@ ModuleSource ModuleSource::Module(const HloModule& module) {
 class ClientState {
  public:
   ClientOptions options;
+  CustomCallRegistry custom_calls;
   HostTargetContext host;
   std::mutex host_mu;  // Creates `host.kernel_compiler` once.
 
@@ -166,6 +167,10 @@ absl::StatusOr<std::shared_ptr<Client>> Client::Create(const ClientOptions& opti
   return std::shared_ptr<Client>(new Client(std::move(state)));
 }
 
+absl::Status Client::RegisterCustomCall(std::string target, CustomCallFunction function) {
+  return state_->custom_calls.Register(std::move(target), std::move(function));
+}
+
 int64_t Client::cache_hits() const {
   std::lock_guard<std::mutex> lock(state_->cache_mu);
   return state_->cache_hits;
@@ -173,9 +178,12 @@ int64_t Client::cache_hits() const {
 
 namespace {
 
-std::string CacheKey(const ModuleSource& source, const CompileOptions& options, Backend backend) {
+std::string CacheKey(const ModuleSource& source, const CompileOptions& options, Backend backend,
+                     const CustomCallTargets& custom_calls) {
   FingerprintBuilder key;
   key.Add("hloc api executable v1").Add(BackendName(backend)).Add(options.pipeline);
+  // An executable calls the functions registered when it was compiled.
+  key.Add(custom_calls.fingerprint());
   key.Add(absl::StrJoin(options.disabled_passes, ",")).Add(options.dump_dir);
   key.Add(options.allow_interpreter_ops ? 1 : 0).Add(static_cast<int64_t>(source.kind()));
   key.Add(static_cast<int64_t>(options.devices));
@@ -201,6 +209,24 @@ absl::StatusOr<std::unique_ptr<HloModule>> Load(const ModuleSource& source) {
       return source.module()->Clone();
   }
   return absl::InternalError("unknown module source");
+}
+
+// Registered targets are host functions: the cuda backend would hand them
+// to its interpreter ops, which do not call them.
+absl::Status CheckNoRegisteredCustomCalls(const HloModule& module,
+                                          const CustomCallTargets& custom_calls) {
+  for (const HloComputation* computation : module.computations()) {
+    for (const HloInstruction* hlo : computation->instructions()) {
+      if (custom_calls.FindFor(*hlo) != nullptr) {
+        return absl::UnimplementedError(absl::StrCat(
+            "instruction %", hlo->name(), " (custom-call): target \"",
+            hlo->attrs().custom_call_target,
+            "\" is a registered host function, which the host and interpreter backends call; "
+            "the cuda backend does not"));
+      }
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -233,7 +259,10 @@ absl::StatusOr<std::shared_ptr<Executable>> Client::Compile(const ModuleSource& 
     if (!loaded.ok()) return MarkCompileError(loaded.status());
     keyed = ModuleSource::Module(**loaded);
   }
-  const std::string key = CacheKey(keyed, options, backend);
+  // One snapshot for the whole compile: a registration racing with it
+  // affects later compiles only.
+  const CustomCalls custom_calls = state_->custom_calls.Snapshot();
+  const std::string key = CacheKey(keyed, options, backend, *custom_calls);
   if (std::shared_ptr<Executable> cached = state_->Lookup(key)) return cached;
 
   const auto start = std::chrono::steady_clock::now();
@@ -243,6 +272,11 @@ absl::StatusOr<std::shared_ptr<Executable>> Client::Compile(const ModuleSource& 
   if (absl::Status verified = VerifyModule(**module); !verified.ok()) {
     return MarkCompileError(absl::Status(
         verified.code(), absl::StrCat("module fails verification: ", verified.message())));
+  }
+  if (backend == Backend::kCuda && !custom_calls->empty()) {
+    if (absl::Status ok = CheckNoRegisteredCustomCalls(**module, *custom_calls); !ok.ok()) {
+      return MarkCompileError(ok);
+    }
   }
   FusionLedger ledger;
   const bool on_devices = options.devices != 1 || HasShardMap(**module);
@@ -254,7 +288,7 @@ absl::StatusOr<std::shared_ptr<Executable>> Client::Compile(const ModuleSource& 
       if (!host.ok()) return host.status();
     }
     impl = CompileForDevices(**module, backend, options, host.ok() ? &*host : nullptr,
-                             state_->options.num_threads, &ledger);
+                             state_->options.num_threads, custom_calls, &ledger);
     // Marks its compile errors itself: a device count the module does not
     // fit is the caller's option, not the module's fault.
     if (!impl.ok()) return impl.status();
@@ -264,13 +298,13 @@ absl::StatusOr<std::shared_ptr<Executable>> Client::Compile(const ModuleSource& 
   } else if (backend == Backend::kHost) {
     absl::StatusOr<HostTargetContext> host = state_->Host();
     if (!host.ok()) return host.status();
-    impl = CompileForHostTarget(**module, options, *host);
+    impl = CompileForHostTarget(**module, options, *host, custom_calls);
   } else if (backend == Backend::kCuda) {
     absl::StatusOr<std::shared_ptr<cuda::CudaDevice>> buffers_device = state_->Device(0);
     if (!buffers_device.ok()) return buffers_device.status();
     impl = CompileForCudaTarget(**module, options, *std::move(buffers_device));
   } else {
-    impl = CompileForInterpreterTarget(**module, state_->options.num_threads);
+    impl = CompileForInterpreterTarget(**module, state_->options.num_threads, custom_calls);
   }
   if (!impl.ok()) {
     // A missing GPU or memory is the machine's, not the module's.

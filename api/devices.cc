@@ -45,8 +45,9 @@ class DevicesImpl : public ExecutableImpl {
  public:
   DevicesImpl(std::unique_ptr<HloModule> module, std::unique_ptr<HostDevicesProgram> host,
               std::unique_ptr<gpu::GpuDevicesProgram> cuda, std::vector<DevicePlacement> inputs,
-              std::vector<DevicePlacement> outputs, int num_threads)
-      : module_(std::move(module)),
+              std::vector<DevicePlacement> outputs, int num_threads, CustomCalls custom_calls)
+      : custom_calls_(std::move(custom_calls)),
+        module_(std::move(module)),
         host_(std::move(host)),
         cuda_(std::move(cuda)),
         inputs_(std::move(inputs)),
@@ -79,6 +80,7 @@ class DevicesImpl : public ExecutableImpl {
       MultiDeviceOptions evaluate;
       evaluate.evaluator.num_threads = num_threads_ > 0 ? num_threads_ : 1;
       evaluate.evaluator.max_while_iterations = options.max_while_iterations;
+      evaluate.evaluator.custom_calls = custom_calls_.get();
       results = EvaluateOnDevices(*module_, arguments, evaluate);
     }
     if (!results.ok()) return results.status();
@@ -100,6 +102,7 @@ class DevicesImpl : public ExecutableImpl {
     return module_->config().replica_count * module_->config().num_partitions;
   }
 
+  CustomCalls custom_calls_;                     // Registered targets (the interpreter's).
   std::unique_ptr<HloModule> module_;            // The per-device module.
   std::unique_ptr<HostDevicesProgram> host_;     // Null: the GPUs or the interpreter.
   std::unique_ptr<gpu::GpuDevicesProgram> cuda_;  // Null: the host or the interpreter.
@@ -177,7 +180,8 @@ absl::Status Place(const HloModule& module, const ShardMapSignature* shard_map,
 
 absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileOnDevices(
     HloModule& module, Backend backend, const CompileOptions& options,
-    const HostTargetContext* host, int num_threads, FusionLedger* ledger, bool* caller_error) {
+    const HostTargetContext* host, int num_threads, CustomCalls custom_calls, FusionLedger* ledger,
+    bool* caller_error) {
   if (backend != Backend::kHost && backend != Backend::kInterpreter &&
       backend != Backend::kCuda) {
     return absl::UnimplementedError(absl::StrCat("devices=", options.devices, " on backend ",
@@ -249,6 +253,7 @@ absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileOnDevices(
     RunOnHostDevicesOptions compile;
     compile.host.compile.compiler = host->kernel_compiler;
     if (options.allow_interpreter_ops) compile.host.compile.fallback = InterpreterFallback();
+    compile.host.compile.custom_calls = custom_calls;
     const host::KernelCompilerStats before = host->kernel_compiler->stats();
     HLOC_ASSIGN_OR_RETURN(program, HostDevicesProgram::Compile(module, compile));
     const host::KernelCompilerStats after = host->kernel_compiler->stats();
@@ -275,7 +280,7 @@ absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileOnDevices(
   for (const DevicePlacement& p : outputs) result_shapes.push_back(GlobalShape(p));
   const bool tuple_result = module.entry()->root()->shape().IsTuple();
   auto impl = std::make_unique<DevicesImpl>(module.Clone(), std::move(program), std::move(gpus),
-                                            inputs, outputs, num_threads);
+                                            inputs, outputs, num_threads, custom_calls);
   for (const DevicePlacement& p : inputs) impl->parameters.push_back({p.type, p.global_dims});
   for (const DevicePlacement& p : outputs) impl->results.push_back({p.type, p.global_dims});
   impl->result_shape = tuple_result ? Shape::Tuple(result_shapes) : result_shapes[0];
@@ -294,10 +299,12 @@ absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileOnDevices(
 
 absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileForDevices(
     HloModule& module, Backend backend, const CompileOptions& options,
-    const HostTargetContext* host, int num_threads, FusionLedger* ledger) {
+    const HostTargetContext* host, int num_threads, CustomCalls custom_calls,
+    FusionLedger* ledger) {
   bool caller_error = false;
   absl::StatusOr<std::unique_ptr<ExecutableImpl>> impl =
-      CompileOnDevices(module, backend, options, host, num_threads, ledger, &caller_error);
+      CompileOnDevices(module, backend, options, host, num_threads, std::move(custom_calls), ledger,
+                       &caller_error);
   if (impl.ok() || caller_error || absl::IsFailedPrecondition(impl.status()) ||
       absl::IsResourceExhausted(impl.status())) {
     return impl;

@@ -33,6 +33,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "hlo/custom_call_targets.h"
 #include "hlo/module.h"
 #include "hlo/primitive_type.h"
 #include "hlo/shape.h"
@@ -339,6 +340,18 @@ struct ClientOptions {
   std::string disk_cache_dir;
 };
 
+// Custom-call targets the embedder implements (hlo/custom_call_targets.h):
+// `custom-call(...)`s whose custom_call_target names a registered function
+// call it with their operands' and result's array leaves (type, dimensions,
+// data; results to be written in full) and the instruction's backend_config.
+// The host backend calls it from a library-call thunk, the interpreter from
+// its evaluation; the cuda backend refuses such modules. It may run on
+// several threads at once (concurrent Executes). An error it returns fails
+// the run with its code and message, prefixed by the instruction and target.
+using CustomCallArray = ::hloc::CustomCallArray;
+using CustomCallFrame = ::hloc::CustomCallFrame;
+using CustomCallFunction = ::hloc::CustomCallFunction;
+
 class ClientState;
 
 class Client {
@@ -349,6 +362,13 @@ class Client {
   // one Executable through the cache.
   absl::StatusOr<std::shared_ptr<Executable>> Compile(const ModuleSource& source,
                                                       const CompileOptions& options = {});
+  // Registers (or replaces) the function for custom-call target `target`,
+  // for this client's later compiles; executables compiled earlier keep
+  // the function they were compiled with. Thread-safe, also while other
+  // threads compile and run. A custom call whose target is neither
+  // registered nor built into hloc ("TopK") fails the compile on the host
+  // and interpreter backends.
+  absl::Status RegisterCustomCall(std::string target, CustomCallFunction function);
   // Compile requests answered from the in-memory cache so far.
   int64_t cache_hits() const;
 

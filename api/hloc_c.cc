@@ -124,6 +124,58 @@ void FillSpec(const hloc::api::ArraySpec& from, hloc_array_spec* to) {
   std::memcpy(to, &spec, std::min(to->struct_size, sizeof(spec)));
 }
 
+absl::StatusCode StatusCodeOf(hloc_error_code code) {
+  switch (code) {
+    case HLOC_OK: return absl::StatusCode::kUnknown;  // An error object must say what failed.
+    case HLOC_ERROR_INVALID_ARGUMENT: return absl::StatusCode::kInvalidArgument;
+    case HLOC_ERROR_UNAVAILABLE: return absl::StatusCode::kFailedPrecondition;
+    case HLOC_ERROR_RESOURCE_EXHAUSTED: return absl::StatusCode::kResourceExhausted;
+    case HLOC_ERROR_UNIMPLEMENTED: return absl::StatusCode::kUnimplemented;
+    case HLOC_ERROR_COMPILE:
+    case HLOC_ERROR_INTERNAL: break;
+  }
+  return absl::StatusCode::kInternal;
+}
+
+void FillArrays(absl::Span<const hloc::api::CustomCallArray> from,
+                std::vector<hloc_custom_call_array>* to) {
+  to->reserve(from.size());
+  for (const hloc::api::CustomCallArray& array : from) {
+    hloc_custom_call_array c;
+    c.struct_size = sizeof(c);
+    c.type = static_cast<hloc_element_type>(array.type);
+    c.rank = array.dims.size();
+    c.dims = array.dims.data();
+    c.data = array.data;
+    to->push_back(c);
+  }
+}
+
+// Calls a C function for a frame; its error object becomes the status.
+absl::Status CallCustomCallFunction(hloc_custom_call_function function, void* user_data,
+                                    const hloc::api::CustomCallFrame& frame) {
+  const std::string target(frame.target), instruction(frame.instruction),
+      config(frame.backend_config);
+  std::vector<hloc_custom_call_array> operands, results;
+  FillArrays(frame.operands, &operands);
+  FillArrays(frame.results, &results);
+  hloc_custom_call_frame c;
+  c.struct_size = sizeof(c);
+  c.target = target.c_str();
+  c.instruction = instruction.c_str();
+  c.backend_config = config.c_str();
+  c.backend_config_size = config.size();
+  c.operands = operands.data();
+  c.num_operands = operands.size();
+  c.results = results.data();
+  c.num_results = results.size();
+  hloc_error* error = function(user_data, &c);
+  if (error == nullptr) return absl::OkStatus();
+  absl::Status status(StatusCodeOf(error->code), error->message);
+  delete error;
+  return status;
+}
+
 }  // namespace
 
 extern "C" {
@@ -144,6 +196,41 @@ const char* hloc_error_message(const hloc_error* error) {
 }
 
 void hloc_error_destroy(hloc_error* error) { delete error; }
+
+hloc_error* hloc_error_create(hloc_error_code code, const char* message) {
+  return Guard([&]() -> hloc_error* {
+    return MakeError(code, message == nullptr ? std::string() : std::string(message));
+  });
+}
+
+hloc_error* hloc_client_register_custom_call(hloc_client* client, const char* target,
+                                             hloc_custom_call_function function, void* user_data,
+                                             void (*release)(void* user_data)) {
+  // From here on the user data is ours: released when the last function
+  // copy goes, or at once if registration fails.
+  std::shared_ptr<void> user;
+  hloc_error* guarded = Guard([&]() -> hloc_error* {
+    user = std::shared_ptr<void>(user_data, [release](void* data) {
+      if (release != nullptr) release(data);
+    });
+    return nullptr;
+  });
+  if (guarded != nullptr) {
+    if (release != nullptr) release(user_data);
+    return guarded;
+  }
+  return Guard([&]() -> hloc_error* {
+    if (client == nullptr) return NullArgument("hloc_client_register_custom_call", "client");
+    if (target == nullptr) return NullArgument("hloc_client_register_custom_call", "target");
+    if (function == nullptr) {
+      return NullArgument("hloc_client_register_custom_call", "function");
+    }
+    return FromStatus(client->client->RegisterCustomCall(
+        target, [function, user = std::move(user)](const hloc::api::CustomCallFrame& frame) {
+          return CallCustomCallFunction(function, user.get(), frame);
+        }));
+  });
+}
 
 hloc_error* hloc_client_create(const hloc_client_options* options, hloc_client** client) {
   return Guard([&]() -> hloc_error* {

@@ -29,11 +29,13 @@ extern "C" {
 #endif
 
 #define HLOC_C_API_MAJOR 0
-#define HLOC_C_API_MINOR 3
+#define HLOC_C_API_MINOR 4
 /* 2: hloc_compile_options.devices, hloc_stats.devices.
  * 3: device buffers (hloc_buffer_allocate_device, ..._copy_to_device,
  *    ..._to_host, ..._copy_to_host, ..._location, ..._device_pointer) and
- *    hloc_execute_options.results. */
+ *    hloc_execute_options.results.
+ * 4: custom-call targets implemented by the caller
+ *    (hloc_client_register_custom_call) and hloc_error_create. */
 
 typedef struct hloc_error hloc_error;
 typedef struct hloc_client hloc_client;
@@ -85,6 +87,9 @@ hloc_error_code hloc_error_get_code(const hloc_error* error);
 /* Valid until the error is destroyed. */
 const char* hloc_error_message(const hloc_error* error);
 void hloc_error_destroy(hloc_error* error);
+/* A new error (for a custom-call function to return); `message` is copied
+ * (NULL: empty). NULL only when out of memory. */
+hloc_error* hloc_error_create(hloc_error_code code, const char* message);
 
 typedef struct {
   size_t struct_size;
@@ -205,6 +210,55 @@ typedef struct {
   int64_t max_while_iterations;    /* 0: no limit */
   hloc_result_location results;    /* where hloc_execute puts results (minor 3) */
 } hloc_execute_options;
+
+/* Custom-call targets the caller implements (minor 4). A module's
+ * `custom-call(...)` whose custom_call_target is a registered name calls
+ * the function with its operands' and result's array leaves (depth-first,
+ * dense, row-major): the function reads the operands and writes every
+ * element of every result. The host backend calls it from the compiled
+ * program, the interpreter from its evaluation; the cuda backend refuses
+ * such modules (HLOC_ERROR_COMPILE). It may be called from several threads
+ * at once (concurrent hloc_execute calls).
+ *
+ * It returns NULL on success, or an error (hloc_error_create), which hloc
+ * takes over: the run fails with its code and its message prefixed by the
+ * instruction and target ("custom-call %c (target \"my_op\"): ...").
+ *
+ * A custom call whose target is neither registered nor built into hloc
+ * ("TopK") fails the compile (HLOC_ERROR_COMPILE) on the host and
+ * interpreter backends. */
+typedef struct {
+  size_t struct_size;
+  hloc_element_type type;
+  size_t rank;
+  const int64_t* dims;
+  void* data; /* operands: read only */
+} hloc_custom_call_array;
+
+typedef struct {
+  size_t struct_size;
+  const char* target;      /* custom_call_target */
+  const char* instruction; /* the instruction's name, without '%' */
+  const char* backend_config; /* the instruction's opaque config, as written ("" if none) */
+  size_t backend_config_size;
+  const hloc_custom_call_array* operands;
+  size_t num_operands;
+  const hloc_custom_call_array* results;
+  size_t num_results;
+} hloc_custom_call_frame;
+
+/* Everything the frame points to is valid during the call only. */
+typedef hloc_error* (*hloc_custom_call_function)(void* user_data,
+                                                 const hloc_custom_call_frame* frame);
+
+/* Registers (or replaces) `function` for target `target` on `client`, for
+ * its later compiles; executables compiled earlier keep the function they
+ * were compiled with. Thread-safe, also while others compile and run.
+ * `release(user_data)` (may be NULL) runs once no client or executable can
+ * call the function any more. On error `release` has already run. */
+hloc_error* hloc_client_register_custom_call(hloc_client* client, const char* target,
+                                             hloc_custom_call_function function,
+                                             void* user_data, void (*release)(void* user_data));
 
 /* Runs once; thread-safe. `results` has room for num_results handles, each
  * set to a new buffer the caller destroys. */

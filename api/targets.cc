@@ -155,8 +155,10 @@ class HostImpl : public ExecutableImpl {
 
 class InterpreterImpl : public ExecutableImpl {
  public:
-  InterpreterImpl(std::unique_ptr<HloModule> module, int num_threads)
-      : module_(std::move(module)), num_threads_(num_threads) {}
+  InterpreterImpl(std::unique_ptr<HloModule> module, int num_threads, CustomCalls custom_calls)
+      : module_(std::move(module)),
+        num_threads_(num_threads),
+        custom_calls_(std::move(custom_calls)) {}
 
   absl::Status Run(absl::Span<const void* const> parameters, absl::Span<void* const> outputs,
                    const ExecuteOptions& options) const override {
@@ -178,6 +180,7 @@ class InterpreterImpl : public ExecutableImpl {
     EvaluatorOptions evaluator;
     evaluator.num_threads = num_threads_;
     evaluator.max_while_iterations = options.max_while_iterations;
+    evaluator.custom_calls = custom_calls_.get();
     HLOC_ASSIGN_OR_RETURN(Literal result, Evaluate(*module_, arguments, evaluator));
     std::vector<Literal*> leaves;
     CollectLeaves(&result, &leaves);
@@ -201,6 +204,7 @@ class InterpreterImpl : public ExecutableImpl {
  private:
   std::unique_ptr<HloModule> module_;
   int num_threads_;
+  CustomCalls custom_calls_;
 };
 
 class CudaImpl : public ExecutableImpl {
@@ -252,9 +256,11 @@ class CudaImpl : public ExecutableImpl {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileForHostTarget(
-    const HloModule& optimized, const CompileOptions& options, const HostTargetContext& context) {
+    const HloModule& optimized, const CompileOptions& options, const HostTargetContext& context,
+    CustomCalls custom_calls) {
   host::HostCompileOptions compile;
   compile.compiler = context.kernel_compiler;
+  compile.custom_calls = std::move(custom_calls);
   if (options.allow_interpreter_ops) compile.fallback = InterpreterFallback();
   const host::KernelCompilerStats before = context.kernel_compiler->stats();
   HLOC_ASSIGN_OR_RETURN(std::unique_ptr<host::HostProgram> program,
@@ -281,8 +287,10 @@ absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileForHostTarget(
 }
 
 absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileForInterpreterTarget(
-    const HloModule& module, int num_threads) {
-  auto impl = std::make_unique<InterpreterImpl>(module.Clone(), num_threads);
+    const HloModule& module, int num_threads, CustomCalls custom_calls) {
+  HLOC_RETURN_IF_ERROR(CheckCustomCallTargets(module, custom_calls.get()));
+  auto impl = std::make_unique<InterpreterImpl>(module.Clone(), num_threads,
+                                                std::move(custom_calls));
   impl->stats.backend = Backend::kInterpreter;
   impl->report = "every op runs on the reference interpreter\n";
   return impl;

@@ -11,6 +11,7 @@
 #include "api/api_internal.h"
 #include "api/hloc.h"
 #include "backend/host/kernel_compiler.h"
+#include "hlo/custom_call_targets.h"
 #include "hlo/module.h"
 #include "passes/fusion/fusion_ledger.h"
 #include "runtime/thread_pool.h"
@@ -36,10 +37,16 @@ struct HostTargetContext {
   std::shared_ptr<host::KernelCompiler> kernel_compiler;
 };
 
+// Custom-call targets a compile sees: the client's registry's snapshot
+// taken when the compile started (its fingerprint is in the cache key).
+using CustomCalls = std::shared_ptr<const CustomCallTargets>;
+
 absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileForHostTarget(
-    const HloModule& optimized, const CompileOptions& options, const HostTargetContext& context);
+    const HloModule& optimized, const CompileOptions& options, const HostTargetContext& context,
+    CustomCalls custom_calls);
+// Fails now for a custom call whose target the interpreter lacks.
 absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileForInterpreterTarget(
-    const HloModule& module, int num_threads);
+    const HloModule& module, int num_threads, CustomCalls custom_calls);
 // `buffers_device`: the client's handle on the device, which device results
 // are allocated and copied through (its own stream, so copies of results
 // never land on the stream a run is capturing into a CUDA graph).
@@ -55,7 +62,8 @@ absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileForCudaTarget(
 // (InvalidArgument) and the machine's (FailedPrecondition, ResourceExhausted).
 absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileForDevices(
     HloModule& module, Backend backend, const CompileOptions& options,
-    const HostTargetContext* host, int num_threads, FusionLedger* ledger);
+    const HostTargetContext* host, int num_threads, CustomCalls custom_calls,
+    FusionLedger* ledger);
 
 // parameters/results/result_shape of `impl` from the module's entry.
 void DescribeEntry(const HloModule& module, ExecutableImpl* impl);

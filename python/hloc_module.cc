@@ -4,7 +4,9 @@
 // numpy, the buffer protocol, __dlpack__ producers on the CPU), results out
 // as numpy arrays owning hloc's memory, the GIL released while compiling and
 // running, statuses turned into exceptions.
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -268,6 +270,133 @@ class PyExecutable {
   std::shared_ptr<Executable> executable_;
 };
 
+// A Python custom-call function kept by C++ code (registries, compiled
+// thunks), which may drop it without the GIL (an executable destroyed on
+// another thread). Python's collector cannot see these references, so a
+// function whose globals hold an executable that holds the function is a
+// cycle nothing frees; at exit (ReleasePythonFunctions, from atexit) every
+// kept function is let go, and later calls fail instead.
+struct PythonFunction {
+  PyObject* object = nullptr;  // Null once released; read and written with the GIL.
+  ~PythonFunction() {
+    if (object == nullptr || !Py_IsInitialized()) return;
+    nb::gil_scoped_acquire gil;
+    Py_DECREF(object);
+  }
+};
+
+// Every PythonFunction alive; touched with the GIL only.
+std::vector<std::weak_ptr<PythonFunction>>& PythonFunctions() {
+  static auto* functions = new std::vector<std::weak_ptr<PythonFunction>>();
+  return *functions;
+}
+
+std::shared_ptr<PythonFunction> KeepPythonFunction(nb::handle callable) {
+  auto kept = std::make_shared<PythonFunction>();
+  kept->object = callable.inc_ref().ptr();
+  auto& all = PythonFunctions();
+  all.erase(std::remove_if(all.begin(), all.end(),
+                           [](const std::weak_ptr<PythonFunction>& f) { return f.expired(); }),
+            all.end());
+  all.push_back(kept);
+  return kept;
+}
+
+void ReleasePythonFunctions() {
+  for (const std::weak_ptr<PythonFunction>& weak : PythonFunctions()) {
+    if (std::shared_ptr<PythonFunction> function = weak.lock()) {
+      PyObject* object = function->object;
+      function->object = nullptr;
+      Py_XDECREF(object);
+    }
+  }
+  PythonFunctions().clear();
+}
+
+// A read-only numpy view of a custom call's operand, valid during the call.
+nb::object OperandView(const CustomCallArray& array) {
+  std::vector<size_t> shape(array.dims.begin(), array.dims.end());
+  // rv_policy::reference: a view of the memory (ownerless arrays are
+  // otherwise copied).
+  return nb::cast(nb::ndarray<nb::numpy, nb::ro>(array.data, shape.size(), shape.data(),
+                                                 nb::handle(), nullptr, DlpackType(array.type)),
+                  nb::rv_policy::reference);
+}
+
+// Copies what the Python side returned for result `j` into its buffer,
+// after checking it is a C-contiguous CPU array of the result's dtype and
+// shape (the Python side converts what it can first).
+absl::Status CopyResult(size_t j, nb::handle value, const CustomCallArray& result) {
+  AnyArray array;
+  if (!nb::try_cast<AnyArray>(value, array) || array.device_type() != nb::device::cpu::value) {
+    return absl::UnknownError(absl::StrCat("result ", j, " is not a CPU array"));
+  }
+  bool same = array.dtype() == DlpackType(result.type) && array.ndim() == result.dims.size();
+  int64_t stride = 1;
+  for (size_t d = array.ndim(); same && d-- > 0;) {
+    same = static_cast<int64_t>(array.shape(d)) == result.dims[d] &&
+           (result.dims[d] == 1 || array.stride(d) == stride);
+    stride *= result.dims[d];
+  }
+  if (!same) {
+    ArraySpec spec{result.type, {result.dims.begin(), result.dims.end()}};
+    return absl::UnknownError(absl::StrCat(
+        "result ", j, " does not match ", spec.ToString(), " (or is not C-contiguous)"));
+  }
+  if (result.byte_size() > 0) std::memcpy(result.data, array.data(), result.byte_size());
+  return absl::OkStatus();
+}
+
+// Runs a Python custom-call function: `call(operands, operand_types,
+// backend_config, result_specs)`
+// (python/src/hloc/__init__.py wraps the user's function) returns one
+// array per result. Called on whatever thread runs the executable, with
+// the GIL released by the run: it takes the GIL here. A Python exception
+// becomes the status, never a crash.
+absl::Status CallPython(const PythonFunction& call, const CustomCallFrame& frame) {
+  if (!Py_IsInitialized()) return absl::UnknownError("the Python interpreter is gone");
+  nb::gil_scoped_acquire gil;
+  if (call.object == nullptr) {
+    return absl::UnknownError("the Python function was released at interpreter exit");
+  }
+  try {
+    nb::list operands, operand_types, specs;
+    for (const CustomCallArray& operand : frame.operands) {
+      operands.append(OperandView(operand));
+      operand_types.append(std::string(PrimitiveTypeName(operand.type)));
+    }
+    for (const CustomCallArray& result : frame.results) {
+      specs.append(nb::make_tuple(std::string(PrimitiveTypeName(result.type)),
+                                  std::vector<int64_t>(result.dims.begin(), result.dims.end())));
+    }
+    nb::object returned = nb::handle(call.object)(
+        operands, operand_types, std::string(frame.backend_config), specs);
+    nb::sequence values = nb::cast<nb::sequence>(returned);
+    if (nb::len(values) != frame.results.size()) {
+      return absl::UnknownError(absl::StrCat("the function returned ", nb::len(values),
+                                                     " arrays for ", frame.results.size(),
+                                                     " results"));
+    }
+    for (size_t j = 0; j < frame.results.size(); ++j) {
+      if (absl::Status ok = CopyResult(j, values[j], frame.results[j]); !ok.ok()) return ok;
+    }
+    return absl::OkStatus();
+  } catch (nb::python_error& e) {
+    // python_error has taken the exception out of the interpreter; the run
+    // reports it by type and text ("ValueError: ...").
+    std::string message;
+    try {
+      message = absl::StrCat(nb::cast<std::string>(e.type().attr("__name__")), ": ",
+                             nb::cast<std::string>(nb::str(e.value())));
+    } catch (...) {
+      message = e.what();
+    }
+    return absl::UnknownError(absl::StrCat("the Python function raised ", message));
+  } catch (const std::exception& e) {
+    return absl::UnknownError(absl::StrCat("Python function failed: ", e.what()));
+  }
+}
+
 class PyClient {
  public:
   PyClient(int num_threads, int cache_capacity, std::string disk_cache_dir) {
@@ -303,6 +432,15 @@ class PyClient {
 
   int64_t cache_hits() const { return client_->cache_hits(); }
 
+  // `call(operands, operand_types, backend_config, result_specs) -> [arrays]`
+  // (see CallPython).
+  void RegisterCustomCall(const std::string& target, nb::callable call) {
+    std::shared_ptr<PythonFunction> kept = KeepPythonFunction(call);
+    absl::Status status = client_->RegisterCustomCall(
+        target, [kept](const CustomCallFrame& frame) { return CallPython(*kept, frame); });
+    if (!status.ok()) Raise(status);
+  }
+
  private:
   std::shared_ptr<Client> client_;
 };
@@ -318,6 +456,7 @@ NB_MODULE(_hloc, m) {
   nb::exception<CompileError>(m, "CompileError", error);
   nb::exception<UnavailableError>(m, "BackendUnavailableError", error);
   m.attr("__version__") = Version();
+  m.def("_release_custom_call_functions", &ReleasePythonFunctions);
   m.def("backend_unavailable_reason", [](const std::string& backend) {
     return BackendUnavailableReason(Unwrap(ParseBackend(backend)));
   });
@@ -367,5 +506,7 @@ NB_MODULE(_hloc, m) {
            nb::arg("backend"), nb::arg("pipeline"), nb::arg("disabled_passes"),
            nb::arg("dump_dir"), nb::arg("allow_interpreter_ops"),
            nb::arg("devices") = 1)
+      .def("register_custom_call", &PyClient::RegisterCustomCall, nb::arg("target"),
+           nb::arg("call"))
       .def_prop_ro("cache_hits", &PyClient::cache_hits);
 }

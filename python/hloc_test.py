@@ -240,6 +240,138 @@ class DeviceArrayTest(unittest.TestCase):
         np.testing.assert_array_equal(exe(x, x)[0], 2 * x)
 
 
+# The custom call's operands are a producer's result (fused on the host) and a
+# parameter; its result is a tuple.
+CUSTOM = """
+HloModule custom
+
+ENTRY main {
+  x = f32[6] parameter(0)
+  n = s32[3] parameter(1)
+  e = f32[6] exponential(x)
+  l = f32[6] log(e)
+  c = (f32[6], s32[]) custom-call(l, n), custom_call_target="%s", backend_config="2"
+  a = f32[6] get-tuple-element(c), index=0
+  s = s32[] get-tuple-element(c), index=1
+  ROOT out = (f32[6], s32[]) tuple(a, s)
+}
+"""
+
+
+class CustomCallTest(unittest.TestCase):
+    def run_custom(self, target, backend):
+        exe = hloc.compile(CUSTOM % target, backend=backend)
+        x = np.arange(6, dtype=np.float32)
+        n = np.array([1, 2, 3], np.int32)
+        return exe(x, n)
+
+    def test_registered_function_on_host_and_interpreter(self):
+        seen = []
+
+        def scale_and_sum(x, n, backend_config):
+            seen.append((x.flags.writeable, n.dtype, backend_config))
+            return x * float(backend_config), n.sum()
+
+        hloc.register_custom_call("py_scale_and_sum", scale_and_sum, pass_backend_config=True)
+        for backend in ["host", "interpreter"]:
+            a, s = self.run_custom("py_scale_and_sum", backend)
+            np.testing.assert_allclose(a, np.arange(6, dtype=np.float32) * 2, rtol=1e-5)
+            self.assertEqual(a.dtype, np.float32)
+            self.assertEqual(int(s), 6)
+        # Operands came as read-only numpy views.
+        self.assertEqual(seen, [(False, np.dtype(np.int32), "2")] * 2)
+
+    def test_operands_are_views_not_copies(self):
+        # On the host, parameter n's buffer is the caller's array itself.
+        addresses = []
+
+        def record(x, n):
+            addresses.append(n.__array_interface__["data"][0])
+            return x, n.sum()
+
+        hloc.register_custom_call("py_record", record)
+        exe = hloc.compile(CUSTOM % "py_record", backend="host")
+        n = np.array([1, 2, 3], np.int32)
+        exe(np.zeros(6, np.float32), n)
+        self.assertEqual(addresses, [n.__array_interface__["data"][0]])
+
+    def test_exceptions_become_hloc_errors(self):
+        def broken(x, n):
+            raise KeyError("no such widget")
+
+        hloc.register_custom_call("py_broken", broken)
+        for backend in ["host", "interpreter"]:
+            with self.assertRaises(hloc.Error) as caught:
+                self.run_custom("py_broken", backend)
+            message = str(caught.exception)
+            self.assertIn('custom-call %c (target "py_broken")', message)
+            self.assertIn("KeyError", message)
+            self.assertIn("no such widget", message)
+
+    def test_wrong_results_are_errors(self):
+        hloc.register_custom_call("py_one_result", lambda x, n: x)
+        hloc.register_custom_call("py_bad_shape",
+                                  lambda x, n: (np.zeros(5, np.float32), np.int32(0)))
+        hloc.register_custom_call("py_bad_kind",
+                                  lambda x, n: (np.zeros(6, np.complex64), np.int32(0)))
+        for target, part in [("py_one_result", "tuple of 2 arrays"),
+                             ("py_bad_shape", "shape (5,)"),
+                             ("py_bad_kind", "complex64")]:
+            with self.assertRaises(hloc.Error) as caught:
+                self.run_custom(target, "host")
+            self.assertIn(part, str(caught.exception))
+
+    def test_unknown_target_and_bad_registrations(self):
+        with self.assertRaises(hloc.CompileError) as caught:
+            hloc.compile(CUSTOM % "py_never_registered", backend="host")
+        self.assertIn('"py_never_registered"', str(caught.exception))
+        with self.assertRaises(ValueError):
+            hloc.register_custom_call("", lambda: None)
+        with self.assertRaises(TypeError):
+            hloc.register_custom_call("py_x", 42)
+        with self.assertRaises(ValueError):
+            hloc.register_custom_call("TopK", lambda x: x)
+
+    def test_reregistering_compiles_anew(self):
+        hloc.register_custom_call("py_version", lambda x, n: (x + 1, n.sum()))
+        first = hloc.compile(CUSTOM % "py_version", backend="host")
+        hloc.register_custom_call("py_version", lambda x, n: (x + 2, n.sum()))
+        second = hloc.compile(CUSTOM % "py_version", backend="host")
+        self.assertNotEqual(first.fingerprint, second.fingerprint)
+        x = np.zeros(6, np.float32)
+        n = np.zeros(3, np.int32)
+        self.assertEqual(float(first(x, n)[0][0]), 1.0)
+        self.assertEqual(float(second(x, n)[0][0]), 2.0)
+
+    def test_threads_call_back_into_python(self):
+        calls = []
+        lock = threading.Lock()
+
+        def counted(x, n):
+            with lock:
+                calls.append(1)
+            return x, n.sum()
+
+        hloc.register_custom_call("py_counted", counted)
+        exe = hloc.compile(CUSTOM % "py_counted", backend="host")
+        errors = []
+
+        def work():
+            x = np.arange(6, dtype=np.float32)
+            for _ in range(20):
+                a, s = exe(x, np.ones(3, np.int32))
+                if not np.allclose(a, x, rtol=1e-5) or int(s) != 3:
+                    errors.append((a, s))
+
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+        self.assertEqual(len(calls), 80)
+
+
 class ThreadTest(unittest.TestCase):
     def test_eight_threads_share_one_executable(self):
         module = """

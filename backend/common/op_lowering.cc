@@ -42,8 +42,10 @@ Path PathOf(const HloInstruction& hlo, Target target) {
   }
   if (IsAsyncOrCommunication(hlo.opcode())) return Path::kUnsupported;
   if (hlo.opcode() == HloOpcode::kCustomCall) {
-    if (hlo.attrs().custom_call_target != "TopK") return Path::kInterpreter;
-    return target == Target::kHost ? Path::kLibrary : Path::kKernel;
+    // On the host every target is a library call: TopK's routine or a
+    // function the embedder registered (hlo/custom_call_targets.h).
+    if (target == Target::kHost) return Path::kLibrary;
+    return hlo.attrs().custom_call_target == "TopK" ? Path::kKernel : Path::kInterpreter;
   }
   for (const Row& row : kRows) {
     if (row.op == hlo.opcode()) return target == Target::kHost ? row.host : row.cuda;

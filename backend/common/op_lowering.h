@@ -7,7 +7,9 @@
 //   sort, topk, custom-call "TopK", scatter    library             kernel
 //   fft, cholesky, triangular-solve,
 //     select-and-scatter                       kernel              interpreter
-//   rng, rng-bit-generator, other custom calls interpreter         interpreter
+//   other custom calls                         library (registered interpreter
+//                                                targets; else error)
+//   rng, rng-bit-generator                     interpreter         interpreter
 //   all-reduce, all-gather, collective-
 //     permute (and their -start forms),
 //     reduce-scatter, all-to-all, ragged-
@@ -19,7 +21,8 @@
 //   every other op                             kernel              kernel
 //
 // "library": the target's library routines (oneDNN, the host's sort/top-k/
-// scatter/gemm routines) first; "kernel": a generated kernel for the op
+// scatter/gemm routines, functions an embedder registered for custom-call
+// targets: hlo/custom_call_targets.h) first; "kernel": a generated kernel for the op
 // alone. An op whose paths all decline it runs in the interpreter (an
 // interpreter op, reported with the reason), or is a compile error where the
 // target has no interpreter. "collective": a communicator thunk

@@ -21,6 +21,7 @@
 #include "backend/common/program_report.h"
 #include "backend/host/kernel_compiler.h"
 #include "backend/llvm/array_leaves.h"
+#include "hlo/custom_call_targets.h"
 #include "hlo/literal.h"
 #include "hlo/module.h"
 #include "runtime/communicator.h"
@@ -57,6 +58,10 @@ struct HostCompileOptions {
   // partition-id call (runtime/communicator.h); unset: a one-device
   // SelfCommunicator (every group must be that device alone).
   std::shared_ptr<runtime::Communicator> communicator;
+  // Custom-call targets the embedder registered: each call to one is a
+  // library call running its function. A custom call whose target is
+  // neither these nor built in ("TopK") is a compile error.
+  std::shared_ptr<const CustomCallTargets> custom_calls;
 };
 
 // What the compiler did, for reports and tests: the program builder's

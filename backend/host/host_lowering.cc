@@ -43,6 +43,9 @@ absl::StatusOr<bool> HostLowering::EmitLibraryCall(backend::ProgramBuilder& buil
                                                    const HloInstruction& hlo,
                                                    backend::ThunkList* out) {
   const HloOpcode op = hlo.opcode();
+  if (op == HloOpcode::kCustomCall && hlo.attrs().custom_call_target != "TopK") {
+    return EmitRegisteredCustomCall(builder, hlo, out);
+  }
   if (op == HloOpcode::kCall || op == HloOpcode::kDot || op == HloOpcode::kConvolution) {
     HLOC_ASSIGN_OR_RETURN(bool done, EmitOneDnnCall(builder, hlo, out));
     if (done || op == HloOpcode::kCall) return done;
@@ -51,6 +54,29 @@ absl::StatusOr<bool> HostLowering::EmitLibraryCall(backend::ProgramBuilder& buil
                         MakeLibraryCall(hlo, compiler_));
   if (!routine.has_value()) return false;
   AddLibraryThunk(builder, hlo, *std::move(routine), "", out);
+  return true;
+}
+
+absl::StatusOr<bool> HostLowering::EmitRegisteredCustomCall(backend::ProgramBuilder& builder,
+                                                            const HloInstruction& hlo,
+                                                            backend::ThunkList* out) {
+  std::shared_ptr<const CustomCallHandler> handler;
+  if (options_.custom_calls != nullptr) handler = options_.custom_calls->FindFor(hlo);
+  if (handler == nullptr) {
+    // The interpreter knows no other target either: fail now, not at run time.
+    return absl::UnimplementedError(absl::StrCat(
+        "instruction %", hlo.name(), " (custom-call): custom-call target \"",
+        hlo.attrs().custom_call_target,
+        "\" is not built into hloc and no function is registered for it"));
+  }
+  // The program owns the module, so `hlo` outlives the thunk.
+  const HloInstruction* instruction = &hlo;
+  AddLibraryThunk(
+      builder, hlo,
+      [handler, instruction](absl::Span<void* const> buffers, runtime::ThreadPool*) {
+        return CallCustomCallHandler(*handler, *instruction, buffers);
+      },
+      absl::StrCat("custom-call:", handler->target), out);
   return true;
 }
 

@@ -4,7 +4,8 @@
 //   kernel          KernelCompiler (ORC JIT) -> KernelThunk over work items
 //   library call    oneDNN for composite gemm/conv calls, dots and
 //                   convolutions (onednn_library.h); host routines for
-//                   sort, top-k, scatter and f32/f64 dots (library_calls.h)
+//                   sort, top-k, scatter and f32/f64 dots (library_calls.h);
+//                   registered custom-call targets (hlo/custom_call_targets.h)
 //                   -> LibraryCallThunk
 //   collective      CollectiveThunk on the options' communicator
 //   copy, loop,     CopyThunk, WhileThunk, ConditionalThunk
@@ -59,6 +60,11 @@ class HostLowering : public HostLoweringBase {
   // with the reason in the report, when oneDNN does not take it.
   absl::StatusOr<bool> EmitOneDnnCall(backend::ProgramBuilder& builder, const HloInstruction& hlo,
                                       backend::ThunkList* out);
+  // A library call running the function registered for `hlo`'s target;
+  // Unimplemented when none is.
+  absl::StatusOr<bool> EmitRegisteredCustomCall(backend::ProgramBuilder& builder,
+                                                const HloInstruction& hlo,
+                                                backend::ThunkList* out);
   void AddLibraryThunk(backend::ProgramBuilder& builder, const HloInstruction& hlo,
                        runtime::LibraryCallThunk::Function function, absl::string_view label,
                        backend::ThunkList* out);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "hlo/evaluator/collectives.h"
 #include "hlo/evaluator/ops.h"
 #include "hlo/status_macros.h"
@@ -124,6 +125,9 @@ class Evaluator : public EvalContext {
   absl::StatusOr<Value> EvalWhile(const HloInstruction& hlo, const Value& init);
   absl::StatusOr<Value> EvalConditional(const HloInstruction& hlo, const std::vector<Value*>& ops);
   absl::StatusOr<Value> EvalAsyncStart(const HloInstruction& hlo, const std::vector<Value*>& ops);
+  absl::StatusOr<Value> EvalRegisteredCustomCall(const CustomCallHandler& handler,
+                                                 const HloInstruction& hlo,
+                                                 const std::vector<Value*>& ops);
 
   EvaluatorOptions options_;
   int threads_ = 1;
@@ -319,6 +323,50 @@ absl::StatusOr<Value> Evaluator::EvalAsyncStart(const HloInstruction& hlo,
   return v;
 }
 
+namespace {
+
+void AppendLeafPointers(const Value& value, std::vector<void*>* out) {
+  if (value.is_tuple()) {
+    for (const Value& element : *value.tuple) AppendLeafPointers(element, out);
+  } else if (value.array && value.array->shape().IsArray()) {
+    // The function reads operands only (custom_call_targets.h).
+    out->push_back(const_cast<uint8_t*>(value.array->raw()));
+  }
+}
+
+absl::StatusOr<Literal> NewResultLiteral(const Shape& shape) {
+  if (!shape.IsTuple()) return Literal::Create(shape);
+  std::vector<Literal> elements;
+  for (const Shape& element : shape.tuple_shapes()) {
+    HLOC_ASSIGN_OR_RETURN(Literal literal, NewResultLiteral(element));
+    elements.push_back(std::move(literal));
+  }
+  return Literal::Tuple(std::move(elements));
+}
+
+void AppendMutableLeafPointers(Literal* literal, std::vector<void*>* out) {
+  if (literal->shape().IsTuple()) {
+    for (Literal& element : *literal->mutable_tuple_elements()) {
+      AppendMutableLeafPointers(&element, out);
+    }
+  } else if (literal->shape().IsArray()) {
+    out->push_back(literal->mutable_raw());
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<Value> Evaluator::EvalRegisteredCustomCall(const CustomCallHandler& handler,
+                                                          const HloInstruction& hlo,
+                                                          const std::vector<Value*>& ops) {
+  std::vector<void*> buffers;
+  for (const Value* op : ops) AppendLeafPointers(*op, &buffers);
+  HLOC_ASSIGN_OR_RETURN(Literal result, NewResultLiteral(hlo.shape()));
+  AppendMutableLeafPointers(&result, &buffers);
+  HLOC_RETURN_IF_ERROR(CallCustomCallHandler(handler, hlo, buffers));
+  return Own(std::move(result));
+}
+
 absl::StatusOr<Value> Evaluator::EvalInstruction(const HloInstruction& hlo,
                                                  const std::vector<Value*>& ops,
                                                  const std::vector<Value>& args) {
@@ -415,8 +463,13 @@ absl::StatusOr<Value> Evaluator::EvalInstruction(const HloInstruction& hlo,
                                                      /*largest=*/true));
         return Own(std::move(r));
       }
+      if (options_.custom_calls != nullptr) {
+        if (auto handler = options_.custom_calls->FindFor(hlo)) {
+          return EvalRegisteredCustomCall(*handler, hlo, ops);
+        }
+      }
       return InstructionUnimplemented(hlo, "custom-call target \"", hlo.attrs().custom_call_target,
-                                      "\" is not known to the evaluator");
+                                      "\" is not known to the evaluator and not registered");
     default:
       break;
   }
@@ -560,6 +613,33 @@ absl::StatusOr<Literal> Evaluate(const HloModule& module, absl::Span<const Liter
   std::vector<const Literal*> args;
   for (const Literal& a : arguments) args.push_back(&a);
   return EvaluateComputation(*module.entry(), args, options);
+}
+
+absl::Status CheckCustomCallTargets(const HloModule& module,
+                                    const CustomCallTargets* custom_calls) {
+  // Only what a computation's root needs is evaluated: a dead custom call
+  // must not fail (the program builder's rule too).
+  for (const HloComputation* computation : module.computations()) {
+    if (computation->root() == nullptr) continue;
+    std::vector<const HloInstruction*> stack = {computation->root()};
+    absl::flat_hash_set<const HloInstruction*> live = {computation->root()};
+    while (!stack.empty()) {
+      const HloInstruction* hlo = stack.back();
+      stack.pop_back();
+      for (const HloInstruction* operand : hlo->operands()) {
+        if (live.insert(operand).second) stack.push_back(operand);
+      }
+      for (const HloInstruction* predecessor : hlo->control_predecessors()) {
+        if (live.insert(predecessor).second) stack.push_back(predecessor);
+      }
+      if (hlo->opcode() != HloOpcode::kCustomCall) continue;
+      const std::string& target = hlo->attrs().custom_call_target;
+      if (target == "TopK" || (custom_calls != nullptr && custom_calls->Find(target))) continue;
+      return InstructionUnimplemented(*hlo, "custom-call target \"", target,
+                                      "\" is not known to the interpreter and not registered");
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace hloc

@@ -13,8 +13,9 @@
 //    order as the result's), so post-layout-assignment HLO evaluates too.
 //  - Collectives and their async forms run on the devices of a multi-device
 //    run (multi_device.h); Evaluate is device 0 of a one-device run, where
-//    a group of one is the identity. send/recv, infeed/outfeed, unknown
-//    custom-call targets (the error names the target) and dynamic shapes are
+//    a group of one is the identity. send/recv, infeed/outfeed, custom-call
+//    targets neither built in ("TopK") nor registered (EvaluatorOptions::
+//    custom_calls; the error names the target) and dynamic shapes are
 //    errors naming the instruction.
 //    rng-bit-generator, unlike rng, reproduces XLA's bits exactly.
 //  - Float sums in reduce (f16/bf16/f32, add reducer) accumulate in double;
@@ -31,6 +32,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "hlo/custom_call_targets.h"
 #include "hlo/literal.h"
 #include "hlo/module.h"
 
@@ -66,7 +68,15 @@ struct EvaluatorOptions {
   // Set by EvaluateOnDevices (multi_device.h): which device this evaluation
   // is and where it meets the others. Null: a one-device run.
   eval::DeviceSlot* device = nullptr;
+  // Custom-call targets registered by an embedder (hlo/custom_call_
+  // targets.h), called on the operands' arrays; not owned. Null: none.
+  const CustomCallTargets* custom_calls = nullptr;
 };
+
+// OK when every live custom call in `module` (one its computation's root
+// needs) is one the evaluator runs: built in ("TopK") or in `custom_calls`
+// (which may be null); else Unimplemented naming the instruction and target.
+absl::Status CheckCustomCallTargets(const HloModule& module, const CustomCallTargets* custom_calls);
 
 // Evaluates the entry computation of `module` on `arguments` (one per entry
 // parameter, shapes compatible with the parameters'). The result is a tuple

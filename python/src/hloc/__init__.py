@@ -15,6 +15,7 @@ used in place, without a copy. Results are numpy arrays over hloc's memory
 ``hloc.jax.jit`` runs JAX functions on hloc.
 """
 
+import atexit
 import json
 import os
 import threading
@@ -37,6 +38,7 @@ __all__ = [
     "Profile",
     "unavailable_reason",
     "compile",
+    "register_custom_call",
 ]
 
 
@@ -83,6 +85,7 @@ _NATIVE = {"pred", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64",
 
 _client_lock = threading.Lock()
 _clients = {}
+_custom_calls = {}  # target -> the wrapped function, registered on every client
 
 
 def _client(num_threads=0):
@@ -90,8 +93,83 @@ def _client(num_threads=0):
         client = _clients.get(num_threads)
         if client is None:
             client = _hloc._Client(num_threads, 64, os.environ.get("HLOC_CACHE_DIR", ""))
+            for target, call in _custom_calls.items():
+                client.register_custom_call(target, call)
             _clients[num_threads] = client
         return client
+
+
+# Functions held by native code are invisible to the collector: let them go
+# at exit so cycles through them (a function whose globals hold an
+# executable compiled with it) do not outlive the interpreter.
+atexit.register(_hloc._release_custom_call_functions)
+
+
+def register_custom_call(target, fn, *, pass_backend_config=False):
+    """Makes `fn` the implementation of custom-call target `target`.
+
+    A module's ``custom-call(...)`` with ``custom_call_target="<target>"``
+    then calls ``fn(*operands)`` (``fn(*operands, backend_config=str)`` with
+    pass_backend_config=True): one numpy array per array leaf of the
+    operands, depth-first. The operands are read-only views of hloc's
+    memory, not copies, valid during the call only (copy one to keep it).
+    ``fn`` returns the result: one array (anything np.asarray takes) for an
+    array-shaped custom call, a tuple or list of them, one per array leaf,
+    for a tuple-shaped one. Each is converted to the result's dtype (same
+    kind casting) and must have its shape.
+
+    It runs on the host and interpreter backends (the cuda backend refuses
+    such modules), possibly from several threads (hloc takes the GIL for
+    it). An exception in ``fn`` makes the run raise hloc.Error naming the
+    instruction, the target and the exception. Executables compiled before
+    a registration keep the function they were compiled with; compiling
+    again after registering gives a new executable. A custom call whose
+    target is neither registered nor built into hloc ("TopK") fails to
+    compile (CompileError).
+    """
+    if not isinstance(target, str) or not target:
+        raise ValueError("target must be a non-empty str")
+    if not callable(fn):
+        raise TypeError(f"fn must be callable, got {type(fn).__name__}")
+
+    def call(operands, operand_types, backend_config, result_specs):
+        specs = [_Spec(type_name, dims) for type_name, dims in result_specs]
+        operands = [a if t in _NATIVE or t not in _DTYPES else a.view(_DTYPES[t])
+                    for a, t in zip(operands, operand_types)]
+        for a in operands:
+            a.flags.writeable = False  # Views of hloc's memory, never written.
+        if pass_backend_config:
+            returned = fn(*operands, backend_config=backend_config)
+        else:
+            returned = fn(*operands)
+        if len(specs) == 1 and not isinstance(returned, (tuple, list)):
+            returned = (returned,)
+        if not isinstance(returned, (tuple, list)):
+            raise TypeError(f"{target}: fn returned {type(returned).__name__}, "
+                            f"not a tuple of {len(specs)} arrays")
+        if len(returned) != len(specs):
+            raise ValueError(f"{target}: fn returned {len(returned)} arrays "
+                             f"for {len(specs)} results")
+        out = []
+        for j, (spec, value) in enumerate(zip(specs, returned)):
+            array = np.asarray(value)
+            if spec.dtype is not None and array.dtype != spec.dtype:
+                array = array.astype(spec.dtype, casting="same_kind")
+            if array.shape != spec.shape:
+                raise ValueError(f"{target}: result {j} has shape {array.shape}, "
+                                 f"want {spec.shape} ({spec!r})")
+            if not array.flags.c_contiguous:  # (ascontiguousarray makes 0-d arrays 1-d)
+                array = array.copy(order="C")
+            if spec.type not in _NATIVE:
+                array = array.view(np.dtype(f"u{array.dtype.itemsize}"))
+            out.append(array)
+        return out
+
+    _client()  # The default client checks the name (ValueError) before it is kept.
+    with _client_lock:
+        for client in _clients.values():
+            client.register_custom_call(target, call)
+        _custom_calls[target] = call
 
 
 def unavailable_reason(backend):
