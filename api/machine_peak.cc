@@ -15,6 +15,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "hlo/usable_cpus.h"
 #include "oneapi/dnnl/dnnl.h"
 #include "runtime/thread_pool.h"
 
@@ -162,7 +163,7 @@ MachinePeak MeasureMachinePeak(int threads) {
   static std::mutex mu;
   static std::vector<MachinePeak>* known = new std::vector<MachinePeak>();
   const int resolved =
-      threads > 0 ? threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+      threads > 0 ? threads : UsableCpuCount();
   std::lock_guard<std::mutex> lock(mu);
   for (const MachinePeak& peak : *known) {
     if (peak.threads == resolved) return peak;

@@ -7,11 +7,13 @@
 
 #include <algorithm>
 
+#include "hlo/usable_cpus.h"
+
 namespace hloc {
 namespace runtime {
 
 ThreadPool::ThreadPool(int num_threads) {
-  if (num_threads <= 0) num_threads = static_cast<int>(std::thread::hardware_concurrency());
+  if (num_threads <= 0) num_threads = UsableCpuCount();
   num_threads = std::max(num_threads, 1);
   workers_.reserve(num_threads - 1);
   for (int i = 1; i < num_threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });

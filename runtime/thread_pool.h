@@ -22,7 +22,7 @@ namespace runtime {
 class ThreadPool {
  public:
   // `num_threads` counts the calling thread: 1 means no workers at all.
-  // 0 means std::thread::hardware_concurrency().
+  // 0 means every CPU this process may use (UsableCpuCount).
   explicit ThreadPool(int num_threads = 0);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;

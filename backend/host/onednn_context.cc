@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "hlo/usable_cpus.h"
 
 namespace hloc {
 namespace host {
@@ -34,7 +35,7 @@ absl::Status OneDnnError(const dnnl::error& error, absl::string_view what) {
 }
 
 int OneDnnContext::DefaultThreads() {
-  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  return UsableCpuCount();
 }
 
 absl::StatusOr<std::shared_ptr<OneDnnContext>> OneDnnContext::Create() {

@@ -22,6 +22,7 @@
 #include "hlo/evaluator/collectives.h"
 #include "hlo/evaluator/ops.h"
 #include "hlo/status_macros.h"
+#include "hlo/usable_cpus.h"
 #include "hlo/verifier.h"
 
 namespace hloc {
@@ -87,7 +88,7 @@ class Evaluator : public EvalContext {
  public:
   explicit Evaluator(const EvaluatorOptions& options) : options_(options) {
     threads_ = options.num_threads > 0 ? options.num_threads
-                                       : static_cast<int>(std::thread::hardware_concurrency());
+                                       : UsableCpuCount();
     if (threads_ < 1) threads_ = 1;
     rng_state_ = options.rng_seed;
     device_ = options.device;

@@ -53,7 +53,7 @@ struct EvaluatorProfile {
 
 struct EvaluatorOptions {
   // Worker threads for large convolutions, dots and elementwise ops; 0 means
-  // std::thread::hardware_concurrency().
+  // every CPU this process may use (UsableCpuCount, hlo/usable_cpus.h).
   int num_threads = 0;
   // A while loop running more iterations than this is an error (guards
   // against non-terminating programs); <= 0 means no limit.
