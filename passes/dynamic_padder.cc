@@ -399,17 +399,49 @@ absl::Status EntryPadder::Run() {
   return FinishRoot(declared_root);
 }
 
+// set-dimension-size whose result dimension is static, and
+// get-dimension-size of a static dimension, in any computation: the operand
+// and the bound (TF emits both around ops whose size is known).
+absl::StatusOr<bool> RemoveStaticSizeOps(HloModule& module) {
+  bool changed = false;
+  for (HloComputation* c : module.computations()) {
+    for (HloInstruction* i : c->MakeInstructionPostOrder()) {
+      const bool set = i->opcode() == HloOpcode::kSetDimensionSize;
+      const bool get = i->opcode() == HloOpcode::kGetDimensionSize;
+      if (!set && !get) continue;
+      if (i->dimensions().size() != 1 || !i->operand(0)->shape().IsArray()) continue;
+      const int64_t d = i->dimensions(0);
+      if (set && i->shape().IsArray() && !i->shape().is_dynamic_dimension(d) &&
+          i->operand(0)->shape().is_static()) {
+        HLOC_RETURN_IF_ERROR(i->ReplaceAllUsesWith(i->operand(0)));
+      } else if (get && !i->operand(0)->shape().is_dynamic_dimension(d)) {
+        ExpansionBuilder b(c, i);
+        HloInstruction* bound = b.Convert(
+            b.IndexScalar(xla::S32, i->operand(0)->shape().dimensions(d)), i->shape().element_type());
+        HLOC_RETURN_IF_ERROR(b.status());
+        HLOC_RETURN_IF_ERROR(i->ReplaceAllUsesWith(bound));
+      } else {
+        continue;
+      }
+      HLOC_RETURN_IF_ERROR(c->RemoveInstruction(i));
+      changed = true;
+    }
+  }
+  return changed;
+}
+
 }  // namespace
 
 absl::StatusOr<bool> DynamicPadder::Run(HloModule& module) {
   if (module.entry() == nullptr) return false;
+  HLOC_ASSIGN_OR_RETURN(const bool removed, RemoveStaticSizeOps(module));
   for (HloComputation* c : module.computations()) {
     if (c == module.entry() || !HasDynamicShape(*c)) continue;
     return absl::UnimplementedError(
         absl::StrCat("dynamic-padder: computation ", c->name(),
                      " has dynamic shapes; only the entry computation may"));
   }
-  if (!HasDynamicShape(*module.entry())) return false;
+  if (!HasDynamicShape(*module.entry())) return removed;
   if (module.config().input_output_alias.entries_size() > 0) {
     return absl::UnimplementedError(
         "dynamic-padder: a module with dynamic shapes and input/output aliasing");

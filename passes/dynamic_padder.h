@@ -22,6 +22,10 @@
 //   pad                        low edge padding only on a sized dimension
 //   sort, reverse              not along a sized dimension
 //
+// First, in every computation, a set-dimension-size whose result dimension
+// is static becomes its operand and a get-dimension-size of a static
+// dimension its bound (TF emits both around ops of known size).
+//
 // Anything else meeting a dynamic shape is refused with an error naming the
 // instruction, as are dynamic shapes outside the entry computation and
 // dynamic entry parameters (the compiled backends take static arguments).

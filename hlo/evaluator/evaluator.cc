@@ -438,7 +438,9 @@ absl::StatusOr<Value> Evaluator::EvalInstruction(const HloInstruction& hlo,
     arrays.push_back(op->array.get());
   }
   absl::StatusOr<Literal> result;
-  if (eval::NeedsRuntimeShapes(hlo, arrays)) {
+  const bool sizes_op = hlo.opcode() == HloOpcode::kSetDimensionSize ||
+                        hlo.opcode() == HloOpcode::kGetDimensionSize;
+  if (!sizes_op && eval::NeedsRuntimeShapes(hlo, arrays)) {
     // Runtime (dynamic) sizes: evaluate a copy shaped to them (runtime_shapes.h).
     HLOC_ASSIGN_OR_RETURN(std::unique_ptr<eval::RuntimeOp> runtime_op,
                           eval::MakeRuntimeOp(hlo, arrays));

@@ -106,9 +106,12 @@ absl::StatusOr<Dims> SliceSizes(const HloInstruction& hlo, const Literal& in,
       return InstructionError(hlo, "the static slice [", start, ":", attrs->slice_limits[d],
                               "] of dimension ", d, " reads past its runtime size ", n);
     }
-    const int64_t limit = std::max(start, n);
+    // Past the runtime size the slice is empty, not out of range.
+    const int64_t first = std::min(start, n);
+    const int64_t limit = std::max(first, std::min(attrs->slice_limits[d], n));
+    attrs->slice_starts[d] = first;
     attrs->slice_limits[d] = limit;
-    sizes[d] = stride > 0 ? (limit - start + stride - 1) / stride : 0;
+    sizes[d] = stride > 0 ? (limit - first + stride - 1) / stride : 0;
   }
   return sizes;
 }
@@ -312,6 +315,8 @@ absl::StatusOr<Literal> EvalSetDimensionSize(const HloInstruction& hlo, Operands
   if (!in.shape().IsArray() || d < 0 || d >= in.shape().rank() || ops[1]->element_count() != 1) {
     return InstructionError(hlo, "needs an array operand, a dimension of it and a scalar size");
   }
+  // A static result dimension: the shape says the size is the bound.
+  if (!hlo.shape().is_dynamic_dimension(d)) return in;
   const int64_t size = ops[1]->GetAsInt64(0);
   const int64_t bound = hlo.shape().dimensions(d);
   if (size < 0 || size > bound) {
