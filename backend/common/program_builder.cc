@@ -65,6 +65,19 @@ absl::Status InstructionError(const HloInstruction& hlo, absl::string_view messa
 absl::StatusOr<BuiltProgram> ProgramBuilder::Build(const HloModule& module) {
   const HloComputation* entry = module.entry();
   if (entry == nullptr) return absl::InvalidArgumentError("module has no entry computation");
+  // Buffers are static: a bounded dynamic shape must have gone through
+  // DynamicPadder (passes/dynamic_padder.h) first, never run at its bound.
+  for (const HloComputation* computation : module.computations()) {
+    for (const HloInstruction* i : computation->instructions()) {
+      if (!i->shape().is_static() || i->opcode() == HloOpcode::kSetDimensionSize ||
+          i->opcode() == HloOpcode::kGetDimensionSize) {
+        return absl::UnimplementedError(absl::StrCat(
+            "instruction %", i->name(), " (", HloOpcodeName(i->opcode()),
+            "): dynamic shapes need the dynamic-padder pass before a compiled backend (shape ",
+            i->shape().ToString(false), ")"));
+      }
+    }
+  }
   BuiltProgram program;
   mesh_ = DeviceMesh::Of(module.config());
   int64_t parameter_leaf = 0;
@@ -188,9 +201,6 @@ absl::StatusOr<bool> ProgramBuilder::EmitStructural(const HloInstruction& hlo, T
     case HloOpcode::kOptimizationBarrier:
     case HloOpcode::kDomain:
     case HloOpcode::kAddDependency:
-    // The operand's elements in a buffer of the bound size; no program here
-    // reads the dynamic size (the interpreter's rule too).
-    case HloOpcode::kSetDimensionSize:
     case HloOpcode::kAllReduceDone:  // all-reduce-start ran synchronously: its value.
       buffers_.Bind(&hlo, buffers_.LeavesOf(hlo.operand(0)));
       return true;

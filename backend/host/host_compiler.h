@@ -12,6 +12,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,7 @@
 #include "backend/llvm/array_leaves.h"
 #include "hlo/custom_call_targets.h"
 #include "hlo/literal.h"
+#include "passes/dynamic_padder.h"
 #include "hlo/module.h"
 #include "runtime/communicator.h"
 #include "runtime/executable.h"
@@ -107,6 +109,9 @@ class HostProgram {
   std::unique_ptr<runtime::Executable> executable_;
   std::vector<Shape> parameter_shapes_;
   Shape result_shape_;
+  // Set when DynamicPadder rewrote the module: the result is cut to the
+  // runtime sizes the program returns beside it.
+  std::optional<DynamicResultContract> dynamic_result_;
   HostCompileReport report_;
 };
 

@@ -12,6 +12,7 @@
 #include "hlo/evaluator/gemm_kernel.h"
 #include "hlo/status_macros.h"
 #include "passes/dead_code_elimination.h"
+#include "passes/dynamic_padder.h"
 #include "passes/expanders/expanders.h"
 #include "passes/fusion/fusion_pipeline.h"
 #include "passes/outlining/library_capabilities.h"
@@ -66,8 +67,13 @@ absl::StatusOr<bool> OptimizeForHost(HloModule& module, const HostPipelineOption
     changed = changed || c;
     return absl::OkStatus();
   };
+  // Bounded dynamic shapes as static buffers plus sizes (the program then
+  // cuts its result to the sizes: HostProgram reads the padder's contract).
+  DynamicPadder padder;
+  HLOC_ASSIGN_OR_RETURN(changed, padder.Run(module));
   // Ops with no host kernel (batch norm, select-and-scatter, ...) as plain HLO.
-  HLOC_ASSIGN_OR_RETURN(changed, RunExpanders(module, options.pipeline));
+  HLOC_ASSIGN_OR_RETURN(bool expanded, RunExpanders(module, options.pipeline));
+  changed = changed || expanded;
   HLOC_RETURN_IF_ERROR(run_stage("simplify"));
   if (options.upcast_dots) {
     UpcastDotsForHostGemm upcast(HostUpcastOptions());

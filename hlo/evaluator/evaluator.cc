@@ -21,6 +21,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "hlo/evaluator/collectives.h"
 #include "hlo/evaluator/ops.h"
+#include "hlo/evaluator/runtime_shapes.h"
 #include "hlo/status_macros.h"
 #include "hlo/usable_cpus.h"
 #include "hlo/verifier.h"
@@ -129,6 +130,8 @@ class Evaluator : public EvalContext {
   absl::StatusOr<Value> EvalRegisteredCustomCall(const CustomCallHandler& handler,
                                                  const HloInstruction& hlo,
                                                  const std::vector<Value*>& ops);
+  // The opcodes that compute on arrays only.
+  absl::StatusOr<Literal> EvalArrayOp(const HloInstruction& hlo, eval::Operands arrays);
 
   EvaluatorOptions options_;
   int threads_ = 1;
@@ -412,7 +415,6 @@ absl::StatusOr<Value> Evaluator::EvalInstruction(const HloInstruction& hlo,
     case HloOpcode::kOptimizationBarrier:
     case HloOpcode::kAddDependency:
     case HloOpcode::kDomain:
-    case HloOpcode::kSetDimensionSize:
       return *ops[0];
     case HloOpcode::kCopy:
       // Values are immutable, so a copy shares its operand's data.
@@ -444,15 +446,6 @@ absl::StatusOr<Value> Evaluator::EvalInstruction(const HloInstruction& hlo,
       return *ops[0];
     case HloOpcode::kAsyncStart:
       return EvalAsyncStart(hlo, ops);
-    case HloOpcode::kGetDimensionSize: {
-      const int64_t d = hlo.dimensions().empty() ? 0 : hlo.dimensions(0);
-      if (ops[0]->is_tuple() || d < 0 || d >= ops[0]->array->shape().rank()) {
-        return InstructionError(hlo, "dimension out of range");
-      }
-      Literal size(hlo.shape());
-      size.SetFromInt64(0, ops[0]->array->shape().dimensions(d));
-      return Own(std::move(size));
-    }
     case HloOpcode::kCustomCall:
       if (hlo.attrs().custom_call_target == "TopK" && ops.size() == 1 && !ops[0]->is_tuple() &&
           hlo.shape().IsTuple() && hlo.shape().tuple_shapes_size() == 2 &&
@@ -499,8 +492,26 @@ absl::StatusOr<Value> Evaluator::EvalInstruction(const HloInstruction& hlo,
     arrays.push_back(op->array.get());
   }
   absl::StatusOr<Literal> result;
+  const bool sizes_op = hlo.opcode() == HloOpcode::kSetDimensionSize ||
+                        hlo.opcode() == HloOpcode::kGetDimensionSize;
+  if (!sizes_op && eval::NeedsRuntimeShapes(hlo, arrays)) {
+    // Runtime (dynamic) sizes: evaluate a copy shaped to them (runtime_shapes.h).
+    HLOC_ASSIGN_OR_RETURN(std::unique_ptr<eval::RuntimeOp> runtime_op,
+                          eval::MakeRuntimeOp(hlo, arrays));
+    result = EvalArrayOp(*runtime_op->instruction, runtime_op->operands);
+  } else {
+    result = EvalArrayOp(hlo, arrays);
+  }
+  if (!result.ok()) return result.status();
+  return Own(*std::move(result));
+}
+
+absl::StatusOr<Literal> Evaluator::EvalArrayOp(const HloInstruction& hlo, eval::Operands arrays) {
+  absl::StatusOr<Literal> result;
   using namespace eval;  // NOLINT: the op families.
   switch (hlo.opcode()) {
+    case HloOpcode::kSetDimensionSize: result = EvalSetDimensionSize(hlo, arrays); break;
+    case HloOpcode::kGetDimensionSize: result = EvalGetDimensionSize(hlo, arrays); break;
     case HloOpcode::kAbs: case HloOpcode::kCbrt: case HloOpcode::kCeil: case HloOpcode::kClz:
     case HloOpcode::kCos: case HloOpcode::kErf: case HloOpcode::kExp: case HloOpcode::kExpm1:
     case HloOpcode::kFloor: case HloOpcode::kImag: case HloOpcode::kIsFinite:
@@ -560,8 +571,7 @@ absl::StatusOr<Value> Evaluator::EvalInstruction(const HloInstruction& hlo,
     default:
       return InstructionUnimplemented(hlo, "opcode not supported by the evaluator");
   }
-  if (!result.ok()) return result.status();
-  return Own(*std::move(result));
+  return result;
 }
 
 absl::Status CheckArguments(const HloComputation& computation,
@@ -573,7 +583,8 @@ absl::Status CheckArguments(const HloComputation& computation,
   }
   for (size_t i = 0; i < args.size(); ++i) {
     const Shape& expected = computation.parameter(i)->shape();
-    if (!args[i]->shape().Compatible(expected)) {
+    // A dynamic dimension takes an array of any size up to its bound.
+    if (!eval::FitsDeclaredShape(args[i]->shape(), expected)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "argument ", i, " has shape ", args[i]->shape().ToString(false), " but parameter %",
           computation.parameter(i)->name(), " has shape ", expected.ToString(false)));

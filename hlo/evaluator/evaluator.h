@@ -15,8 +15,14 @@
 //    run (multi_device.h); Evaluate is device 0 of a one-device run, where
 //    a group of one is the identity. send/recv, infeed/outfeed, custom-call
 //    targets neither built in ("TopK") nor registered (EvaluatorOptions::
-//    custom_calls; the error names the target) and dynamic shapes are
-//    errors naming the instruction.
+//    custom_calls; the error names the target) are errors naming the
+//    instruction.
+//  - Bounded dynamic shapes (f32[<=8]) have XLA's meaning: a value carries
+//    its runtime size as the literal's dimensions (runtime_shapes.h), so an
+//    entry result of dynamic shape comes back at its runtime size, and an
+//    entry argument may be any size up to a dynamic dimension's bound.
+//    set-dimension-size with a size outside [0, bound] is an error (XLA
+//    leaves it undefined), as is an op the evaluator cannot size.
 //    rng-bit-generator, unlike rng, reproduces XLA's bits exactly.
 //  - Float sums in reduce (f16/bf16/f32, add reducer) accumulate in double;
 //    dot and convolution accumulate f16/bf16/f32 in float.

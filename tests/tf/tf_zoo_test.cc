@@ -60,19 +60,10 @@ struct KnownFailure {
 };
 
 // Stages hloc cannot do yet, with why. Empty is the goal.
-// tf_boolean_mask: Where's result is s64[<=16,1], made dynamic by
-// set-dimension-size; gather, convert and reduce then run on f32[<=16] and
-// get-dimension-size reads the size. XLA runs such modules after its
-// DynamicPadder (padded buffers, masked reductions, sizes kept beside the
-// data); hloc has no such pass: the interpreter makes no literal of a dynamic
-// shape, and the host backend leaves set-/get-dimension-size to it. Both
-// fail with that message, never with a wrong result.
-constexpr char kNoDynamicPadder[] =
-    "dynamic dimensions (set-dimension-size, get-dimension-size) need a dynamic padder";
+// (tf_boolean_mask, whose Where result is made dynamic by set-dimension-size,
+// left this list when the interpreter gained runtime sizes and the host
+// pipeline the DynamicPadder pass.)
 constexpr KnownFailure kKnownFailures[] = {
-    {"tf_boolean_mask", Stage::kInterpreter, kNoDynamicPadder},
-    {"tf_boolean_mask", Stage::kHostFusion, kNoDynamicPadder},
-    {"tf_boolean_mask", Stage::kHostNoFusion, kNoDynamicPadder},
 };
 
 // Models whose host programs may run ops on the interpreter, with why.

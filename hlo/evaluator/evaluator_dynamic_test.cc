@@ -1,0 +1,181 @@
+// Bounded dynamic shapes in the interpreter (runtime_shapes.h): values carry
+// their runtime sizes, ops see only the valid region, results come back at
+// their runtime size, and what the interpreter cannot size is an error.
+#include "gtest/gtest.h"
+#include "hlo/evaluator/evaluator_test_util.h"
+
+namespace hloc {
+namespace {
+
+using testing_util::Eval;
+using testing_util::L;
+using testing_util::Str;
+
+constexpr char kReduceExp[] = R"(
+HloModule dyn
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY main {
+  p = f32[8] parameter(0)
+  n = s32[] parameter(1)
+  d = f32[<=8] set-dimension-size(p, n), dimensions={0}
+  e = f32[<=8] negate(d)
+  z = f32[] constant(0)
+  r = f32[] reduce(e, z), dimensions={0}, to_apply=add
+  g = s32[] get-dimension-size(d), dimensions={0}
+  ROOT t = (f32[], s32[], f32[<=8]) tuple(r, g, e)
+}
+)";
+
+Literal Eight() { return L("f32[8]", "{1, 2, 3, 4, 5, 6, 7, 8}"); }
+
+TEST(EvaluatorDynamicTest, ReduceSeesOnlyTheRuntimeSize) {
+  EXPECT_EQ(Str(Eval(kReduceExp, {Eight(), L("s32[]", "3")})),
+            "(f32[] -6, s32[] 3, f32[3] {-1, -2, -3})");
+}
+
+TEST(EvaluatorDynamicTest, SizeZeroAndSizeAtTheBound) {
+  EXPECT_EQ(Str(Eval(kReduceExp, {Eight(), L("s32[]", "0")})), "(f32[] 0, s32[] 0, f32[0] {})");
+  EXPECT_EQ(Str(Eval(kReduceExp, {Eight(), L("s32[]", "8")})),
+            "(f32[] -36, s32[] 8, f32[8] {-1, -2, -3, -4, -5, -6, -7, -8})");
+}
+
+TEST(EvaluatorDynamicTest, SizeOutsideTheBoundIsAnError) {
+  for (const char* n : {"9", "-1"}) {
+    absl::StatusOr<Literal> r = Eval(kReduceExp, {Eight(), L("s32[]", n)});
+    ASSERT_FALSE(r.ok()) << n;
+    EXPECT_NE(r.status().message().find("instruction %d (set-dimension-size): size"),
+              std::string::npos)
+        << r.status();
+    EXPECT_NE(r.status().message().find("outside the bound [0, 8]"), std::string::npos);
+  }
+}
+
+TEST(EvaluatorDynamicTest, DotContractsOnlyTheRuntimeSize) {
+  constexpr char kDot[] = R"(
+HloModule m
+ENTRY e {
+  a = f32[2,4] parameter(0)
+  b = f32[4,3] parameter(1)
+  n = s32[] parameter(2)
+  da = f32[2,<=4] set-dimension-size(a, n), dimensions={1}
+  db = f32[<=4,3] set-dimension-size(b, n), dimensions={0}
+  ROOT d = f32[2,3] dot(da, db), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)";
+  Literal a = L("f32[2,4]", "{{1, 2, 100, 100}, {3, 4, 100, 100}}");
+  Literal b = L("f32[4,3]", "{{1, 0, 1}, {0, 1, 1}, {100, 100, 100}, {100, 100, 100}}");
+  EXPECT_EQ(Str(Eval(kDot, {a, b, L("s32[]", "2")})), "f32[2,3] {{1, 2, 3}, {3, 4, 7}}");
+  // Operands whose contracting sizes disagree.
+  constexpr char kMismatch[] = R"(
+HloModule m
+ENTRY e {
+  a = f32[2,4] parameter(0)
+  b = f32[4,3] parameter(1)
+  n = s32[] parameter(2)
+  da = f32[2,<=4] set-dimension-size(a, n), dimensions={1}
+  ROOT d = f32[2,3] dot(da, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)";
+  absl::StatusOr<Literal> r = Eval(kMismatch, {a, b, L("s32[]", "2")});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("contracting dimension 0 has runtime sizes 2 and 4"),
+            std::string::npos)
+      << r.status();
+}
+
+TEST(EvaluatorDynamicTest, DataMovementFollowsTheRuntimeSize) {
+  constexpr char kMoves[] = R"(
+HloModule m
+ENTRY e {
+  p = f32[4] parameter(0)
+  n = s32[] parameter(1)
+  d = f32[<=4] set-dimension-size(p, n), dimensions={0}
+  b = f32[2,<=4] broadcast(d), dimensions={1}
+  t = f32[<=4,2] transpose(b), dimensions={1,0}
+  r = f32[<=8] reshape(t)
+  s = f32[<=7] slice(r), slice={[1:8]}
+  c = f32[<=8] concatenate(p, d), dimensions={0}
+  z = f32[] constant(0)
+  q = f32[<=6] pad(d, z), padding=2_0
+  w = f32[<=4] add(d, p)
+  ROOT out = (f32[<=8], f32[<=7], f32[<=8], f32[<=6], f32[<=4]) tuple(r, s, c, q, w)
+}
+)";
+  EXPECT_EQ(Str(Eval(kMoves, {L("f32[4]", "{1, 2, 3, 4}"), L("s32[]", "2")})),
+            "(f32[4] {1, 1, 2, 2}, f32[3] {1, 2, 2}, f32[6] {1, 2, 3, 4, 1, 2}, "
+            "f32[4] {0, 0, 1, 2}, f32[2] {2, 4})");
+}
+
+TEST(EvaluatorDynamicTest, DynamicParameterTakesAnySizeUpToItsBound) {
+  constexpr char kParam[] = R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  p = f32[<=4] parameter(0)
+  z = f32[] constant(0)
+  r = f32[] reduce(p, z), dimensions={0}, to_apply=add
+  g = s32[] get-dimension-size(p), dimensions={0}
+  ROOT t = (f32[], s32[]) tuple(r, g)
+}
+)";
+  EXPECT_EQ(Str(Eval(kParam, {L("f32[2]", "{5, 6}")})), "(f32[] 11, s32[] 2)");
+  EXPECT_EQ(Str(Eval(kParam, {L("f32[4]", "{1, 2, 3, 4}")})), "(f32[] 10, s32[] 4)");
+  absl::StatusOr<Literal> r = Eval(kParam, {L("f32[5]", "{1, 2, 3, 4, 5}")});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("argument 0 has shape f32[5]"), std::string::npos)
+      << r.status();
+}
+
+TEST(EvaluatorDynamicTest, UnsizedOpIsALocatedError) {
+  constexpr char kCumsum[] = R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  n = s32[] parameter(1)
+  d = f32[<=4] set-dimension-size(p, n), dimensions={0}
+  z = f32[] constant(0)
+  ROOT w = f32[<=4] reduce-window(d, z), window={size=2 pad=1_0}, to_apply=add
+}
+)";
+  absl::StatusOr<Literal> r = Eval(kCumsum, {L("f32[4]", "{1, 2, 3, 4}"), L("s32[]", "2")});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_NE(r.status().message().find("instruction %w (reduce-window)"), std::string::npos)
+      << r.status();
+}
+
+TEST(EvaluatorDynamicTest, StaticSliceMayNotReadPastTheRuntimeSize) {
+  constexpr char kSlice[] = R"(
+HloModule m
+ENTRY e {
+  p = f32[4] parameter(0)
+  n = s32[] parameter(1)
+  d = f32[<=4] set-dimension-size(p, n), dimensions={0}
+  ROOT s = f32[3] slice(d), slice={[0:3]}
+}
+)";
+  EXPECT_EQ(Str(Eval(kSlice, {L("f32[4]", "{1, 2, 3, 4}"), L("s32[]", "3")})),
+            "f32[3] {1, 2, 3}");
+  absl::StatusOr<Literal> r = Eval(kSlice, {L("f32[4]", "{1, 2, 3, 4}"), L("s32[]", "2")});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("reads past its runtime size 2"), std::string::npos)
+      << r.status();
+}
+
+}  // namespace
+}  // namespace hloc

@@ -1,0 +1,367 @@
+#include "hlo/evaluator/runtime_shapes.h"
+
+#include <algorithm>
+
+#include "hlo/evaluator/strided_copy.h"
+#include "hlo/shape_inference.h"
+#include "hlo/status_macros.h"
+
+namespace hloc {
+namespace eval {
+namespace {
+
+using Dims = std::vector<int64_t>;
+
+// `declared` with the dimensions `dims`, every dimension static.
+Shape RuntimeArrayShape(const Shape& declared, const Dims& dims) {
+  Shape shape = declared;
+  shape.set_dimensions(dims);
+  for (int64_t d = 0; d < shape.rank(); ++d) shape.set_dynamic_dimension(d, false);
+  return shape;
+}
+
+// The leading `dims` box of `in` (each dims[d] <= in's dimension d).
+Literal LeadingBox(const Literal& in, const Dims& dims) {
+  Literal out(RuntimeArrayShape(in.shape(), dims));
+  StridedCopy(ByteWidth(in.shape().element_type()), in.raw(), 0,
+              RowMajorStrides(in.shape().dimensions()), out.mutable_raw(), 0,
+              RowMajorStrides(dims), dims);
+  return out;
+}
+
+bool IsElementwiseOp(HloOpcode op) {
+  return IsElementwiseUnary(op) || IsElementwiseBinary(op) || op == HloOpcode::kSelect ||
+         op == HloOpcode::kClamp || op == HloOpcode::kMap || op == HloOpcode::kStochasticConvert;
+}
+
+// Result sizes of an elementwise op, and which operands to cut to them.
+absl::StatusOr<Dims> ElementwiseSizes(const HloInstruction& hlo, Operands ops,
+                                      std::vector<bool>* trim) {
+  const Shape& result = hlo.shape();
+  Dims sizes = result.dimensions();
+  for (int64_t d = 0; d < result.rank(); ++d) {
+    int64_t dynamic_size = -1, smallest = sizes[d];
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i]->shape().rank() != result.rank()) continue;  // A scalar operand.
+      const int64_t n = ops[i]->shape().dimensions(d);
+      smallest = std::min(smallest, n);
+      if (!hlo.operand(i)->shape().is_dynamic_dimension(d)) continue;
+      if (dynamic_size >= 0 && dynamic_size != n) {
+        return InstructionError(hlo, "operands have different runtime sizes (", dynamic_size,
+                                " and ", n, ") in dimension ", d);
+      }
+      dynamic_size = n;
+    }
+    sizes[d] = dynamic_size >= 0 ? dynamic_size : smallest;
+  }
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i]->shape().rank() != result.rank()) continue;
+    for (int64_t d = 0; d < result.rank(); ++d) {
+      if (ops[i]->shape().dimensions(d) == sizes[d]) continue;
+      if (hlo.operand(i)->shape().is_dynamic_dimension(d) || ops[i]->shape().dimensions(d) < sizes[d]) {
+        return InstructionError(hlo, "operand ", i, " has runtime size ",
+                                ops[i]->shape().dimensions(d), " in dimension ", d,
+                                " where the result has ", sizes[d]);
+      }
+      (*trim)[i] = true;
+    }
+  }
+  return sizes;
+}
+
+absl::StatusOr<Dims> ReshapeSizes(const HloInstruction& hlo, const Literal& in) {
+  const Shape& result = hlo.shape();
+  Dims sizes = result.dimensions();
+  const int64_t count = in.element_count();
+  if (count == result.element_count()) return sizes;
+  int64_t dynamic_dim = -1, others = 1;
+  for (int64_t d = 0; d < result.rank(); ++d) {
+    if (!result.is_dynamic_dimension(d)) {
+      others *= sizes[d];
+    } else if (dynamic_dim >= 0) {
+      return InstructionUnimplemented(
+          hlo, "a reshape of a runtime-sized operand needs exactly one dynamic result dimension");
+    } else {
+      dynamic_dim = d;
+    }
+  }
+  if (dynamic_dim < 0 || (others == 0 ? count != 0 : count % others != 0) ||
+      (others != 0 && count / others > sizes[dynamic_dim])) {
+    return InstructionError(hlo, "the operand's ", count,
+                            " runtime elements do not fit the result shape ", result.ToString());
+  }
+  sizes[dynamic_dim] = others == 0 ? 0 : count / others;
+  return sizes;
+}
+
+absl::StatusOr<Dims> SliceSizes(const HloInstruction& hlo, const Literal& in,
+                                HloAttributes* attrs) {
+  Dims sizes = hlo.shape().dimensions();
+  for (int64_t d = 0; d < in.shape().rank(); ++d) {
+    const int64_t n = in.shape().dimensions(d);
+    const int64_t start = attrs->slice_starts[d];
+    const int64_t stride = attrs->slice_strides.empty() ? 1 : attrs->slice_strides[d];
+    if (attrs->slice_limits[d] <= n) continue;
+    if (!hlo.shape().is_dynamic_dimension(d)) {
+      return InstructionError(hlo, "the static slice [", start, ":", attrs->slice_limits[d],
+                              "] of dimension ", d, " reads past its runtime size ", n);
+    }
+    // Past the runtime size the slice is empty, not out of range.
+    const int64_t first = std::min(start, n);
+    const int64_t limit = std::max(first, std::min(attrs->slice_limits[d], n));
+    attrs->slice_starts[d] = first;
+    attrs->slice_limits[d] = limit;
+    sizes[d] = stride > 0 ? (limit - first + stride - 1) / stride : 0;
+  }
+  return sizes;
+}
+
+absl::StatusOr<Dims> DotSizes(const HloInstruction& hlo, const Literal& lhs, const Literal& rhs) {
+  const xla::DotDimensionNumbers& dn = hlo.attrs().dot_dimension_numbers;
+  const Dims& l = lhs.shape().dimensions();
+  const Dims& r = rhs.shape().dimensions();
+  auto contains = [](const auto& list, int64_t d) {
+    return std::find(list.begin(), list.end(), d) != list.end();
+  };
+  Dims sizes;
+  for (int i = 0; i < dn.lhs_batch_dimensions_size(); ++i) {
+    const int64_t a = l[dn.lhs_batch_dimensions(i)], b = r[dn.rhs_batch_dimensions(i)];
+    if (a != b) return InstructionError(hlo, "batch dimension ", i, " has runtime sizes ", a, " and ", b);
+    sizes.push_back(a);
+  }
+  for (int i = 0; i < dn.lhs_contracting_dimensions_size(); ++i) {
+    const int64_t a = l[dn.lhs_contracting_dimensions(i)], b = r[dn.rhs_contracting_dimensions(i)];
+    if (a != b) {
+      return InstructionError(hlo, "contracting dimension ", i, " has runtime sizes ", a, " and ", b);
+    }
+  }
+  for (int64_t d = 0; d < static_cast<int64_t>(l.size()); ++d) {
+    if (!contains(dn.lhs_batch_dimensions(), d) && !contains(dn.lhs_contracting_dimensions(), d)) {
+      sizes.push_back(l[d]);
+    }
+  }
+  for (int64_t d = 0; d < static_cast<int64_t>(r.size()); ++d) {
+    if (!contains(dn.rhs_batch_dimensions(), d) && !contains(dn.rhs_contracting_dimensions(), d)) {
+      sizes.push_back(r[d]);
+    }
+  }
+  if (static_cast<int64_t>(sizes.size()) != hlo.shape().rank()) {
+    return InstructionError(hlo, "dimension numbers do not give the result rank");
+  }
+  return sizes;
+}
+
+// The runtime shape of `hlo`'s result (array or tuple of arrays of the same
+// sizes), filling `attrs` changes (slice limits) and operands to cut.
+absl::StatusOr<Shape> RuntimeResultShape(const HloInstruction& hlo, Operands ops,
+                                         HloAttributes* attrs, std::vector<bool>* trim) {
+  const HloOpcode op = hlo.opcode();
+  const Shape& result = hlo.shape();
+  auto same_for_all = [&](const Dims& sizes) -> Shape {
+    if (!result.IsTuple()) return RuntimeArrayShape(result, sizes);
+    std::vector<Shape> elements;
+    for (const Shape& e : result.tuple_shapes()) elements.push_back(RuntimeArrayShape(e, sizes));
+    return Shape::Tuple(std::move(elements));
+  };
+  if (IsElementwiseOp(op)) {
+    if (!result.IsArray()) return InstructionError(hlo, "result is not an array");
+    for (const Literal* o : ops) {
+      if (o->shape().rank() != result.rank() && o->shape().rank() != 0) {
+        return InstructionUnimplemented(hlo, "runtime sizes need operands of the result's rank");
+      }
+    }
+    HLOC_ASSIGN_OR_RETURN(Dims sizes, ElementwiseSizes(hlo, ops, trim));
+    return RuntimeArrayShape(result, sizes);
+  }
+  switch (op) {
+    case HloOpcode::kBroadcast: {
+      Dims sizes = result.dimensions();
+      for (int64_t i = 0; i < ops[0]->shape().rank(); ++i) {
+        sizes[hlo.dimensions(i)] = ops[0]->shape().dimensions(i);
+      }
+      return RuntimeArrayShape(result, sizes);
+    }
+    case HloOpcode::kReshape: {
+      HLOC_ASSIGN_OR_RETURN(Dims sizes, ReshapeSizes(hlo, *ops[0]));
+      return RuntimeArrayShape(result, sizes);
+    }
+    case HloOpcode::kTranspose: {
+      Dims sizes;
+      for (int64_t p : hlo.dimensions()) sizes.push_back(ops[0]->shape().dimensions(p));
+      return RuntimeArrayShape(result, sizes);
+    }
+    case HloOpcode::kReverse:
+      return RuntimeArrayShape(result, ops[0]->shape().dimensions());
+    case HloOpcode::kSort: {
+      for (const Literal* o : ops) {
+        if (o->shape().dimensions() != ops[0]->shape().dimensions()) {
+          return InstructionError(hlo, "operands have different runtime sizes");
+        }
+      }
+      return same_for_all(ops[0]->shape().dimensions());
+    }
+    case HloOpcode::kSlice: {
+      HLOC_ASSIGN_OR_RETURN(Dims sizes, SliceSizes(hlo, *ops[0], attrs));
+      return RuntimeArrayShape(result, sizes);
+    }
+    case HloOpcode::kConcatenate: {
+      const int64_t axis = hlo.dimensions(0);
+      Dims sizes = ops[0]->shape().dimensions();
+      sizes[axis] = 0;
+      for (const Literal* o : ops) {
+        for (int64_t d = 0; d < result.rank(); ++d) {
+          if (d != axis && o->shape().dimensions(d) != sizes[d]) {
+            return InstructionError(hlo, "operands have different runtime sizes in dimension ", d);
+          }
+        }
+        sizes[axis] += o->shape().dimensions(axis);
+      }
+      return RuntimeArrayShape(result, sizes);
+    }
+    case HloOpcode::kPad: {
+      const xla::PaddingConfig& config = hlo.attrs().padding_config;
+      Dims sizes = result.dimensions();
+      for (int64_t d = 0; d < result.rank() && d < config.dimensions_size(); ++d) {
+        const auto& pd = config.dimensions(d);
+        const int64_t n = ops[0]->shape().dimensions(d);
+        sizes[d] = pd.edge_padding_low() + pd.edge_padding_high() + n +
+                   (n > 0 ? (n - 1) * pd.interior_padding() : 0);
+        if (sizes[d] < 0) return InstructionError(hlo, "negative runtime size in dimension ", d);
+      }
+      return RuntimeArrayShape(result, sizes);
+    }
+    case HloOpcode::kReduce: {
+      const size_t inputs = ops.size() / 2;
+      for (size_t i = 1; i < inputs; ++i) {
+        if (ops[i]->shape().dimensions() != ops[0]->shape().dimensions()) {
+          return InstructionError(hlo, "inputs have different runtime sizes");
+        }
+      }
+      Dims kept;
+      for (int64_t d = 0; d < ops[0]->shape().rank(); ++d) {
+        const auto& reduced = hlo.dimensions();
+        if (std::find(reduced.begin(), reduced.end(), d) == reduced.end()) {
+          kept.push_back(ops[0]->shape().dimensions(d));
+        }
+      }
+      return same_for_all(kept);
+    }
+    case HloOpcode::kDot: {
+      HLOC_ASSIGN_OR_RETURN(Dims sizes, DotSizes(hlo, *ops[0], *ops[1]));
+      return RuntimeArrayShape(result, sizes);
+    }
+    case HloOpcode::kIota:
+      return RuntimeArrayShape(result, result.dimensions());
+    case HloOpcode::kGather:
+      return result;  // Inferred from the runtime operands in MakeRuntimeOp.
+    default:
+      return InstructionUnimplemented(hlo, "the evaluator does not support runtime (dynamic) "
+                                           "sizes for this opcode");
+  }
+}
+
+}  // namespace
+
+bool NeedsRuntimeShapes(const HloInstruction& hlo, Operands ops) {
+  if (!hlo.shape().is_static()) return true;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Shape& declared = hlo.operand(i)->shape();
+    // A folded scalar broadcast reaches its users as the scalar: rank differs.
+    if (declared.IsArray() && ops[i]->shape().rank() == declared.rank() &&
+        ops[i]->shape().dimensions() != declared.dimensions()) {
+      return true;
+    }
+  }
+  return false;
+}
+
+absl::StatusOr<std::unique_ptr<RuntimeOp>> MakeRuntimeOp(const HloInstruction& hlo, Operands ops) {
+  auto op = std::make_unique<RuntimeOp>();
+  HloAttributes attrs = hlo.attrs();
+  std::vector<bool> trim(ops.size(), false);
+  HLOC_ASSIGN_OR_RETURN(Shape shape, RuntimeResultShape(hlo, ops, &attrs, &trim));
+  const Dims* trimmed_sizes = shape.IsArray() ? &shape.dimensions() : nullptr;
+  op->trimmed.reserve(ops.size());
+  std::vector<HloInstruction*> operands;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Literal* value = ops[i];
+    if (trim[i] && trimmed_sizes != nullptr) {
+      op->trimmed.push_back(LeadingBox(*value, *trimmed_sizes));
+      value = &op->trimmed.back();
+    }
+    op->operands.push_back(value);
+    Shape placeholder_shape = value->shape();
+    if (hlo.operand(i)->shape().has_layout() && !placeholder_shape.has_layout()) {
+      placeholder_shape.set_layout(hlo.operand(i)->shape().layout());
+    }
+    op->placeholders.push_back(HloInstruction::CreateParameter(
+        static_cast<int64_t>(i), std::move(placeholder_shape), hlo.operand(i)->name()));
+    operands.push_back(op->placeholders.back().get());
+  }
+  op->instruction = hlo.CloneWithNewOperands(shape, operands);
+  *op->instruction->mutable_attrs() = std::move(attrs);
+  if (hlo.opcode() == HloOpcode::kGather) {
+    // Batch sizes follow the indices' runtime sizes; slice sizes are static.
+    absl::StatusOr<Shape> inferred = InferShape(*op->instruction);
+    if (!inferred.ok()) return InstructionError(hlo, inferred.status().message());
+    op->instruction->set_shape(RuntimeArrayShape(*inferred, inferred->dimensions()));
+  }
+  return op;
+}
+
+absl::StatusOr<Literal> EvalSetDimensionSize(const HloInstruction& hlo, Operands ops) {
+  const Literal& in = *ops[0];
+  const int64_t d = hlo.dimensions().empty() ? 0 : hlo.dimensions(0);
+  if (!in.shape().IsArray() || d < 0 || d >= in.shape().rank() || ops[1]->element_count() != 1) {
+    return InstructionError(hlo, "needs an array operand, a dimension of it and a scalar size");
+  }
+  // A static result dimension: the shape says the size is the bound.
+  if (!hlo.shape().is_dynamic_dimension(d)) return in;
+  const int64_t size = ops[1]->GetAsInt64(0);
+  const int64_t bound = hlo.shape().dimensions(d);
+  if (size < 0 || size > bound) {
+    return InstructionError(hlo, "size ", size, " is outside the bound [0, ", bound,
+                            "] of dimension ", d);
+  }
+  if (size > in.shape().dimensions(d)) {
+    return InstructionError(hlo, "size ", size, " is past the operand's runtime size ",
+                            in.shape().dimensions(d), " in dimension ", d,
+                            " (the elements there are padding, not values)");
+  }
+  Dims sizes = in.shape().dimensions();
+  sizes[d] = size;
+  return LeadingBox(in, sizes);
+}
+
+absl::StatusOr<Literal> EvalGetDimensionSize(const HloInstruction& hlo, Operands ops) {
+  const int64_t d = hlo.dimensions().empty() ? 0 : hlo.dimensions(0);
+  if (!ops[0]->shape().IsArray() || d < 0 || d >= ops[0]->shape().rank()) {
+    return InstructionError(hlo, "dimension out of range");
+  }
+  HLOC_ASSIGN_OR_RETURN(Literal size, NewLiteral(hlo, hlo.shape()));
+  size.SetFromInt64(0, ops[0]->shape().dimensions(d));
+  return size;
+}
+
+bool FitsDeclaredShape(const Shape& value, const Shape& declared) {
+  if (value.Compatible(declared)) return true;
+  if (declared.IsTuple()) {
+    if (!value.IsTuple() || value.tuple_shapes_size() != declared.tuple_shapes_size()) return false;
+    for (int64_t i = 0; i < declared.tuple_shapes_size(); ++i) {
+      if (!FitsDeclaredShape(value.tuple_shapes(i), declared.tuple_shapes(i))) return false;
+    }
+    return true;
+  }
+  if (!declared.IsArray() || !value.IsArray() || value.element_type() != declared.element_type() ||
+      value.rank() != declared.rank()) {
+    return false;
+  }
+  for (int64_t d = 0; d < declared.rank(); ++d) {
+    const int64_t n = value.dimensions(d), bound = declared.dimensions(d);
+    if (declared.is_dynamic_dimension(d) ? n > bound : n != bound) return false;
+  }
+  return true;
+}
+
+}  // namespace eval
+}  // namespace hloc

@@ -1,0 +1,539 @@
+#include "passes/dynamic_padder.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "hlo/status_macros.h"
+#include "hlo/text_parser.h"
+#include "passes/expanders/expansion_builder.h"
+
+namespace hloc {
+namespace {
+
+using expanders::ExpansionBuilder;
+// Per dimension, the s32 scalar holding its runtime size; null: the bound.
+using Sizes = std::vector<HloInstruction*>;
+
+void MakeStatic(Shape* shape) {
+  if (shape->IsTuple()) {
+    for (Shape& e : *shape->mutable_tuple_shapes()) MakeStatic(&e);
+    return;
+  }
+  for (int64_t d = 0; d < shape->rank(); ++d) shape->set_dynamic_dimension(d, false);
+}
+
+bool HasDynamicShape(const HloComputation& computation) {
+  for (const HloInstruction* i : computation.instructions()) {
+    if (!i->shape().is_static()) return true;
+    if (i->opcode() == HloOpcode::kSetDimensionSize ||
+        i->opcode() == HloOpcode::kGetDimensionSize) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool AnySize(const Sizes& sizes) {
+  return std::any_of(sizes.begin(), sizes.end(), [](HloInstruction* s) { return s != nullptr; });
+}
+
+absl::Status Refuse(const HloInstruction& i, absl::string_view why) {
+  return absl::UnimplementedError(absl::StrCat("dynamic-padder: instruction %", i.name(), " (",
+                                               HloOpcodeName(i.opcode()), "): ", why));
+}
+
+class EntryPadder {
+ public:
+  explicit EntryPadder(HloComputation* entry) : entry_(entry) {}
+
+  absl::Status Run();
+  const std::vector<std::string>& checks() const { return check_messages_; }
+
+ private:
+  Sizes& SizesOf(const HloInstruction* i) {
+    Sizes& s = sizes_[i];
+    if (s.empty() && i->shape().IsArray()) s.assign(i->shape().rank(), nullptr);
+    return s;
+  }
+  // x with the elements at index >= size along `dimension` replaced by `fill`.
+  HloInstruction* Mask(ExpansionBuilder& b, HloInstruction* x, int64_t dimension,
+                       HloInstruction* size, HloInstruction* fill) {
+    const std::vector<int64_t>& dims = x->shape().dimensions();
+    HloInstruction* iota = b.Iota(xla::S32, dims, dimension);
+    HloInstruction* valid = b.Compare(iota, b.Splat(size, dims), ComparisonDirection::kLt);
+    return b.Select(valid, x, b.Splat(fill, dims));
+  }
+  HloInstruction* SizeOrBound(ExpansionBuilder& b, HloInstruction* x, int64_t d) {
+    HloInstruction* s = SizesOf(x)[d];
+    return s != nullptr ? s : b.IndexScalar(xla::S32, x->shape().dimensions(d));
+  }
+  void AddCheck(ExpansionBuilder& b, HloInstruction* value, HloInstruction* limit,
+                std::string message) {
+    checks_.push_back(value);
+    checks_.push_back(limit);
+    check_messages_.push_back(std::move(message));
+    (void)b;
+  }
+
+  // Rewrites one instruction; `out` gets its result's sizes.
+  absl::Status Visit(HloInstruction* i, const Shape& declared, Sizes* out);
+  absl::Status VisitReduce(HloInstruction* i, Sizes* out);
+  absl::Status VisitDot(HloInstruction* i, Sizes* out);
+  absl::Status VisitReshape(HloInstruction* i, Sizes* out);
+  absl::Status VisitSlice(HloInstruction* i, const Shape& declared, Sizes* out);
+  absl::Status VisitGather(HloInstruction* i, Sizes* out);
+  absl::Status FinishRoot(const Shape& declared);
+
+  HloComputation* entry_;
+  absl::flat_hash_map<const HloInstruction*, Sizes> sizes_;
+  std::vector<HloInstruction*> checks_;
+  std::vector<std::string> check_messages_;
+  std::vector<HloInstruction*> dead_;
+};
+
+bool IsElementwise(HloOpcode op) {
+  return IsElementwiseUnary(op) || IsElementwiseBinary(op) || op == HloOpcode::kSelect ||
+         op == HloOpcode::kClamp || op == HloOpcode::kMap;
+}
+
+absl::Status EntryPadder::Visit(HloInstruction* i, const Shape& declared, Sizes* out) {
+  ExpansionBuilder b(entry_, i);
+  const HloOpcode op = i->opcode();
+  if (op == HloOpcode::kParameter) {
+    return Refuse(*i, absl::StrCat("an entry parameter of dynamic shape ", declared.ToString(false),
+                                   ": compiled backends take static arguments (the interpreter "
+                                   "takes any size up to the bound)"));
+  }
+  if (op == HloOpcode::kSetDimensionSize) {
+    HloInstruction* x = i->operand(0);
+    HloInstruction* n = i->operand(1);
+    const int64_t d = i->dimensions(0);
+    HloInstruction* limit = SizeOrBound(b, x, d);
+    AddCheck(b, n, limit,
+             absl::StrCat("instruction %", i->name(), " (set-dimension-size): size is outside [0, ",
+                          SizesOf(x)[d] != nullptr ? "the operand's runtime size" : "its bound",
+                          " ", x->shape().dimensions(d), "]"));
+    *out = SizesOf(x);
+    (*out)[d] = n;
+    HloInstruction* copy = b.Unary(HloOpcode::kCopy, x);
+    HLOC_RETURN_IF_ERROR(b.status());
+    sizes_[copy] = *out;
+    HLOC_RETURN_IF_ERROR(i->ReplaceAllUsesWith(copy));
+    dead_.push_back(i);
+    return absl::OkStatus();
+  }
+  if (op == HloOpcode::kGetDimensionSize) {
+    HloInstruction* size = SizeOrBound(b, i->operand(0), i->dimensions(0));
+    HloInstruction* s32 = b.ConvertIfNeeded(size, i->shape().element_type());
+    HLOC_RETURN_IF_ERROR(b.status());
+    HLOC_RETURN_IF_ERROR(i->ReplaceAllUsesWith(s32));
+    dead_.push_back(i);
+    return absl::OkStatus();
+  }
+  if (op == HloOpcode::kConstant || op == HloOpcode::kIota) return absl::OkStatus();
+  if (!i->shape().IsArray()) {
+    return Refuse(*i, "a tuple with runtime-sized elements is supported only as the entry root");
+  }
+  const int64_t rank = i->shape().rank();
+  out->assign(rank, nullptr);
+  if (IsElementwise(op)) {
+    for (HloInstruction* operand : i->operands()) {
+      if (operand->shape().rank() != rank) continue;
+      const Sizes& s = SizesOf(operand);
+      for (int64_t d = 0; d < rank; ++d) {
+        if ((*out)[d] == nullptr) (*out)[d] = s[d];
+      }
+    }
+    return absl::OkStatus();
+  }
+  switch (op) {
+    case HloOpcode::kBroadcast: {
+      const Sizes& s = SizesOf(i->operand(0));
+      for (size_t k = 0; k < s.size(); ++k) (*out)[i->dimensions(k)] = s[k];
+      return absl::OkStatus();
+    }
+    case HloOpcode::kTranspose: {
+      const Sizes& s = SizesOf(i->operand(0));
+      for (int64_t d = 0; d < rank; ++d) (*out)[d] = s[i->dimensions(d)];
+      return absl::OkStatus();
+    }
+    case HloOpcode::kReverse:
+    case HloOpcode::kSort: {
+      if (i->operand_count() != 1) return Refuse(*i, "only a one-operand sort is supported");
+      *out = SizesOf(i->operand(0));
+      for (int64_t d : i->dimensions()) {
+        if ((*out)[d] != nullptr) return Refuse(*i, "runs along a runtime-sized dimension");
+      }
+      return absl::OkStatus();
+    }
+    case HloOpcode::kReduce: return VisitReduce(i, out);
+    case HloOpcode::kDot: return VisitDot(i, out);
+    case HloOpcode::kReshape: return VisitReshape(i, out);
+    case HloOpcode::kSlice: return VisitSlice(i, declared, out);
+    case HloOpcode::kGather: return VisitGather(i, out);
+    case HloOpcode::kConcatenate: {
+      const int64_t axis = i->dimensions(0);
+      HloInstruction* size = nullptr;
+      int64_t static_part = 0;
+      for (int64_t k = 0; k < i->operand_count(); ++k) {
+        const Sizes& s = SizesOf(i->operand(k));
+        for (int64_t d = 0; d < rank; ++d) {
+          if (d != axis && (*out)[d] == nullptr) (*out)[d] = s[d];
+        }
+        if (s[axis] == nullptr) {
+          static_part += i->operand(k)->shape().dimensions(axis);
+        } else if (k + 1 != i->operand_count()) {
+          return Refuse(*i, "only the last operand may be runtime-sized along the axis");
+        } else {
+          size = s[axis];
+        }
+      }
+      if (size != nullptr) {
+        (*out)[axis] = b.Binary(HloOpcode::kAdd, size, b.IndexScalar(xla::S32, static_part));
+      }
+      return b.status();
+    }
+    case HloOpcode::kPad: {
+      const Sizes& s = SizesOf(i->operand(0));
+      const xla::PaddingConfig& config = i->attrs().padding_config;
+      for (int64_t d = 0; d < rank; ++d) {
+        if (s[d] == nullptr) continue;
+        const auto& pd = config.dimensions(d);
+        if (pd.edge_padding_high() != 0 || pd.interior_padding() != 0 || pd.edge_padding_low() < 0) {
+          return Refuse(*i, "pads a runtime-sized dimension other than at its low edge");
+        }
+        (*out)[d] = pd.edge_padding_low() == 0
+                        ? s[d]
+                        : b.Binary(HloOpcode::kAdd, s[d],
+                                   b.IndexScalar(xla::S32, pd.edge_padding_low()));
+      }
+      return b.status();
+    }
+    default:
+      return Refuse(*i, "has runtime-sized operands or result and the pass has no rule for it");
+  }
+}
+
+absl::Status EntryPadder::VisitReduce(HloInstruction* i, Sizes* out) {
+  ExpansionBuilder b(entry_, i);
+  const int64_t inputs = i->operand_count() / 2;
+  const std::vector<int64_t>& reduced = i->dimensions();
+  for (int64_t k = 0; k < inputs; ++k) {
+    HloInstruction* x = i->operand(k);
+    const Sizes s = SizesOf(x);
+    HloInstruction* masked = x;
+    for (int64_t d : reduced) {
+      if (s[d] != nullptr) masked = Mask(b, masked, d, s[d], i->operand(inputs + k));
+    }
+    HLOC_RETURN_IF_ERROR(b.status());
+    if (masked != x) i->ReplaceOperandWith(k, masked);
+  }
+  const Sizes s = SizesOf(i->operand(0));
+  Sizes kept;
+  for (int64_t d = 0; d < static_cast<int64_t>(s.size()); ++d) {
+    if (std::find(reduced.begin(), reduced.end(), d) == reduced.end()) kept.push_back(s[d]);
+  }
+  if (i->shape().IsTuple()) {
+    if (AnySize(kept)) return Refuse(*i, "a variadic reduce keeping a runtime-sized dimension");
+    out->clear();
+    return absl::OkStatus();
+  }
+  *out = kept;
+  return absl::OkStatus();
+}
+
+absl::Status EntryPadder::VisitDot(HloInstruction* i, Sizes* out) {
+  ExpansionBuilder b(entry_, i);
+  const xla::DotDimensionNumbers& dn = i->attrs().dot_dimension_numbers;
+  HloInstruction* lhs = i->operand(0);
+  HloInstruction* rhs = i->operand(1);
+  const Sizes ls = SizesOf(lhs), rs = SizesOf(rhs);
+  HloInstruction* masked_lhs = lhs;
+  HloInstruction* masked_rhs = rhs;
+  for (int k = 0; k < dn.lhs_contracting_dimensions_size(); ++k) {
+    const int64_t ld = dn.lhs_contracting_dimensions(k), rd = dn.rhs_contracting_dimensions(k);
+    HloInstruction* size = ls[ld] != nullptr ? ls[ld] : rs[rd];
+    if (size == nullptr) continue;
+    masked_lhs = Mask(b, masked_lhs, ld, size, b.Scalar(lhs->shape().element_type(), 0));
+    masked_rhs = Mask(b, masked_rhs, rd, size, b.Scalar(rhs->shape().element_type(), 0));
+  }
+  HLOC_RETURN_IF_ERROR(b.status());
+  if (masked_lhs != lhs) i->ReplaceOperandWith(0, masked_lhs);
+  if (masked_rhs != rhs) i->ReplaceOperandWith(1, masked_rhs);
+  auto contains = [](const auto& list, int64_t d) {
+    return std::find(list.begin(), list.end(), d) != list.end();
+  };
+  out->clear();
+  for (int k = 0; k < dn.lhs_batch_dimensions_size(); ++k) {
+    HloInstruction* l = ls[dn.lhs_batch_dimensions(k)];
+    out->push_back(l != nullptr ? l : rs[dn.rhs_batch_dimensions(k)]);
+  }
+  for (int64_t d = 0; d < static_cast<int64_t>(ls.size()); ++d) {
+    if (!contains(dn.lhs_batch_dimensions(), d) && !contains(dn.lhs_contracting_dimensions(), d)) {
+      out->push_back(ls[d]);
+    }
+  }
+  for (int64_t d = 0; d < static_cast<int64_t>(rs.size()); ++d) {
+    if (!contains(dn.rhs_batch_dimensions(), d) && !contains(dn.rhs_contracting_dimensions(), d)) {
+      out->push_back(rs[d]);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status EntryPadder::VisitReshape(HloInstruction* i, Sizes* out) {
+  ExpansionBuilder b(entry_, i);
+  const Sizes& s = SizesOf(i->operand(0));
+  if (!AnySize(s)) return absl::OkStatus();
+  const Shape& in = i->operand(0)->shape();
+  const Shape& result = i->shape();
+  int64_t in_inner = 1, out_inner = 1;
+  for (int64_t d = 1; d < in.rank(); ++d) in_inner *= in.dimensions(d);
+  for (int64_t d = 1; d < result.rank(); ++d) out_inner *= result.dimensions(d);
+  for (int64_t d = 1; d < in.rank(); ++d) {
+    if (s[d] != nullptr) return Refuse(*i, "reshapes a runtime-sized dimension other than the major one");
+  }
+  if (result.rank() == 0 || out_inner == 0 || in_inner % out_inner != 0) {
+    return Refuse(*i, "the major runtime-sized dimension does not map onto the result's major one");
+  }
+  const int64_t factor = in_inner / out_inner;
+  (*out)[0] = factor == 1 ? s[0] : b.Binary(HloOpcode::kMultiply, s[0], b.IndexScalar(xla::S32, factor));
+  return b.status();
+}
+
+absl::Status EntryPadder::VisitSlice(HloInstruction* i, const Shape& declared, Sizes* out) {
+  ExpansionBuilder b(entry_, i);
+  const Sizes& s = SizesOf(i->operand(0));
+  const HloAttributes& a = i->attrs();
+  for (int64_t d = 0; d < static_cast<int64_t>(s.size()); ++d) {
+    if (s[d] == nullptr) continue;
+    const int64_t start = a.slice_starts[d], limit = a.slice_limits[d];
+    const int64_t stride = a.slice_strides.empty() ? 1 : a.slice_strides[d];
+    if (!declared.is_dynamic_dimension(d)) {
+      AddCheck(b, b.IndexScalar(xla::S32, limit), s[d],
+               absl::StrCat("instruction %", i->name(), " (slice): the static slice of dimension ",
+                            d, " reads past its runtime size"));
+      continue;
+    }
+    if (stride != 1) return Refuse(*i, "a strided slice of a runtime-sized dimension");
+    HloInstruction* end = b.Binary(HloOpcode::kMinimum, s[d], b.IndexScalar(xla::S32, limit));
+    HloInstruction* size = b.Binary(HloOpcode::kSubtract, end, b.IndexScalar(xla::S32, start));
+    (*out)[d] = b.Binary(HloOpcode::kMaximum, size, b.IndexScalar(xla::S32, 0));
+  }
+  return b.status();
+}
+
+absl::Status EntryPadder::VisitGather(HloInstruction* i, Sizes* out) {
+  if (AnySize(SizesOf(i->operand(0)))) {
+    return Refuse(*i, "gathers from a runtime-sized operand");
+  }
+  const xla::GatherDimensionNumbers& dn = i->attrs().gather_dimension_numbers;
+  const Sizes& s = SizesOf(i->operand(1));
+  Sizes batch;
+  for (int64_t d = 0; d < static_cast<int64_t>(s.size()); ++d) {
+    if (d != dn.index_vector_dim()) batch.push_back(s[d]);
+  }
+  size_t next = 0;
+  const auto& offsets = dn.offset_dims();
+  for (int64_t d = 0; d < i->shape().rank(); ++d) {
+    if (std::find(offsets.begin(), offsets.end(), d) != offsets.end()) continue;
+    if (next < batch.size()) (*out)[d] = batch[next++];
+  }
+  return absl::OkStatus();
+}
+
+absl::Status EntryPadder::FinishRoot(const Shape& declared) {
+  HloInstruction* root = entry_->root();
+  ExpansionBuilder b(entry_, root);
+  std::vector<HloInstruction*> sizes;
+  auto add_leaf = [&](HloInstruction* leaf, const Shape& shape) {
+    for (int64_t d = 0; d < shape.rank(); ++d) {
+      if (shape.is_dynamic_dimension(d)) sizes.push_back(SizeOrBound(b, leaf, d));
+    }
+  };
+  if (declared.IsArray()) {
+    add_leaf(root, declared);
+  } else if (declared.IsTuple() && !declared.is_static()) {
+    if (root->opcode() != HloOpcode::kTuple) {
+      return Refuse(*root, "a tuple-shaped dynamic entry result must be a tuple instruction");
+    }
+    for (int64_t k = 0; k < declared.tuple_shapes_size(); ++k) {
+      const Shape& element = declared.tuple_shapes(k);
+      if (element.IsTuple() && !element.is_static()) {
+        return Refuse(*root, "a nested tuple with runtime-sized elements in the entry result");
+      }
+      if (element.IsArray()) add_leaf(root->operand(k), element);
+    }
+  }
+  HloInstruction* new_root = b.Tuple({root, b.Tuple(sizes), b.Tuple(checks_)});
+  HLOC_RETURN_IF_ERROR(b.status());
+  entry_->set_root(new_root);
+  return absl::OkStatus();
+}
+
+absl::Status EntryPadder::Run() {
+  const Shape declared_root = entry_->root()->shape();
+  for (HloInstruction* i : entry_->MakeInstructionPostOrder()) {
+    const Shape declared = i->shape();
+    bool sized_operand = false;
+    for (HloInstruction* operand : i->operands()) {
+      auto it = sizes_.find(operand);
+      sized_operand = sized_operand || (it != sizes_.end() && AnySize(it->second));
+    }
+    const HloOpcode op = i->opcode();
+    const bool size_op = op == HloOpcode::kSetDimensionSize || op == HloOpcode::kGetDimensionSize;
+    if (!sized_operand && declared.is_static() && !size_op) continue;
+    if (op == HloOpcode::kTuple && i == entry_->root()) {
+      MakeStatic(i->mutable_shape());
+      continue;
+    }
+    MakeStatic(i->mutable_shape());
+    Sizes out;
+    HLOC_RETURN_IF_ERROR(Visit(i, declared, &out));
+    if (AnySize(out)) sizes_[i] = std::move(out);
+  }
+  for (HloInstruction* i : dead_) HLOC_RETURN_IF_ERROR(entry_->RemoveInstruction(i));
+  return FinishRoot(declared_root);
+}
+
+// set-dimension-size whose result dimension is static, and
+// get-dimension-size of a static dimension, in any computation: the operand
+// and the bound (TF emits both around ops whose size is known).
+absl::StatusOr<bool> RemoveStaticSizeOps(HloModule& module) {
+  bool changed = false;
+  for (HloComputation* c : module.computations()) {
+    for (HloInstruction* i : c->MakeInstructionPostOrder()) {
+      const bool set = i->opcode() == HloOpcode::kSetDimensionSize;
+      const bool get = i->opcode() == HloOpcode::kGetDimensionSize;
+      if (!set && !get) continue;
+      if (i->dimensions().size() != 1 || !i->operand(0)->shape().IsArray()) continue;
+      const int64_t d = i->dimensions(0);
+      if (set && i->shape().IsArray() && !i->shape().is_dynamic_dimension(d) &&
+          i->operand(0)->shape().is_static()) {
+        HLOC_RETURN_IF_ERROR(i->ReplaceAllUsesWith(i->operand(0)));
+      } else if (get && !i->operand(0)->shape().is_dynamic_dimension(d)) {
+        ExpansionBuilder b(c, i);
+        HloInstruction* bound = b.Convert(
+            b.IndexScalar(xla::S32, i->operand(0)->shape().dimensions(d)), i->shape().element_type());
+        HLOC_RETURN_IF_ERROR(b.status());
+        HLOC_RETURN_IF_ERROR(i->ReplaceAllUsesWith(bound));
+      } else {
+        continue;
+      }
+      HLOC_RETURN_IF_ERROR(c->RemoveInstruction(i));
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+}  // namespace
+
+absl::StatusOr<bool> DynamicPadder::Run(HloModule& module) {
+  if (module.entry() == nullptr) return false;
+  HLOC_ASSIGN_OR_RETURN(const bool removed, RemoveStaticSizeOps(module));
+  for (HloComputation* c : module.computations()) {
+    if (c == module.entry() || !HasDynamicShape(*c)) continue;
+    return absl::UnimplementedError(
+        absl::StrCat("dynamic-padder: computation ", c->name(),
+                     " has dynamic shapes; only the entry computation may"));
+  }
+  if (!HasDynamicShape(*module.entry())) return removed;
+  if (module.config().input_output_alias.entries_size() > 0) {
+    return absl::UnimplementedError(
+        "dynamic-padder: a module with dynamic shapes and input/output aliasing");
+  }
+  const Shape declared = module.entry()->root()->shape();
+  EntryPadder padder(module.entry());
+  HLOC_RETURN_IF_ERROR(padder.Run());
+  HloModuleConfig* config = module.mutable_config();
+  if (config->entry_computation_layout.has_value()) {
+    config->entry_computation_layout->result = module.entry()->root()->shape();
+  }
+  std::vector<std::string> lines = {declared.ToString(/*print_layout=*/false)};
+  for (const std::string& check : padder.checks()) lines.push_back(check);
+  (*config->frontend_attributes.mutable_map())[kDynamicResultAttribute] =
+      absl::StrJoin(lines, "\n");
+  return true;
+}
+
+absl::StatusOr<std::optional<DynamicResultContract>> FindDynamicResultContract(
+    const HloModule& module) {
+  const auto& map = module.config().frontend_attributes.map();
+  auto it = map.find(kDynamicResultAttribute);
+  if (it == map.end()) return std::nullopt;
+  std::vector<std::string> lines = absl::StrSplit(it->second, '\n');
+  DynamicResultContract contract;
+  HLOC_ASSIGN_OR_RETURN(contract.declared, ParseShape(lines[0]));
+  contract.checks.assign(lines.begin() + 1, lines.end());
+  return contract;
+}
+
+namespace {
+
+// Copies the leading box of `in` given by the runtime sizes.
+Literal CutToSizes(const Literal& in, const std::vector<int64_t>& dims) {
+  Shape shape(in.shape().element_type(), dims);
+  Literal out(shape);
+  const int width = ByteWidth(in.shape().element_type());
+  const int64_t rank = in.shape().rank();
+  if (out.element_count() == 0) return out;
+  std::vector<int64_t> index(rank, 0);
+  std::vector<int64_t> in_strides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d) in_strides[d] = in_strides[d + 1] * in.shape().dimensions(d + 1);
+  for (int64_t linear = 0; linear < out.element_count(); ++linear) {
+    int64_t source = 0;
+    for (int64_t d = 0; d < rank; ++d) source += index[d] * in_strides[d];
+    std::memcpy(out.mutable_raw() + linear * width, in.raw() + source * width, width);
+    for (int64_t d = rank - 1; d >= 0 && ++index[d] == dims[d]; --d) index[d] = 0;
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<Literal> ShrinkDynamicResult(const Literal& padded,
+                                            const DynamicResultContract& contract) {
+  if (!padded.shape().IsTuple() || padded.tuple_elements().size() != 3) {
+    return absl::InternalError("a dynamic-padded result is not (result, sizes, checks)");
+  }
+  const Literal& result = padded.tuple_elements()[0];
+  const std::vector<Literal>& sizes = padded.tuple_elements()[1].tuple_elements();
+  const std::vector<Literal>& checks = padded.tuple_elements()[2].tuple_elements();
+  if (checks.size() != 2 * contract.checks.size()) {
+    return absl::InternalError("dynamic-padded result: checks do not match the contract");
+  }
+  for (size_t k = 0; k < contract.checks.size(); ++k) {
+    const int64_t value = checks[2 * k].GetAsInt64(0), limit = checks[2 * k + 1].GetAsInt64(0);
+    if (value < 0 || value > limit) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(contract.checks[k], " (value ", value, ", limit ", limit, ")"));
+    }
+  }
+  size_t next = 0;
+  auto shrink_leaf = [&](const Literal& leaf, const Shape& declared) -> absl::StatusOr<Literal> {
+    if (!declared.IsArray() || declared.is_static()) return leaf;
+    std::vector<int64_t> dims = leaf.shape().dimensions();
+    for (int64_t d = 0; d < declared.rank(); ++d) {
+      if (!declared.is_dynamic_dimension(d)) continue;
+      if (next >= sizes.size()) return absl::InternalError("dynamic-padded result: sizes missing");
+      dims[d] = std::clamp<int64_t>(sizes[next++].GetAsInt64(0), 0, dims[d]);
+    }
+    return CutToSizes(leaf, dims);
+  };
+  if (contract.declared.IsTuple()) {
+    std::vector<Literal> elements;
+    for (size_t k = 0; k < result.tuple_elements().size(); ++k) {
+      HLOC_ASSIGN_OR_RETURN(Literal e, shrink_leaf(result.tuple_elements()[k],
+                                                   contract.declared.tuple_shapes(k)));
+      elements.push_back(std::move(e));
+    }
+    return Literal::Tuple(std::move(elements));
+  }
+  return shrink_leaf(result, contract.declared);
+}
+
+}  // namespace hloc

@@ -1,0 +1,81 @@
+// DynamicPadder: bounded dynamic shapes (f32[<=8]) become static shapes at
+// their bound plus explicit s32 sizes, so the compiled backends, which know
+// only static buffers, give the reference interpreter's answer.
+//
+// A value of a dynamic shape lives in a buffer of its bound; its runtime size
+// per dimension is an s32 scalar the pass tracks beside it (none: the bound).
+// Walking the entry computation in post order:
+//
+//   set-dimension-size(x, n)   copy(x), size n (checked: 0 <= n <= bound)
+//   get-dimension-size(x)      x's tracked size (or the bound as a constant)
+//   elementwise, broadcast,    sizes follow the dimensions; the padding
+//   transpose, gather (on the  elements hold whatever, nothing reads them
+//   indices' batch dims)
+//   reduce over a sized dim    input masked with the init value:
+//                              select(iota < size, x, init)
+//   dot contracting a sized    both operands masked with zeros (garbage
+//   dim                        padding could be inf, and inf * 0 is nan)
+//   reshape                    only a sized major dimension:
+//                              [<=n, a, b] -> [<=n * k, ...]
+//   slice                      unit stride; size min(n, limit) - start
+//   concatenate                only the last operand sized along the axis
+//   pad                        low edge padding only on a sized dimension
+//   sort, reverse              not along a sized dimension
+//
+// First, in every computation, a set-dimension-size whose result dimension
+// is static becomes its operand and a get-dimension-size of a static
+// dimension its bound (TF emits both around ops of known size).
+//
+// Anything else meeting a dynamic shape is refused with an error naming the
+// instruction, as are dynamic shapes outside the entry computation and
+// dynamic entry parameters (the compiled backends take static arguments).
+//
+// The entry result. When the module had dynamic shapes, the entry root
+// becomes the tuple (result, (sizes...), (checks...)): the result at its
+// bound, one s32 size per dynamic dimension of its array leaves in order,
+// and two s32 values (value, limit) per runtime check. The module's frontend
+// attribute kDynamicResultAttribute records the declared result shape and
+// each check's message; a backend reads it with FindDynamicResultContract
+// and turns what it ran into the interpreter's value with ShrinkDynamicResult
+// (leaves cut to their sizes, a failed check an error naming the instruction).
+#ifndef HLOC_PASSES_DYNAMIC_PADDER_H_
+#define HLOC_PASSES_DYNAMIC_PADDER_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "hlo/literal.h"
+#include "hlo/module.h"
+#include "passes/pass.h"
+
+namespace hloc {
+
+class DynamicPadder : public HloPass {
+ public:
+  absl::string_view name() const override { return "dynamic-padder"; }
+  absl::StatusOr<bool> Run(HloModule& module) override;
+};
+
+inline constexpr char kDynamicResultAttribute[] = "hloc_dynamic_result";
+
+// What DynamicPadder promised about the entry result.
+struct DynamicResultContract {
+  Shape declared;                   // The entry result before the pass.
+  std::vector<std::string> checks;  // One message per (value, limit) pair.
+};
+
+// The contract of a module DynamicPadder rewrote; nullopt for any other.
+absl::StatusOr<std::optional<DynamicResultContract>> FindDynamicResultContract(
+    const HloModule& module);
+
+// `padded` (the rewritten entry's result) as the declared result: each array
+// leaf cut to its runtime sizes. A check whose value is outside [0, limit]
+// is an InvalidArgument error with the check's message.
+absl::StatusOr<Literal> ShrinkDynamicResult(const Literal& padded,
+                                            const DynamicResultContract& contract);
+
+}  // namespace hloc
+
+#endif  // HLOC_PASSES_DYNAMIC_PADDER_H_
