@@ -14,6 +14,7 @@
 #include "backend/common/literal_leaves.h"
 #include "backend/common/op_lowering.h"
 #include "backend/llvm/array_leaves.h"
+#include "hlo/live_instructions.h"
 #include "hlo/outline.h"
 #include "hlo/shape_util.h"
 #include "hlo/status_macros.h"
@@ -24,24 +25,6 @@ namespace {
 
 using runtime::BufferSpec;
 
-// Instructions the root reaches through operands and control edges.
-absl::flat_hash_set<const HloInstruction*> LiveInstructions(const HloComputation& computation) {
-  absl::flat_hash_set<const HloInstruction*> live;
-  if (computation.root() == nullptr) return live;
-  std::vector<const HloInstruction*> stack = {computation.root()};
-  live.insert(computation.root());
-  while (!stack.empty()) {
-    const HloInstruction* hlo = stack.back();
-    stack.pop_back();
-    for (const HloInstruction* operand : hlo->operands()) {
-      if (live.insert(operand).second) stack.push_back(operand);
-    }
-    for (const HloInstruction* predecessor : hlo->control_predecessors()) {
-      if (live.insert(predecessor).second) stack.push_back(predecessor);
-    }
-  }
-  return live;
-}
 
 }  // namespace
 
@@ -120,7 +103,7 @@ absl::StatusOr<BuiltProgram> ProgramBuilder::Build(const HloModule& module) {
 }
 
 absl::Status ProgramBuilder::EmitComputation(const HloComputation& computation, ThunkList* out) {
-  const absl::flat_hash_set<const HloInstruction*> live = LiveInstructions(computation);
+  const absl::flat_hash_set<const HloInstruction*> live = LiveFromRoot(computation);
   for (const HloInstruction* hlo : computation.MakeInstructionPostOrder()) {
     if (!live.contains(hlo)) continue;
     buffers_.Advance();

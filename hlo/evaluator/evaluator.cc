@@ -22,6 +22,7 @@
 #include "hlo/evaluator/collectives.h"
 #include "hlo/evaluator/ops.h"
 #include "hlo/evaluator/runtime_shapes.h"
+#include "hlo/live_instructions.h"
 #include "hlo/status_macros.h"
 #include "hlo/usable_cpus.h"
 #include "hlo/verifier.h"
@@ -632,19 +633,9 @@ absl::Status CheckCustomCallTargets(const HloModule& module,
   // Only what a computation's root needs is evaluated: a dead custom call
   // must not fail (the program builder's rule too).
   for (const HloComputation* computation : module.computations()) {
-    if (computation->root() == nullptr) continue;
-    std::vector<const HloInstruction*> stack = {computation->root()};
-    absl::flat_hash_set<const HloInstruction*> live = {computation->root()};
-    while (!stack.empty()) {
-      const HloInstruction* hlo = stack.back();
-      stack.pop_back();
-      for (const HloInstruction* operand : hlo->operands()) {
-        if (live.insert(operand).second) stack.push_back(operand);
-      }
-      for (const HloInstruction* predecessor : hlo->control_predecessors()) {
-        if (live.insert(predecessor).second) stack.push_back(predecessor);
-      }
-      if (hlo->opcode() != HloOpcode::kCustomCall) continue;
+    const absl::flat_hash_set<const HloInstruction*> live = LiveFromRoot(*computation);
+    for (const HloInstruction* hlo : computation->MakeInstructionPostOrder()) {
+      if (hlo->opcode() != HloOpcode::kCustomCall || !live.contains(hlo)) continue;
       const std::string& target = hlo->attrs().custom_call_target;
       if (target == "TopK" || (custom_calls != nullptr && custom_calls->Find(target))) continue;
       return InstructionUnimplemented(*hlo, "custom-call target \"", target,

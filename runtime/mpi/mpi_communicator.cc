@@ -89,6 +89,31 @@ void ReduceBlocks(ElementType type, ReductionKind kind, const std::vector<char>&
   }
 }
 
+// A reduction of a type MPI cannot reduce (ReducesLocally): `call`, an
+// MPI collective on MPI_BYTE with the signature of MPI_Allgather and
+// MPI_Alltoall, brings one block of `count` elements from every member to
+// this rank, which reduces them in rank order into `output`.
+using ByteExchange = int (*)(const void*, int, MPI_Datatype, void*, int, MPI_Datatype, MPI_Comm);
+absl::Status ReduceExchangedBlocks(const CollectiveKey& key, MPI_Comm comm, int64_t members,
+                                   const char* call_name, ByteExchange call, ElementType type,
+                                   ReductionKind kind, const void* input, void* output,
+                                   int64_t count) {
+  if (absl::Status s = CheckReduction(type, kind); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(key.name, ": ", s.message()));
+  }
+  const int64_t bytes = count * ElementBytes(type);
+  absl::StatusOr<int> n = Count(key, bytes);
+  if (!n.ok()) return n.status();
+  std::vector<char> blocks(static_cast<size_t>(bytes) * members);
+  if (absl::Status s =
+          MpiError(key, call_name, call(input, *n, MPI_BYTE, blocks.data(), *n, MPI_BYTE, comm));
+      !s.ok()) {
+    return s;
+  }
+  ReduceBlocks(type, kind, blocks, members, output, count);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<MpiSession>> MpiSession::Initialize(int* argc, char*** argv) {
@@ -155,21 +180,9 @@ absl::Status MpiCommunicator::AllReduce(const CollectiveKey& key, DeviceGroup gr
   absl::StatusOr<void*> comm = CommOf(key, group);
   if (!comm.ok()) return comm.status();
   if (ReducesLocally(type)) {
-    if (absl::Status s = CheckReduction(type, kind); !s.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(key.name, ": ", s.message()));
-    }
-    const int64_t bytes = count * ElementBytes(type);
-    absl::StatusOr<int> n = Count(key, bytes);
-    if (!n.ok()) return n.status();
-    std::vector<char> gathered(static_cast<size_t>(bytes) * group.size());
-    if (absl::Status s = MpiError(key, "MPI_Allgather",
-                                  MPI_Allgather(input, *n, MPI_BYTE, gathered.data(), *n,
-                                                MPI_BYTE, AsComm(*comm)));
-        !s.ok()) {
-      return s;
-    }
-    ReduceBlocks(type, kind, gathered, static_cast<int64_t>(group.size()), output, count);
-    return absl::OkStatus();
+    return ReduceExchangedBlocks(key, AsComm(*comm), static_cast<int64_t>(group.size()),
+                                 "MPI_Allgather", &MPI_Allgather, type, kind, input, output,
+                                 count);
   }
   absl::StatusOr<MPI_Datatype> datatype = TypeOf(key, type);
   if (!datatype.ok()) return datatype.status();
@@ -198,22 +211,9 @@ absl::Status MpiCommunicator::ReduceScatter(const CollectiveKey& key, DeviceGrou
   absl::StatusOr<void*> comm = CommOf(key, group);
   if (!comm.ok()) return comm.status();
   if (ReducesLocally(type)) {
-    if (absl::Status s = CheckReduction(type, kind); !s.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(key.name, ": ", s.message()));
-    }
     // Block i of every member's input goes to member i, which reduces them.
-    const int64_t bytes = count * ElementBytes(type);
-    absl::StatusOr<int> n = Count(key, bytes);
-    if (!n.ok()) return n.status();
-    std::vector<char> received(static_cast<size_t>(bytes) * group.size());
-    if (absl::Status s = MpiError(key, "MPI_Alltoall",
-                                  MPI_Alltoall(input, *n, MPI_BYTE, received.data(), *n,
-                                               MPI_BYTE, AsComm(*comm)));
-        !s.ok()) {
-      return s;
-    }
-    ReduceBlocks(type, kind, received, static_cast<int64_t>(group.size()), output, count);
-    return absl::OkStatus();
+    return ReduceExchangedBlocks(key, AsComm(*comm), static_cast<int64_t>(group.size()),
+                                 "MPI_Alltoall", &MPI_Alltoall, type, kind, input, output, count);
   }
   absl::StatusOr<MPI_Datatype> datatype = TypeOf(key, type);
   if (!datatype.ok()) return datatype.status();
