@@ -11,6 +11,7 @@
 #include "hlo/evaluator/evaluator.h"
 #include "hlo/text_parser.h"
 #include "hlo/verifier.h"
+#include "passes/dynamic_test_modules.h"
 
 namespace hloc {
 namespace {
@@ -62,24 +63,7 @@ void ExpectSameAnswer(absl::string_view text, const std::vector<Literal>& args) 
                          << "\nactual   " << r->second.ToString();
 }
 
-constexpr char kReduceExp[] = R"(
-HloModule dyn
-add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-ENTRY main {
-  p = f32[8] parameter(0)
-  n = s32[] parameter(1)
-  d = f32[<=8] set-dimension-size(p, n), dimensions={0}
-  e = f32[<=8] exponential(d)
-  z = f32[] constant(0)
-  r = f32[] reduce(e, z), dimensions={0}, to_apply=add
-  g = s32[] get-dimension-size(d), dimensions={0}
-  ROOT t = (f32[], s32[], f32[<=8]) tuple(r, g, e)
-}
-)";
+using dynamic_test_modules::kReduceExp;
 
 TEST(DynamicPadderTest, MaskedReduceAndDynamicOutput) {
   Literal p = Lit("f32[8]", "{1, 2, 3, 4, 5, 6, 7, 8}");

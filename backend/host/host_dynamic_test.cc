@@ -12,6 +12,7 @@
 #include "hlo/evaluator/compare.h"
 #include "hlo/evaluator/evaluator.h"
 #include "hlo/text_parser.h"
+#include "passes/dynamic_test_modules.h"
 
 namespace hloc {
 namespace {
@@ -64,24 +65,7 @@ void ExpectSameAsInterpreter(absl::string_view text, const std::vector<Literal>&
   }
 }
 
-constexpr char kReduceExp[] = R"(
-HloModule dyn
-add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-ENTRY main {
-  p = f32[8] parameter(0)
-  n = s32[] parameter(1)
-  d = f32[<=8] set-dimension-size(p, n), dimensions={0}
-  e = f32[<=8] exponential(d)
-  z = f32[] constant(0)
-  r = f32[] reduce(e, z), dimensions={0}, to_apply=add
-  g = s32[] get-dimension-size(d), dimensions={0}
-  ROOT t = (f32[], s32[], f32[<=8]) tuple(r, g, e)
-}
-)";
+using dynamic_test_modules::kReduceExp;
 
 Literal P8() { return ParseLiteralText("f32[8] {0.5, 1, -2, 3, 0.25, 1.5, -1, 2}"); }
 
