@@ -190,7 +190,8 @@ std::string CacheKey(const ModuleSource& source, const CompileOptions& options, 
   if (source.kind() == ModuleSource::Kind::kModule) {
     key.Add(PrintModule(*source.module()));
   } else {
-    // A file is keyed by its path: it is read again only when not cached.
+    // Serialized bytes (Compile turns a file source into its loaded module
+    // first, so a file rewritten between compiles is not served stale).
     key.Add(source.bytes_or_path());
   }
   return key.Finish();
