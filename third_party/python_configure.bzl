@@ -25,6 +25,15 @@ def _python_configure_impl(ctx):
     if result.return_code != 0:
         fail("python3 could not report its headers and nanobind (run tools/setup.sh): " + result.stderr)
     include, nanobind, executable, xla_ffi = (result.stdout.strip("\n").split("\n") + [""])[:4]
+    # Another Python's headers (a folder holding Python.h): the extension is
+    # then built for that Python, e.g. to carry it to a machine whose Python
+    # differs from this one (tools/build_python_standalone.sh). The tests
+    # still run with the local interpreter.
+    other_include = ctx.os.environ.get("HLOC_PYTHON_INCLUDE", "")
+    if other_include:
+        if not ctx.path(other_include + "/Python.h").exists:
+            fail("HLOC_PYTHON_INCLUDE=%s holds no Python.h" % other_include)
+        include = other_include
     ctx.symlink(include, "python_include")
     ctx.symlink(nanobind, "nanobind")
     if xla_ffi:
@@ -72,6 +81,6 @@ exports_files(["defs.bzl"])
 
 python_configure = repository_rule(
     implementation = _python_configure_impl,
-    environ = ["PATH", "PYENV_VERSION"],
+    environ = ["PATH", "PYENV_VERSION", "HLOC_PYTHON_INCLUDE"],
     local = True,
 )

@@ -79,6 +79,11 @@ static_of() {  # -lfoo -> -l:libfoo.a when the archive exists, else unchanged.
 # libabsl_*.a goes into one group the linker may rescan.
 absl_group=(-Wl,--start-group /usr/lib/x86_64-linux-gnu/libabsl_*.a -Wl,--end-group)
 absl_added=0
+# A shared object (a Python extension) cannot take Debian's Abseil and
+# protobuf archives, which are built without -fPIC: it links their shared
+# libraries, which --bundle-shared copies beside it. LLVM's archives are PIC.
+shared_object=0
+case "$name" in *.so) shared_object=1 ;; esac
 link_args=()
 while IFS= read -r arg; do
   case "$arg" in
@@ -88,10 +93,12 @@ while IFS= read -r arg; do
       link_args+=("-L$llvm_libdir" $llvm_static)
       continue ;;
     -Wl,-rpath,*|-Wl,-S) continue ;;
-    -labsl_*)
+    -labsl_*|-lprotobuf)
+      if [ "$shared_object" = 1 ]; then link_args+=("$arg"); continue; fi
+      [ "$arg" = -lprotobuf ] && { link_args+=("$(static_of "$arg")"); continue; }
       if [ "$absl_added" = 0 ]; then link_args+=("${absl_group[@]}"); absl_added=1; fi
       continue ;;
-    -lprotobuf|-lz|-lzstd|-lxml2|-ltinfo|-lgtest|-lgtest_main|-lgmock|-lgmock_main|-lbenchmark|-lbenchmark_main)
+    -lz|-lzstd|-lxml2|-ltinfo|-lgtest|-lgtest_main|-lgmock|-lgmock_main|-lbenchmark|-lbenchmark_main)
       link_args+=("$(static_of "$arg")"); continue ;;
     -ltcmalloc_minimal)
       # The malloc of hloc's binaries, linked in. Its entry points are
@@ -128,8 +135,12 @@ for lib in $("$llvm_config" --link-static --system-libs); do
   esac
 done
 # Abseil archives may be needed by protobuf's or LLVM's objects too.
-link_args+=("${absl_group[@]}")
+[ "$shared_object" = 1 ] || link_args+=("${absl_group[@]}")
 
+# A shared object's name may hold a folder (//python:hloc/_hloc.so): it and
+# the libraries bundled for it go there, where its $ORIGIN points.
+lib_dir=$(dirname "$out_dir/$name")
+mkdir -p "$lib_dir"
 echo "linking $out_dir/$name (static LLVM, Abseil, protobuf)..."
 (cd "$execroot" && g++ -o "$out_dir/$name" "${link_args[@]}" \
     -Wl,--gc-sections "${strip[@]}" -ldl -lpthread -Wl,--disable-new-dtags '-Wl,-rpath,$ORIGIN')
@@ -148,13 +159,15 @@ if grep -vE "$allowed" "$out_dir/$name.ldd" | grep -q .; then
   fi
   # Copy each remaining library (ldd lists transitive ones too) next to hloc.
   grep -vE "$allowed" "$out_dir/$name.ldd" | awk '$3 ~ /^\// {print $3}' | while read -r lib; do
-    cp -L "$lib" "$out_dir/"
+    # Already there when an earlier target bundled it into the same folder.
+    [ "$(cd "$(dirname "$lib")" && pwd)" = "$lib_dir" ] && continue
+    cp -L "$lib" "$lib_dir/"
     echo "bundled $(basename "$lib") ($(du -hL "$lib" | cut -f1))"
   done
   # A bundled library's own dependencies (libmpi's libopen-rte, say) are
   # found through the loader's path, which the check run sets to DIR, as
   # tools/gpu_device_check.sh does where the binaries run.
-  LD_LIBRARY_PATH="$out_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ldd "$out_dir/$name" | tee "$out_dir/$name.ldd"
+  LD_LIBRARY_PATH="$lib_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ldd "$out_dir/$name" | tee "$out_dir/$name.ldd"
   if grep -vE "$allowed" "$out_dir/$name.ldd" | grep -v "$out_dir/" | grep -q .; then
     echo "error: libraries outside $out_dir remain" >&2
     exit 1

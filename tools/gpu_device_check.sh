@@ -3,7 +3,9 @@
 # image's packages: the self-contained binaries that tools/build_standalone.sh
 # links (hloc, cuda_device_test, gpu_device_test, gpu_inplace_test,
 # gpu_collective_device_test, api_cuda_device_test, gpu_differential_test,
-# gpu_corpus_device_test, gpu_bench), the JAX zoo from this checkout and a copy of the corpus.
+# gpu_corpus_device_test, gpu_bench), the JAX zoo from this checkout and a copy of the corpus,
+# and the Python package when BIN_DIR/py/hloc holds one built for that
+# machine's python3 (tools/build_python_standalone.sh BIN_DIR/py INCLUDE).
 #
 #   bash tools/gpu_device_check.sh BIN_DIR CORPUS_DIR OUT_DIR [tests|bench|all]
 #
@@ -84,6 +86,19 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
       note "hloc run --backend=cuda $m vs interpreter: exit $? $(tail -1 "$out/hloc_run.log")"
     done
     rm -f "$out/.cuda.pb" "$out/.ref.pb"
+  fi
+  if [ -f "$bin/py/hloc/_hloc.so" ]; then
+    # The Python package built for this machine's python3
+    # (tools/build_python_standalone.sh BIN_DIR/py ...): its GPU tests, then
+    # the general ones, on the GPU machine's numpy, torch, cupy and jax.
+    for t in cuda_device_test hloc_test; do
+      (cd "$repo" && PYTHONPATH="$bin/py" PYTHONUNBUFFERED=1 timeout 180 python3 "python/$t.py") \
+        >"$out/py_$t.log" 2>&1
+      rc=$?
+      note "python3 python/$t.py: exit $rc; $(grep -E '^(Ran|OK|FAILED)' "$out/py_$t.log" | tr '\n' ' ')" \
+        "$(grep -cE '\.\.\. skipped' "$out/py_$t.log") skipped"
+      grep -E '^(FAIL|ERROR):|\.\.\. skipped' "$out/py_$t.log" | head -20 | tee -a "$summary"
+    done
   fi
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then

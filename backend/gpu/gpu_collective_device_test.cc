@@ -106,6 +106,47 @@ TEST(GpuCollectiveDeviceTest, EveryGpu) {
   ExpectCasesMatchInterpreter(gpus, /*use_graph=*/false);
 }
 
+// A ragged-all-to-all whose sizes run past its input fails with the
+// planner's error (naming the instruction), not an NCCL transfer out of
+// bounds; the failure aborts the program's communicators, so the next run
+// is refused with a clear error instead of using them.
+TEST(GpuCollectiveDeviceTest, BadRaggedSizesFailAndAbortTheProgram) {
+  HLOC_SKIP_WITHOUT_NCCL();
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(R"(
+HloModule ragged_past_the_end, replica_count=1
+ENTRY e {
+  p = f32[2,6] parameter(0)
+  input = f32[6,2] transpose(p), dimensions={1,0}
+  output = f32[6,2] negate(input)
+  input_offsets = s32[1] constant({5})
+  sizes = s32[1] constant({3})
+  output_offsets = s32[1] constant({0})
+  ROOT r = f32[6,2] ragged-all-to-all(input, output, input_offsets, sizes, output_offsets, sizes), replica_groups={}
+}
+)");
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::unique_ptr<HloModule> optimized = (*module)->Clone();
+  absl::StatusOr<bool> changed = OptimizeForGpu(*optimized);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  RunOnGpuOptions options;
+  options.autotune = false;
+  absl::StatusOr<std::unique_ptr<GpuDevicesProgram>> program =
+      GpuDevicesProgram::Compile(*optimized, options);
+  ASSERT_TRUE(program.ok()) << program.status();
+  std::vector<std::vector<Literal>> args(1);
+  args[0].push_back(mods::CollectiveArgument(0, 1));
+  absl::StatusOr<std::vector<Literal>> first = (*program)->Execute(args);
+  ASSERT_FALSE(first.ok()) << "rows 5..8 of a 6-row input ran";
+  std::cout << "first run: " << first.status() << "\n";
+  EXPECT_EQ(first.status().code(), absl::StatusCode::kOutOfRange) << first.status();
+  EXPECT_NE(first.status().message().find("of an input of 6 rows"), std::string::npos)
+      << first.status();
+  absl::StatusOr<std::vector<Literal>> second = (*program)->Execute(args);
+  ASSERT_FALSE(second.ok());
+  std::cout << "second run: " << second.status() << "\n";
+  EXPECT_NE(second.status().message().find("aborted"), std::string::npos) << second.status();
+}
+
 // A module for more devices than the machine has is an error naming the
 // counts, not a hang.
 TEST(GpuCollectiveDeviceTest, MoreDevicesThanGpusIsAnError) {

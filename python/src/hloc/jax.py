@@ -218,8 +218,11 @@ class _Jitted:
         if executable.stats["devices"] > 1:
             return self._call_on_devices(executable, out_tree, out_avals, inputs)
         outputs = executable(*inputs)
-        # One batched transfer for every result; on the CPU JAX takes hloc's
-        # (aligned) memory without a copy.
+        # Results a cuda executable left on the GPU (its arguments were JAX's
+        # GPU arrays) become jax.Arrays through DLPack, without a copy; the
+        # run has finished when the call returns. The rest go in one batched
+        # transfer; on the CPU JAX takes hloc's (aligned) memory without a copy.
+        outputs = [o if isinstance(o, np.ndarray) else jax.dlpack.from_dlpack(o) for o in outputs]
         return jax.tree_util.tree_unflatten(out_tree, jax.device_put(outputs))
 
     @staticmethod
