@@ -473,7 +473,7 @@ ENTRY main {
   EXPECT_TRUE(absl::StrContains(plan, "%c custom-call \"scale_and_sum\" -> registered function"))
       << plan;
   // Operand leaves in (l, n), result leaves out (the tuple flattened).
-  EXPECT_TRUE(absl::StrContains(thunks, "custom-call %c target=\"scale_and_sum\" inputs=["))
+  EXPECT_TRUE(absl::StrContains(thunks, "custom-call %c target=\"scale_and_sum\" inputs=("))
       << thunks;
   EXPECT_FALSE(absl::StrContains(thunks, "interpreter")) << thunks;
   // The kernels before and after it stay kernels of their own.
