@@ -561,17 +561,20 @@ absl::Status ScaleRowsAndSum(const CustomCallFrame& call) {
   return absl::OkStatus();
 }
 
+// ScaleRowsAndSum, counting its calls in `calls`.
+CustomCallFunction CountedScaleRowsAndSum(std::atomic<int>* calls) {
+  return [calls](const CustomCallFrame& call) {
+    ++*calls;
+    return ScaleRowsAndSum(call);
+  };
+}
+
 TEST(CustomCallsOnGpu, RegisteredFunctionMatchesTheHost) {
   SKIP_WITHOUT_GPU();
   auto client = NewClient();
   std::atomic<int> calls{0};
-  ASSERT_TRUE(client
-                  ->RegisterCustomCall("scale_rows_and_sum",
-                                       [&calls](const CustomCallFrame& call) {
-                                         ++calls;
-                                         return ScaleRowsAndSum(call);
-                                       })
-                  .ok());
+  ASSERT_TRUE(
+      client->RegisterCustomCall("scale_rows_and_sum", CountedScaleRowsAndSum(&calls)).ok());
   auto cuda = CompileOn(*client, kScaleRowsAndSum, Backend::kCuda);
   auto host = CompileOn(*client, kScaleRowsAndSum, Backend::kHost);
   ASSERT_NE(cuda, nullptr);
@@ -641,22 +644,12 @@ TEST(CustomCallsOnGpu, ExecutablesKeepTheFunctionTheyWereCompiledWith) {
   SKIP_WITHOUT_GPU();
   auto client = NewClient();
   std::atomic<int> first{0}, second{0};
-  ASSERT_TRUE(client
-                  ->RegisterCustomCall("scale_rows_and_sum",
-                                       [&first](const CustomCallFrame& call) {
-                                         ++first;
-                                         return ScaleRowsAndSum(call);
-                                       })
-                  .ok());
+  ASSERT_TRUE(
+      client->RegisterCustomCall("scale_rows_and_sum", CountedScaleRowsAndSum(&first)).ok());
   auto before = CompileOn(*client, kScaleRowsAndSum, Backend::kCuda);
   ASSERT_NE(before, nullptr);
-  ASSERT_TRUE(client
-                  ->RegisterCustomCall("scale_rows_and_sum",
-                                       [&second](const CustomCallFrame& call) {
-                                         ++second;
-                                         return ScaleRowsAndSum(call);
-                                       })
-                  .ok());
+  ASSERT_TRUE(
+      client->RegisterCustomCall("scale_rows_and_sum", CountedScaleRowsAndSum(&second)).ok());
   auto after = CompileOn(*client, kScaleRowsAndSum, Backend::kCuda);
   ASSERT_NE(after, nullptr);
   EXPECT_NE(before.get(), after.get());  // Not served from the cache.
