@@ -4,7 +4,10 @@
 // On a GPU each module runs with device buffers (read in place, donated,
 // results left on the device and copied back, many threads at once) and is
 // compared with the interpreter backend given the same host arrays.
+// Registered custom calls (RegisterCustomCall) run on cuda between the GPU's
+// steps and are compared with the host backend's results.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -14,6 +17,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "api/hloc.h"
 #include "gtest/gtest.h"
@@ -23,6 +27,7 @@ namespace api {
 namespace {
 
 using xla::F32;
+using xla::S32;
 
 #define SKIP_WITHOUT_GPU()                                               \
   do {                                                                   \
@@ -494,6 +499,170 @@ TEST(DeviceBuffersOnGpu, ResultsOutliveTheirExecutable) {
   float back[8] = {0};
   ASSERT_TRUE(kept.CopyToHost(back).ok());
   EXPECT_EQ(back[7], 2.0f);
+}
+
+// ---- registered custom calls on the GPU
+
+// A kernel before the call (tanh), a tuple result of three leaves of two
+// types, and kernels after it reading each leaf.
+constexpr char kScaleRowsAndSum[] = R"(
+HloModule scale_rows_and_sum
+
+ENTRY main {
+  x = f32[64,32] parameter(0)
+  n = s32[64] parameter(1)
+  t = f32[64,32] tanh(x)
+  c = (f32[64,32], f32[64], s32[]) custom-call(t, n), custom_call_target="scale_rows_and_sum", backend_config="3"
+  y = f32[64,32] get-tuple-element(c), index=0
+  rows = f32[64] get-tuple-element(c), index=1
+  total = s32[] get-tuple-element(c), index=2
+  z = f32[64,32] add(y, t)
+  two = f32[] constant(2)
+  twos = f32[64] broadcast(two), dimensions={}
+  r = f32[64] multiply(rows, twos)
+  ROOT out = (f32[64,32], f32[64], s32[]) tuple(z, r, total)
+}
+)";
+
+// results: operands[0] * backend_config, its row sums, sum(operands[1]).
+absl::Status ScaleRowsAndSum(const CustomCallFrame& call) {
+  if (call.target != "scale_rows_and_sum" || call.instruction != "c") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("called as ", call.target, " for %", call.instruction));
+  }
+  if (call.operands.size() != 2 || call.results.size() != 3) {
+    return absl::InvalidArgumentError("want 2 operands and 3 results");
+  }
+  float scale = 0;
+  if (!absl::SimpleAtof(call.backend_config, &scale)) {
+    return absl::InvalidArgumentError(absl::StrCat("bad scale '", call.backend_config, "'"));
+  }
+  const CustomCallArray& x = call.operands[0];
+  const CustomCallArray& n = call.operands[1];
+  if (x.type != F32 || x.dims.size() != 2 || n.type != S32 || call.results[0].type != F32 ||
+      call.results[1].type != F32 || call.results[2].type != S32) {
+    return absl::InvalidArgumentError("unexpected types");
+  }
+  const int64_t rows = x.dims[0], cols = x.dims[1];
+  const float* in = static_cast<const float*>(x.data);
+  float* scaled = static_cast<float*>(call.results[0].data);
+  float* sums = static_cast<float*>(call.results[1].data);
+  for (int64_t i = 0; i < rows; ++i) {
+    float sum = 0;
+    for (int64_t j = 0; j < cols; ++j) {
+      scaled[i * cols + j] = in[i * cols + j] * scale;
+      sum += in[i * cols + j];
+    }
+    sums[i] = sum;
+  }
+  int32_t total = 0;
+  for (int64_t i = 0; i < n.element_count(); ++i) total += static_cast<const int32_t*>(n.data)[i];
+  *static_cast<int32_t*>(call.results[2].data) = total;
+  return absl::OkStatus();
+}
+
+// ScaleRowsAndSum, counting its calls in `calls`.
+CustomCallFunction CountedScaleRowsAndSum(std::atomic<int>* calls) {
+  return [calls](const CustomCallFrame& call) {
+    ++*calls;
+    return ScaleRowsAndSum(call);
+  };
+}
+
+TEST(CustomCallsOnGpu, RegisteredFunctionMatchesTheHost) {
+  SKIP_WITHOUT_GPU();
+  auto client = NewClient();
+  std::atomic<int> calls{0};
+  ASSERT_TRUE(
+      client->RegisterCustomCall("scale_rows_and_sum", CountedScaleRowsAndSum(&calls)).ok());
+  auto cuda = CompileOn(*client, kScaleRowsAndSum, Backend::kCuda);
+  auto host = CompileOn(*client, kScaleRowsAndSum, Backend::kHost);
+  ASSERT_NE(cuda, nullptr);
+  ASSERT_NE(host, nullptr);
+  EXPECT_EQ(cuda->stats().interpreter_ops, 0) << cuda->Report();
+  EXPECT_TRUE(absl::StrContains(cuda->Report(), "custom-call %c target=\"scale_rows_and_sum\""))
+      << cuda->Report();
+  std::vector<Buffer> host_args, device_args;
+  for (size_t i = 0; i < cuda->parameters().size(); ++i) {
+    host_args.push_back(HostArgument(cuda->parameters()[i], static_cast<int>(i)));
+    device_args.push_back(*host_args.back().ToDevice(*client));
+  }
+  absl::StatusOr<std::vector<Buffer>> expected = host->Execute(host_args);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  ASSERT_EQ(calls.load(), 1);
+  ExecuteOptions to_host;
+  to_host.results = ResultLocation::kHost;
+  // Host and device arguments, several runs (the program is not a CUDA graph
+  // replay: each run calls the function again).
+  for (const std::vector<Buffer>* args : {&host_args, &device_args, &device_args}) {
+    absl::StatusOr<std::vector<Buffer>> out = cuda->Execute(*args, to_host);
+    ASSERT_TRUE(out.ok()) << out.status();
+    ASSERT_EQ(out->size(), expected->size());
+    for (size_t j = 0; j < out->size(); ++j) {
+      ExpectNear((*expected)[j], (*out)[j], absl::StrCat("result ", j));
+    }
+  }
+  EXPECT_EQ(calls.load(), 4);
+}
+
+TEST(CustomCallsOnGpu, TheFunctionsErrorFailsTheRunNamingTheCall) {
+  SKIP_WITHOUT_GPU();
+  auto client = NewClient();
+  ASSERT_TRUE(client
+                  ->RegisterCustomCall("scale_rows_and_sum",
+                                       [](const CustomCallFrame&) {
+                                         return absl::InvalidArgumentError("no thanks");
+                                       })
+                  .ok());
+  auto cuda = CompileOn(*client, kScaleRowsAndSum, Backend::kCuda);
+  ASSERT_NE(cuda, nullptr);
+  std::vector<Buffer> args;
+  for (size_t i = 0; i < cuda->parameters().size(); ++i) {
+    args.push_back(HostArgument(cuda->parameters()[i], static_cast<int>(i)));
+  }
+  for (int run = 0; run < 2; ++run) {
+    absl::StatusOr<std::vector<Buffer>> out = cuda->Execute(args);
+    ASSERT_FALSE(out.ok());
+    EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument) << out.status();
+    EXPECT_TRUE(absl::StrContains(out.status().message(),
+                                  "custom-call %c (target \"scale_rows_and_sum\"): no thanks"))
+        << out.status();
+  }
+  // The device is still usable afterwards.
+  auto add = CompileOn(*client, kAdd, Backend::kCuda);
+  ASSERT_NE(add, nullptr);
+  float ones[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+  Buffer x = *Buffer::CopyToDevice(*client, F32, {8}, ones);
+  absl::StatusOr<std::vector<Buffer>> sum = add->Execute({x, x});
+  ASSERT_TRUE(sum.ok()) << sum.status();
+  float back[8] = {0};
+  ASSERT_TRUE((*sum)[0].CopyToHost(back).ok());
+  EXPECT_EQ(back[0], 2.0f);
+}
+
+TEST(CustomCallsOnGpu, ExecutablesKeepTheFunctionTheyWereCompiledWith) {
+  SKIP_WITHOUT_GPU();
+  auto client = NewClient();
+  std::atomic<int> first{0}, second{0};
+  ASSERT_TRUE(
+      client->RegisterCustomCall("scale_rows_and_sum", CountedScaleRowsAndSum(&first)).ok());
+  auto before = CompileOn(*client, kScaleRowsAndSum, Backend::kCuda);
+  ASSERT_NE(before, nullptr);
+  ASSERT_TRUE(
+      client->RegisterCustomCall("scale_rows_and_sum", CountedScaleRowsAndSum(&second)).ok());
+  auto after = CompileOn(*client, kScaleRowsAndSum, Backend::kCuda);
+  ASSERT_NE(after, nullptr);
+  EXPECT_NE(before.get(), after.get());  // Not served from the cache.
+  std::vector<Buffer> args;
+  for (size_t i = 0; i < before->parameters().size(); ++i) {
+    args.push_back(HostArgument(before->parameters()[i], static_cast<int>(i)));
+  }
+  ASSERT_TRUE(before->Execute(args).ok());
+  EXPECT_EQ(first.load(), 1);
+  EXPECT_EQ(second.load(), 0);
+  ASSERT_TRUE(after->Execute(args).ok());
+  EXPECT_EQ(first.load(), 1);
+  EXPECT_EQ(second.load(), 1);
 }
 
 }  // namespace

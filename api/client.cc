@@ -212,24 +212,6 @@ absl::StatusOr<std::unique_ptr<HloModule>> Load(const ModuleSource& source) {
   return absl::InternalError("unknown module source");
 }
 
-// Registered targets are host functions: the cuda backend would hand them
-// to its interpreter ops, which do not call them.
-absl::Status CheckNoRegisteredCustomCalls(const HloModule& module,
-                                          const CustomCallTargets& custom_calls) {
-  for (const HloComputation* computation : module.computations()) {
-    for (const HloInstruction* hlo : computation->instructions()) {
-      if (custom_calls.FindFor(*hlo) != nullptr) {
-        return absl::UnimplementedError(absl::StrCat(
-            "instruction %", hlo->name(), " (custom-call): target \"",
-            hlo->attrs().custom_call_target,
-            "\" is a registered host function, which the host and interpreter backends call; "
-            "the cuda backend does not"));
-      }
-    }
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<Executable>> Client::Compile(const ModuleSource& source,
@@ -274,11 +256,6 @@ absl::StatusOr<std::shared_ptr<Executable>> Client::Compile(const ModuleSource& 
     return MarkCompileError(absl::Status(
         verified.code(), absl::StrCat("module fails verification: ", verified.message())));
   }
-  if (backend == Backend::kCuda && !custom_calls->empty()) {
-    if (absl::Status ok = CheckNoRegisteredCustomCalls(**module, *custom_calls); !ok.ok()) {
-      return MarkCompileError(ok);
-    }
-  }
   FusionLedger ledger;
   const bool on_devices = options.devices != 1 || HasShardMap(**module);
   absl::StatusOr<std::unique_ptr<ExecutableImpl>> impl;
@@ -303,7 +280,7 @@ absl::StatusOr<std::shared_ptr<Executable>> Client::Compile(const ModuleSource& 
   } else if (backend == Backend::kCuda) {
     absl::StatusOr<std::shared_ptr<cuda::CudaDevice>> buffers_device = state_->Device(0);
     if (!buffers_device.ok()) return buffers_device.status();
-    impl = CompileForCudaTarget(**module, options, *std::move(buffers_device));
+    impl = CompileForCudaTarget(**module, options, *std::move(buffers_device), custom_calls);
   } else {
     impl = CompileForInterpreterTarget(**module, state_->options.num_threads, custom_calls);
   }

@@ -235,7 +235,9 @@ absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileOnDevices(
   std::unique_ptr<gpu::GpuDevicesProgram> gpus;
   if (backend == Backend::kCuda) {
     // One GPU per device, collectives through NCCL.
-    HLOC_ASSIGN_OR_RETURN(gpus, gpu::GpuDevicesProgram::Compile(module));
+    gpu::RunOnGpuOptions compile;
+    compile.compile.custom_calls = custom_calls;
+    HLOC_ASSIGN_OR_RETURN(gpus, gpu::GpuDevicesProgram::Compile(module, compile));
     const gpu::GpuCompileReport& r = gpus->program(0).report();
     if (!options.allow_interpreter_ops && r.host_fallbacks > 0) {
       return absl::UnimplementedError(absl::StrCat(

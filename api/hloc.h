@@ -345,7 +345,9 @@ struct ClientOptions {
 // call it with their operands' and result's array leaves (type, dimensions,
 // data; results to be written in full) and the instruction's backend_config.
 // The host backend calls it from a library-call thunk, the interpreter from
-// its evaluation; the cuda backend refuses such modules. It may run on
+// its evaluation, the cuda backend from a host step (operands copied to the
+// host after the stream's earlier work, results copied back; no CUDA graph
+// for such a program). It may run on
 // several threads at once (concurrent Executes). An error it returns fails
 // the run with its code and message, prefixed by the instruction and target.
 using CustomCallArray = ::hloc::CustomCallArray;

@@ -216,8 +216,9 @@ typedef struct {
  * the function with its operands' and result's array leaves (depth-first,
  * dense, row-major): the function reads the operands and writes every
  * element of every result. The host backend calls it from the compiled
- * program, the interpreter from its evaluation; the cuda backend refuses
- * such modules (HLOC_ERROR_COMPILE). It may be called from several threads
+ * program, the interpreter from its evaluation, the cuda backend from a
+ * host step between the GPU's (operands copied to host memory, results
+ * copied back). It may be called from several threads
  * at once (concurrent hloc_execute calls).
  *
  * It returns NULL on success, or an error (hloc_error_create), which hloc
@@ -225,8 +226,7 @@ typedef struct {
  * instruction and target ("custom-call %c (target \"my_op\"): ...").
  *
  * A custom call whose target is neither registered nor built into hloc
- * ("TopK") fails the compile (HLOC_ERROR_COMPILE) on the host and
- * interpreter backends. */
+ * ("TopK") fails the compile (HLOC_ERROR_COMPILE) on every backend. */
 typedef struct {
   size_t struct_size;
   hloc_element_type type;

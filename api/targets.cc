@@ -298,7 +298,7 @@ absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileForInterpreterTarget(
 
 absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileForCudaTarget(
     const HloModule& optimized, const CompileOptions& options,
-    std::shared_ptr<cuda::CudaDevice> buffers_device) {
+    std::shared_ptr<cuda::CudaDevice> buffers_device, CustomCalls custom_calls) {
   const std::string reason = gpu::GpuUnavailableReason();
   if (!reason.empty()) {
     return absl::FailedPreconditionError(absl::StrCat("the CUDA backend cannot run: ", reason));
@@ -306,6 +306,7 @@ absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileForCudaTarget(
   HLOC_ASSIGN_OR_RETURN(std::unique_ptr<cuda::CudaDevice> device, cuda::CudaDevice::Open(0));
   gpu::GpuProgramOptions compile;
   compile.codegen.target = gpu::TargetForDevice(device->info());
+  compile.custom_calls = std::move(custom_calls);
   HLOC_ASSIGN_OR_RETURN(std::unique_ptr<gpu::GpuProgram> program,
                         gpu::CompileForGpu(optimized, compile));
   if (!options.allow_interpreter_ops && program->report().host_fallbacks > 0) {

@@ -43,9 +43,10 @@ Path PathOf(const HloInstruction& hlo, Target target) {
   if (IsAsyncOrCommunication(hlo.opcode())) return Path::kUnsupported;
   if (hlo.opcode() == HloOpcode::kCustomCall) {
     // On the host every target is a library call: TopK's routine or a
-    // function the embedder registered (hlo/custom_call_targets.h).
+    // function the embedder registered (hlo/custom_call_targets.h). On the
+    // GPU TopK is a kernel, every other target a registered function.
     if (target == Target::kHost) return Path::kLibrary;
-    return hlo.attrs().custom_call_target == "TopK" ? Path::kKernel : Path::kInterpreter;
+    return hlo.attrs().custom_call_target == "TopK" ? Path::kKernel : Path::kLibrary;
   }
   for (const Row& row : kRows) {
     if (row.op == hlo.opcode()) return target == Target::kHost ? row.host : row.cuda;

@@ -7,8 +7,7 @@
 //   sort, topk, custom-call "TopK", scatter    library             kernel
 //   fft, cholesky, triangular-solve,
 //     select-and-scatter                       kernel              interpreter
-//   other custom calls                         library (registered interpreter
-//                                                targets; else error)
+//   other custom calls                         library*            library*
 //   rng, rng-bit-generator                     interpreter         interpreter
 //   all-reduce, all-gather, collective-
 //     permute (and their -start forms),
@@ -29,7 +28,9 @@
 // (backend/common/collective_lowering.h, runtime/collective_thunks.h), a
 // compile error when the target has none. "unsupported" is always a compile error
 // naming the instruction: a single-device program has no peers, and the
-// interpreter does not keep rng state between runs either.
+// interpreter does not keep rng state between runs either. *: the function
+// the embedder registered for the target (registered_custom_calls.h), a
+// compile error when there is none; never the interpreter.
 #ifndef HLOC_BACKEND_COMMON_OP_LOWERING_H_
 #define HLOC_BACKEND_COMMON_OP_LOWERING_H_
 

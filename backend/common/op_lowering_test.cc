@@ -39,6 +39,11 @@ TEST(OpLoweringTest, HostLibrariesComeFirst) {
     EXPECT_TRUE(gpu.kernel && !gpu.library) << HloOpcodeName(op);
   }
   EXPECT_TRUE(LowerOp(*Op(HloOpcode::kCustomCall, "TopK"), Target::kCuda).kernel);
+  // Other targets are registered functions on both: never the interpreter.
+  for (Target target : {Target::kHost, Target::kCuda}) {
+    const OpLowering custom = LowerOp(*Op(HloOpcode::kCustomCall, "foo"), target);
+    EXPECT_TRUE(custom.supported && custom.library && !custom.kernel) << TargetName(target);
+  }
 }
 
 TEST(OpLoweringTest, InterpreterOpsSayWhy) {

@@ -45,6 +45,7 @@
 #include "absl/types/span.h"
 #include "backend/common/program_report.h"
 #include "backend/gpu/gpu_library_calls.h"
+#include "hlo/custom_call_targets.h"
 #include "backend/gpu/kernel_codegen.h"
 #include "hlo/literal.h"
 #include "hlo/module.h"
@@ -72,6 +73,10 @@ struct GpuProgramOptions {
   // are dead (backend/common/program_builder.h, "In place"); false: every
   // such value gets its own buffer, for comparisons.
   bool update_in_place = true;
+  // Functions the embedder registered for custom-call targets: each call to
+  // one is a CustomCallThunk holding the function (this snapshot's, not a
+  // later registration's). Null: none.
+  std::shared_ptr<const CustomCallTargets> custom_calls;
 };
 
 // The program builder's counts (kernels, library and interpreter calls,

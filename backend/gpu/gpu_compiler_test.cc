@@ -15,6 +15,7 @@
 #include "backend/common/interpreter_ops.h"
 #include "backend/common/op_lowering.h"
 #include "gtest/gtest.h"
+#include "hlo/custom_call_targets.h"
 #include "hlo/text_parser.h"
 #include "passes/standard_pipelines.h"
 
@@ -392,13 +393,13 @@ TEST(GpuCompilerTest, OpsWithoutAKernelAreInterpreterOpsVisibly) {
   auto module = Prepare(R"(
 HloModule m
 ENTRY main {
-  x = f32[16] parameter(0)
-  c = f32[16] custom-call(x), custom_call_target="foo"
+  x = f32[4,4] parameter(0)
+  c = f32[4,4] cholesky(x), lower=true
   state = u64[2] parameter(1)
   r = (u64[2], u32[8]) rng-bit-generator(state), algorithm=rng_three_fry
   bits = u32[8] get-tuple-element(r), index=1
-  n = f32[16] negate(c)
-  ROOT t = (f32[16], u32[8]) tuple(n, bits)
+  n = f32[4,4] negate(c)
+  ROOT t = (f32[4,4], u32[8]) tuple(n, bits)
 })",
                         "default");
   ASSERT_NE(module, nullptr);
@@ -407,9 +408,8 @@ ENTRY main {
   const std::string plan = program->PlanToString();
   EXPECT_EQ(program->report().interpreter_calls, 2) << plan;
   EXPECT_EQ(program->report().host_fallbacks, 2) << plan;  // The former name.
-  EXPECT_TRUE(absl::StrContains(plan,
-                                "%c (custom-call) runs in the interpreter: no GPU kernel for "
-                                "custom-call target \"foo\""))
+  EXPECT_TRUE(absl::StrContains(plan, "%c (cholesky) runs in the interpreter: no GPU kernel for "
+                                      "cholesky"))
       << plan;
   // Every op the op table leaves to the interpreter is one, with the
   // table's reason.
@@ -427,6 +427,61 @@ ENTRY main {
   EXPECT_TRUE(absl::StrContains(program->executable().ThunksToString(), "interpreter %c inputs="))
       << plan;
   // Interpreter ops synchronize: no CUDA graph.
+  EXPECT_FALSE(program->executable().graph_capturable());
+}
+
+// A custom call to a registered function is a host call of its own, between
+// the kernels fused around it (fusion leaves it alone), never an
+// interpreter op; the program is not captured into a CUDA graph.
+TEST(GpuCompilerTest, RegisteredCustomCallsAreHostCallThunks) {
+  const char* text = R"(
+HloModule m
+ENTRY main {
+  x = f32[8] parameter(0)
+  e = f32[8] exponential(x)
+  l = f32[8] log(e)
+  n = s32[] parameter(1)
+  c = (f32[8], s32[]) custom-call(l, n), custom_call_target="scale_and_sum", backend_config="3"
+  s = f32[8] get-tuple-element(c), index=0
+  k = s32[] get-tuple-element(c), index=1
+  m = f32[8] multiply(s, s)
+  ROOT t = (f32[8], s32[]) tuple(m, k)
+})";
+  auto module = Prepare(text, "default");
+  ASSERT_NE(module, nullptr);
+  // Unregistered: a compile error naming the instruction and the target.
+  absl::StatusOr<std::unique_ptr<GpuProgram>> refused = CompileForGpu(*module, PlanOptions());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), "%c (custom-call)"))
+      << refused.status();
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), "\"scale_and_sum\""))
+      << refused.status();
+
+  CustomCallRegistry registry;
+  ASSERT_TRUE(
+      registry.Register("scale_and_sum", [](const CustomCallFrame&) { return absl::OkStatus(); })
+          .ok());
+  GpuProgramOptions options = PlanOptions();
+  options.custom_calls = registry.Snapshot();
+  auto program = Plan(*module, options);
+  ASSERT_NE(program, nullptr);
+  const std::string plan = program->PlanToString();
+  const std::string thunks = program->executable().ThunksToString();
+  EXPECT_EQ(program->report().interpreter_calls, 0) << plan;
+  EXPECT_EQ(program->report().library_calls, 1) << plan;
+  EXPECT_TRUE(absl::StrContains(plan, "%c custom-call \"scale_and_sum\" -> registered function"))
+      << plan;
+  // Operand leaves in (l, n), result leaves out (the tuple flattened).
+  EXPECT_TRUE(absl::StrContains(thunks, "custom-call %c target=\"scale_and_sum\" inputs=("))
+      << thunks;
+  EXPECT_FALSE(absl::StrContains(thunks, "interpreter")) << thunks;
+  // The kernels before and after it stay kernels of their own.
+  EXPECT_GE(program->report().kernels, 2) << plan;
+  const size_t call = thunks.find("custom-call %c");
+  ASSERT_NE(call, std::string::npos);
+  EXPECT_NE(thunks.rfind("kernel ", call), std::string::npos) << thunks;
+  EXPECT_NE(thunks.find("kernel ", call), std::string::npos) << thunks;
   EXPECT_FALSE(program->executable().graph_capturable());
 }
 

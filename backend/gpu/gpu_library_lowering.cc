@@ -128,6 +128,8 @@ void GpuLowering::Ledger(const HloInstruction& call, bool accepted, absl::string
 absl::StatusOr<bool> GpuLowering::EmitLibraryCall(backend::ProgramBuilder& builder,
                                                   const HloInstruction& call,
                                                   backend::ThunkList* out) {
+  // Every custom call here is a registered one (op_lowering.h: TopK is a kernel).
+  if (call.opcode() == HloOpcode::kCustomCall) return EmitRegisteredCustomCall(builder, call, out);
   if (!GpuLibraryFamily(call).has_value()) return false;
   const std::string* name_attr = call.FindFrontendAttribute(kCompositeName);
   const std::string composite = name_attr != nullptr ? *name_attr : "?";

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "backend/common/registered_custom_calls.h"
 #include "hlo/status_macros.h"
 #include "runtime/cuda/collective_thunk.h"
 
@@ -129,6 +130,30 @@ absl::StatusOr<bool> GpuLowering::EmitCollective(backend::ProgramBuilder& builde
   }
   Thunks(out).push_back(
       std::make_unique<cuda::CollectiveThunk>(label, std::move(spec), std::move(buffers)));
+  return true;
+}
+
+absl::StatusOr<bool> GpuLowering::EmitRegisteredCustomCall(backend::ProgramBuilder& builder,
+                                                           const HloInstruction& hlo,
+                                                           backend::ThunkList* out) {
+  HLOC_ASSIGN_OR_RETURN(std::shared_ptr<const CustomCallHandler> handler,
+                        backend::FindRegisteredCustomCall(options_.custom_calls.get(), hlo));
+  backend::BufferTable& table = builder.buffers();
+  std::vector<BufferId> inputs = table.UseOperands(hlo);
+  std::vector<BufferId> outputs = table.NewTemps(hlo);
+  table.Bind(&hlo, outputs);
+  std::vector<int64_t> input_bytes, output_bytes;
+  for (BufferId id : inputs) input_bytes.push_back(table.size(id));
+  for (BufferId id : outputs) output_bytes.push_back(table.size(id));
+  const std::string label = absl::StrCat("%", hlo.name());
+  std::string target = handler->target;
+  // GpuProgram owns the module, so `hlo` outlives the thunk.
+  Thunks(out).push_back(std::make_unique<cuda::CustomCallThunk>(
+      label, target, std::move(inputs), std::move(input_bytes), std::move(outputs),
+      std::move(output_bytes), backend::MakeRegisteredCustomCallFunction(std::move(handler), &hlo)));
+  ++report_.library_calls;
+  report_.library.push_back(
+      absl::StrCat(label, " custom-call \"", target, "\" -> registered function on the host"));
   return true;
 }
 

@@ -12,6 +12,8 @@
 //                   one kernel, or the builder inlines them
 //   copy, loop,     CopyThunk, WhileThunk, ConditionalThunk
 //     conditional
+//   custom call     CustomCallThunk: the function registered for its target
+//                   (backend/common/registered_custom_calls.h), on the host
 //   interpreter op  InterpreterThunk: copies to the host and back
 //   collective      cuda::CollectiveThunk (NCCL, runtime/cuda/collective_thunk.h);
 //                   a reduction NCCL lacks is a compile error
@@ -72,6 +74,12 @@ class GpuLowering : public GpuLoweringBase {
                               const GpuKernel& kernel, std::vector<BufferId> buffers,
                               cuda::ThunkSequence* out, absl::string_view label,
                               std::vector<std::string>* strategies);
+
+  // A host call to the function registered for `hlo`'s target; an error
+  // when none is.
+  absl::StatusOr<bool> EmitRegisteredCustomCall(backend::ProgramBuilder& builder,
+                                                const HloInstruction& hlo,
+                                                backend::ThunkList* out);
 
   // ---- gpu_library_lowering.cc
   void Ledger(const HloInstruction& call, bool accepted, absl::string_view rule,

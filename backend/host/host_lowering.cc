@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "backend/common/registered_custom_calls.h"
 #include "backend/host/library_calls.h"
 #include "backend/host/onednn_library.h"
 #include "hlo/status_macros.h"
@@ -60,15 +61,8 @@ absl::StatusOr<bool> HostLowering::EmitLibraryCall(backend::ProgramBuilder& buil
 absl::StatusOr<bool> HostLowering::EmitRegisteredCustomCall(backend::ProgramBuilder& builder,
                                                             const HloInstruction& hlo,
                                                             backend::ThunkList* out) {
-  std::shared_ptr<const CustomCallHandler> handler;
-  if (options_.custom_calls != nullptr) handler = options_.custom_calls->FindFor(hlo);
-  if (handler == nullptr) {
-    // The interpreter knows no other target either: fail now, not at run time.
-    return absl::UnimplementedError(absl::StrCat(
-        "instruction %", hlo.name(), " (custom-call): custom-call target \"",
-        hlo.attrs().custom_call_target,
-        "\" is not built into hloc and no function is registered for it"));
-  }
+  HLOC_ASSIGN_OR_RETURN(std::shared_ptr<const CustomCallHandler> handler,
+                        backend::FindRegisteredCustomCall(options_.custom_calls.get(), hlo));
   // The program owns the module, so `hlo` outlives the thunk.
   const HloInstruction* instruction = &hlo;
   AddLibraryThunk(

@@ -12,9 +12,11 @@
 // printed and its memory reported on any machine.
 //
 // With `use_cuda_graph`, a program whose thunks never read back to the host
-// (no while, conditional or host step) is captured into a CUDA graph on its first run
-// and replayed on later runs; addresses do not move between runs, so the
-// graph stays valid.
+// (no while, conditional or host call: an interpreter op or a registered
+// custom call) is captured into a CUDA graph on its first run and replayed
+// on later runs; addresses do not move between runs, so the graph stays
+// valid. A program with a host call runs its thunks one by one, every run
+// (a graph cannot call back into the host between its steps).
 #ifndef HLOC_RUNTIME_CUDA_GPU_EXECUTABLE_H_
 #define HLOC_RUNTIME_CUDA_GPU_EXECUTABLE_H_
 

@@ -255,9 +255,9 @@ void ConditionalThunk::AppendTo(std::string* out, int indent) const {
   }
 }
 
-// ---- interpreter ops
+// ---- host calls (interpreter ops, registered custom calls)
 
-absl::Status InterpreterThunk::Initialize(GpuInitContext& context) {
+absl::Status HostCallThunk::Initialize(GpuInitContext& context) {
   HLOC_CUDA_RETURN_IF_ERROR(CheckIds(inputs_, context.buffers.size(), label_));
   HLOC_CUDA_RETURN_IF_ERROR(CheckIds(outputs_, context.buffers.size(), label_));
   if (input_bytes_.size() != inputs_.size() || output_bytes_.size() != outputs_.size() ||
@@ -267,7 +267,7 @@ absl::Status InterpreterThunk::Initialize(GpuInitContext& context) {
   return absl::OkStatus();
 }
 
-absl::Status InterpreterThunk::Execute(GpuExecutionContext& context) const {
+absl::Status HostCallThunk::Execute(GpuExecutionContext& context) const {
   // 8-byte words keep every host copy aligned for any element type.
   auto words = [](int64_t bytes) { return static_cast<size_t>((bytes + 7) / 8); };
   std::vector<std::vector<uint64_t>> in(inputs_.size()), out(outputs_.size());
@@ -288,7 +288,7 @@ absl::Status InterpreterThunk::Execute(GpuExecutionContext& context) const {
   HLOC_CUDA_RETURN_IF_ERROR(context.device->Synchronize());
   absl::Status status = function_(in_ptrs, out_ptrs);
   if (!status.ok()) {
-    return absl::Status(status.code(), absl::StrCat(label_, " (on the host): ", status.message()));
+    return absl::Status(status.code(), absl::StrCat(error_prefix_, status.message()));
   }
   for (size_t i = 0; i < outputs_.size(); ++i) {
     if (output_bytes_[i] > 0) {
@@ -300,9 +300,18 @@ absl::Status InterpreterThunk::Execute(GpuExecutionContext& context) const {
   return context.device->Synchronize();
 }
 
+std::string HostCallThunk::BuffersToString() const {
+  return absl::StrCat("inputs=", Ids(inputs_), " outputs=", Ids(outputs_));
+}
+
 void InterpreterThunk::AppendTo(std::string* out, int indent) const {
-  absl::StrAppend(out, Indent(indent), "interpreter ", label_, " inputs=", Ids(inputs_),
-                  " outputs=", Ids(outputs_), " (on the host: ", reason_, ")\n");
+  absl::StrAppend(out, Indent(indent), "interpreter ", label_, " ", BuffersToString(),
+                  " (on the host: ", reason_, ")\n");
+}
+
+void CustomCallThunk::AppendTo(std::string* out, int indent) const {
+  absl::StrAppend(out, Indent(indent), "custom-call ", label_, " target=\"", target_, "\" ",
+                  BuffersToString(), " (registered function, on the host)\n");
 }
 
 }  // namespace cuda

@@ -11,8 +11,9 @@
 //
 // The vocabulary is the host runtime's, in namespace cuda: Thunk,
 // ThunkSequence, KernelThunk, CopyThunk, WhileThunk, ConditionalThunk,
-// InterpreterThunk (plus the library calls GemmThunk, ConvThunk and
-// alternatives_thunk.h's LibraryOrGeneratedThunk). Loops and conditionals
+// InterpreterThunk (plus CustomCallThunk, the other host call, and the
+// library calls GemmThunk, ConvThunk and alternatives_thunk.h's
+// LibraryOrGeneratedThunk). Loops and conditionals
 // decide as the host's do (runtime/control_flow.h). The former names
 // (GpuThunk, KernelLaunchThunk, DeviceCopyThunk, ...) remain as aliases.
 #ifndef HLOC_RUNTIME_CUDA_GPU_THUNK_H_
@@ -28,6 +29,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "runtime/cuda/autotune_cache.h"
@@ -236,40 +238,80 @@ class ConditionalThunk : public Thunk {
   std::vector<ThunkSequence> branches_;
 };
 
-// An interpreter op (an op with no GPU kernel), run on the host:
-// synchronizes, copies `inputs` to host memory, calls `function` on them
-// (inputs, then output buffers of `output_bytes` each), copies the outputs
-// back and synchronizes again. The compiler supplies the function (the
-// runtime knows nothing of HLO) and the reason the op runs here; both show
-// in dumps. Reads back to the host, so a program with one is not captured
-// into a CUDA graph.
-class InterpreterThunk : public Thunk {
+// A step run on the host: synchronizes (the stream's earlier work is
+// done), copies `inputs` to host memory, calls `function` on them (inputs,
+// then output buffers of `output_bytes` each), copies the outputs back and
+// synchronizes again. The compiler supplies the function (the runtime knows
+// nothing of HLO). Reads back to the host, so a program with one is not
+// captured into a CUDA graph: it runs its thunks one by one. The two kinds
+// below differ only in what they print and how an error reads.
+class HostCallThunk : public Thunk {
  public:
   using Function = runtime::HostFunction;
-  InterpreterThunk(std::string label, std::string reason, std::vector<BufferId> inputs,
-                    std::vector<int64_t> input_bytes, std::vector<BufferId> outputs,
-                    std::vector<int64_t> output_bytes, Function function)
+  absl::Status Initialize(GpuInitContext& context) override;
+  absl::Status Execute(GpuExecutionContext& context) const override;
+  bool ReadsBackToHost() const override { return true; }
+
+ protected:
+  // `error_prefix` goes before the function's error message.
+  HostCallThunk(std::string label, std::string error_prefix, std::vector<BufferId> inputs,
+                std::vector<int64_t> input_bytes, std::vector<BufferId> outputs,
+                std::vector<int64_t> output_bytes, Function function)
       : label_(std::move(label)),
-        reason_(std::move(reason)),
+        error_prefix_(std::move(error_prefix)),
         inputs_(std::move(inputs)),
         input_bytes_(std::move(input_bytes)),
         outputs_(std::move(outputs)),
         output_bytes_(std::move(output_bytes)),
         function_(std::move(function)) {}
-  absl::Status Initialize(GpuInitContext& context) override;
-  absl::Status Execute(GpuExecutionContext& context) const override;
-  void AppendTo(std::string* out, int indent) const override;
-  bool ReadsBackToHost() const override { return true; }
-  const std::string& reason() const { return reason_; }
+  // "inputs=[..] outputs=[..]".
+  std::string BuffersToString() const;
+
+  std::string label_;
 
  private:
-  std::string label_;
-  std::string reason_;
+  std::string error_prefix_;
   std::vector<BufferId> inputs_;
   std::vector<int64_t> input_bytes_;
   std::vector<BufferId> outputs_;
   std::vector<int64_t> output_bytes_;
   Function function_;
+};
+
+// An interpreter op (an op with no GPU kernel) run on the host; the reason
+// it runs there shows in dumps and errors.
+class InterpreterThunk : public HostCallThunk {
+ public:
+  InterpreterThunk(std::string label, std::string reason, std::vector<BufferId> inputs,
+                   std::vector<int64_t> input_bytes, std::vector<BufferId> outputs,
+                   std::vector<int64_t> output_bytes, Function function)
+      : HostCallThunk(label, absl::StrCat(label, " (on the host): "), std::move(inputs),
+                      std::move(input_bytes), std::move(outputs), std::move(output_bytes),
+                      std::move(function)),
+        reason_(std::move(reason)) {}
+  void AppendTo(std::string* out, int indent) const override;
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::string reason_;
+};
+
+// A custom call to a function the embedder registered for `target`
+// (backend/common/registered_custom_calls.h). Its errors already name the
+// instruction and the target, and pass through unchanged.
+class CustomCallThunk : public HostCallThunk {
+ public:
+  CustomCallThunk(std::string label, std::string target, std::vector<BufferId> inputs,
+                  std::vector<int64_t> input_bytes, std::vector<BufferId> outputs,
+                  std::vector<int64_t> output_bytes, Function function)
+      : HostCallThunk(std::move(label), "", std::move(inputs), std::move(input_bytes),
+                      std::move(outputs), std::move(output_bytes), std::move(function)),
+        target_(std::move(target)) {}
+  void AppendTo(std::string* out, int indent) const override;
+  const std::string& target() const { return target_; }
+
+ private:
+  std::string target_;
 };
 
 // The former names.

@@ -118,9 +118,9 @@ def register_custom_call(target, fn, *, pass_backend_config=False):
     for a tuple-shaped one. Each is converted to the result's dtype (same
     kind casting) and must have its shape.
 
-    It runs on the host and interpreter backends (the cuda backend refuses
-    such modules), possibly from several threads (hloc takes the GIL for
-    it). An exception in ``fn`` makes the run raise hloc.Error naming the
+    It runs on the host, interpreter and cuda backends (on cuda between
+    the GPU's steps, on host copies of the operands and results), possibly
+    from several threads (hloc takes the GIL for it). An exception in ``fn`` makes the run raise hloc.Error naming the
     instruction, the target and the exception. Executables compiled before
     a registration keep the function they were compiled with; compiling
     again after registering gives a new executable. A custom call whose
