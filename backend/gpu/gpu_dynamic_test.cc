@@ -28,7 +28,7 @@
 #include "gtest/gtest.h"
 #include "hlo/evaluator/compare.h"
 #include "hlo/evaluator/evaluator.h"
-#include "hlo/text_parser.h"
+#include "hlo/testing/literal_text.h"
 #include "passes/dynamic_test_modules.h"
 
 namespace hloc {
@@ -37,15 +37,7 @@ namespace {
 
 namespace mods = dynamic_test_modules;
 
-Literal Arg(absl::string_view text) {
-  const size_t space = text.find(' ');
-  absl::StatusOr<Shape> shape = ParseShape(text.substr(0, space));
-  EXPECT_TRUE(shape.ok()) << shape.status();
-  if (!shape.ok()) return Literal();
-  absl::StatusOr<Literal> literal = ParseLiteral(text.substr(space + 1), *shape);
-  EXPECT_TRUE(literal.ok()) << literal.status() << " in " << text;
-  return literal.ok() ? *std::move(literal) : Literal();
-}
+Literal Arg(absl::string_view text) { return testdata::ParseLiteralText(text); }
 
 Literal Size(int n) { return Arg(absl::StrCat("s32[] ", n)); }
 
