@@ -1,9 +1,9 @@
 // The optimization pipeline for the CUDA backend: the default pipeline's
 // passes with one step added between library outlining and fusion:
 //
-//   DynamicPadder -> expanders -> simplify -> outline library calls (+ epilogues)
-//     -> InlineCallsWithoutGpuLibrary -> fusion -> RowNormalizationFusion
-//     -> dead code elimination
+//   cuBLAS gemm custom calls as dots -> DynamicPadder -> expanders -> simplify
+//     -> outline library calls (+ epilogues) -> InlineCallsWithoutGpuLibrary
+//     -> fusion -> RowNormalizationFusion -> dead code elimination
 //
 // DynamicPadder (passes/dynamic_padder.h) first, as on the host: bounded
 // dynamic shapes become static buffers at the bound and s32 sizes that the
