@@ -130,6 +130,36 @@ ENTRY e {
   EXPECT_FALSE(ParseBackend("tpu").ok());
 }
 
+// A result of bounded dynamic shape: its arrays would come back at the
+// bound, so the compiled targets refuse it by name; static modules with
+// size ops (TF's) still compile.
+TEST(ApiTest, DynamicResultIsRefusedOnCompiledTargets) {
+  auto client = NewClient();
+  constexpr char kDynamicRoot[] = R"(
+HloModule dynamic_root
+ENTRY e {
+  p = f32[4,4] parameter(0)
+  n = s32[] parameter(1)
+  ROOT d = f32[4,<=4] set-dimension-size(p, n), dimensions={1}
+})";
+  for (Backend backend : {Backend::kHost, Backend::kCuda}) {
+    auto exe = client->Compile(ModuleSource::Text(kDynamicRoot), On(backend));
+    ASSERT_FALSE(exe.ok()) << BackendName(backend);
+    if (backend == Backend::kCuda && absl::IsFailedPrecondition(exe.status())) continue;  // No GPU.
+    EXPECT_TRUE(absl::IsUnimplemented(exe.status())) << exe.status();
+    EXPECT_TRUE(absl::StrContains(exe.status().message(), "bounded dynamic shape"))
+        << exe.status();
+  }
+  auto static_sizes = client->Compile(ModuleSource::Text(R"(
+HloModule static_sizes
+ENTRY e {
+  p = f32[4] parameter(0)
+  g = s32[] get-dimension-size(p), dimensions={0}
+  ROOT c = f32[4] convert(p)
+})"), On(Backend::kHost));
+  EXPECT_TRUE(static_sizes.ok()) << static_sizes.status();
+}
+
 TEST(ApiTest, BadArgumentsNameTheArgument) {
   auto client = NewClient();
   auto exe = *client->Compile(ModuleSource::Text(kAdd), On(Backend::kHost));

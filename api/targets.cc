@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/profile.h"
+#include "backend/common/declared_result.h"
 #include "backend/gpu/gpu_compiler.h"
 #include "backend/gpu/gpu_pipeline.h"
 #include "backend/gpu/run_on_gpu.h"
@@ -63,12 +64,25 @@ absl::Status OptimizeForBackend(Backend backend, const CompileOptions& options, 
     gpu::GpuPipelineOptions gpu_options;
     gpu_options.pipeline = pipeline;
     if (name == "no-fusion") gpu_options.pipeline.optimization_level = 0;
-    return gpu::OptimizeForGpu(module, gpu_options, ledger).status();
+    HLOC_RETURN_IF_ERROR(gpu::OptimizeForGpu(module, gpu_options, ledger).status());
+  } else {
+    host::HostPipelineOptions host_options;
+    host_options.pipeline = pipeline;
+    host_options.fusion = name != "no-fusion";
+    HLOC_RETURN_IF_ERROR(host::OptimizeForHost(module, host_options, ledger).status());
   }
-  host::HostPipelineOptions host_options;
-  host_options.pipeline = pipeline;
-  host_options.fusion = name != "no-fusion";
-  return host::OptimizeForHost(module, host_options, ledger).status();
+  // The executables' results are arrays of static shape: a padded result
+  // would come back at its bound, its sizes as extra results and its size
+  // checks unchecked. HostProgram and GpuProgram cut it (DeclaredResult).
+  HLOC_ASSIGN_OR_RETURN(backend::DeclaredResult declared,
+                        backend::DeclaredResult::ForModule(module));
+  if (declared.dynamic()) {
+    return absl::UnimplementedError(absl::StrCat(
+        "module ", module.name(), " has a result of bounded dynamic shape: the API's ",
+        BackendName(backend), " executables return arrays of static shape (`hloc run` ",
+        "returns it at its runtime sizes)"));
+  }
+  return absl::OkStatus();
 }
 
 void DescribeEntry(const HloModule& module, ExecutableImpl* impl) {

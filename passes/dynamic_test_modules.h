@@ -1,5 +1,5 @@
 // Modules with bounded dynamic shapes shared by the DynamicPadder's tests
-// and the host backend's (the same module checked at both layers).
+// and the host and CUDA backends' (the same module checked at each layer).
 #ifndef HLOC_PASSES_DYNAMIC_TEST_MODULES_H_
 #define HLOC_PASSES_DYNAMIC_TEST_MODULES_H_
 
@@ -24,6 +24,64 @@ ENTRY main {
   r = f32[] reduce(e, z), dimensions={0}, to_apply=add
   g = s32[] get-dimension-size(d), dimensions={0}
   ROOT t = (f32[], s32[], f32[<=8]) tuple(r, g, e)
+}
+)";
+inline constexpr char kReduceExpP[] = "f32[8] {0.5, 1, -2, 3, 0.25, 1.5, -1, 2}";
+
+// p, q: f32[6], n: s32[] -> (max over a dynamic dim of a broadcast tanh/multiply
+// chain, the chain as f32[3,<=6]).
+inline constexpr char kElementwiseChain[] = R"(
+HloModule m
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] maximum(a, b)
+}
+ENTRY e {
+  p = f32[6] parameter(0)
+  q = f32[6] parameter(1)
+  n = s32[] parameter(2)
+  d = f32[<=6] set-dimension-size(p, n), dimensions={0}
+  t = f32[<=6] tanh(d)
+  m = f32[<=6] multiply(t, q)
+  b = f32[3,<=6] broadcast(m), dimensions={1}
+  one = f32[] constant(1)
+  ones = f32[3,<=6] broadcast(one), dimensions={}
+  s = f32[3,<=6] add(b, ones)
+  lo = f32[] constant(-inf)
+  r = f32[3] reduce(s, lo), dimensions={1}, to_apply=max
+  ROOT out = (f32[3], f32[3,<=6]) tuple(r, s)
+}
+)";
+inline constexpr char kElementwiseChainP[] = "f32[6] {0.5, -1, 2, 0.25, -3, 1}";
+inline constexpr char kElementwiseChainQ[] = "f32[6] {1, 2, 3, 4, 5, 6}";
+
+// a: f32[3,5], b: f32[5,4], n: s32[] -> dot contracting the first n columns
+// of a with the first n rows of b (the padding may hold inf and nan).
+inline constexpr char kDynamicContractionDot[] = R"(
+HloModule m
+ENTRY e {
+  a = f32[3,5] parameter(0)
+  b = f32[5,4] parameter(1)
+  n = s32[] parameter(2)
+  da = f32[3,<=5] set-dimension-size(a, n), dimensions={1}
+  db = f32[<=5,4] set-dimension-size(b, n), dimensions={0}
+  ROOT d = f32[3,4] dot(da, db), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)";
+inline constexpr char kDynamicContractionDotA[] =
+    "f32[3,5] {{1, 2, 3, inf, 5}, {0.5, -1, 2, 4, nan}, {1, 1, 1, 1, 1}}";
+inline constexpr char kDynamicContractionDotB[] =
+    "f32[5,4] {{1, 0, 0, 1}, {0, 1, 0, 1}, {0, 0, 1, 1}, {2, 2, 2, 2}, {inf, 3, 3, 3}}";
+
+// p: f32[4,4], n: s32[] -> p's first n columns as f32[4,<=4] (the shape of
+// the corpus's emit_stablehlo set-dimension-size modules).
+inline constexpr char kSetSizeRoot[] = R"(
+HloModule set_size_root
+ENTRY main {
+  p = f32[4,4] parameter(0)
+  n = s32[] parameter(1)
+  ROOT d = f32[4,<=4] set-dimension-size(p, n), dimensions={1}
 }
 )";
 

@@ -43,6 +43,8 @@ absl::StatusOr<std::unique_ptr<GpuProgram>> CompileForGpu(const HloModule& modul
   report.host = report.interpreter_ops;
   program->parameter_shapes_ = std::move(built.parameter_shapes);
   program->result_shape_ = std::move(built.result_shape);
+  HLOC_ASSIGN_OR_RETURN(program->declared_result_,
+                        backend::DeclaredResult::ForModule(*program->module_));
   cuda::GpuProgramSpec spec;
   backend::MoveIntoSpec<GpuLowering>(&built, &spec);
   HLOC_ASSIGN_OR_RETURN(program->executable_, cuda::GpuExecutable::Create(std::move(spec)));
@@ -59,7 +61,7 @@ absl::StatusOr<Literal> GpuProgram::Execute(absl::Span<const Literal> arguments,
   HLOC_ASSIGN_OR_RETURN(backend::ResultLiteral result, backend::CreateResultLiteral(result_shape_));
   HLOC_RETURN_IF_ERROR(
       executable_->Execute(backend::ArgumentLeafData(arguments), result.outputs, options));
-  return std::move(result.literal);
+  return declared_result_.FromRun(std::move(result.literal));
 }
 
 std::string GpuProgram::PlanToString() const {

@@ -43,6 +43,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "backend/common/declared_result.h"
 #include "backend/common/program_report.h"
 #include "backend/gpu/gpu_library_calls.h"
 #include "hlo/custom_call_targets.h"
@@ -104,7 +105,9 @@ class GpuProgram {
   ~GpuProgram();
   // Puts the plan on `device` (memory, constants, modules, library plans).
   absl::Status Load(cuda::CudaDevice* device, const cuda::GpuLoadOptions& options = {});
-  // Runs on one literal per entry parameter (after Load).
+  // Runs on one literal per entry parameter (after Load). The result is the
+  // module's declared one: a bounded dynamic result comes back at its
+  // runtime sizes (declared_result.h), as on the host and the interpreter.
   absl::StatusOr<Literal> Execute(absl::Span<const Literal> arguments,
                                   const cuda::GpuExecuteOptions& options = {});
 
@@ -112,6 +115,8 @@ class GpuProgram {
   const cuda::GpuExecutable& executable() const { return *executable_; }
   const GpuCompileReport& report() const { return report_; }
   const HloModule& module() const { return *module_; }
+  // What Execute applies to each run's result.
+  const backend::DeclaredResult& declared_result() const { return declared_result_; }
   // The report, the thunk sequence and the memory placement.
   std::string PlanToString() const;
 
@@ -123,6 +128,9 @@ class GpuProgram {
   std::unique_ptr<cuda::GpuExecutable> executable_;
   std::vector<Shape> parameter_shapes_;
   Shape result_shape_;
+  // Cuts the result of a module DynamicPadder rewrote to the runtime sizes
+  // its kernels computed and Execute copied back with it.
+  backend::DeclaredResult declared_result_;
   GpuCompileReport report_;
 };
 

@@ -1,8 +1,6 @@
 // The CUDA backend's pipeline (see gpu_pipeline.h).
 #include "backend/gpu/gpu_pipeline.h"
 
-#include <optional>
-
 #include "absl/strings/str_cat.h"
 #include "backend/gpu/cublas_gemm_custom_calls.h"
 #include "backend/gpu/row_normalization_fusion.h"
@@ -69,18 +67,12 @@ absl::StatusOr<bool> OptimizeForGpu(HloModule& module, const GpuPipelineOptions&
   // XLA:GPU's own gemm custom calls as dots, for the outliner below.
   LowerCublasGemmCustomCalls gemm_calls;
   HLOC_ASSIGN_OR_RETURN(bool changed, gemm_calls.Run(module));
-  // Size ops of static dimensions go; real dynamic shapes are refused until
-  // the GPU program cuts its result to the padder's sizes (the host does).
+  // Bounded dynamic shapes as static buffers at the bound plus s32 sizes,
+  // computed by the program's kernels; GpuProgram::Execute cuts the result
+  // to them (backend/common/declared_result.h), as the host does.
   DynamicPadder padder;
   HLOC_ASSIGN_OR_RETURN(bool padded, padder.Run(module));
   changed = changed || padded;
-  HLOC_ASSIGN_OR_RETURN(std::optional<DynamicResultContract> dynamic,
-                        FindDynamicResultContract(module));
-  if (dynamic.has_value()) {
-    return absl::UnimplementedError(
-        "the CUDA backend does not run modules with bounded dynamic shapes yet (the host "
-        "backend and the interpreter do)");
-  }
   // Ops with no GPU kernel (batch norm, select-and-scatter, ...) as plain HLO.
   HLOC_ASSIGN_OR_RETURN(bool expanded, RunExpanders(module, options.pipeline));
   changed = changed || expanded;

@@ -1,8 +1,13 @@
 // The optimization pipeline for the CUDA backend: the default pipeline's
 // passes with one step added between library outlining and fusion:
 //
-//   simplify -> outline library calls (+ epilogues) -> InlineCallsWithoutGpuLibrary
-//            -> fusion -> RowNormalizationFusion -> dead code elimination
+//   cuBLAS gemm custom calls as dots -> DynamicPadder -> expanders -> simplify
+//     -> outline library calls (+ epilogues) -> InlineCallsWithoutGpuLibrary
+//     -> fusion -> RowNormalizationFusion -> dead code elimination
+//
+// DynamicPadder (passes/dynamic_padder.h) first, as on the host: bounded
+// dynamic shapes become static buffers at the bound and s32 sizes that the
+// program's kernels compute; GpuProgram::Execute cuts the result to them.
 //
 // InlineCallsWithoutGpuLibrary inlines every composite call the CUDA
 // backend will not run in a library — softmax, layer norm and attention

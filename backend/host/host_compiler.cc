@@ -42,7 +42,8 @@ absl::StatusOr<std::unique_ptr<HostProgram>> CompileForHost(const HloModule& mod
   }
   program->parameter_shapes_ = std::move(built.parameter_shapes);
   program->result_shape_ = std::move(built.result_shape);
-  HLOC_ASSIGN_OR_RETURN(program->dynamic_result_, FindDynamicResultContract(*program->module_));
+  HLOC_ASSIGN_OR_RETURN(program->declared_result_,
+                        backend::DeclaredResult::ForModule(*program->module_));
   runtime::ProgramSpec spec;
   backend::MoveIntoSpec<HostLowering>(&built, &spec);
   spec.code_owner = program->compiler_;

@@ -12,19 +12,18 @@
 
 #include <functional>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "backend/common/declared_result.h"
 #include "backend/common/interpreter_ops.h"
 #include "backend/common/program_report.h"
 #include "backend/host/kernel_compiler.h"
 #include "backend/llvm/array_leaves.h"
 #include "hlo/custom_call_targets.h"
 #include "hlo/literal.h"
-#include "passes/dynamic_padder.h"
 #include "hlo/module.h"
 #include "runtime/communicator.h"
 #include "runtime/executable.h"
@@ -109,9 +108,8 @@ class HostProgram {
   std::unique_ptr<runtime::Executable> executable_;
   std::vector<Shape> parameter_shapes_;
   Shape result_shape_;
-  // Set when DynamicPadder rewrote the module: the result is cut to the
-  // runtime sizes the program returns beside it.
-  std::optional<DynamicResultContract> dynamic_result_;
+  // Cuts the result of a module DynamicPadder rewrote to its runtime sizes.
+  backend::DeclaredResult declared_result_;
   HostCompileReport report_;
 };
 

@@ -65,9 +65,11 @@ void ExpectSameAsInterpreter(absl::string_view text, const std::vector<Literal>&
   }
 }
 
+using dynamic_test_modules::kDynamicContractionDot;
+using dynamic_test_modules::kElementwiseChain;
 using dynamic_test_modules::kReduceExp;
 
-Literal P8() { return ParseLiteralText("f32[8] {0.5, 1, -2, 3, 0.25, 1.5, -1, 2}"); }
+Literal P8() { return ParseLiteralText(dynamic_test_modules::kReduceExpP); }
 
 TEST(HostDynamicTest, ReduceOverARuntimeSizedDimension) {
   for (const char* n : {"0", "1", "5", "8"}) {
@@ -98,56 +100,21 @@ TEST(HostDynamicTest, SizeBeyondTheBoundIsAnError) {
 }
 
 TEST(HostDynamicTest, ElementwiseChainAndBroadcastOfADynamicDimension) {
-  constexpr char kChain[] = R"(
-HloModule m
-max {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] maximum(a, b)
-}
-ENTRY e {
-  p = f32[6] parameter(0)
-  q = f32[6] parameter(1)
-  n = s32[] parameter(2)
-  d = f32[<=6] set-dimension-size(p, n), dimensions={0}
-  t = f32[<=6] tanh(d)
-  m = f32[<=6] multiply(t, q)
-  b = f32[3,<=6] broadcast(m), dimensions={1}
-  one = f32[] constant(1)
-  ones = f32[3,<=6] broadcast(one), dimensions={}
-  s = f32[3,<=6] add(b, ones)
-  lo = f32[] constant(-inf)
-  r = f32[3] reduce(s, lo), dimensions={1}, to_apply=max
-  ROOT out = (f32[3], f32[3,<=6]) tuple(r, s)
-}
-)";
-  Literal p = ParseLiteralText("f32[6] {0.5, -1, 2, 0.25, -3, 1}");
-  Literal q = ParseLiteralText("f32[6] {1, 2, 3, 4, 5, 6}");
+  Literal p = ParseLiteralText(dynamic_test_modules::kElementwiseChainP);
+  Literal q = ParseLiteralText(dynamic_test_modules::kElementwiseChainQ);
   for (const char* n : {"0", "2", "6"}) {
     SCOPED_TRACE(n);
-    ExpectSameAsInterpreter(kChain, {p, q, ParseLiteralText(absl::StrCat("s32[] ", n))});
+    ExpectSameAsInterpreter(kElementwiseChain, {p, q, ParseLiteralText(absl::StrCat("s32[] ", n))});
   }
 }
 
 TEST(HostDynamicTest, DotWithARuntimeSizedContraction) {
-  constexpr char kDot[] = R"(
-HloModule m
-ENTRY e {
-  a = f32[3,5] parameter(0)
-  b = f32[5,4] parameter(1)
-  n = s32[] parameter(2)
-  da = f32[3,<=5] set-dimension-size(a, n), dimensions={1}
-  db = f32[<=5,4] set-dimension-size(b, n), dimensions={0}
-  ROOT d = f32[3,4] dot(da, db), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-}
-)";
-  Literal a = ParseLiteralText(
-      "f32[3,5] {{1, 2, 3, inf, 5}, {0.5, -1, 2, 4, nan}, {1, 1, 1, 1, 1}}");
-  Literal b = ParseLiteralText(
-      "f32[5,4] {{1, 0, 0, 1}, {0, 1, 0, 1}, {0, 0, 1, 1}, {2, 2, 2, 2}, {inf, 3, 3, 3}}");
+  Literal a = ParseLiteralText(dynamic_test_modules::kDynamicContractionDotA);
+  Literal b = ParseLiteralText(dynamic_test_modules::kDynamicContractionDotB);
   for (const char* n : {"0", "1", "3"}) {
     SCOPED_TRACE(n);
-    ExpectSameAsInterpreter(kDot, {a, b, ParseLiteralText(absl::StrCat("s32[] ", n))});
+    ExpectSameAsInterpreter(kDynamicContractionDot,
+                            {a, b, ParseLiteralText(absl::StrCat("s32[] ", n))});
   }
 }
 

@@ -63,8 +63,7 @@ absl::StatusOr<Literal> HostProgram::ExecuteDonating(std::vector<Literal> argume
   std::vector<void*> outputs;
   for (Literal* leaf : leaves) outputs.push_back(leaf->mutable_raw());
   HLOC_RETURN_IF_ERROR(executable_->Execute(parameters, outputs, pool, options));
-  if (dynamic_result_.has_value()) return ShrinkDynamicResult(result, *dynamic_result_);
-  return result;
+  return declared_result_.FromRun(std::move(result));
 }
 
 absl::StatusOr<Literal> HostProgram::Execute(absl::Span<const Literal> arguments,
@@ -74,8 +73,7 @@ absl::StatusOr<Literal> HostProgram::Execute(absl::Span<const Literal> arguments
   HLOC_ASSIGN_OR_RETURN(backend::ResultLiteral result, backend::CreateResultLiteral(result_shape_));
   HLOC_RETURN_IF_ERROR(
       executable_->Execute(backend::ArgumentLeafData(arguments), result.outputs, pool, options));
-  if (dynamic_result_.has_value()) return ShrinkDynamicResult(result.literal, *dynamic_result_);
-  return std::move(result.literal);
+  return declared_result_.FromRun(std::move(result.literal));
 }
 
 }  // namespace host

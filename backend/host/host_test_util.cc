@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "hlo/evaluator/evaluator.h"
+#include "hlo/testing/literal_text.h"
 #include "hlo/text_parser.h"
 
 namespace hloc {
@@ -43,15 +44,7 @@ RunOnHostOptions WithExactMath(RunOnHostOptions options) {
   return options;
 }
 
-Literal ParseLiteralText(absl::string_view text) {
-  const size_t space = text.find(' ');
-  absl::StatusOr<Shape> shape = ParseShape(text.substr(0, space));
-  EXPECT_TRUE(shape.ok()) << shape.status();
-  if (!shape.ok()) return Literal();
-  absl::StatusOr<Literal> literal = ParseLiteral(text.substr(space + 1), *shape);
-  EXPECT_TRUE(literal.ok()) << literal.status() << " in " << text;
-  return literal.ok() ? *std::move(literal) : Literal();
-}
+Literal ParseLiteralText(absl::string_view text) { return testdata::ParseLiteralText(text); }
 
 namespace {
 

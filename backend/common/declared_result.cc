@@ -1,0 +1,24 @@
+// DeclaredResult (see declared_result.h): the contract is decoded and
+// applied by passes/dynamic_padder.cc, next to the code that writes it.
+#include "backend/common/declared_result.h"
+
+#include <utility>
+
+#include "hlo/status_macros.h"
+
+namespace hloc {
+namespace backend {
+
+absl::StatusOr<DeclaredResult> DeclaredResult::ForModule(const HloModule& module) {
+  DeclaredResult declared;
+  HLOC_ASSIGN_OR_RETURN(declared.contract_, FindDynamicResultContract(module));
+  return declared;
+}
+
+absl::StatusOr<Literal> DeclaredResult::FromRun(Literal result) const {
+  if (!contract_.has_value()) return result;
+  return ShrinkDynamicResult(result, *contract_);
+}
+
+}  // namespace backend
+}  // namespace hloc
