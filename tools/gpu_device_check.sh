@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs hloc's GPU checks on a machine with an NVIDIA GPU and none of this
 # image's packages: the self-contained binaries that tools/build_standalone.sh
-# links (hloc, cuda_device_test, gpu_device_test, gpu_inplace_test,
+# links (hloc, cuda_device_test, gpu_device_test, gpu_dynamic_test, gpu_inplace_test,
 # gpu_collective_device_test, api_cuda_device_test, gpu_differential_test,
 # gpu_corpus_device_test, gpu_bench), the JAX zoo from this checkout and a copy of the corpus,
 # and the Python package when BIN_DIR/py/hloc holds one built for that
@@ -67,6 +67,7 @@ run_test() {  # NAME [shards] [timeout seconds]
 if [ "$what" = tests ] || [ "$what" = all ]; then
   run_test cuda_device_test 1 90
   run_test gpu_device_test 1 180
+  run_test gpu_dynamic_test 1 120
   run_test gpu_inplace_test 1 120
   run_test gpu_collective_device_test 1 120
   run_test api_cuda_device_test 1 120
