@@ -1,7 +1,7 @@
 """The Python package on a GPU: hloc.compile(backend="cuda") on numpy
 arrays, CUDA arrays of torch, CuPy and JAX in through DLPack without a copy
-through the host, device results out, donation, and hloc.jax.jit on JAX's GPU
-arrays. Each result is compared with the host backend's (or JAX's).
+through the host, device results out, donation, registered Python custom
+calls between GPU kernels, and hloc.jax.jit on JAX's GPU arrays. Each result is compared with the host backend's (or JAX's).
 
 Without a GPU every test reports SKIPPED with the reason hloc gives (the
 checks that need no GPU are hloc_test.py's). A test whose array library is
@@ -197,6 +197,59 @@ class CudaArraysTest(unittest.TestCase):
         y = torch.from_dlpack(out[0])
         expected = 1 - 0.5 * np.arange(1024, dtype=np.float32)
         np.testing.assert_array_equal(y.cpu().numpy(), expected)
+
+
+# A registered Python function between GPU kernels: its operand is a fused
+# kernel's result, its result feeds another kernel.
+CUSTOM = """
+HloModule custom_on_gpu
+
+ENTRY main {
+  x = f32[256] parameter(0)
+  e = f32[256] exponential(x)
+  c = (f32[256], f32[]) custom-call(e), custom_call_target="py_gpu_scale_and_sum", backend_config="3"
+  a = f32[256] get-tuple-element(c), index=0
+  s = f32[] get-tuple-element(c), index=1
+  sb = f32[256] broadcast(s), dimensions={}
+  ROOT out = f32[256] divide(a, sb)
+}
+"""
+
+
+@unittest.skipIf(NO_GPU, f"no GPU: {NO_GPU}")
+class CustomCallOnCudaTest(unittest.TestCase):
+
+    def test_registered_function_between_kernels(self):
+        calls = []
+
+        def scale_and_sum(e, backend_config):
+            calls.append(e.shape)
+            k = float(backend_config)
+            return e * k, np.float32(e.sum())
+
+        hloc.register_custom_call("py_gpu_scale_and_sum", scale_and_sum,
+                                  pass_backend_config=True)
+        x = np.linspace(-2, 2, 256, dtype=np.float32)
+        cuda = hloc.compile(CUSTOM, backend="cuda")
+        self.assertEqual(cuda.stats["interpreter_ops"], 0, cuda.stats)
+        host = hloc.compile(CUSTOM, backend="host")
+        for _ in range(3):
+            np.testing.assert_allclose(cuda(x)[0], host(x)[0], rtol=1e-5)
+        self.assertEqual(len(calls), 4)  # three cuda runs, one host run
+
+    def test_exception_is_an_error_and_the_gpu_runs_on(self):
+        def broken(e, backend_config):
+            raise RuntimeError("widget jammed")
+
+        hloc.register_custom_call("py_gpu_scale_and_sum", broken, pass_backend_config=True)
+        exe = hloc.compile(CUSTOM, backend="cuda")
+        x = np.zeros(256, np.float32)
+        with self.assertRaises(hloc.Error) as cm:
+            exe(x)
+        self.assertIn('target "py_gpu_scale_and_sum"', str(cm.exception))
+        self.assertIn("widget jammed", str(cm.exception))
+        ok = hloc.compile(DENSE_SOFTMAX, backend="cuda")
+        self.assertEqual(ok(*_inputs())[0].shape, (64, 32))
 
 
 @unittest.skipIf(NO_GPU, f"no GPU: {NO_GPU}")
