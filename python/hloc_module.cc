@@ -110,9 +110,12 @@ nb::object ToDeviceArray(Buffer buffer) {
   nb::capsule keep(owner, [](void* p) noexcept { delete static_cast<Buffer*>(p); });
   std::vector<size_t> shape(owner->dims().begin(), owner->dims().end());
   void* address = reinterpret_cast<void*>(static_cast<uintptr_t>(owner->device_pointer()));
-  return nb::cast(nb::ndarray<>(address, shape.size(), shape.data(), keep, nullptr,
-                                DlpackType(owner->type()), nb::device::cuda::value,
-                                owner->location().device));
+  // nb::array_api: nanobind's own array object, which implements the DLPack
+  // protocol (JAX's from_dlpack takes nothing else); a plain nb::ndarray<>
+  // would come out as a bare DLPack capsule.
+  return nb::cast(nb::ndarray<nb::array_api>(address, shape.size(), shape.data(), keep,
+                                             nullptr, DlpackType(owner->type()),
+                                             nb::device::cuda::value, owner->location().device));
 }
 
 ResultLocation ParseResultLocation(const std::string& where) {

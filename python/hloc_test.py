@@ -91,9 +91,12 @@ class CompileAndRunTest(unittest.TestCase):
         self.assertEqual(memoryview(kept).nbytes, 1024)
 
     def test_dlpack_producers_and_non_contiguous_inputs(self):
+        import jax
         import jax.numpy as jnp
         exe = hloc.compile(ADD, backend="host")
-        x = jnp.arange(8, dtype=jnp.float32)
+        # A CPU array (a GPU one is refused by a host executable; on a GPU
+        # machine JAX's default device is the GPU).
+        x = jax.device_put(jnp.arange(8, dtype=jnp.float32), jax.devices("cpu")[0])
         (out,) = exe(x, x)
         np.testing.assert_array_equal(out, 2 * np.arange(8))
         strided = np.arange(16, dtype=np.float32)[::2]
