@@ -104,9 +104,8 @@ bool BufferSharing::TakeLoopResult(const Candidate& c, const std::vector<BufferS
   // after that step until the copies back at the loop's end, and at that
   // step only by the writing kernel, where it writes the taker (kElementwise).
   if (ReadBetween(c.donor, written, loop.last_step)) return false;
-  if (ReadBetween(c.donor, written - 1, written) && !ReadOnlyWhereWritten(c.donor, c.taker, written)) {
-    return false;
-  }
+  const bool read_at_write = ReadBetween(c.donor, written - 1, written);
+  if (read_at_write && !ReadOnlyWhereWritten(c.donor, c.taker, written)) return false;
   // Nothing else in the taker's bytes, nor in the donor's while the loop
   // runs (an update in place of the donor inside the body).
   for (size_t m = 0; m < n; ++m) {
