@@ -44,6 +44,12 @@ bool BufferSharing::ReadBetween(BufferId buffer, int64_t after, int64_t until) c
   return it != reads.end() && *it <= until;
 }
 
+bool BufferSharing::ReadOnlyWhereWritten(BufferId donor, BufferId taker, int64_t step) const {
+  return std::any_of(candidates_.begin(), candidates_.end(), [&](const Candidate& c) {
+    return c.kind == Kind::kElementwise && c.donor == donor && c.taker == taker && c.step == step;
+  });
+}
+
 bool BufferSharing::TempsOfOneSize(const Candidate& c, const std::vector<BufferSpec>& buffers) {
   const size_t n = buffers.size();
   if (c.donor < 0 || c.taker < 0 || static_cast<size_t>(c.donor) >= n ||
@@ -95,9 +101,11 @@ bool BufferSharing::TakeLoopResult(const Candidate& c, const std::vector<BufferS
   const int64_t written = taker.live.first_use;
   if (written < loop.first_step || written > loop.last_step) return false;
   // The donor's old value is dead from the taker's first write on: no read
-  // at that step (the writing kernel may still read it) or after, until
-  // the copies back at the loop's end.
-  if (ReadBetween(c.donor, written - 1, loop.last_step)) return false;
+  // after that step until the copies back at the loop's end, and at that
+  // step only by the writing kernel, where it writes the taker (kElementwise).
+  if (ReadBetween(c.donor, written, loop.last_step)) return false;
+  const bool read_at_write = ReadBetween(c.donor, written - 1, written);
+  if (read_at_write && !ReadOnlyWhereWritten(c.donor, c.taker, written)) return false;
   // Nothing else in the taker's bytes, nor in the donor's while the loop
   // runs (an update in place of the donor inside the body).
   for (size_t m = 0; m < n; ++m) {

@@ -27,7 +27,10 @@
 //   loop result     (kLoopResult) the taker is the body's result leaf j,
 //                   a temporary the body writes, the donor state leaf j;
 //                   taken when nothing reads the donor from the taker's
-//                   first write to the end of the loop, and no other
+//                   first write to the end of the loop (but the writing
+//                   kernel itself, where it reads the donor only at the
+//                   index it writes the taker, and for no other output:
+//                   a kElementwise pair at that step), and no other
 //                   buffer lives in the taker's bytes, or in the donor's
 //                   before the loop ends. The body then computes the new
 //                   state in the state's own bytes, and the copy back does
@@ -56,9 +59,11 @@ class BufferSharing {
     kLoopInit,  // A loop state leaf taking over its initial value.
     // A loop body's result leaf computed in its state leaf's bytes.
     kLoopResult,
-    // A kernel reading an entry parameter only at the indices it writes
-    // the taker (elementwise_operands.h). Never taken by Resolve: only
-    // OutputMayReuseParameter reads it.
+    // A kernel reading the donor (an entry parameter or a temporary) only
+    // at the indices it writes the taker, one of its outputs, and for no
+    // other (elementwise_operands.h). Never taken by Resolve itself: it
+    // lets a kLoopResult pair's writing kernel read the donor, and
+    // OutputMayReuseParameter a parameter's last reader write the output.
     kElementwise,
   };
   struct Decisions {
@@ -117,6 +122,9 @@ class BufferSharing {
   };
   // Whether `buffer` is read at a step in (after, until].
   bool ReadBetween(runtime::BufferId buffer, int64_t after, int64_t until) const;
+  // Whether the kernel writing `taker` at `step` reads `donor` only where it
+  // writes the taker (a kElementwise candidate).
+  bool ReadOnlyWhereWritten(runtime::BufferId donor, runtime::BufferId taker, int64_t step) const;
   bool Take(const Candidate& candidate, const std::vector<runtime::BufferSpec>& buffers) const;
   // Donor and taker are two distinct temporaries of one size, and the taker
   // does not already live in another buffer's bytes.

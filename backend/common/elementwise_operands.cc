@@ -34,38 +34,60 @@ bool SamePlacement(const Shape& shape, const Shape& root) {
   return a.minor_to_major == b.minor_to_major && a.tiles.empty() && b.tiles.empty();
 }
 
+// The value output `output` stores: the root, or its tuple operand.
+const HloInstruction* OutputValue(const HloInstruction& root, int64_t output) {
+  if (root.shape().IsArray()) return output == 0 ? &root : nullptr;
+  if (root.opcode() != HloOpcode::kTuple || output < 0 || output >= root.operand_count()) {
+    return nullptr;
+  }
+  for (const HloInstruction* operand : root.operands()) {
+    if (!operand->shape().IsArray()) return nullptr;
+  }
+  return root.operand(output);
+}
+
 }  // namespace
 
-bool ReadOnlyAtOutputIndex(const HloComputation& computation, int64_t number) {
+bool ReadOnlyAtOutputIndex(const HloComputation& computation, int64_t number, int64_t output) {
   const HloInstruction* root = computation.root();
-  if (root == nullptr || number < 0 || number >= computation.num_parameters() ||
-      !root->shape().IsArray() || !SamePlacement(root->shape(), root->shape())) {
-    return false;
-  }
+  if (root == nullptr || number < 0 || number >= computation.num_parameters()) return false;
+  const HloInstruction* value = OutputValue(*root, output);
+  if (value == nullptr || !SamePlacement(value->shape(), value->shape())) return false;
   // Walk every use of the parameter forward: each must be an elementwise op
-  // of the root's dimensions (the root being the last of them).
+  // of the output's dimensions, or the root tuple storing `value` as output
+  // `output` and as no other.
   const HloInstruction* parameter = computation.parameter(number);
-  if (!SamePlacement(parameter->shape(), root->shape())) return false;
+  if (!SamePlacement(parameter->shape(), value->shape())) return false;
   std::vector<const HloInstruction*> pending = {parameter};
   std::vector<const HloInstruction*> seen;
+  bool reaches_output = parameter == value;
   while (!pending.empty()) {
-    const HloInstruction* value = pending.back();
+    const HloInstruction* current = pending.back();
     pending.pop_back();
-    for (const HloInstruction* user : value->users()) {
+    for (const HloInstruction* user : current->users()) {
+      if (user == root && root != value) {
+        // The tuple root: `current` may be stored at `output` only.
+        for (int64_t k = 0; k < root->operand_count(); ++k) {
+          if (root->operand(k) == current && k != output) return false;
+        }
+        reaches_output = true;
+        continue;
+      }
       if (std::find(seen.begin(), seen.end(), user) != seen.end()) continue;
       seen.push_back(user);
-      // Values between the parameter and the root live in registers: only
-      // their dimensions matter.
+      // Values between the parameter and the output live in registers:
+      // only their dimensions matter.
       if (!IsElementwise(*user) || !user->shape().IsArray() ||
-          user->shape().dimensions() != root->shape().dimensions()) {
+          user->shape().dimensions() != value->shape().dimensions()) {
         return false;
       }
+      if (user == value) reaches_output = true;
       pending.push_back(user);
     }
   }
-  // Only a parameter the root reads counts (one that reaches nothing live
+  // Only a parameter the output reads counts (one that reaches nothing live
   // is no reason to share bytes).
-  return parameter == root || std::find(seen.begin(), seen.end(), root) != seen.end();
+  return reaches_output;
 }
 
 }  // namespace backend

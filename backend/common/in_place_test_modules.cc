@@ -124,6 +124,60 @@ ENTRY main {
 }
 )";
 
+const char kAccumulatorsInOneFusion[] = R"(
+HloModule accumulators_in_one_fusion
+
+accumulate {
+  p0 = f32[64,32] parameter(0)
+  p1 = f32[64,32] parameter(1)
+  p2 = f32[64,32] parameter(2)
+  p3 = f32[512] parameter(3)
+  a = f32[64,32] add(p0, p2)
+  m = f32[64,32] multiply(p2, p2)
+  b = f32[64,32] add(p1, m)
+  c = f32[512] negate(p3)
+  ROOT t = (f32[64,32], f32[64,32], f32[512]) tuple(a, b, c)
+}
+
+body {
+  p = (s32[], f32[64,32], f32[64,32], f32[64,32], f32[512]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  acc_a = f32[64,32] get-tuple-element(p), index=1
+  acc_b = f32[64,32] get-tuple-element(p), index=2
+  g = f32[64,32] get-tuple-element(p), index=3
+  h = f32[512] get-tuple-element(p), index=4
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  f = (f32[64,32], f32[64,32], f32[512]) fusion(acc_a, acc_b, g, h), kind=kLoop, calls=accumulate
+  new_a = f32[64,32] get-tuple-element(f), index=0
+  new_b = f32[64,32] get-tuple-element(f), index=1
+  new_h = f32[512] get-tuple-element(f), index=2
+  ROOT t = (s32[], f32[64,32], f32[64,32], f32[64,32], f32[512]) tuple(next, new_a, new_b, g, new_h)
+}
+
+cond {
+  p = (s32[], f32[64,32], f32[64,32], f32[64,32], f32[512]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(7)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+ENTRY main {
+  g = f32[64,32] parameter(0)
+  h = f32[512] parameter(1)
+  zero = s32[] constant(0)
+  z = f32[] constant(0)
+  a = f32[64,32] broadcast(z), dimensions={}
+  b = f32[64,32] broadcast(z), dimensions={}
+  init = (s32[], f32[64,32], f32[64,32], f32[64,32], f32[512]) tuple(zero, a, b, g, h)
+  w = (s32[], f32[64,32], f32[64,32], f32[64,32], f32[512]) while(init), condition=cond, body=body
+  wa = f32[64,32] get-tuple-element(w), index=1
+  wb = f32[64,32] get-tuple-element(w), index=2
+  wh = f32[512] get-tuple-element(w), index=4
+  ROOT r = (f32[64,32], f32[64,32], f32[512]) tuple(wa, wb, wh)
+}
+)";
+
 const char kScanKeepsOld[] = R"(
 HloModule scan_keeps_old
 

@@ -21,8 +21,13 @@ extern const char kScanKeepsOld[];
 extern const char kScanStacksThree[];
 // A loop whose body computes state leaf 2 from leaf 1 without reading leaf
 // 2 (y = 2x, x = x + 1): y's new value may be computed in y's own buffer;
-// leaf 1's may not (its kernel reads the old x).
+// leaf 1's only where x + 1 is computed after 2x (that kernel reads the old
+// x only where it writes the new one, but 2x reads it too).
 extern const char kLoopResultNotReadingState[];
+// A loop whose body adds to two accumulators and negates a third leaf in
+// one multi-output fusion, each read only at its own output's index: all
+// three may be computed in their state leaves' buffers.
+extern const char kAccumulatorsInOneFusion[];
 // A dynamic-update-slice of an entry parameter: copied, never overwritten.
 extern const char kDusParameter[];
 // t is read only by the update: the update may write t's buffer.

@@ -280,18 +280,24 @@ absl::StatusOr<bool> ProgramBuilder::EmitKernel(const HloInstruction& hlo,
     kernel_refusal_ = emission.refusal;
     return false;
   }
-  NoteElementwiseParameters(hlo, computation, results);
+  NoteElementwiseOperands(hlo, computation, results, emission.outputs_in_elementwise_operands);
   buffers_.Bind(&hlo, std::move(results));
   RecordKernel(emission);
   return true;
 }
 
-// Entry parameters the kernel reads only where it writes its one result:
-// candidates for holding that result when donated (output_aliasing.cc).
-void ProgramBuilder::NoteElementwiseParameters(const HloInstruction& hlo,
-                                               const HloComputation& computation,
-                                               const std::vector<BufferId>& results) {
-  if (results.size() != 1 || computation.num_parameters() != hlo.operand_count()) return;
+// Operands the kernel reads only where it writes one of its results:
+// candidates for holding that result, as a donated entry parameter
+// (output_aliasing.cc) or a loop state leaf (BufferSharing, kLoopResult).
+// Single-output kernels name their entry parameters on every target; other
+// operands and results only where the target vouches for its kernel
+// (KernelEmission::outputs_in_elementwise_operands).
+void ProgramBuilder::NoteElementwiseOperands(const HloInstruction& hlo,
+                                             const HloComputation& computation,
+                                             const std::vector<BufferId>& results,
+                                             bool any_operand_and_result) {
+  if (computation.num_parameters() != hlo.operand_count()) return;
+  if (results.size() != 1 && !any_operand_and_result) return;
   std::vector<BufferId> operands;
   for (const HloInstruction* operand : hlo.operands()) {
     const std::vector<BufferId>& leaves = buffers_.LeavesOf(operand);
@@ -299,17 +305,29 @@ void ProgramBuilder::NoteElementwiseParameters(const HloInstruction& hlo,
   }
   for (size_t i = 0; i < operands.size(); ++i) {
     const BufferId buffer = operands[i];
-    if (buffer < 0 || buffers_.spec(buffer).kind != runtime::BufferSpec::Kind::kParameter ||
+    if (buffer < 0 ||
         std::find(operands.begin(), operands.begin() + i, buffer) != operands.begin() + i) {
       continue;
     }
-    bool elementwise = true;
-    for (size_t j = i; j < operands.size() && elementwise; ++j) {
-      if (operands[j] == buffer) elementwise = ReadOnlyAtOutputIndex(computation, j);
+    const runtime::BufferSpec::Kind kind = buffers_.spec(buffer).kind;
+    const bool parameter = kind == runtime::BufferSpec::Kind::kParameter;
+    if (!parameter && !(kind == runtime::BufferSpec::Kind::kTemp && any_operand_and_result)) {
+      continue;
     }
-    if (elementwise) {
-      buffers_.sharing().AddCandidate(BufferSharing::Kind::kElementwise, buffer, results[0],
-                                      buffers_.step());
+    for (size_t output = 0; output < results.size(); ++output) {
+      // Every operand position naming the buffer is read at this output's
+      // index only.
+      bool elementwise = true;
+      for (size_t j = i; j < operands.size() && elementwise; ++j) {
+        if (operands[j] == buffer) {
+          elementwise = ReadOnlyAtOutputIndex(computation, static_cast<int64_t>(j),
+                                              static_cast<int64_t>(output));
+        }
+      }
+      if (elementwise) {
+        buffers_.sharing().AddCandidate(BufferSharing::Kind::kElementwise, buffer,
+                                        results[output], buffers_.step());
+      }
     }
   }
 }

@@ -140,8 +140,8 @@ class ProgramBuilder {
   absl::Status EmitInterpreterOp(const HloInstruction& hlo, absl::string_view reason,
                                  ThunkList* out);
   void RecordKernel(const KernelEmission& emission);
-  void NoteElementwiseParameters(const HloInstruction& hlo, const HloComputation& computation,
-                                 const std::vector<BufferId>& results);
+  void NoteElementwiseOperands(const HloInstruction& hlo, const HloComputation& computation,
+                               const std::vector<BufferId>& results, bool any_operand_and_result);
 
   // control_flow.cc
   absl::Status EmitInline(const HloComputation& computation, const HloInstruction& caller,

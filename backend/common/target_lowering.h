@@ -48,6 +48,13 @@ struct KernelEmission {
   std::string refusal;
   // Emitted: one report line per kernel launched ("%fusion.2: row-reduction").
   std::vector<std::string> strategies;
+  // Emitted as one launch whose work item writing element k of an output
+  // reads element k of each operand that only that output reads, at that
+  // index (elementwise_operands.h), before writing it, and no other work
+  // item reads that element: such an operand may hold the output, whatever
+  // the kernel's other outputs. Without it only a single-output kernel's
+  // donated entry parameters may (output_aliasing.cc).
+  bool outputs_in_elementwise_operands = false;
 };
 
 class TargetLowering {

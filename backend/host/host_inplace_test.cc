@@ -7,9 +7,11 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "backend/common/in_place_test_modules.h"
 #include "backend/host/host_compiler.h"
 #include "backend/host/host_pipeline_modes.h"
@@ -158,8 +160,9 @@ TEST(HostInPlaceTest, ScanStoringThreeArraysUpdatesEachInPlace) {
 }
 
 // Body result leaves the body computes without reading the old state leaf
-// live in the state leaf's buffer; those whose kernel reads the old value
-// do not.
+// live in the state leaf's buffer, and so do those whose kernel reads the
+// old value only where it writes the new one, when nothing reads the old
+// value later; the others do not.
 TEST(HostInPlaceTest, LoopResultNotReadingItsStateLivesInIt) {
   std::unique_ptr<HloModule> module = Parse(modules::kLoopResultNotReadingState);
   ASSERT_NE(module, nullptr);
@@ -176,9 +179,58 @@ TEST(HostInPlaceTest, LoopResultNotReadingItsStateLivesInIt) {
                               after.program->executable().ThunksToString(),
                               after.program->executable().MemoryReport()));
     EXPECT_EQ(before.program->report().loop_results_in_place, 0);
-    // y (leaf 2) only; x's and the counter's kernels read their old values.
-    EXPECT_EQ(after.program->report().loop_results_in_place, 1);
+    // y (leaf 2), and the counter (its kernel reads i only where it writes
+    // the new i). x only where its kernel runs after new_y's, the last other
+    // reader of x (the fallback-fusion schedule); elsewhere new_y reads the
+    // old x after x + 1 is written.
+    const bool x_last = mode == host_testing::PipelineMode::kFallbackFusion;
+    EXPECT_EQ(after.program->report().loop_results_in_place, x_last ? 3 : 2);
     EXPECT_GE(after.program->executable().shared_bytes(), 1024 * 4);
+  }
+}
+
+// Loop state leaves a multi-output fusion accumulates into (the gradient
+// accumulators of a scan's backward loop): the fusion reads each one only
+// where it writes its new value, so it writes each in place and the
+// copies back into the loop state do nothing. Changing the fusion so that
+// one accumulator is also read for another output, or at other indices,
+// keeps that one apart.
+TEST(HostInPlaceTest, MultiOutputFusionAccumulatesInPlace) {
+  struct Case {
+    const char* what;
+    std::vector<std::pair<std::string, std::string>> edit;
+    int64_t fewer;  // Loop results in place fewer than unedited.
+  };
+  const std::vector<Case> cases = {
+      {"unedited", {}, 0},
+      {"acc_a read for output 1 too",
+       {{"b = f32[64,32] add(p1, m)", "b = f32[64,32] add(p1, p0)"}},
+       1},
+      {"acc_a read at other indices",
+       {{"a = f32[64,32] add(p0, p2)",
+         "r = f32[64,32] reverse(p0), dimensions={0,1}\n  a = f32[64,32] add(r, p2)"}},
+       1},
+  };
+  int64_t unedited = -1;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    std::unique_ptr<HloModule> module =
+        Parse(absl::StrReplaceAll(modules::kAccumulatorsInOneFusion, c.edit));
+    ASSERT_NE(module, nullptr);
+    const std::vector<Literal> args = Arguments(*module);
+    Compiled before = CompileAndCheck(*module, args, false);
+    Compiled after = CompileAndCheck(*module, args, true);
+    ASSERT_NE(before.program, nullptr);
+    ASSERT_NE(after.program, nullptr);
+    const host::HostCompileReport& report = after.program->report();
+    SCOPED_TRACE(absl::StrCat(report.ToString(), after.program->executable().ThunksToString()));
+    EXPECT_EQ(before.program->report().loop_results_in_place, 0);
+    if (unedited < 0) {
+      // The three accumulators (and maybe the counter).
+      EXPECT_GE(report.loop_results_in_place, 3);
+      unedited = report.loop_results_in_place;
+    }
+    EXPECT_EQ(report.loop_results_in_place, unedited - c.fewer);
   }
 }
 

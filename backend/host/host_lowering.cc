@@ -37,6 +37,10 @@ absl::StatusOr<KernelEmission> HostLowering::EmitKernel(
       kernel->cost_per_item));
   emission.emitted = true;
   emission.strategies.push_back(absl::StrCat("%", hlo.name(), ": ", kernel->strategy));
+  // A loop kernel's work item is one element of each output (of the
+  // largest, and the proportional part of the others), each output a loop
+  // nest of its own reading its operands at the element it stores.
+  emission.outputs_in_elementwise_operands = kernel->strategy == "loop";
   return emission;
 }
 
