@@ -46,6 +46,19 @@ std::string SkipReason() {
     if (!reason.empty()) GTEST_SKIP() << reason;  \
   } while (0)
 
+// The module optimized for the GPU and compiled for its devices (no
+// autotuning: the collectives are the point).
+absl::StatusOr<std::unique_ptr<GpuDevicesProgram>> CompileForGpus(const HloModule& module,
+                                                                  bool use_graph) {
+  std::unique_ptr<HloModule> optimized = module.Clone();
+  absl::StatusOr<bool> changed = OptimizeForGpu(*optimized);
+  if (!changed.ok()) return changed.status();
+  RunOnGpuOptions options;
+  options.autotune = false;
+  options.use_cuda_graph = use_graph;
+  return GpuDevicesProgram::Compile(*optimized, options);
+}
+
 // Runs every case on `devices` GPUs (twice, the second run checked) and
 // compares each device's result with the interpreter's.
 void ExpectCasesMatchInterpreter(int devices, bool use_graph) {
@@ -58,14 +71,8 @@ void ExpectCasesMatchInterpreter(int devices, bool use_graph) {
     absl::StatusOr<std::vector<Literal>> expected = EvaluateOnDevices(**module, args);
     ASSERT_TRUE(expected.ok()) << expected.status();
 
-    std::unique_ptr<HloModule> optimized = (*module)->Clone();
-    absl::StatusOr<bool> changed = OptimizeForGpu(*optimized);
-    ASSERT_TRUE(changed.ok()) << changed.status();
-    RunOnGpuOptions options;
-    options.autotune = false;
-    options.use_cuda_graph = use_graph;
     absl::StatusOr<std::unique_ptr<GpuDevicesProgram>> program =
-        GpuDevicesProgram::Compile(*optimized, options);
+        CompileForGpus(**module, use_graph);
     ASSERT_TRUE(program.ok()) << program.status();
     const std::string plan = (*program)->program(0).PlanToString();
     EXPECT_EQ((*program)->program(0).report().interpreter_calls, 0) << plan;
@@ -125,13 +132,8 @@ ENTRY e {
 }
 )");
   ASSERT_TRUE(module.ok()) << module.status();
-  std::unique_ptr<HloModule> optimized = (*module)->Clone();
-  absl::StatusOr<bool> changed = OptimizeForGpu(*optimized);
-  ASSERT_TRUE(changed.ok()) << changed.status();
-  RunOnGpuOptions options;
-  options.autotune = false;
   absl::StatusOr<std::unique_ptr<GpuDevicesProgram>> program =
-      GpuDevicesProgram::Compile(*optimized, options);
+      CompileForGpus(**module, /*use_graph=*/false);
   ASSERT_TRUE(program.ok()) << program.status();
   std::vector<std::vector<Literal>> args(1);
   args[0].push_back(mods::CollectiveArgument(0, 1));
