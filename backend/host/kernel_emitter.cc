@@ -182,8 +182,14 @@ absl::StatusOr<EmittedKernel> EmitHostKernel(const HloComputation& computation,
   body->addFnAttr(llvm::Attribute::AlwaysInline);
   body->addFnAttr(llvm::Attribute::NoUnwind);
   for (int64_t i = 0; i < num_buffers; ++i) {
-    // Outputs never share memory with inputs or each other; inputs are only
-    // read, so noalias holds for them even when two name the same buffer.
+    // Outputs never share memory with each other. An output may share one
+    // with an input: a donated parameter, an update in place, a loop result
+    // written over its state leaf (buffer_sharing.cc). The planner allows that
+    // only where the kernel reads the input at the index it writes and for
+    // that output alone (elementwise_operands.h), so every load of an element
+    // precedes, through a data dependency, the one store to it, and no
+    // reordering that noalias permits can change what is read. Inputs are only
+    // read, so noalias holds among them even when two name the same buffer.
     body->addParamAttr(i, llvm::Attribute::NoAlias);
     body->addParamAttr(i, llvm::Attribute::NoCapture);
     body->addParamAttr(i, i < num_inputs ? llvm::Attribute::ReadOnly : llvm::Attribute::WriteOnly);
