@@ -94,9 +94,14 @@ while IFS= read -r arg; do
       continue ;;
     -Wl,-rpath,*|-Wl,-S) continue ;;
     -labsl_*|-lprotobuf)
-      if [ "$shared_object" = 1 ]; then link_args+=("$arg"); continue; fi
-      [ "$arg" = -lprotobuf ] && { link_args+=("$(static_of "$arg")"); continue; }
-      if [ "$absl_added" = 0 ]; then link_args+=("${absl_group[@]}"); absl_added=1; fi
+      if [ "$shared_object" = 1 ]; then
+        link_args+=("$arg")  # shared, bundled below
+      elif [ "$arg" = -lprotobuf ]; then
+        link_args+=("$(static_of "$arg")")
+      elif [ "$absl_added" = 0 ]; then
+        link_args+=("${absl_group[@]}")
+        absl_added=1
+      fi
       continue ;;
     -lz|-lzstd|-lxml2|-ltinfo|-lgtest|-lgtest_main|-lgmock|-lgmock_main|-lbenchmark|-lbenchmark_main)
       link_args+=("$(static_of "$arg")"); continue ;;

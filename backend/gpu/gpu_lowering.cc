@@ -35,6 +35,15 @@ absl::StatusOr<cuda::LaunchConfig> ToLaunchConfig(const GpuKernel& kernel) {
   return c;
 }
 
+// The byte size of each buffer, for a host call's copies.
+std::vector<int64_t> ByteSizes(const backend::BufferTable& table,
+                               const std::vector<runtime::BufferId>& ids) {
+  std::vector<int64_t> bytes;
+  bytes.reserve(ids.size());
+  for (runtime::BufferId id : ids) bytes.push_back(table.size(id));
+  return bytes;
+}
+
 }  // namespace
 
 absl::StatusOr<backend::KernelEmission> GpuLowering::EmitKernel(
@@ -142,9 +151,8 @@ absl::StatusOr<bool> GpuLowering::EmitRegisteredCustomCall(backend::ProgramBuild
   std::vector<BufferId> inputs = table.UseOperands(hlo);
   std::vector<BufferId> outputs = table.NewTemps(hlo);
   table.Bind(&hlo, outputs);
-  std::vector<int64_t> input_bytes, output_bytes;
-  for (BufferId id : inputs) input_bytes.push_back(table.size(id));
-  for (BufferId id : outputs) output_bytes.push_back(table.size(id));
+  std::vector<int64_t> input_bytes = ByteSizes(table, inputs);
+  std::vector<int64_t> output_bytes = ByteSizes(table, outputs);
   const std::string label = absl::StrCat("%", hlo.name());
   std::string target = handler->target;
   // GpuProgram owns the module, so `hlo` outlives the thunk.
@@ -161,9 +169,8 @@ void GpuLowering::EmitInterpreterOp(backend::ProgramBuilder& builder, std::strin
                                     std::string reason, runtime::HostFunction function,
                                     std::vector<BufferId> inputs, std::vector<BufferId> outputs,
                                     backend::ThunkList* out) {
-  std::vector<int64_t> input_bytes, output_bytes;
-  for (BufferId id : inputs) input_bytes.push_back(builder.buffers().size(id));
-  for (BufferId id : outputs) output_bytes.push_back(builder.buffers().size(id));
+  std::vector<int64_t> input_bytes = ByteSizes(builder.buffers(), inputs);
+  std::vector<int64_t> output_bytes = ByteSizes(builder.buffers(), outputs);
   Thunks(out).push_back(std::make_unique<cuda::InterpreterThunk>(
       std::move(name), std::move(reason), std::move(inputs), std::move(input_bytes),
       std::move(outputs), std::move(output_bytes), std::move(function)));
