@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/hloc.h"
 #include "gtest/gtest.h"
+#include "runtime/cuda/cuda_device.h"
 
 namespace hloc {
 namespace api {
@@ -499,6 +501,154 @@ TEST(DeviceBuffersOnGpu, ResultsOutliveTheirExecutable) {
   float back[8] = {0};
   ASSERT_TRUE(kept.CopyToHost(back).ok());
   EXPECT_EQ(back[7], 2.0f);
+}
+
+// ---- device memory shared with other CUDA code (other streams)
+
+// A float whose four bytes are all `byte` (what cuMemsetD8 leaves).
+float FloatOfBytes(uint8_t byte) {
+  const uint32_t bits = 0x01010101u * byte;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+// Another framework's view of the GPU: its own stream on the primary
+// context, and a large buffer whose memset keeps that stream busy for a
+// while (hundreds of microseconds), so work queued after it is still
+// pending when hloc is called.
+struct OtherFramework {
+  std::unique_ptr<cuda::CudaDevice> device;
+  CUdeviceptr busy = 0;
+  static constexpr int64_t kBusyBytes = int64_t{1} << 30;
+
+  static std::unique_ptr<OtherFramework> Open() {
+    auto other = std::make_unique<OtherFramework>();
+    absl::StatusOr<std::unique_ptr<cuda::CudaDevice>> device = cuda::CudaDevice::Open(0);
+    EXPECT_TRUE(device.ok()) << device.status();
+    if (!device.ok()) return nullptr;
+    other->device = *std::move(device);
+    absl::StatusOr<CUdeviceptr> busy = other->device->Allocate(kBusyBytes);
+    EXPECT_TRUE(busy.ok()) << busy.status();
+    if (!busy.ok()) return nullptr;
+    other->busy = *busy;
+    return other;
+  }
+  ~OtherFramework() {
+    if (device != nullptr && device->MakeCurrent().ok()) {
+      (void)device->Synchronize();
+      (void)device->Free(busy);
+    }
+  }
+  // Queues a long memset, then nothing returns until the caller syncs.
+  void KeepBusy() {
+    ASSERT_TRUE(device->MakeCurrent().ok());
+    for (int i = 0; i < 4; ++i) ASSERT_TRUE(device->Memset(busy, i, kBusyBytes).ok());
+  }
+};
+
+TEST(DeviceMemoryOnGpu, ArgumentsWrittenOnAnotherStreamAreWaitedFor) {
+  SKIP_WITHOUT_GPU();
+  auto client = NewClient();
+  auto exe = CompileOn(*client, kAdd, Backend::kCuda);
+  ASSERT_NE(exe, nullptr);
+  auto other = OtherFramework::Open();
+  ASSERT_NE(other, nullptr);
+  for (int round = 0; round < 3; ++round) {
+    const uint8_t byte = static_cast<uint8_t>(0x3c + round);
+    CUdeviceptr x = *other->device->Allocate(32);
+    other->KeepBusy();
+    // Queued behind the memsets: not done when the Execute below starts
+    // unless hloc waits for the device.
+    ASSERT_TRUE(other->device->Memset(x, byte, 32).ok());
+    absl::StatusOr<Buffer> wrapped =
+        Buffer::WrapDevice(*client, F32, {8}, static_cast<uint64_t>(x), 0);
+    ASSERT_TRUE(wrapped.ok()) << wrapped.status();
+    ExecuteOptions host_results;
+    host_results.results = ResultLocation::kHost;
+    auto out = exe->Execute({*wrapped, *wrapped}, host_results);
+    ASSERT_TRUE(out.ok()) << out.status();
+    const float expected = 2 * FloatOfBytes(byte);
+    for (int i = 0; i < 8; ++i) {
+      EXPECT_EQ(static_cast<const float*>((*out)[0].data())[i], expected) << "round " << round;
+    }
+    ASSERT_TRUE(other->device->Synchronize().ok());
+    ASSERT_TRUE(other->device->Free(x).ok());
+  }
+}
+
+TEST(DeviceMemoryOnGpu, ReleasedResultsAreReused) {
+  SKIP_WITHOUT_GPU();
+  auto client = NewClient();
+  auto exe = CompileOn(*client, kAdd, Backend::kCuda);
+  ASSERT_NE(exe, nullptr);
+  std::vector<float> ones(8, 1.0f);
+  Buffer x = *Buffer::CopyToDevice(*client, F32, {8}, ones.data());
+  std::vector<uint64_t> addresses;
+  for (int i = 0; i < 4; ++i) {
+    auto out = exe->Execute({x, x});
+    ASSERT_TRUE(out.ok()) << out.status();
+    addresses.push_back((*out)[0].device_pointer());
+    float back[8];
+    ASSERT_TRUE((*out)[0].CopyToHost(back).ok());
+    EXPECT_EQ(back[3], 2.0f);
+  }  // Each result goes before the next call.
+  EXPECT_EQ(addresses[1], addresses[0]);
+  EXPECT_EQ(addresses[3], addresses[0]);
+}
+
+TEST(DeviceMemoryOnGpu, WithoutTheCacheEveryResultIsFreed) {
+  SKIP_WITHOUT_GPU();
+  ClientOptions options;
+  options.device_memory_cache_bytes = 0;
+  auto client = *Client::Create(options);
+  auto exe = CompileOn(*client, kAdd, Backend::kCuda);
+  ASSERT_NE(exe, nullptr);
+  std::vector<float> ones(8, 1.0f);
+  Buffer x = *Buffer::CopyToDevice(*client, F32, {8}, ones.data());
+  for (int i = 0; i < 3; ++i) {
+    auto out = exe->Execute({x, x});
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ(static_cast<const float*>((*out)[0].ToHost()->data())[0], 2.0f);
+  }
+}
+
+TEST(DeviceMemoryOnGpu, AResultAnotherStreamStillReadsIsNotOverwritten) {
+  SKIP_WITHOUT_GPU();
+  auto client = NewClient();
+  auto exe = CompileOn(*client, kAdd, Backend::kCuda);
+  ASSERT_NE(exe, nullptr);
+  auto other = OtherFramework::Open();
+  ASSERT_NE(other, nullptr);
+  std::vector<float> ones(8, 1.0f), fives(8, 5.0f);
+  Buffer x1 = *Buffer::CopyToDevice(*client, F32, {8}, ones.data());
+  Buffer x5 = *Buffer::CopyToDevice(*client, F32, {8}, fives.data());
+  CUdeviceptr copy = *other->device->Allocate(32);
+  for (int round = 0; round < 3; ++round) {
+    uint64_t first_address = 0;
+    {
+      auto out = exe->Execute({x1, x1});  // 2s, on the device.
+      ASSERT_TRUE(out.ok()) << out.status();
+      first_address = (*out)[0].device_pointer();
+      // The other framework reads the result on its stream, behind a long
+      // memset, then drops its reference (here: the last one goes at the
+      // end of this block) before its read has run.
+      other->KeepBusy();
+      ASSERT_TRUE(other->device->CopyOnDevice(copy, first_address, 32).ok());
+    }
+    // The released block may come back for this result only once the read
+    // above is done.
+    auto next = exe->Execute({x5, x5});  // 10s.
+    ASSERT_TRUE(next.ok()) << next.status();
+    ASSERT_TRUE(other->device->Synchronize().ok());
+    float seen[8];
+    ASSERT_TRUE(other->device->CopyToHost(seen, copy, 32).ok());
+    ASSERT_TRUE(other->device->Synchronize().ok());
+    for (int i = 0; i < 8; ++i) EXPECT_EQ(seen[i], 2.0f) << "round " << round;
+    EXPECT_EQ(static_cast<const float*>((*next)[0].ToHost()->data())[0], 10.0f);
+    (void)first_address;
+  }
+  ASSERT_TRUE(other->device->Free(copy).ok());
 }
 
 // ---- registered custom calls on the GPU

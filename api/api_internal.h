@@ -13,6 +13,7 @@
 namespace hloc {
 namespace cuda {
 class CudaDevice;
+class DeviceMemoryCache;
 }  // namespace cuda
 
 namespace api {
@@ -31,14 +32,28 @@ struct BufferAccess {
   static void* address(const Buffer& buffer) { return buffer.data_; }
 };
 
-// The client's handle on CUDA device `ordinal`, opened on first use and
-// shared by the device buffers allocated through the client.
+// The client's hold on one CUDA device, opened on first use and shared by
+// the device buffers allocated through the client: the device (its primary
+// context, and a stream for the buffers' copies) and the cache their memory
+// comes from and goes back to (runtime/cuda/device_memory_cache.h).
+struct ClientDevice {
+  std::shared_ptr<cuda::CudaDevice> device;
+  std::shared_ptr<cuda::DeviceMemoryCache> memory;
+  // Waits for all work queued on the device by anyone (cuCtxSynchronize),
+  // telling the cache, whose released blocks are then safe to reuse.
+  absl::Status WaitForAllWork() const;
+};
+
 struct ClientAccess {
-  static absl::StatusOr<std::shared_ptr<cuda::CudaDevice>> Device(Client& client, int ordinal);
+  static absl::StatusOr<ClientDevice> Device(Client& client, int ordinal);
 };
 
 // Uninitialized memory for `spec` on `device` (kept alive by the buffer).
-absl::StatusOr<Buffer> AllocateOnDevice(std::shared_ptr<cuda::CudaDevice> device, ArraySpec spec);
+absl::StatusOr<Buffer> AllocateOnDevice(const ClientDevice& device, ArraySpec spec);
+// Whether a buffer is the caller's device memory (WrapDevice), which work
+// the caller queued on its own streams may still be writing: whoever reads
+// or writes it on hloc's streams waits for the device first.
+bool HoldsCallersDeviceMemory(const Buffer& buffer);
 
 // Alignment WrapHost demands for `type` (its element, or component, size).
 int64_t RequiredAlignment(PrimitiveType type);
@@ -75,6 +90,11 @@ class ExecutableImpl {
   // Device memory for a result left on the device.
   virtual absl::StatusOr<Buffer> AllocateOnTargetDevice(const ArraySpec& spec) const {
     return absl::InternalError("this target has no device memory");
+  }
+  // Waits for every stream of the target's device (the caller's work on
+  // buffers it wrapped). Only targets that run on a device get here.
+  virtual absl::Status WaitForDeviceWork() const {
+    return absl::InternalError("this target has no device");
   }
   // The parameter whose memory output j may be computed in, or -1.
   virtual int64_t AliasedParameter(int64_t output) const { return -1; }

@@ -12,24 +12,25 @@
 #include "api/hloc.h"
 #include "hlo/literal.h"
 #include "runtime/cuda/cuda_device.h"
+#include "runtime/cuda/device_memory_cache.h"
 
 namespace hloc {
 namespace api {
 
 // Either hloc's host memory (freed here), the caller's (release called
-// here), or device memory (freed through its device).
+// here), or device memory (hloc's goes back to the client's cache for the
+// device).
 struct Buffer::Storage {
   void* memory = nullptr;
   bool owned = false;
   std::function<void()> release;
   std::shared_ptr<cuda::CudaDevice> device;  // Set for device memory.
+  std::shared_ptr<cuda::DeviceMemoryCache> cache;  // Where owned device memory goes back.
   ~Storage() {
     if (device != nullptr && owned) {
-      // Nothing to report a failure to from a destructor; the context is
-      // made current because the last reference may go on any thread.
-      if (device->MakeCurrent().ok()) {
-        (void)device->Free(static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(memory)));
-      }
+      // Others may still read it on their streams: the cache reuses it
+      // only after the device was idle (device_memory_cache.h).
+      cache->Release(static_cast<uint64_t>(reinterpret_cast<uintptr_t>(memory)));
     } else if (owned) {
       std::free(memory);
     }
@@ -157,10 +158,16 @@ CUdeviceptr DevicePointer(const void* address) {
 
 // Copies between host and device (either way) or on one device, waiting for
 // the copy. `device` is the device side's (either one's when both are).
+// `callers_memory`: a side is the caller's device memory (WrapDevice), so
+// the copy waits for all work on the device first.
 absl::Status Transfer(cuda::CudaDevice& device, void* destination, bool destination_on_device,
-                      const void* source, bool source_on_device, int64_t bytes) {
+                      const void* source, bool source_on_device, int64_t bytes,
+                      bool callers_memory = false) {
   if (bytes == 0) return absl::OkStatus();
   if (absl::Status current = device.MakeCurrent(); !current.ok()) return current;
+  if (callers_memory) {
+    if (absl::Status done = device.SynchronizeContext(); !done.ok()) return done;
+  }
   absl::Status copied;
   if (destination_on_device && source_on_device) {
     copied = device.CopyOnDevice(DevicePointer(destination), DevicePointer(source), bytes);
@@ -175,21 +182,35 @@ absl::Status Transfer(cuda::CudaDevice& device, void* destination, bool destinat
 
 }  // namespace
 
-absl::StatusOr<Buffer> AllocateOnDevice(std::shared_ptr<cuda::CudaDevice> device, ArraySpec spec) {
-  if (absl::Status ok = CheckSpec(spec); !ok.ok()) return ok;
+absl::Status ClientDevice::WaitForAllWork() const {
+  const uint64_t token = memory->BeforeSynchronize();
   if (absl::Status current = device->MakeCurrent(); !current.ok()) return current;
-  // Never a zero-size request (cuMemAlloc refuses one): every device buffer
-  // has an address of its own.
-  absl::StatusOr<CUdeviceptr> memory = device->Allocate(std::max<int64_t>(spec.byte_size(), 1));
+  if (absl::Status done = device->SynchronizeContext(); !done.ok()) return done;
+  memory->NoteSynchronized(token);
+  return absl::OkStatus();
+}
+
+bool HoldsCallersDeviceMemory(const Buffer& buffer) {
+  const auto& storage = BufferAccess::storage(buffer);
+  return buffer.on_device() && storage != nullptr && !storage->owned;
+}
+
+absl::StatusOr<Buffer> AllocateOnDevice(const ClientDevice& device, ArraySpec spec) {
+  if (absl::Status ok = CheckSpec(spec); !ok.ok()) return ok;
+  // Never a zero-size request: every device buffer has an address of its
+  // own.
+  absl::StatusOr<uint64_t> memory = device.memory->Allocate(std::max<int64_t>(spec.byte_size(), 1));
   if (!memory.ok()) {
     return absl::Status(memory.status().code(),
                         absl::StrCat("allocating ", spec.ToString(), " on cuda:",
-                                     device->info().ordinal, ": ", memory.status().message()));
+                                     device.device->info().ordinal, ": ",
+                                     memory.status().message()));
   }
   auto storage = std::make_shared<BufferAccess::Storage>();
   storage->memory = reinterpret_cast<void*>(static_cast<uintptr_t>(*memory));
   storage->owned = true;
-  storage->device = std::move(device);
+  storage->device = device.device;
+  storage->cache = device.memory;
   void* address = storage->memory;
   return BufferAccess::Make(std::move(spec), std::move(storage), address, /*on_device=*/true);
 }
@@ -198,9 +219,9 @@ absl::StatusOr<Buffer> Buffer::AllocateDevice(Client& client, PrimitiveType type
                                               std::vector<int64_t> dims, int device) {
   ArraySpec spec{type, std::move(dims)};
   if (absl::Status ok = CheckSpec(spec); !ok.ok()) return ok;
-  absl::StatusOr<std::shared_ptr<cuda::CudaDevice>> handle = ClientAccess::Device(client, device);
+  absl::StatusOr<ClientDevice> handle = ClientAccess::Device(client, device);
   if (!handle.ok()) return handle.status();
-  return AllocateOnDevice(*std::move(handle), std::move(spec));
+  return AllocateOnDevice(*handle, std::move(spec));
 }
 
 absl::StatusOr<Buffer> Buffer::CopyToDevice(Client& client, PrimitiveType type,
@@ -236,20 +257,15 @@ absl::StatusOr<Buffer> Buffer::WrapDevice(Client& client, PrimitiveType type,
                                                    absl::Hex(pointer), " is not aligned to ",
                                                    alignment, " bytes"));
   }
-  absl::StatusOr<std::shared_ptr<cuda::CudaDevice>> handle = ClientAccess::Device(client, device);
+  absl::StatusOr<ClientDevice> handle = ClientAccess::Device(client, device);
   if (!handle.ok()) return handle.status();
   // hloc's streams do not wait for the caller's: whatever the caller queued
-  // to fill the memory finishes first.
-  const cuda::CudaDriver& driver = (*handle)->driver();
-  if (absl::Status current = (*handle)->MakeCurrent(); !current.ok()) return current;
-  if (absl::Status done = driver.Check(driver.cuCtxSynchronize(), "cuCtxSynchronize");
-      !done.ok()) {
-    return done;
-  }
+  // on the memory finishes before hloc touches it, which every reader (an
+  // Execute once for all its arguments, a copy) waits for then.
   auto storage = std::make_shared<Storage>();
   storage->memory = reinterpret_cast<void*>(static_cast<uintptr_t>(pointer));
   storage->release = std::move(release);
-  storage->device = *std::move(handle);
+  storage->device = handle->device;
   void* address = storage->memory;
   return Buffer(std::move(spec), std::move(storage), address, /*on_device=*/true);
 }
@@ -270,8 +286,8 @@ absl::StatusOr<Buffer> Buffer::ToDevice(Client& client, int device) const {
     }
     return copy;
   }
-  if (absl::Status copied =
-          Transfer(*storage->device, storage->memory, true, data_, on_device_, byte_size());
+  if (absl::Status copied = Transfer(*storage->device, storage->memory, true, data_, on_device_,
+                                     byte_size(), HoldsCallersDeviceMemory(*this));
       !copied.ok()) {
     return copied;
   }
@@ -297,7 +313,8 @@ absl::Status Buffer::CopyToHost(void* destination) const {
     std::memmove(destination, data_, static_cast<size_t>(byte_size()));
     return absl::OkStatus();
   }
-  return Transfer(*storage_->device, destination, false, data_, true, byte_size());
+  return Transfer(*storage_->device, destination, false, data_, true, byte_size(),
+                  HoldsCallersDeviceMemory(*this));
 }
 
 }  // namespace api

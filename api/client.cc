@@ -13,6 +13,7 @@
 #include <mutex>
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "api/api_internal.h"
@@ -26,6 +27,7 @@
 #include "hlo/verifier.h"
 #include "passes/sharding/shard_map_to_per_device.h"
 #include "runtime/cuda/cuda_device.h"
+#include "runtime/cuda/device_memory_cache.h"
 
 namespace hloc {
 namespace api {
@@ -109,9 +111,9 @@ class ClientState {
   }
 
   std::mutex devices_mu;
-  std::map<int, std::shared_ptr<cuda::CudaDevice>> devices;  // By ordinal, opened on use.
+  std::map<int, ClientDevice> devices;  // By ordinal, opened on use.
 
-  absl::StatusOr<std::shared_ptr<cuda::CudaDevice>> Device(int ordinal) {
+  absl::StatusOr<ClientDevice> Device(int ordinal) {
     if (ordinal < 0) {
       return absl::InvalidArgumentError(absl::StrCat("no CUDA device ", ordinal));
     }
@@ -127,7 +129,10 @@ class ClientState {
       return absl::FailedPreconditionError(absl::StrCat(
           "cannot open cuda:", ordinal, ": ", opened.status().message()));
     }
-    std::shared_ptr<cuda::CudaDevice> device = *std::move(opened);
+    ClientDevice device;
+    device.device = *std::move(opened);
+    device.memory = cuda::DeviceMemoryCache::ForDevice(device.device,
+                                                       options.device_memory_cache_bytes);
     devices.emplace(ordinal, device);
     return device;
   }
@@ -143,8 +148,7 @@ class ClientState {
   }
 };
 
-absl::StatusOr<std::shared_ptr<cuda::CudaDevice>> ClientAccess::Device(Client& client,
-                                                                        int ordinal) {
+absl::StatusOr<ClientDevice> ClientAccess::Device(Client& client, int ordinal) {
   return client.state_->Device(ordinal);
 }
 
@@ -157,6 +161,17 @@ absl::StatusOr<std::shared_ptr<Client>> Client::Create(const ClientOptions& opti
   if (state->options.disk_cache_dir.empty()) {
     if (const char* dir = std::getenv("HLOC_CACHE_DIR"); dir != nullptr) {
       state->options.disk_cache_dir = dir;
+    }
+  }
+  if (state->options.device_memory_cache_bytes < 0) {
+    state->options.device_memory_cache_bytes = cuda::DeviceMemoryCache::kDefaultMaxCachedBytes;
+    if (const char* bytes = std::getenv("HLOC_DEVICE_CACHE_BYTES"); bytes != nullptr) {
+      int64_t parsed = 0;
+      if (!absl::SimpleAtoi(bytes, &parsed) || parsed < 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "HLOC_DEVICE_CACHE_BYTES must be a byte count >= 0, got \"", bytes, "\""));
+      }
+      state->options.device_memory_cache_bytes = parsed;
     }
   }
   if (options.num_threads < 0) {
@@ -278,7 +293,7 @@ absl::StatusOr<std::shared_ptr<Executable>> Client::Compile(const ModuleSource& 
     if (!host.ok()) return host.status();
     impl = CompileForHostTarget(**module, options, *host, custom_calls);
   } else if (backend == Backend::kCuda) {
-    absl::StatusOr<std::shared_ptr<cuda::CudaDevice>> buffers_device = state_->Device(0);
+    absl::StatusOr<ClientDevice> buffers_device = state_->Device(0);
     if (!buffers_device.ok()) return buffers_device.status();
     impl = CompileForCudaTarget(**module, options, *std::move(buffers_device), custom_calls);
   } else {

@@ -97,6 +97,17 @@ bool Any(const Flags& flags) {
   return std::any_of(flags.begin(), flags.end(), [](char f) { return f != 0; });
 }
 
+// The caller's device memory among `buffers` may still be in use by work
+// on its streams: one wait for the whole device covers every such buffer of
+// the call (and lets the device's cache reuse what was released before).
+absl::Status WaitForCallersDeviceWork(const ExecutableImpl& impl,
+                                      absl::Span<const Buffer> arguments,
+                                      absl::Span<const Buffer> results = {}) {
+  const bool any = std::any_of(arguments.begin(), arguments.end(), HoldsCallersDeviceMemory) ||
+                   std::any_of(results.begin(), results.end(), HoldsCallersDeviceMemory);
+  return any ? impl.WaitForDeviceWork() : absl::OkStatus();
+}
+
 absl::Status CheckArguments(absl::Span<const ArrayView> arguments,
                             const std::vector<ArraySpec>& parameters) {
   if (arguments.size() != parameters.size()) {
@@ -237,6 +248,9 @@ absl::StatusOr<std::vector<Buffer>> Executable::Execute(absl::Span<const Buffer>
       break;
   }
 
+  if (absl::Status waited = WaitForCallersDeviceWork(*impl_, arguments); !waited.ok()) {
+    return waited;
+  }
   std::vector<Buffer> results;
   results.reserve(impl_->results.size());
   Flags used(arguments.size(), 0);
@@ -284,6 +298,9 @@ absl::Status Executable::ExecuteInto(absl::Span<const Buffer> arguments,
           BufferViews(results, "result buffer", *impl_, &result_views, &result_places);
       !ok.ok()) {
     return ok;
+  }
+  if (absl::Status waited = WaitForCallersDeviceWork(*impl_, arguments, results); !waited.ok()) {
+    return waited;
   }
   return ExecuteIntoPlaces(*impl_, argument_views, argument_places, result_views, result_places,
                            options);

@@ -143,9 +143,11 @@ struct Location {
 // caller's (WrapHost: not copied; `release` runs when the last Buffer
 // sharing it goes away). Device memory comes from the device's allocator
 // (cuMemAlloc in the device's primary context, so other CUDA code in the
-// process can use the pointer) and is freed there when the last Buffer
-// sharing it goes away; it is read and written only through explicit copies
-// (ToHost, CopyToHost, ToDevice) or by running an executable on it.
+// process can use the pointer) and goes back to the client's cache for the
+// device when the last Buffer sharing it goes away, for later results
+// (ClientOptions::device_memory_cache_bytes); it is read and written only
+// through explicit copies (ToHost, CopyToHost, ToDevice) or by running an
+// executable on it.
 //
 // A cuda Executable takes host and device arguments alike; device ones are
 // read on the device, never through the host (ExecuteOptions::results says
@@ -165,9 +167,10 @@ class Buffer {
   // The caller's device memory (another framework's CUDA array), not
   // copied: `pointer` is a CUdeviceptr on CUDA device `device`, aligned to
   // the element size, valid until `release` runs (when the last Buffer
-  // sharing it goes away). Work already queued on the device (the caller's
-  // writes to it) is waited for here; later writes by the caller must not
-  // overlap an Execute reading it.
+  // sharing it goes away). hloc's streams do not follow the caller's: an
+  // Execute or copy that uses such buffers first waits for all work queued
+  // on the device by then (cuCtxSynchronize, once per call); the caller's
+  // later writes must not overlap an Execute or copy using the memory.
   static absl::StatusOr<Buffer> WrapDevice(Client& client, PrimitiveType type,
                                            std::vector<int64_t> dims, uint64_t pointer,
                                            int device = 0,
@@ -338,6 +341,11 @@ struct ClientOptions {
   // Compiled host kernels are stored here and read back by later processes,
   // which then skip LLVM; empty: $HLOC_CACHE_DIR when set, else no disk cache.
   std::string disk_cache_dir;
+  // Device memory of results the caller has let go of, kept per device for
+  // the next results instead of freed (see runtime/cuda/device_memory_cache.h:
+  // reuse waits for work other streams may still do on it); 0: every
+  // release frees. Negative: $HLOC_DEVICE_CACHE_BYTES when set, else 1 GiB.
+  int64_t device_memory_cache_bytes = -1;
 };
 
 // Custom-call targets the embedder implements (hlo/custom_call_targets.h):

@@ -223,8 +223,7 @@ class InterpreterImpl : public ExecutableImpl {
 
 class CudaImpl : public ExecutableImpl {
  public:
-  CudaImpl(std::unique_ptr<cuda::CudaDevice> device,
-           std::shared_ptr<cuda::CudaDevice> buffers_device,
+  CudaImpl(std::unique_ptr<cuda::CudaDevice> device, ClientDevice buffers_device,
            std::unique_ptr<gpu::GpuProgram> program)
       : device_(std::move(device)),
         buffers_device_(std::move(buffers_device)),
@@ -259,10 +258,12 @@ class CudaImpl : public ExecutableImpl {
     return AllocateOnDevice(buffers_device_, spec);
   }
 
+  absl::Status WaitForDeviceWork() const override { return buffers_device_.WaitForAllWork(); }
+
  private:
   std::unique_ptr<cuda::CudaDevice> device_;
   // Results left on the device hold this one (the client's), not device_.
-  std::shared_ptr<cuda::CudaDevice> buffers_device_;
+  ClientDevice buffers_device_;
   std::unique_ptr<gpu::GpuProgram> program_;
   mutable std::mutex mu_;
 };
@@ -312,7 +313,7 @@ absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileForInterpreterTarget(
 
 absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileForCudaTarget(
     const HloModule& optimized, const CompileOptions& options,
-    std::shared_ptr<cuda::CudaDevice> buffers_device, CustomCalls custom_calls) {
+    ClientDevice buffers_device, CustomCalls custom_calls) {
   const std::string reason = gpu::GpuUnavailableReason();
   if (!reason.empty()) {
     return absl::FailedPreconditionError(absl::StrCat("the CUDA backend cannot run: ", reason));

@@ -47,13 +47,13 @@ absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileForHostTarget(
 // Fails now for a custom call whose target the interpreter lacks.
 absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileForInterpreterTarget(
     const HloModule& module, int num_threads, CustomCalls custom_calls);
-// `buffers_device`: the client's handle on the device, which device results
+// `buffers_device`: the client's hold on the device, which device results
 // are allocated and copied through (its own stream, so copies of results
 // never land on the stream a run is capturing into a CUDA graph). Calls to
 // `custom_calls` run on the host between the GPU's steps (CustomCallThunk).
 absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileForCudaTarget(
     const HloModule& optimized, const CompileOptions& options,
-    std::shared_ptr<cuda::CudaDevice> buffers_device, CustomCalls custom_calls);
+    ClientDevice buffers_device, CustomCalls custom_calls);
 
 // CompileOptions::devices != 1, or a shard_map module: `module` (verified;
 // rewritten here to the per-device module, then optimized) compiled for its

@@ -165,6 +165,44 @@ class CudaArraysTest(unittest.TestCase):
             np.testing.assert_allclose(torch.from_dlpack(out_t[0]).cpu().numpy(), self.expected,
                                        rtol=2e-3, atol=1e-5)
 
+    def test_torch_work_on_another_stream(self):
+        """Arguments torch is still writing on a side stream are waited for,
+        and results torch still reads on a side stream after dropping them
+        are not overwritten by the next call's (hloc reuses released device
+        memory only once the device was idle)."""
+        torch = _library("torch")
+        if torch is None:
+            self.skipTest("torch with CUDA is not installed here")
+        side = torch.cuda.Stream()
+        busy = torch.empty(1 << 28, device="cuda")  # 1 GiB: fills take a while
+        x_src = torch.from_numpy(self.x).cuda()
+        w = torch.from_numpy(self.w).cuda()
+        zeros = torch.zeros_like(x_src)
+        torch.cuda.synchronize()
+        for _ in range(3):
+            x = torch.zeros_like(x_src)
+            torch.cuda.synchronize()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                for _ in range(4):
+                    busy.fill_(1.0)
+                x.copy_(x_src)  # Lands only after the fills.
+            out = self.cuda(x, w)
+            y = torch.from_dlpack(out[0])
+            np.testing.assert_allclose(y.cpu().numpy(), self.expected, rtol=2e-3, atol=1e-5)
+            # The side stream copies the result late, after dropping it.
+            seen = torch.empty_like(y)
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                for _ in range(4):
+                    busy.fill_(2.0)
+                seen.copy_(y)
+            del y, out
+            other = self.cuda(zeros, w)  # A different result, maybe in the same memory.
+            torch.cuda.synchronize()
+            np.testing.assert_allclose(seen.cpu().numpy(), self.expected, rtol=2e-3, atol=1e-5)
+            del other
+
     def test_cupy(self):
         cupy = _library("cupy")
         if cupy is None:

@@ -153,6 +153,10 @@ absl::Status CudaDevice::Memset(CUdeviceptr destination, uint8_t value, int64_t 
                         "cuMemsetD8Async");
 }
 
+absl::Status CudaDevice::SynchronizeContext() {
+  return driver_->Check(driver_->cuCtxSynchronize(), "cuCtxSynchronize");
+}
+
 absl::Status CudaDevice::Synchronize() {
   return driver_->Check(driver_->cuStreamSynchronize(stream_), "cuStreamSynchronize");
 }

@@ -88,6 +88,9 @@ class CudaDevice {
                                 int64_t rows);
   absl::Status Memset(CUdeviceptr destination, uint8_t value, int64_t bytes);
   absl::Status Synchronize();
+  // Waits for every stream of the context (cuCtxSynchronize): other
+  // frameworks' work on this device's primary context included.
+  absl::Status SynchronizeContext();
 
   // The kernel's function, loading its module once (cached by image bytes).
   absl::StatusOr<CUfunction> LoadKernel(const KernelImage& image);
