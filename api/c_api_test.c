@@ -213,6 +213,7 @@ int main(void) {
   memset(&client_options, 0, sizeof(client_options));
   client_options.struct_size = sizeof(client_options);
   client_options.num_threads = 2;
+  client_options.device_memory_cache_bytes = -1; /* no device cache: accepted anywhere */
   expect_ok(hloc_client_create(&client_options, &client), "client");
   CHECK(client != NULL, "no client");
   if (client == NULL) return 1;

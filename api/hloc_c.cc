@@ -245,6 +245,11 @@ hloc_error* hloc_client_create(const hloc_client_options* options, hloc_client**
     if (HLOC_HAS(options, hloc_client_options, disk_cache_dir) && options->disk_cache_dir != nullptr) {
       cpp.disk_cache_dir = options->disk_cache_dir;
     }
+    if (HLOC_HAS(options, hloc_client_options, device_memory_cache_bytes) &&
+        options->device_memory_cache_bytes != 0) {
+      cpp.device_memory_cache_bytes =
+          std::max<long long>(options->device_memory_cache_bytes, 0);
+    }
     absl::StatusOr<std::shared_ptr<hloc::api::Client>> created = hloc::api::Client::Create(cpp);
     if (!created.ok()) return FromStatus(created.status());
     *client = new hloc_client{*std::move(created)};

@@ -29,13 +29,14 @@ extern "C" {
 #endif
 
 #define HLOC_C_API_MAJOR 0
-#define HLOC_C_API_MINOR 4
+#define HLOC_C_API_MINOR 5
 /* 2: hloc_compile_options.devices, hloc_stats.devices.
  * 3: device buffers (hloc_buffer_allocate_device, ..._copy_to_device,
  *    ..._to_host, ..._copy_to_host, ..._location, ..._device_pointer) and
  *    hloc_execute_options.results.
  * 4: custom-call targets implemented by the caller
- *    (hloc_client_register_custom_call) and hloc_error_create. */
+ *    (hloc_client_register_custom_call) and hloc_error_create.
+ * 5: hloc_client_options.device_memory_cache_bytes. */
 
 typedef struct hloc_error hloc_error;
 typedef struct hloc_client hloc_client;
@@ -96,6 +97,11 @@ typedef struct {
   int num_threads;                /* 0: every core */
   int compile_cache_capacity;     /* executables kept in memory; default 64; <0: none */
   const char* disk_cache_dir;     /* NULL: $HLOC_CACHE_DIR when set */
+  /* Device memory of released results kept per device for later results
+   * (api/hloc.h, ClientOptions::device_memory_cache_bytes): 0 (default):
+   * $HLOC_DEVICE_CACHE_BYTES when set, else 1 GiB; < 0: no cache (every
+   * release frees); > 0: at most that many bytes. */
+  long long device_memory_cache_bytes;
 } hloc_client_options;
 
 hloc_error* hloc_client_create(const hloc_client_options* options, hloc_client** client);
