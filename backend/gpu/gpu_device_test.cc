@@ -157,6 +157,92 @@ TEST_P(GpuSmallModuleTest, MatchesTheInterpreter) {
 INSTANTIATE_TEST_SUITE_P(Small, GpuSmallModuleTest,
                          ::testing::Range(0, static_cast<int>(SmallModules().size())));
 
+// A loop whose body is several kernels (a row reduction feeding an
+// elementwise update, then the counter): the body is captured into a CUDA
+// graph once and replayed each iteration (runtime/cuda/graph_segments.h),
+// with the interpreter's answer.
+constexpr char kLoopOfKernels[] = R"(
+HloModule loop_of_kernels
+
+add_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+cond {
+  state = (s32[], f32[64,128]) parameter(0)
+  i = s32[] get-tuple-element(state), index=0
+  n = s32[] constant(12)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+body {
+  state = (s32[], f32[64,128]) parameter(0)
+  i = s32[] get-tuple-element(state), index=0
+  x = f32[64,128] get-tuple-element(state), index=1
+  zero = f32[] constant(0)
+  rows = f32[64] reduce(x, zero), dimensions={1}, to_apply=add_f32
+  k = f32[] constant(0.001)
+  kb = f32[64] broadcast(k), dimensions={}
+  scaled = f32[64] multiply(rows, kb)
+  t = f32[64] tanh(scaled)
+  tb = f32[64,128] broadcast(t), dimensions={0}
+  y = f32[64,128] subtract(x, tb)
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  ROOT next = (s32[], f32[64,128]) tuple(j, y)
+}
+
+ENTRY main {
+  x0 = f32[64,128] parameter(0)
+  i0 = s32[] constant(0)
+  init = (s32[], f32[64,128]) tuple(i0, x0)
+  loop = (s32[], f32[64,128]) while(init), condition=cond, body=body
+  ROOT out = f32[64,128] get-tuple-element(loop), index=1
+}
+)";
+
+TEST(GpuGraphSegmentsTest, ALoopBodyReplaysAsOneGraphPerIteration) {
+  SKIP_WITHOUT_GPU();
+  ASSERT_NE(Device(), nullptr);
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(kLoopOfKernels);
+  ASSERT_TRUE(module.ok()) << module.status();
+  absl::StatusOr<std::vector<Literal>> arguments = MakeRandomArguments(**module, 7);
+  ASSERT_TRUE(arguments.ok()) << arguments.status();
+  absl::StatusOr<Literal> expected = Evaluate(**module, *arguments);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  for (bool graph : {false, true}) {
+    std::unique_ptr<HloModule> optimized = (*module)->Clone();
+    ASSERT_TRUE(OptimizeForGpu(*optimized).ok());
+    GpuProgramOptions options;
+    options.codegen.target = TargetForDevice(Device()->info());
+    absl::StatusOr<std::unique_ptr<GpuProgram>> program = CompileForGpu(*optimized, options);
+    ASSERT_TRUE(program.ok()) << program.status();
+    cuda::GpuLoadOptions load;
+    load.use_cuda_graph = graph;
+    ASSERT_TRUE((*program)->Load(Device(), load).ok());
+    for (int run = 0; run < 2; ++run) {
+      absl::StatusOr<Literal> actual = (*program)->Execute(*arguments);
+      ASSERT_TRUE(actual.ok()) << actual.status();
+      ComparisonReport report = CompareLiterals(*expected, *actual, GpuTolerance(xla::F32));
+      EXPECT_TRUE(report.ok) << report.ToString() << "\n" << (*program)->PlanToString();
+    }
+    const cuda::GraphStats stats = (*program)->executable().graph_stats();
+    EXPECT_EQ(stats.capture_failures, 0);
+    if (!graph) {
+      EXPECT_EQ(stats.captured, 0);
+      EXPECT_EQ(stats.launches, 0);
+      continue;
+    }
+    // Captured once (more only when the condition or the steps around the
+    // loop are graphs too); launched every iteration of both runs.
+    EXPECT_GE(stats.captured, 1) << (*program)->PlanToString();
+    EXPECT_LE(stats.captured, 3) << (*program)->PlanToString();
+    EXPECT_GE(stats.launches, 2 * 12) << (*program)->PlanToString();
+  }
+}
+
 // cuBLAS itself, for the comparison below.
 struct Cublas {
   decltype(&::cublasCreate_v2) create = nullptr;

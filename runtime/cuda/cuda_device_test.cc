@@ -210,6 +210,69 @@ TEST(GpuExecutableDeviceTest, RunsKernelsWithAndWithoutGraphs) {
   }
 }
 
+// Two kernels, a step on the host (x 10), two kernels: with graphs, each
+// run of kernels is captured once and replayed (two graphs, two launches a
+// run) and the answer is the same as without.
+TEST(GpuExecutableDeviceTest, KernelsAroundAHostStepReplayAsTwoGraphs) {
+  SKIP_WITHOUT_GPU();
+  auto device = OpenDevice();
+  ASSERT_NE(device, nullptr);
+  const int n = 512;
+  for (bool graph : {false, true}) {
+    GpuProgramSpec spec;
+    runtime::BufferSpec parameter;
+    parameter.kind = runtime::BufferSpec::Kind::kParameter;
+    parameter.parameter = 0;
+    parameter.size = n * 4;
+    spec.buffers.push_back(parameter);
+    for (int t = 1; t <= 5; ++t) {
+      runtime::BufferSpec temp;
+      temp.size = n * 4;
+      temp.live = {n * 4, t, t + 1};
+      spec.buffers.push_back(temp);
+    }
+    auto image = std::make_shared<KernelImage>(KernelImage{"add_one", kAddOnePtx, ""});
+    LaunchConfig launch;
+    launch.grid[0] = 2;
+    launch.block[0] = 256;
+    auto kernel = [&](const char* name, BufferId in, BufferId out) {
+      spec.thunks.push_back(std::make_unique<KernelThunk>(name, image, launch,
+                                                          std::vector<BufferId>{in, out}, "loop"));
+    };
+    kernel("%a", 0, 1);
+    kernel("%b", 1, 2);
+    auto times_ten = [n](absl::Span<const void* const> in, absl::Span<void* const> out) {
+      for (int i = 0; i < n; ++i) {
+        static_cast<float*>(out[0])[i] = 10 * static_cast<const float*>(in[0])[i];
+      }
+      return absl::OkStatus();
+    };
+    spec.thunks.push_back(std::make_unique<CustomCallThunk>(
+        "%host", "times_ten", std::vector<BufferId>{2}, std::vector<int64_t>{n * 4},
+        std::vector<BufferId>{3}, std::vector<int64_t>{n * 4}, times_ten));
+    kernel("%c", 3, 4);
+    kernel("%d", 4, 5);
+    spec.outputs = {5};
+    auto e = GpuExecutable::Create(std::move(spec));
+    ASSERT_TRUE(e.ok()) << e.status();
+    GpuLoadOptions options;
+    options.use_cuda_graph = graph;
+    ASSERT_TRUE((*e)->Load(device.get(), options).ok());
+    for (int run = 0; run < 3; ++run) {
+      std::vector<float> input = Random(n, run), output(n);
+      const void* params[] = {input.data()};
+      void* outs[] = {output.data()};
+      ASSERT_TRUE((*e)->Execute(params, outs).ok());
+      for (int i = 0; i < n; ++i) ASSERT_EQ(output[i], 10 * (input[i] + 2.0f) + 2.0f) << i;
+    }
+    EXPECT_FALSE((*e)->uses_graph());  // Not one graph: two.
+    const GraphStats stats = (*e)->graph_stats();
+    EXPECT_EQ(stats.captured, graph ? 2 : 0);
+    EXPECT_EQ(stats.launches, graph ? 6 : 0);
+    EXPECT_EQ(stats.capture_failures, 0);
+  }
+}
+
 // ---- cuBLASLt vs a host loop
 
 std::vector<float> HostGemm(const GemmConfig& c, const std::vector<float>& lhs,

@@ -75,7 +75,7 @@ absl::StatusOr<std::unique_ptr<GpuExecutable>> GpuExecutable::Create(GpuProgramS
 
 GpuExecutable::~GpuExecutable() {
   if (device_ != nullptr && device_->MakeCurrent().ok()) {
-    device_->DestroyGraph(graph_);
+    segments_.reset();  // Graphs before the memory they name.
     device_->Free(base_).IgnoreError();
   }
 }
@@ -107,35 +107,20 @@ absl::Status GpuExecutable::Load(CudaDevice* device, const GpuLoadOptions& optio
   init.collectives = options.collectives;
   HLOC_CUDA_RETURN_IF_ERROR(InitializeSequence(spec_.thunks, init));
   HLOC_CUDA_RETURN_IF_ERROR(device->Synchronize());
-  use_graph_ = options.use_cuda_graph && graph_capturable();
+  use_graph_ = options.use_cuda_graph;
+  segments_ = std::make_unique<GraphSegments>(&spec_.thunks);
   return absl::OkStatus();
 }
 
 absl::Status GpuExecutable::RunThunks(const GpuExecuteOptions& options) {
-  if (use_graph_) {
-    if (graph_ == nullptr) {
-      GpuExecutionContext capture;
-      capture.device = device_;
-      capture.buffers = addresses_;
-      capture.options = options;
-      absl::StatusOr<CUgraphExec> graph =
-          device_->CaptureGraph([&] { return ExecuteSequence(spec_.thunks, capture); });
-      if (!graph.ok()) {
-        // Some library calls refuse capture; run the thunks directly from now on.
-        use_graph_ = false;
-        load_log_.push_back(
-            absl::StrCat("CUDA graph capture failed, running thunks: ", graph.status().message()));
-      } else {
-        graph_ = *graph;
-      }
-    }
-    if (graph_ != nullptr) return device_->LaunchGraph(graph_);
-  }
   GpuExecutionContext context;
   context.device = device_;
   context.buffers = addresses_;
   context.options = options;
-  return ExecuteSequence(spec_.thunks, context);
+  context.graphs = use_graph_;
+  context.graph_stats = &graph_stats_;
+  context.log = &load_log_;
+  return segments_->Execute(context);
 }
 
 absl::Status GpuExecutable::Execute(absl::Span<const void* const> parameters,

@@ -11,12 +11,13 @@
 // Placement is computed at Create, without a device, so a plan can be
 // printed and its memory reported on any machine.
 //
-// With `use_cuda_graph`, a program whose thunks never read back to the host
-// (no while, conditional or host call: an interpreter op or a registered
-// custom call) is captured into a CUDA graph on its first run and replayed
-// on later runs; addresses do not move between runs, so the graph stays
-// valid. A program with a host call runs its thunks one by one, every run
-// (a graph cannot call back into the host between its steps).
+// With `use_cuda_graph`, runs of thunks that never read back to the host
+// are captured into CUDA graphs on the first run and replayed on later runs
+// (graph_segments.h): a program with no while, conditional or host call (an
+// interpreter op or a registered custom call) becomes one graph; one with
+// such steps becomes a graph per run of steps between them, and a loop's
+// body a graph replayed every iteration. Addresses do not move between
+// runs, so the graphs stay valid.
 #ifndef HLOC_RUNTIME_CUDA_GPU_EXECUTABLE_H_
 #define HLOC_RUNTIME_CUDA_GPU_EXECUTABLE_H_
 
@@ -31,6 +32,7 @@
 #include "absl/types/span.h"
 #include "runtime/buffer_assignment.h"
 #include "runtime/cuda/gpu_thunk.h"
+#include "runtime/cuda/graph_segments.h"
 #include "runtime/executable.h"
 
 namespace hloc {
@@ -115,7 +117,13 @@ class GpuExecutable {
   // The parameter output j lives in, or -1.
   int64_t aliased_parameter(int64_t j) const { return aliased_parameter_[j]; }
   bool graph_capturable() const { return !SequenceReadsBackToHost(spec_.thunks); }
-  bool uses_graph() const { return graph_ != nullptr; }
+  // The whole program replays as one CUDA graph.
+  bool uses_graph() const { return segments_ != nullptr && segments_->is_one_graph(); }
+  // Graphs captured and launched so far, at every level (loop bodies too).
+  GraphStats graph_stats() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return graph_stats_;
+  }
   const std::vector<std::string>& load_log() const { return load_log_; }
 
   std::string ThunksToString() const;
@@ -141,7 +149,8 @@ class GpuExecutable {
   CUdeviceptr base_ = 0;
   std::vector<CUdeviceptr> addresses_;
   bool use_graph_ = false;
-  CUgraphExec graph_ = nullptr;
+  std::unique_ptr<GraphSegments> segments_;  // The top-level sequence's.
+  GraphStats graph_stats_;
   std::vector<std::string> load_log_;
 };
 

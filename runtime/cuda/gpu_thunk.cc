@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "runtime/control_flow.h"
+#include "runtime/cuda/graph_segments.h"
 #include "runtime/cuda/status_util.h"
 
 namespace hloc {
@@ -200,16 +201,24 @@ void ConvThunk::AppendTo(std::string* out, int indent) const {
 
 // ---- control flow
 
+WhileThunk::~WhileThunk() = default;
+
 absl::Status WhileThunk::Initialize(GpuInitContext& context) {
   HLOC_CUDA_RETURN_IF_ERROR(CheckIds({predicate_}, context.buffers.size(), label_));
   HLOC_CUDA_RETURN_IF_ERROR(InitializeSequence(condition_, context));
-  return InitializeSequence(body_, context);
+  HLOC_CUDA_RETURN_IF_ERROR(InitializeSequence(body_, context));
+  condition_graphs_ = std::make_shared<GraphSegments>(&condition_);
+  body_graphs_ = std::make_shared<GraphSegments>(&body_);
+  return absl::OkStatus();
 }
 
 absl::Status WhileThunk::Execute(GpuExecutionContext& context) const {
+  if (condition_graphs_ == nullptr || body_graphs_ == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(label_, ": not initialized"));
+  }
   return runtime::RunWhileLoop(
       label_, context.options.max_while_iterations,
-      [&] { return ExecuteSequence(condition_, context); },
+      [&] { return condition_graphs_->Execute(context); },
       [&]() -> absl::StatusOr<bool> {
         uint8_t predicate = 0;
         HLOC_CUDA_RETURN_IF_ERROR(
@@ -217,7 +226,7 @@ absl::Status WhileThunk::Execute(GpuExecutionContext& context) const {
         HLOC_CUDA_RETURN_IF_ERROR(context.device->Synchronize());
         return predicate != 0;
       },
-      [&] { return ExecuteSequence(body_, context); });
+      [&] { return body_graphs_->Execute(context); });
 }
 
 void WhileThunk::AppendTo(std::string* out, int indent) const {
@@ -228,11 +237,15 @@ void WhileThunk::AppendTo(std::string* out, int indent) const {
   AppendSequence(body_, out, indent + 2);
 }
 
+ConditionalThunk::~ConditionalThunk() = default;
+
 absl::Status ConditionalThunk::Initialize(GpuInitContext& context) {
   HLOC_CUDA_RETURN_IF_ERROR(CheckIds({selector_}, context.buffers.size(), label_));
   if (branches_.empty()) return absl::InvalidArgumentError(absl::StrCat(label_, ": no branches"));
+  branch_graphs_.clear();
   for (ThunkSequence& branch : branches_) {
     HLOC_CUDA_RETURN_IF_ERROR(InitializeSequence(branch, context));
+    branch_graphs_.push_back(std::make_shared<GraphSegments>(&branch));
   }
   return absl::OkStatus();
 }
@@ -243,7 +256,10 @@ absl::Status ConditionalThunk::Execute(GpuExecutionContext& context) const {
       context.device->CopyToHost(&value, context.buffers[selector_], selector_is_pred_ ? 1 : 4));
   HLOC_CUDA_RETURN_IF_ERROR(context.device->Synchronize());
   const size_t branch = runtime::SelectBranch(value, selector_is_pred_, branches_.size());
-  return ExecuteSequence(branches_[branch], context);
+  if (branch >= branch_graphs_.size()) {
+    return absl::FailedPreconditionError(absl::StrCat(label_, ": not initialized"));
+  }
+  return branch_graphs_[branch]->Execute(context);
 }
 
 void ConditionalThunk::AppendTo(std::string* out, int indent) const {

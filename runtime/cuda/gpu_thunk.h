@@ -50,6 +50,7 @@ struct GpuExecuteOptions {
 };
 
 class Thunk;
+class GraphSegments;  // graph_segments.h
 struct NcclRank;  // nccl_clique.h
 using ThunkSequence = std::vector<std::unique_ptr<Thunk>>;
 struct GpuInitContext;
@@ -84,10 +85,22 @@ struct GpuInitContext {
   std::shared_ptr<NcclRank> collectives;
 };
 
+// What replaying sequences as CUDA graphs (graph_segments.h) did.
+struct GraphStats {
+  int64_t captured = 0;          // Segments captured into a graph.
+  int64_t launches = 0;          // Graph launches.
+  int64_t capture_failures = 0;  // Segments that refused capture (run directly).
+};
+
 struct GpuExecutionContext {
   CudaDevice* device = nullptr;
   std::vector<CUdeviceptr> buffers;  // Indexed by BufferId.
   GpuExecuteOptions options;
+  // Replay runs of steps as CUDA graphs where possible (graph_segments.h);
+  // false: every step runs directly.
+  bool graphs = false;
+  GraphStats* graph_stats = nullptr;       // May be null.
+  std::vector<std::string>* log = nullptr;  // Capture failures; may be null.
 };
 
 class Thunk {
@@ -204,6 +217,7 @@ class WhileThunk : public Thunk {
         condition_(std::move(condition)),
         predicate_(predicate),
         body_(std::move(body)) {}
+  ~WhileThunk() override;
   absl::Status Initialize(GpuInitContext& context) override;
   absl::Status Execute(GpuExecutionContext& context) const override;
   void AppendTo(std::string* out, int indent) const override;
@@ -214,6 +228,10 @@ class WhileThunk : public Thunk {
   ThunkSequence condition_;
   BufferId predicate_;
   ThunkSequence body_;
+  // Replays of condition_ and body_ (made at Initialize; the executable runs
+  // one sequence at a time, so Execute may capture into them). Shared
+  // pointers: GraphSegments is incomplete here.
+  std::shared_ptr<GraphSegments> condition_graphs_, body_graphs_;
 };
 
 // Copies the selector to the host and runs one branch: a pred (true ->
@@ -226,6 +244,7 @@ class ConditionalThunk : public Thunk {
         selector_(selector),
         selector_is_pred_(selector_is_pred),
         branches_(std::move(branches)) {}
+  ~ConditionalThunk() override;
   absl::Status Initialize(GpuInitContext& context) override;
   absl::Status Execute(GpuExecutionContext& context) const override;
   void AppendTo(std::string* out, int indent) const override;
@@ -236,6 +255,7 @@ class ConditionalThunk : public Thunk {
   BufferId selector_;
   bool selector_is_pred_;
   std::vector<ThunkSequence> branches_;
+  std::vector<std::shared_ptr<GraphSegments>> branch_graphs_;  // As WhileThunk's.
 };
 
 // A step run on the host: synchronizes (the stream's earlier work is
