@@ -88,6 +88,9 @@ class CudaDevice {
                                 int64_t rows);
   absl::Status Memset(CUdeviceptr destination, uint8_t value, int64_t bytes);
   absl::Status Synchronize();
+  // Whether the stream's work has all run (cuStreamQuery), without
+  // blocking: what a watchdog polls instead of Synchronize.
+  absl::StatusOr<bool> StreamDone();
 
   // The kernel's function, loading its module once (cached by image bytes).
   absl::StatusOr<CUfunction> LoadKernel(const KernelImage& image);

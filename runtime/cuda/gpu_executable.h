@@ -16,7 +16,9 @@
 // custom call) is captured into a CUDA graph on its first run and replayed
 // on later runs; addresses do not move between runs, so the graph stays
 // valid. A program with a host call runs its thunks one by one, every run
-// (a graph cannot call back into the host between its steps).
+// (a graph cannot call back into the host between its steps); so does a
+// program with an NCCL collective under the watchdog (collective_timeout,
+// nccl_clique.h), which waits on the host for each collective to finish.
 #ifndef HLOC_RUNTIME_CUDA_GPU_EXECUTABLE_H_
 #define HLOC_RUNTIME_CUDA_GPU_EXECUTABLE_H_
 
@@ -63,6 +65,12 @@ struct GpuLoadOptions {
   // (nccl_clique.h), for programs with collectives; null: a clique of the
   // device alone, made when a collective thunk is initialized.
   std::shared_ptr<NcclRank> collectives;
+  // How long each collective (and communicator init) may wait for its
+  // peers before the NCCL watchdog aborts the clique and the run fails with
+  // DeadlineExceeded (nccl_clique.h). A program with a watched collective
+  // runs its thunks directly, not as a CUDA graph (the watchdog must see
+  // each collective finish). <= 0: no watchdog (NCCL may wait forever).
+  absl::Duration collective_timeout = kDefaultCollectiveTimeout;
 };
 
 class GpuExecutable {
