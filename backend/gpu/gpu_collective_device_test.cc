@@ -146,8 +146,8 @@ TEST(GpuCollectiveDeviceTest, AbsentRankTimesOutAndTheGpuStaysUsable) {
       cuda::NcclWait::Starting("two-rank init, rank 1 absent", {0, 1}, 0, timeout);
   const std::vector<cuda::NcclMember> members = {{/*rank=*/0, /*ordinal=*/0}};
   const absl::Time start = absl::Now();
-  absl::StatusOr<std::vector<ncclComm_t>> comms = cuda::InitNcclCommunicators(
-      nccl, /*nranks=*/2, members, cuda::SelectDeviceWithDriver, wait);
+  absl::StatusOr<std::vector<ncclComm_t>> comms =
+      cuda::InitNcclCommunicators(nccl, /*nranks=*/2, members, cuda::SelectDeviceWithDriver, wait);
   const absl::Duration took = absl::Now() - start;
   std::cout << "absent rank: " << comms.status() << " after " << took << "\n";
   ASSERT_FALSE(comms.ok()) << "a two-rank communicator was made with one rank";

@@ -230,7 +230,8 @@ absl::Status CollectiveThunk::WaitForStream(GpuExecutionContext& context,
                                             const NcclWait& wait) const {
   if (!Watched()) return absl::OkStatus();
   CudaDevice* device = context.device;
-  return clique_->Await(comm_, [device] { return device->StreamDone(); }, wait);
+  return clique_->Await(
+      comm_, [device] { return device->StreamDone(); }, wait);
 }
 
 // Queues the op's NCCL calls (and repacking copies) on the stream.
@@ -248,10 +249,10 @@ absl::Status CollectiveThunk::Issue(GpuExecutionContext& context, const NcclWait
       HLOC_CUDA_RETURN_IF_ERROR(nccl.Check(nccl.ncclGroupStart(), "ncclGroupStart"));
       absl::Status status;
       for (size_t k = 0; k < leaves && status.ok(); ++k) {
-        status = nccl.Check(nccl.ncclAllReduce(Pointer(in(k)), Pointer(out(k)),
-                                               static_cast<size_t>(spec_.leaves[k].elements),
-                                               type, op, comm_, stream),
-                            absl::StrCat("ncclAllReduce ", label_));
+        status = nccl.CheckIssued(nccl.ncclAllReduce(Pointer(in(k)), Pointer(out(k)),
+                                                     static_cast<size_t>(spec_.leaves[k].elements),
+                                                     type, op, comm_, stream),
+                                  absl::StrCat("ncclAllReduce ", label_));
       }
       absl::Status end = nccl.CheckIssued(nccl.ncclGroupEnd(), "ncclGroupEnd");
       return Settle(status.ok() ? end : status, wait);
@@ -273,13 +274,13 @@ absl::Status CollectiveThunk::Issue(GpuExecutionContext& context, const NcclWait
       HLOC_CUDA_RETURN_IF_ERROR(nccl.Check(nccl.ncclGroupStart(), "ncclGroupStart"));
       absl::Status status;
       for (size_t j = 0; j < leaves && status.ok(); ++j) {
-        status = nccl.Check(nccl.ncclSend(Pointer(in(j)), bytes, ncclUint8, static_cast<int>(j),
-                                          comm_, stream),
-                            absl::StrCat("ncclSend ", label_));
+        status = nccl.CheckIssued(
+            nccl.ncclSend(Pointer(in(j)), bytes, ncclUint8, static_cast<int>(j), comm_, stream),
+            absl::StrCat("ncclSend ", label_));
         if (status.ok()) {
-          status = nccl.Check(nccl.ncclRecv(Pointer(out(j)), bytes, ncclUint8,
-                                            static_cast<int>(j), comm_, stream),
-                              absl::StrCat("ncclRecv ", label_));
+          status = nccl.CheckIssued(
+              nccl.ncclRecv(Pointer(out(j)), bytes, ncclUint8, static_cast<int>(j), comm_, stream),
+              absl::StrCat("ncclRecv ", label_));
         }
       }
       absl::Status end = nccl.CheckIssued(nccl.ncclGroupEnd(), "ncclGroupEnd");
@@ -289,13 +290,13 @@ absl::Status CollectiveThunk::Issue(GpuExecutionContext& context, const NcclWait
       return RunPermute(context, wait);
     case CollectiveOp::kBroadcast:
       for (size_t k = 0; k < leaves; ++k) {
-        HLOC_CUDA_RETURN_IF_ERROR(Settle(
-            nccl.CheckIssued(
-                nccl.ncclBroadcast(Pointer(in(k)), Pointer(out(k)),
-                                   static_cast<size_t>(spec_.leaves[k].elements * width),
-                                   ncclUint8, /*root=*/0, comm_, stream),
-                absl::StrCat("ncclBroadcast ", label_)),
-            wait));
+        HLOC_CUDA_RETURN_IF_ERROR(
+            Settle(nccl.CheckIssued(
+                       nccl.ncclBroadcast(Pointer(in(k)), Pointer(out(k)),
+                                          static_cast<size_t>(spec_.leaves[k].elements * width),
+                                          ncclUint8, /*root=*/0, comm_, stream),
+                       absl::StrCat("ncclBroadcast ", label_)),
+                   wait));
       }
       return absl::OkStatus();
     case CollectiveOp::kRaggedAllToAll:
@@ -317,12 +318,12 @@ absl::Status CollectiveThunk::RunAllGather(GpuExecutionContext& context, size_t 
   const CUdeviceptr output = context.buffers[buffers_[spec_.leaves.size() + k]];
   const bool repack = leaf.outer > 1 && n > 1;
   const CUdeviceptr gathered = repack ? context.buffers[buffers_.back()] : output;
-  HLOC_CUDA_RETURN_IF_ERROR(Settle(
-      nccl.CheckIssued(nccl.ncclAllGather(Pointer(input), Pointer(gathered),
-                                          static_cast<size_t>(bytes), ncclUint8, comm_,
-                                          StreamOf(context)),
-                       absl::StrCat("ncclAllGather ", label_)),
-      wait));
+  HLOC_CUDA_RETURN_IF_ERROR(
+      Settle(nccl.CheckIssued(
+                 nccl.ncclAllGather(Pointer(input), Pointer(gathered), static_cast<size_t>(bytes),
+                                    ncclUint8, comm_, StreamOf(context)),
+                 absl::StrCat("ncclAllGather ", label_)),
+             wait));
   if (!repack) return absl::OkStatus();
   return Unpack(*context.device, gathered, output, leaf.outer, n, leaf.block_bytes);
 }
@@ -344,9 +345,8 @@ absl::Status CollectiveThunk::RunReduceScatter(GpuExecutionContext& context, siz
   return Settle(
       nccl.CheckIssued(
           nccl.ncclReduceScatter(Pointer(packed), Pointer(output), static_cast<size_t>(count),
-                                 *NcclType(spec_.type),
-                                 *NcclReduction(spec_.type, spec_.reduction), comm_,
-                                 StreamOf(context)),
+                                 *NcclType(spec_.type), *NcclReduction(spec_.type, spec_.reduction),
+                                 comm_, StreamOf(context)),
           absl::StrCat("ncclReduceScatter ", label_)),
       wait);
 }
@@ -371,14 +371,15 @@ absl::Status CollectiveThunk::RunAllToAll(GpuExecutionContext& context, size_t k
   HLOC_CUDA_RETURN_IF_ERROR(nccl.Check(nccl.ncclGroupStart(), "ncclGroupStart"));
   absl::Status status;
   for (int64_t j = 0; j < n && status.ok(); ++j) {
-    status = nccl.Check(nccl.ncclSend(Pointer(input, j * chunk), static_cast<size_t>(chunk),
-                                      ncclUint8, static_cast<int>(j), comm_, StreamOf(context)),
-                        absl::StrCat("ncclSend ", label_));
+    status =
+        nccl.CheckIssued(nccl.ncclSend(Pointer(input, j * chunk), static_cast<size_t>(chunk),
+                                       ncclUint8, static_cast<int>(j), comm_, StreamOf(context)),
+                         absl::StrCat("ncclSend ", label_));
     if (status.ok()) {
-      status = nccl.Check(nccl.ncclRecv(Pointer(output, j * chunk), static_cast<size_t>(chunk),
-                                        ncclUint8, static_cast<int>(j), comm_,
-                                        StreamOf(context)),
-                          absl::StrCat("ncclRecv ", label_));
+      status =
+          nccl.CheckIssued(nccl.ncclRecv(Pointer(output, j * chunk), static_cast<size_t>(chunk),
+                                         ncclUint8, static_cast<int>(j), comm_, StreamOf(context)),
+                           absl::StrCat("ncclRecv ", label_));
     }
   }
   absl::Status end = nccl.CheckIssued(nccl.ncclGroupEnd(), "ncclGroupEnd");
@@ -435,15 +436,15 @@ absl::Status CollectiveThunk::RunRaggedAllToAll(GpuExecutionContext& context,
   HLOC_RAGGED_RETURN_IF_ERROR(nccl.Check(nccl.ncclGroupStart(), "ncclGroupStart"));
   absl::Status status;
   for (int64_t j = 0; j < n && status.ok(); ++j) {
-    status = nccl.Check(nccl.ncclSend(Pointer(scratch, j * per_peer),
-                                      static_cast<size_t>(per_peer), ncclUint8,
-                                      static_cast<int>(j), comm_, stream),
-                        absl::StrCat("ncclSend ", label_));
+    status = nccl.CheckIssued(
+        nccl.ncclSend(Pointer(scratch, j * per_peer), static_cast<size_t>(per_peer), ncclUint8,
+                      static_cast<int>(j), comm_, stream),
+        absl::StrCat("ncclSend ", label_));
     if (status.ok()) {
-      status = nccl.Check(nccl.ncclRecv(Pointer(scratch, headers + j * per_peer),
-                                        static_cast<size_t>(per_peer), ncclUint8,
-                                        static_cast<int>(j), comm_, stream),
-                          absl::StrCat("ncclRecv ", label_));
+      status = nccl.CheckIssued(
+          nccl.ncclRecv(Pointer(scratch, headers + j * per_peer), static_cast<size_t>(per_peer),
+                        ncclUint8, static_cast<int>(j), comm_, stream),
+          absl::StrCat("ncclRecv ", label_));
     }
   }
   absl::Status end = nccl.CheckIssued(nccl.ncclGroupEnd(), "ncclGroupEnd");
@@ -462,8 +463,8 @@ absl::Status CollectiveThunk::RunRaggedAllToAll(GpuExecutionContext& context,
   const CUdeviceptr verdict_on_device = scratch + 2 * headers;
   HLOC_RAGGED_RETURN_IF_ERROR(device.CopyToDevice(verdict_on_device, verdict, sizeof(verdict)));
   HLOC_RAGGED_RETURN_IF_ERROR(Settle(
-      nccl.CheckIssued(nccl.ncclAllReduce(Pointer(verdict_on_device), Pointer(verdict_on_device),
-                                          2, ncclInt64, ncclMax, comm_, stream),
+      nccl.CheckIssued(nccl.ncclAllReduce(Pointer(verdict_on_device), Pointer(verdict_on_device), 2,
+                                          ncclInt64, ncclMax, comm_, stream),
                        absl::StrCat("ncclAllReduce ", label_)),
       wait));
   HLOC_RAGGED_RETURN_IF_ERROR(device.CopyToHost(verdict, verdict_on_device, sizeof(verdict)));
@@ -485,18 +486,17 @@ absl::Status CollectiveThunk::RunRaggedAllToAll(GpuExecutionContext& context,
       const runtime::RaggedHeader& out = sent[static_cast<size_t>(i)];
       if (out.rows > 0) {
         const int64_t from = runtime::ReadRaggedIndex(shape, host.input_offsets, i);
-        status = nccl.Check(nccl.ncclSend(Pointer(input, from * shape.row_bytes),
-                                          static_cast<size_t>(out.rows * shape.row_bytes),
-                                          ncclUint8, static_cast<int>(j), comm_, stream),
-                            absl::StrCat("ncclSend ", label_));
+        status = nccl.CheckIssued(nccl.ncclSend(Pointer(input, from * shape.row_bytes),
+                                                static_cast<size_t>(out.rows * shape.row_bytes),
+                                                ncclUint8, static_cast<int>(j), comm_, stream),
+                                  absl::StrCat("ncclSend ", label_));
       }
       const runtime::RaggedHeader& in = received[static_cast<size_t>(i)];
       if (status.ok() && in.rows > 0) {
-        status = nccl.Check(
-            nccl.ncclRecv(Pointer(result, in.output_offset * shape.row_bytes),
-                          static_cast<size_t>(in.rows * shape.row_bytes), ncclUint8,
-                          static_cast<int>(j), comm_, stream),
-            absl::StrCat("ncclRecv ", label_));
+        status = nccl.CheckIssued(nccl.ncclRecv(Pointer(result, in.output_offset * shape.row_bytes),
+                                                static_cast<size_t>(in.rows * shape.row_bytes),
+                                                ncclUint8, static_cast<int>(j), comm_, stream),
+                                  absl::StrCat("ncclRecv ", label_));
       }
     }
   }
@@ -504,8 +504,7 @@ absl::Status CollectiveThunk::RunRaggedAllToAll(GpuExecutionContext& context,
   return Settle(status.ok() ? end : status, wait);
 }
 
-absl::Status CollectiveThunk::RunPermute(GpuExecutionContext& context,
-                                         const NcclWait& wait) const {
+absl::Status CollectiveThunk::RunPermute(GpuExecutionContext& context, const NcclWait& wait) const {
   const NcclLibrary& nccl = clique_->nccl();
   const size_t leaves = spec_.leaves.size();
   const int64_t width = runtime::ElementBytes(spec_.type);
@@ -525,15 +524,16 @@ absl::Status CollectiveThunk::RunPermute(GpuExecutionContext& context,
     for (const auto& [source, target] : spec_.pairs) {
       if (!status.ok()) break;
       if (source == rank_) {
-        status = nccl.Check(nccl.ncclSend(Pointer(context.buffers[buffers_[k]]), bytes, ncclUint8,
-                                          static_cast<int>(target), comm_, StreamOf(context)),
-                            absl::StrCat("ncclSend ", label_));
+        status =
+            nccl.CheckIssued(nccl.ncclSend(Pointer(context.buffers[buffers_[k]]), bytes, ncclUint8,
+                                           static_cast<int>(target), comm_, StreamOf(context)),
+                             absl::StrCat("ncclSend ", label_));
       }
       if (status.ok() && target == rank_) {
-        status = nccl.Check(nccl.ncclRecv(Pointer(context.buffers[buffers_[leaves + k]]), bytes,
-                                          ncclUint8, static_cast<int>(source), comm_,
-                                          StreamOf(context)),
-                            absl::StrCat("ncclRecv ", label_));
+        status = nccl.CheckIssued(
+            nccl.ncclRecv(Pointer(context.buffers[buffers_[leaves + k]]), bytes, ncclUint8,
+                          static_cast<int>(source), comm_, StreamOf(context)),
+            absl::StrCat("ncclRecv ", label_));
       }
     }
   }

@@ -68,9 +68,12 @@ ncclResult_t ncclGetVersion(int* version) {
 }
 const char* ncclGetErrorString(ncclResult_t result) {
   switch (result) {
-    case ncclInternalError: return "fake internal error";
-    case ncclRemoteError: return "fake remote error";
-    default: return "fake error";
+    case ncclInternalError:
+      return "fake internal error";
+    case ncclRemoteError:
+      return "fake remote error";
+    default:
+      return "fake error";
   }
 }
 ncclResult_t ncclGetUniqueId(ncclUniqueId* id) {
@@ -125,8 +128,8 @@ ncclResult_t ncclCommAbort(ncclComm_t handle) {
   ++aborted;
   return ncclSuccess;
 }
-ncclResult_t ncclAllReduce(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t,
-                           ncclComm_t comm, cudaStream_t) {
+ncclResult_t ncclAllReduce(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t comm,
+                           cudaStream_t) {
   return Collective(comm);
 }
 ncclResult_t ncclAllGather(const void*, void*, size_t, ncclDataType_t, ncclComm_t comm,

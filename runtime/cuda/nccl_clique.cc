@@ -62,8 +62,8 @@ absl::Status SelectDeviceWithDriver(int ordinal) {
   CUdevice device;
   if (absl::Status s = d.Check(d.cuDeviceGet(&device, ordinal), "cuDeviceGet"); !s.ok()) return s;
   CUcontext context;
-  if (absl::Status s = d.Check(d.cuDevicePrimaryCtxRetain(&context, device),
-                               "cuDevicePrimaryCtxRetain");
+  if (absl::Status s =
+          d.Check(d.cuDevicePrimaryCtxRetain(&context, device), "cuDevicePrimaryCtxRetain");
       !s.ok()) {
     return s;
   }
@@ -79,8 +79,8 @@ absl::StatusOr<std::vector<ncclComm_t>> InitNcclCommunicators(
   std::vector<int> ordinals;
   for (const NcclMember& m : members) ordinals.push_back(m.ordinal);
   const std::string call =
-      absl::StrCat("ncclCommInitRankConfig of ", members.size(), " of ", nranks,
-                   " ranks on GPUs {", absl::StrJoin(ordinals, ","), "}");
+      absl::StrCat("ncclCommInitRankConfig of ", members.size(), " of ", nranks, " ranks on GPUs {",
+                   absl::StrJoin(ordinals, ","), "}");
   ncclUniqueId id;
   if (absl::Status s = nccl.Check(nccl.ncclGetUniqueId(&id), "ncclGetUniqueId"); !s.ok()) {
     return s;
@@ -108,8 +108,8 @@ absl::StatusOr<std::vector<ncclComm_t>> InitNcclCommunicators(
     absl::StatusOr<bool> ready = PollUntil(wait.deadline, [&]() -> absl::StatusOr<bool> {
       for (ncclComm_t comm : comms) {
         ncclResult_t state = ncclSuccess;
-        if (absl::Status s = nccl.Check(nccl.ncclCommGetAsyncError(comm, &state),
-                                        "ncclCommGetAsyncError");
+        if (absl::Status s =
+                nccl.Check(nccl.ncclCommGetAsyncError(comm, &state), "ncclCommGetAsyncError");
             !s.ok()) {
           return s;
         }
@@ -127,8 +127,8 @@ absl::StatusOr<std::vector<ncclComm_t>> InitNcclCommunicators(
   if (!status.ok()) {
     abort_begun();
     return absl::Status(status.code(), status.code() == absl::StatusCode::kDeadlineExceeded
-                                            ? status.message()
-                                            : absl::StrCat(wait.Describe(), ": ", status.message()));
+                                           ? status.message()
+                                           : absl::StrCat(wait.Describe(), ": ", status.message()));
   }
   return comms;
 }
@@ -180,8 +180,8 @@ NcclClique::~NcclClique() {
   }
 }
 
-absl::StatusOr<ncclComm_t> NcclClique::Communicator(absl::Span<const int64_t> group,
-                                                    int64_t index, const NcclWait& wait) {
+absl::StatusOr<ncclComm_t> NcclClique::Communicator(absl::Span<const int64_t> group, int64_t index,
+                                                    const NcclWait& wait) {
   if (index < 0 || index >= static_cast<int64_t>(group.size())) {
     return absl::InvalidArgumentError(absl::StrCat("member ", index, " of a group of ",
                                                    group.size()));
@@ -202,9 +202,8 @@ absl::StatusOr<ncclComm_t> NcclClique::Communicator(absl::Span<const int64_t> gr
       }
       members.push_back(NcclMember{static_cast<int>(members.size()), ordinals_[d]});
     }
-    absl::StatusOr<std::vector<ncclComm_t>> comms =
-        InitNcclCommunicators(*nccl_, static_cast<int>(members.size()), members,
-                              select_device_, wait);
+    absl::StatusOr<std::vector<ncclComm_t>> comms = InitNcclCommunicators(
+        *nccl_, static_cast<int>(members.size()), members, select_device_, wait);
     if (comms.ok()) {
       return comms_.emplace(std::move(key), *std::move(comms)).first->second[index];
     }
@@ -216,8 +215,7 @@ absl::StatusOr<ncclComm_t> NcclClique::Communicator(absl::Span<const int64_t> gr
   return timed_out;
 }
 
-absl::Status NcclClique::Await(ncclComm_t comm,
-                               const std::function<absl::StatusOr<bool>()>& done,
+absl::Status NcclClique::Await(ncclComm_t comm, const std::function<absl::StatusOr<bool>()>& done,
                                const NcclWait& wait) {
   bool settled = false;  // NCCL has taken the calls (left ncclInProgress).
   absl::Status failed;   // NCCL's asynchronous error: aborts the clique.

@@ -85,9 +85,9 @@ namespace cuda {
 // One op's wait: what a timeout names, and the deadline of every poll the
 // op makes (one deadline for the whole op, however many NCCL calls).
 struct NcclWait {
-  std::string op;               // "%all-reduce.1 (all-reduce)"
-  std::vector<int64_t> group;   // The devices of the op's communicator.
-  int64_t rank = 0;             // This device's place in the program.
+  std::string op;              // "%all-reduce.1 (all-reduce)"
+  std::vector<int64_t> group;  // The devices of the op's communicator.
+  int64_t rank = 0;            // This device's place in the program.
   absl::Duration timeout = absl::InfiniteDuration();
   absl::Time deadline = absl::InfiniteFuture();
 

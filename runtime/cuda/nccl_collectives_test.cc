@@ -7,11 +7,11 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <tuple>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <thread>
+#include <tuple>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -239,8 +239,7 @@ TEST(NcclWatchdogTest, InitThatNeverFinishesIsDeadlineExceededAndAborted) {
   FakeHang hang(/*init=*/true, /*collectives=*/false);
   const absl::Time start = absl::Now();
   const absl::StatusOr<ncclComm_t> comm = clique->Communicator(
-      std::vector<int64_t>{0, 2}, 1,
-      NcclWait::Starting("%ar.7 (all-reduce)", {0, 2}, 2, kShort));
+      std::vector<int64_t>{0, 2}, 1, NcclWait::Starting("%ar.7 (all-reduce)", {0, 2}, 2, kShort));
   const absl::Duration took = absl::Now() - start;
   ASSERT_FALSE(comm.ok());
   EXPECT_EQ(comm.status().code(), absl::StatusCode::kDeadlineExceeded) << comm.status();
@@ -293,7 +292,12 @@ TEST(NcclWatchdogTest, StreamThatNeverDrainsIsDeadlineExceededAndAborted) {
   const NcclWait wait = NcclWait::Starting("%cp.3 (collective-permute)", {0, 1}, 1, kShort);
   int looks = 0;
   const absl::Status status = t.clique->Await(
-      t.comm, [&]() -> absl::StatusOr<bool> { ++looks; return false; }, wait);
+      t.comm,
+      [&]() -> absl::StatusOr<bool> {
+        ++looks;
+        return false;
+      },
+      wait);
   EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
   EXPECT_TRUE(absl::StrContains(status.message(),
                                 "%cp.3 (collective-permute) over device group {0,1} at rank 1: "
@@ -329,9 +333,9 @@ TEST(NcclWatchdogTest, AWaitingRankReturnsWhenTheCliqueIsAborted) {
   absl::Duration took;
   std::thread rank0([&] {
     const absl::Time start = absl::Now();
-    waited = t.clique->Await(t.comm, []() -> absl::StatusOr<bool> { return false; },
-                             NcclWait::Starting("%ar.1 (all-reduce)", {0, 1}, 0,
-                                                absl::Seconds(60)));
+    waited = t.clique->Await(
+        t.comm, []() -> absl::StatusOr<bool> { return false; },
+        NcclWait::Starting("%ar.1 (all-reduce)", {0, 1}, 0, absl::Seconds(60)));
     took = absl::Now() - start;
   });
   absl::SleepFor(absl::Milliseconds(50));
@@ -345,11 +349,11 @@ TEST(NcclWatchdogTest, AWaitingRankReturnsWhenTheCliqueIsAborted) {
 // Before Initialize an NCCL collective is watched (the default timeout):
 // it waits on the host, so its program is not captured into a graph.
 TEST(CollectiveThunkTest, WatchedCollectivesReadBackToHost) {
-  CollectiveThunk reduce("%ar", Spec(CollectiveOp::kAllReduce, ElementType::kF32,
-                                     ReductionKind::kSum), {0, 1});
+  CollectiveThunk reduce(
+      "%ar", Spec(CollectiveOp::kAllReduce, ElementType::kF32, ReductionKind::kSum), {0, 1});
   EXPECT_TRUE(reduce.ReadsBackToHost());
-  CollectiveThunk id("%id", Spec(CollectiveOp::kReplicaId, ElementType::kU32,
-                                 ReductionKind::kSum), {0});
+  CollectiveThunk id("%id", Spec(CollectiveOp::kReplicaId, ElementType::kU32, ReductionKind::kSum),
+                     {0});
   EXPECT_FALSE(id.ReadsBackToHost());
 }
 
