@@ -338,6 +338,12 @@ struct ClientOptions {
   // Compiled host kernels are stored here and read back by later processes,
   // which then skip LLVM; empty: $HLOC_CACHE_DIR when set, else no disk cache.
   std::string disk_cache_dir;
+  // cuda: seconds an NCCL collective may wait for its peers before the run
+  // fails with DeadlineExceeded naming the op and its communicators are
+  // aborted (runtime/cuda/nccl_clique.h); 0: no watchdog (NCCL may wait
+  // forever; programs with collectives may then use CUDA graphs). < 0:
+  // $HLOC_NCCL_TIMEOUT (seconds) when set, else 300.
+  double collective_timeout_seconds = -1;
 };
 
 // Custom-call targets the embedder implements (hlo/custom_call_targets.h):
