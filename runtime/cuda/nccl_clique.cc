@@ -239,13 +239,12 @@ absl::Status NcclClique::Await(ncclComm_t comm, const std::function<absl::Status
     settled = true;
     return done ? done() : true;
   });
-  absl::Status status;
   if (!finished.ok()) {
     if (!failed.ok()) Abort(failed);
     return finished.status();
   }
   if (*finished) return absl::OkStatus();
-  status = TimedOut(wait, settled ? "its work on the GPU" : "NCCL's calls");
+  const absl::Status status = TimedOut(wait, settled ? "its work on the GPU" : "NCCL's calls");
   Abort(status);
   return status;
 }
