@@ -174,6 +174,18 @@ absl::StatusOr<std::shared_ptr<Client>> Client::Create(const ClientOptions& opti
       state->options.device_memory_cache_bytes = parsed;
     }
   }
+  if (state->options.collective_timeout_seconds < 0) {
+    state->options.collective_timeout_seconds =
+        absl::ToDoubleSeconds(cuda::kDefaultCollectiveTimeout);
+    if (const char* text = std::getenv("HLOC_NCCL_TIMEOUT"); text != nullptr) {
+      double seconds = 0;
+      if (!absl::SimpleAtod(text, &seconds) || seconds < 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "HLOC_NCCL_TIMEOUT=", text, ": seconds expected (0: no NCCL watchdog)"));
+      }
+      state->options.collective_timeout_seconds = seconds;
+    }
+  }
   if (options.num_threads < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("num_threads must be >= 0 (0: all cores), got ", options.num_threads));
@@ -281,7 +293,8 @@ absl::StatusOr<std::shared_ptr<Executable>> Client::Compile(const ModuleSource& 
       if (!host.ok()) return host.status();
     }
     impl = CompileForDevices(**module, backend, options, host.ok() ? &*host : nullptr,
-                             state_->options.num_threads, custom_calls, &ledger);
+                             state_->options.num_threads, custom_calls, &ledger,
+                             CollectiveTimeout(state_->options));
     // Marks its compile errors itself: a device count the module does not
     // fit is the caller's option, not the module's fault.
     if (!impl.ok()) return impl.status();
@@ -295,7 +308,8 @@ absl::StatusOr<std::shared_ptr<Executable>> Client::Compile(const ModuleSource& 
   } else if (backend == Backend::kCuda) {
     absl::StatusOr<ClientDevice> buffers_device = state_->Device(0);
     if (!buffers_device.ok()) return buffers_device.status();
-    impl = CompileForCudaTarget(**module, options, *std::move(buffers_device), custom_calls);
+    impl = CompileForCudaTarget(**module, options, *std::move(buffers_device), custom_calls,
+                                CollectiveTimeout(state_->options));
   } else {
     impl = CompileForInterpreterTarget(**module, state_->options.num_threads, custom_calls);
   }

@@ -181,7 +181,7 @@ absl::Status Place(const HloModule& module, const ShardMapSignature* shard_map,
 absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileOnDevices(
     HloModule& module, Backend backend, const CompileOptions& options,
     const HostTargetContext* host, int num_threads, CustomCalls custom_calls, FusionLedger* ledger,
-    bool* caller_error) {
+    absl::Duration collective_timeout, bool* caller_error) {
   if (backend != Backend::kHost && backend != Backend::kInterpreter &&
       backend != Backend::kCuda) {
     return absl::UnimplementedError(absl::StrCat("devices=", options.devices, " on backend ",
@@ -237,6 +237,7 @@ absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileOnDevices(
     // One GPU per device, collectives through NCCL.
     gpu::RunOnGpuOptions compile;
     compile.compile.custom_calls = custom_calls;
+    compile.collective_timeout = collective_timeout;
     HLOC_ASSIGN_OR_RETURN(gpus, gpu::GpuDevicesProgram::Compile(module, compile));
     const gpu::GpuCompileReport& r = gpus->program(0).report();
     if (!options.allow_interpreter_ops && r.host_fallbacks > 0) {
@@ -302,11 +303,11 @@ absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileOnDevices(
 absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileForDevices(
     HloModule& module, Backend backend, const CompileOptions& options,
     const HostTargetContext* host, int num_threads, CustomCalls custom_calls,
-    FusionLedger* ledger) {
+    FusionLedger* ledger, absl::Duration collective_timeout) {
   bool caller_error = false;
   absl::StatusOr<std::unique_ptr<ExecutableImpl>> impl =
       CompileOnDevices(module, backend, options, host, num_threads, std::move(custom_calls), ledger,
-                       &caller_error);
+                       collective_timeout, &caller_error);
   if (impl.ok() || caller_error || absl::IsFailedPrecondition(impl.status()) ||
       absl::IsResourceExhausted(impl.status())) {
     return impl;

@@ -3,6 +3,7 @@
 // root, and the errors (device counts that do not fit, shardings the API
 // does not split, GPU). The sharded JAX zoo through this API is
 // tests/jax_sharded:sharded_zoo_api_test.
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -175,6 +176,21 @@ ENTRY e {
       (*exe)->Execute({*Buffer::WrapHost(xla::F32, {2}, x.data())});
   EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument) << out.status();
   EXPECT_TRUE(absl::StrContains(out.status().message(), "f32[4,2]")) << out.status();
+}
+
+// The NCCL watchdog's timeout (cuda collectives): ClientOptions, else
+// $HLOC_NCCL_TIMEOUT, which must be seconds.
+TEST(DevicesTest, CollectiveTimeoutFromOptionsOrEnvironment) {
+  setenv("HLOC_NCCL_TIMEOUT", "soon", 1);
+  absl::StatusOr<std::shared_ptr<Client>> bad = Client::Create();
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument) << bad.status();
+  EXPECT_TRUE(absl::StrContains(bad.status().message(), "HLOC_NCCL_TIMEOUT=soon")) << bad.status();
+  ClientOptions options;
+  options.collective_timeout_seconds = 5;  // Set: the environment is not read.
+  EXPECT_TRUE(Client::Create(options).ok());
+  setenv("HLOC_NCCL_TIMEOUT", "2.5", 1);
+  EXPECT_TRUE(Client::Create().ok());
+  unsetenv("HLOC_NCCL_TIMEOUT");
 }
 
 }  // namespace

@@ -346,6 +346,12 @@ struct ClientOptions {
   // reuse waits for work other streams may still do on it); 0: every
   // release frees. Negative: $HLOC_DEVICE_CACHE_BYTES when set, else 1 GiB.
   int64_t device_memory_cache_bytes = -1;
+  // cuda: seconds an NCCL collective may wait for its peers before the run
+  // fails with DeadlineExceeded naming the op and its communicators are
+  // aborted (runtime/cuda/nccl_clique.h); 0: no watchdog (NCCL may wait
+  // forever; programs with collectives may then use CUDA graphs). < 0:
+  // $HLOC_NCCL_TIMEOUT (seconds) when set, else 300.
+  double collective_timeout_seconds = -1;
 };
 
 // Custom-call targets the embedder implements (hlo/custom_call_targets.h):

@@ -311,9 +311,16 @@ absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileForInterpreterTarget(
   return impl;
 }
 
+absl::Duration CollectiveTimeout(const ClientOptions& options) {
+  return options.collective_timeout_seconds < 0
+             ? cuda::kDefaultCollectiveTimeout
+             : absl::Seconds(options.collective_timeout_seconds);
+}
+
 absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileForCudaTarget(
     const HloModule& optimized, const CompileOptions& options,
-    ClientDevice buffers_device, CustomCalls custom_calls) {
+    ClientDevice buffers_device, CustomCalls custom_calls,
+    absl::Duration collective_timeout) {
   const std::string reason = gpu::GpuUnavailableReason();
   if (!reason.empty()) {
     return absl::FailedPreconditionError(absl::StrCat("the CUDA backend cannot run: ", reason));
@@ -333,6 +340,7 @@ absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileForCudaTarget(
                         cuda::AutotuneCache::Open(cuda::AutotuneCache::DefaultPath()));
   cuda::GpuLoadOptions load;
   load.autotune_cache = cache.get();
+  load.collective_timeout = collective_timeout;
   HLOC_RETURN_IF_ERROR(program->Load(device.get(), load));
   (void)cache->Save();  // A read-only home directory must not stop the compile.
   const gpu::GpuCompileReport& report = program->report();

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "api/api_internal.h"
 #include "api/hloc.h"
 #include "backend/host/kernel_compiler.h"
@@ -51,9 +52,11 @@ absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileForInterpreterTarget(
 // are allocated and copied through (its own stream, so copies of results
 // never land on the stream a run is capturing into a CUDA graph). Calls to
 // `custom_calls` run on the host between the GPU's steps (CustomCallThunk).
+// `collective_timeout`: the NCCL watchdog's (GpuLoadOptions).
 absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileForCudaTarget(
     const HloModule& optimized, const CompileOptions& options,
-    ClientDevice buffers_device, CustomCalls custom_calls);
+    ClientDevice buffers_device, CustomCalls custom_calls,
+    absl::Duration collective_timeout);
 
 // CompileOptions::devices != 1, or a shard_map module: `module` (verified;
 // rewritten here to the per-device module, then optimized) compiled for its
@@ -64,7 +67,11 @@ absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileForCudaTarget(
 absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileForDevices(
     HloModule& module, Backend backend, const CompileOptions& options,
     const HostTargetContext* host, int num_threads, CustomCalls custom_calls,
-    FusionLedger* ledger);
+    FusionLedger* ledger, absl::Duration collective_timeout);
+
+// ClientOptions::collective_timeout_seconds (resolved by Client::Create) as
+// a duration.
+absl::Duration CollectiveTimeout(const ClientOptions& options);
 
 // parameters/results/result_shape of `impl` from the module's entry.
 void DescribeEntry(const HloModule& module, ExecutableImpl* impl);

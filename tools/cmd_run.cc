@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "api/machine_peak.h"
 #include "api/profile.h"
 #include "backend/common/literal_leaves.h"
@@ -152,6 +153,22 @@ absl::StatusOr<Literal> ProfileWithHostBackend(const LoadedSnapshot& run, const 
   return result;
 }
 
+// --collective-timeout=S (cuda): how long an NCCL collective may wait for
+// its peers before the watchdog aborts the run (runtime/cuda/nccl_clique.h);
+// 0: no watchdog.
+absl::StatusOr<gpu::RunOnGpuOptions> CudaRunOptions(const Args& args) {
+  HLOC_ASSIGN_OR_RETURN(
+      int64_t seconds,
+      args.GetInt("collective-timeout", absl::ToInt64Seconds(cuda::kDefaultCollectiveTimeout)));
+  if (seconds < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--collective-timeout=", seconds, " (seconds; 0 for no NCCL watchdog)"));
+  }
+  gpu::RunOnGpuOptions options;
+  options.collective_timeout = absl::Seconds(seconds);
+  return options;
+}
+
 // Compiles with the CUDA pipeline (library calls, fusion) and runs on GPU 0.
 absl::StatusOr<Literal> RunWithCudaBackend(const LoadedSnapshot& run, const Args& args) {
   const std::string reason = gpu::GpuUnavailableReason();
@@ -163,7 +180,8 @@ absl::StatusOr<Literal> RunWithCudaBackend(const LoadedSnapshot& run, const Args
   if (args.Get("no-opt") != "true") {
     HLOC_RETURN_IF_ERROR(gpu::OptimizeForGpu(*optimized).status());
   }
-  return gpu::RunOnGpu(*optimized, run.arguments);
+  HLOC_ASSIGN_OR_RETURN(gpu::RunOnGpuOptions options, CudaRunOptions(args));
+  return gpu::RunOnGpu(*optimized, run.arguments, options);
 }
 
 // --distributed=mpi: this process is MPI rank r of N and runs device r on a
@@ -264,7 +282,8 @@ absl::Status RunRunOnDevices(const Args& args, const std::string& backend, int64
   } else if (backend == "cuda") {
     // One GPU per device, collectives through NCCL (backend/gpu/run_on_gpu_devices.h).
     if (args.Get("no-opt") != "true") HLOC_RETURN_IF_ERROR(gpu::OptimizeForGpu(*module).status());
-    results = gpu::RunOnGpuDevices(*module, per_device);
+    HLOC_ASSIGN_OR_RETURN(gpu::RunOnGpuOptions options, CudaRunOptions(args));
+    results = gpu::RunOnGpuDevices(*module, per_device, options);
   } else {
     results = EvaluateOnDevices(*module, per_device);
   }
@@ -362,7 +381,7 @@ Command RunCommand() {
   return {"run", "evaluate a module and summarize its outputs",
           "usage: hloc run FILE [--backend=auto|cuda|host|interpreter] [--inputs=SNAPSHOT.pb | --seed=N]\n"
           "                [--output=OUT.pb] [--print] [--no-opt] [--devices=N [--distributed=mpi]]\n"
-          "                [--max-while-iterations=N]\n"
+          "                [--max-while-iterations=N] [--collective-timeout=SECONDS]\n"
           "                [--profile] [--profile-json=FILE] [--repeats=N] [--perf-map]\n"
           "  --backend=host compiles with the host pipeline (library outlining, fusion;\n"
           "  --no-opt skips it) and runs LLVM-JIT kernels on the CPU; cuda compiles with the\n"
@@ -385,6 +404,9 @@ Command RunCommand() {
           "  through MPI, and rank 0 prints.\n"
           "  --max-while-iterations=N (interpreter and host, one device): a while loop that\n"
           "  runs more than N iterations stops the run with an error naming it.\n"
+          "  --collective-timeout=SECONDS (cuda, default 300): an NCCL collective whose\n"
+          "  peers do not arrive within it fails the run (DeadlineExceeded, naming the op)\n"
+          "  and its communicators are aborted; 0 turns the watchdog off.\n"
           "  --profile (host backend): one warm-up run, then --repeats=N (default 10) runs\n"
           "  with every thunk timed; prints a table sorted by time (kernels, library calls,\n"
           "  copies, loops with their bodies, collectives, interpreter ops: each with its\n"
@@ -397,7 +419,8 @@ Command RunCommand() {
           {{"backend", false}, {"inputs", false}, {"seed", false}, {"output", false},
            {"print", true}, {"no-opt", true}, {"devices", false}, {"distributed", false},
            {"max-while-iterations", false}, {"profile", true}, {"profile-json", false},
-           {"profile-rows", false}, {"repeats", false}, {"perf-map", true}},
+           {"profile-rows", false}, {"repeats", false}, {"perf-map", true},
+           {"collective-timeout", false}},
           1, 1, RunRun};
 }
 

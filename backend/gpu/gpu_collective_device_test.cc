@@ -4,7 +4,11 @@
 // replica-id) on one GPU (one rank), with and without CUDA graphs, and on
 // all the GPUs of the machine when there are several (one rank per GPU, the
 // same code path). Results must equal the interpreter's exactly (the
-// arguments keep every sum an exact integer).
+// arguments keep every sum an exact integer). Without a CUDA graph the
+// collectives run under the NCCL watchdog (nccl_clique.h); the graph runs
+// turn it off. The watchdog itself: a two-rank communicator whose second
+// rank never joins must fail with DeadlineExceeded within its short
+// timeout, after which the GPU still runs a collective program correctly.
 //
 // Without a GPU, or without libnccl.so.2 (nccl_library.h says where it is
 // looked for; HLOC_NCCL_LIBRARY names a file), each test reports SKIPPED
@@ -15,6 +19,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "backend/gpu/gpu_collective_test_modules.h"
 #include "backend/gpu/gpu_compiler.h"
 #include "backend/gpu/gpu_pipeline.h"
@@ -23,6 +29,7 @@
 #include "hlo/evaluator/multi_device.h"
 #include "hlo/text_parser.h"
 #include "runtime/cuda/cuda_device.h"
+#include "runtime/cuda/nccl_clique.h"
 #include "runtime/cuda/nccl_library.h"
 
 namespace hloc {
@@ -47,22 +54,28 @@ std::string SkipReason() {
   } while (0)
 
 // The module optimized for the GPU and compiled for its devices (no
-// autotuning: the collectives are the point).
-absl::StatusOr<std::unique_ptr<GpuDevicesProgram>> CompileForGpus(const HloModule& module,
-                                                                  bool use_graph) {
+// autotuning: the collectives are the point), its collectives watched with
+// `timeout` (0: not watched, which a CUDA graph needs).
+absl::StatusOr<std::unique_ptr<GpuDevicesProgram>> CompileForGpus(
+    const HloModule& module, bool use_graph,
+    absl::Duration timeout = cuda::kDefaultCollectiveTimeout) {
   std::unique_ptr<HloModule> optimized = module.Clone();
   absl::StatusOr<bool> changed = OptimizeForGpu(*optimized);
   if (!changed.ok()) return changed.status();
   RunOnGpuOptions options;
   options.autotune = false;
   options.use_cuda_graph = use_graph;
+  options.collective_timeout = timeout;
   return GpuDevicesProgram::Compile(*optimized, options);
 }
 
-// Runs every case on `devices` GPUs (twice, the second run checked) and
-// compares each device's result with the interpreter's.
-void ExpectCasesMatchInterpreter(int devices, bool use_graph) {
-  for (const mods::CollectiveCase& c : mods::CollectiveCases(devices)) {
+// Runs every case (the first `limit`) on `devices` GPUs (twice, the second
+// run checked) and compares each device's result with the interpreter's.
+void ExpectCasesMatchInterpreter(int devices, bool use_graph, size_t limit = 1000,
+                                 absl::Duration timeout = cuda::kDefaultCollectiveTimeout) {
+  std::vector<mods::CollectiveCase> cases = mods::CollectiveCases(devices);
+  if (cases.size() > limit) cases.resize(limit);
+  for (const mods::CollectiveCase& c : cases) {
     SCOPED_TRACE(absl::StrCat(c.name, " on ", devices, " GPUs", use_graph ? ", graph" : ""));
     absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(c.text);
     ASSERT_TRUE(module.ok()) << module.status();
@@ -72,7 +85,7 @@ void ExpectCasesMatchInterpreter(int devices, bool use_graph) {
     ASSERT_TRUE(expected.ok()) << expected.status();
 
     absl::StatusOr<std::unique_ptr<GpuDevicesProgram>> program =
-        CompileForGpus(**module, use_graph);
+        CompileForGpus(**module, use_graph, timeout);
     ASSERT_TRUE(program.ok()) << program.status();
     const std::string plan = (*program)->program(0).PlanToString();
     EXPECT_EQ((*program)->program(0).report().interpreter_calls, 0) << plan;
@@ -103,7 +116,33 @@ TEST(GpuCollectiveDeviceTest, OneGpu) {
 
 TEST(GpuCollectiveDeviceTest, OneGpuInACudaGraph) {
   HLOC_SKIP_WITHOUT_NCCL();
-  ExpectCasesMatchInterpreter(1, /*use_graph=*/true);
+  // A graph needs the watchdog off.
+  ExpectCasesMatchInterpreter(1, /*use_graph=*/true, /*limit=*/1000, absl::ZeroDuration());
+}
+
+// A watched collective waits on the host, so its program runs thunk by
+// thunk even when graphs are allowed; unwatched, the same program may be
+// captured (printed: a library may refuse capture).
+TEST(GpuCollectiveDeviceTest, WatchedCollectivesRunWithoutACudaGraph) {
+  HLOC_SKIP_WITHOUT_NCCL();
+  const mods::CollectiveCase c = mods::CollectiveCases(1)[0];
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(c.text);
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::vector<std::vector<Literal>> args(1);
+  args[0].push_back(mods::CollectiveArgument(0, 1));
+  for (const absl::Duration timeout : {absl::Seconds(5), absl::ZeroDuration()}) {
+    absl::StatusOr<std::unique_ptr<GpuDevicesProgram>> program =
+        CompileForGpus(**module, /*use_graph=*/true, timeout);
+    ASSERT_TRUE(program.ok()) << program.status();
+    for (int run = 0; run < 2; ++run) {
+      absl::StatusOr<std::vector<Literal>> result = (*program)->Execute(args);
+      ASSERT_TRUE(result.ok()) << result.status();
+    }
+    const bool graph = (*program)->program(0).executable().uses_graph();
+    std::cout << c.name << " with collective_timeout " << timeout
+              << (graph ? ": CUDA graph\n" : ": thunk by thunk\n");
+    if (timeout > absl::ZeroDuration()) EXPECT_FALSE(graph) << "a watched collective in a graph";
+  }
 }
 
 TEST(GpuCollectiveDeviceTest, EveryGpu) {
@@ -111,6 +150,36 @@ TEST(GpuCollectiveDeviceTest, EveryGpu) {
   const int gpus = GpuDeviceCount();
   if (gpus < 2) GTEST_SKIP() << "one GPU here (" << gpus << "); the one-GPU tests ran the same path";
   ExpectCasesMatchInterpreter(gpus, /*use_graph=*/false);
+}
+
+// The watchdog on a real NCCL and GPU: rank 0 of a two-rank communicator
+// whose rank 1 never joins waits in NCCL's bootstrap for ever without it.
+// With a 3 s timeout the init must fail with DeadlineExceeded in about 3 s
+// (ncclCommAbort releases it), and the GPU must then still run a
+// collective program, watched, correctly.
+TEST(GpuCollectiveDeviceTest, AbsentRankTimesOutAndTheGpuStaysUsable) {
+  HLOC_SKIP_WITHOUT_NCCL();
+  absl::StatusOr<std::unique_ptr<cuda::CudaDevice>> device = cuda::CudaDevice::Open(0);
+  ASSERT_TRUE(device.ok()) << device.status();
+  const cuda::NcclLibrary& nccl = **cuda::NcclLibrary::Get();
+  const absl::Duration timeout = absl::Seconds(3);
+  const cuda::NcclWait wait =
+      cuda::NcclWait::Starting("two-rank init, rank 1 absent", {0, 1}, 0, timeout);
+  const std::vector<cuda::NcclMember> members = {{/*rank=*/0, /*ordinal=*/0}};
+  const absl::Time start = absl::Now();
+  absl::StatusOr<std::vector<ncclComm_t>> comms =
+      cuda::InitNcclCommunicators(nccl, /*nranks=*/2, members, cuda::SelectDeviceWithDriver, wait);
+  const absl::Duration took = absl::Now() - start;
+  std::cout << "absent rank: " << comms.status() << " after " << took << "\n";
+  ASSERT_FALSE(comms.ok()) << "a two-rank communicator was made with one rank";
+  EXPECT_EQ(comms.status().code(), absl::StatusCode::kDeadlineExceeded) << comms.status();
+  EXPECT_NE(comms.status().message().find("did not finish within 3s"), std::string::npos)
+      << comms.status();
+  EXPECT_GE(took, timeout);
+  EXPECT_LT(took, timeout + absl::Seconds(30)) << "the abort took long";
+  ASSERT_TRUE((*device)->MakeCurrent().ok());
+  // The GPU after the abort: a watched all-reduce program, run twice.
+  ExpectCasesMatchInterpreter(1, /*use_graph=*/false, /*limit=*/1, /*timeout=*/absl::Seconds(5));
 }
 
 // A ragged-all-to-all whose sizes run past its input fails with the

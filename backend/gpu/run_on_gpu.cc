@@ -33,6 +33,7 @@ absl::StatusOr<Literal> RunOnGpu(const HloModule& module, absl::Span<const Liter
   load.autotune = options.autotune;
   load.autotune_cache = cache.get();
   load.use_cuda_graph = options.use_cuda_graph;
+  load.collective_timeout = options.collective_timeout;
   HLOC_RETURN_IF_ERROR(program->Load(device.get(), load));
   if (cache != nullptr) {
     absl::Status saved = cache->Save();

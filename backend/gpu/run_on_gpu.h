@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "backend/gpu/gpu_compiler.h"
 #include "hlo/literal.h"
@@ -22,6 +23,9 @@ struct RunOnGpuOptions {
   // Autotuning cache file; empty: AutotuneCache::DefaultPath().
   std::string autotune_cache_path;
   bool use_cuda_graph = true;
+  // The NCCL watchdog's timeout per collective (GpuLoadOptions; <= 0: none,
+  // and then programs with collectives may be captured into CUDA graphs).
+  absl::Duration collective_timeout = cuda::kDefaultCollectiveTimeout;
 };
 
 // Empty when a CUDA device can be used here; else why not.

@@ -66,6 +66,7 @@ absl::StatusOr<std::unique_ptr<GpuDevicesProgram>> GpuDevicesProgram::Compile(
     load.autotune = options.autotune;
     load.autotune_cache = cache.get();
     load.use_cuda_graph = options.use_cuda_graph && n == 1;
+    load.collective_timeout = options.collective_timeout;
     if (self->clique_ != nullptr) {
       load.collectives = std::make_shared<cuda::NcclRank>(cuda::NcclRank{self->clique_, d});
     }

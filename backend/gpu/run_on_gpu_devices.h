@@ -5,8 +5,12 @@
 // (runtime/cuda/nccl_clique.h), and each run executes the N programs on N
 // threads, one rank per GPU. N = 1 takes the same path.
 //
-// Loading makes the clique's communicators (ncclCommInitAll, from the
-// loading thread), so no rank waits for another before all are loaded.
+// Loading makes the clique's communicators (all ranks of a group in one
+// non-blocking ncclCommInitRankConfig group call, from the loading thread),
+// so no rank waits for another before all are loaded. Every NCCL wait has
+// RunOnGpuOptions::collective_timeout (the watchdog, nccl_clique.h): a run
+// whose collective does not finish in time fails with DeadlineExceeded
+// naming the op, and the program's communicators are aborted.
 // With N > 1 the programs are not captured into CUDA graphs (the ranks'
 // captures would run on separate threads, which this does not try yet).
 #ifndef HLOC_BACKEND_GPU_RUN_ON_GPU_DEVICES_H_

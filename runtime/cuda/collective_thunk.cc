@@ -156,11 +156,12 @@ int64_t CollectiveScratchBytes(const runtime::CollectiveSpec& spec) {
 }
 
 absl::Status CollectiveThunk::Initialize(GpuInitContext& context) {
-  if (spec_.op == CollectiveOp::kReplicaId || spec_.op == CollectiveOp::kPartitionId) {
+  if (!UsesNccl()) {
     // The ids need only the rank (0 alone), not NCCL.
     rank_ = context.collectives != nullptr ? context.collectives->rank : 0;
     return absl::OkStatus();
   }
+  timeout_ = context.collective_timeout;
   if (context.collectives == nullptr) {
     HLOC_CUDA_ASSIGN_OR_RETURN(std::shared_ptr<NcclClique> alone,
                                NcclClique::Create({context.device->info().ordinal}));
@@ -185,7 +186,7 @@ absl::Status CollectiveThunk::Initialize(GpuInitContext& context) {
     group_.assign(group.begin(), group.end());
     index_ = std::find(group_.begin(), group_.end(), rank_) - group_.begin();
   }
-  absl::StatusOr<ncclComm_t> comm = clique_->Communicator(group_, index_);
+  absl::StatusOr<ncclComm_t> comm = clique_->Communicator(group_, index_, StartWait());
   if (!comm.ok()) {
     return absl::Status(comm.status().code(),
                         absl::StrCat(label_, ": ", comm.status().message()));
@@ -197,9 +198,6 @@ absl::Status CollectiveThunk::Initialize(GpuInitContext& context) {
 
 absl::Status CollectiveThunk::Execute(GpuExecutionContext& context) const {
   CudaDevice& device = *context.device;
-  const size_t leaves = spec_.leaves.size();
-  auto in = [&](size_t k) { return context.buffers[buffers_[k]]; };
-  auto out = [&](size_t k) { return context.buffers[buffers_[leaves + k]]; };
   if (spec_.op == CollectiveOp::kReplicaId || spec_.op == CollectiveOp::kPartitionId) {
     const uint32_t id = static_cast<uint32_t>(
         spec_.op == CollectiveOp::kReplicaId ? rank_ / spec_.num_partitions
@@ -213,6 +211,34 @@ absl::Status CollectiveThunk::Execute(GpuExecutionContext& context) const {
     return absl::OkStatus();
   }
   if (clique_ == nullptr) return absl::FailedPreconditionError(label_ + " not initialized");
+  const NcclWait wait = StartWait();
+  HLOC_CUDA_RETURN_IF_ERROR(Issue(context, wait));
+  return WaitForStream(context, wait);
+}
+
+NcclWait CollectiveThunk::StartWait() const {
+  return NcclWait::Starting(absl::StrCat(label_, " (", runtime::CollectiveOpName(spec_.op), ")"),
+                            group_, rank_, timeout_);
+}
+
+absl::Status CollectiveThunk::Settle(absl::Status issued, const NcclWait& wait) const {
+  if (!issued.ok()) return issued;
+  return clique_->Await(comm_, nullptr, wait);
+}
+
+absl::Status CollectiveThunk::WaitForStream(GpuExecutionContext& context,
+                                            const NcclWait& wait) const {
+  if (!Watched()) return absl::OkStatus();
+  CudaDevice* device = context.device;
+  return clique_->Await(
+      comm_, [device] { return device->StreamDone(); }, wait);
+}
+
+// Queues the op's NCCL calls (and repacking copies) on the stream.
+absl::Status CollectiveThunk::Issue(GpuExecutionContext& context, const NcclWait& wait) const {
+  const size_t leaves = spec_.leaves.size();
+  auto in = [&](size_t k) { return context.buffers[buffers_[k]]; };
+  auto out = [&](size_t k) { return context.buffers[buffers_[leaves + k]]; };
   const NcclLibrary& nccl = clique_->nccl();
   const cudaStream_t stream = StreamOf(context);
   const int64_t width = runtime::ElementBytes(spec_.type);
@@ -223,24 +249,24 @@ absl::Status CollectiveThunk::Execute(GpuExecutionContext& context) const {
       HLOC_CUDA_RETURN_IF_ERROR(nccl.Check(nccl.ncclGroupStart(), "ncclGroupStart"));
       absl::Status status;
       for (size_t k = 0; k < leaves && status.ok(); ++k) {
-        status = nccl.Check(nccl.ncclAllReduce(Pointer(in(k)), Pointer(out(k)),
-                                               static_cast<size_t>(spec_.leaves[k].elements),
-                                               type, op, comm_, stream),
-                            absl::StrCat("ncclAllReduce ", label_));
+        status = nccl.CheckIssued(nccl.ncclAllReduce(Pointer(in(k)), Pointer(out(k)),
+                                                     static_cast<size_t>(spec_.leaves[k].elements),
+                                                     type, op, comm_, stream),
+                                  absl::StrCat("ncclAllReduce ", label_));
       }
-      absl::Status end = nccl.Check(nccl.ncclGroupEnd(), "ncclGroupEnd");
-      return status.ok() ? end : status;
+      absl::Status end = nccl.CheckIssued(nccl.ncclGroupEnd(), "ncclGroupEnd");
+      return Settle(status.ok() ? end : status, wait);
     }
     case CollectiveOp::kAllGather:
-      for (size_t k = 0; k < leaves; ++k) HLOC_CUDA_RETURN_IF_ERROR(RunAllGather(context, k));
+      for (size_t k = 0; k < leaves; ++k) HLOC_CUDA_RETURN_IF_ERROR(RunAllGather(context, k, wait));
       return absl::OkStatus();
     case CollectiveOp::kReduceScatter:
       for (size_t k = 0; k < leaves; ++k) {
-        HLOC_CUDA_RETURN_IF_ERROR(RunReduceScatter(context, k));
+        HLOC_CUDA_RETURN_IF_ERROR(RunReduceScatter(context, k, wait));
       }
       return absl::OkStatus();
     case CollectiveOp::kAllToAll:
-      for (size_t k = 0; k < leaves; ++k) HLOC_CUDA_RETURN_IF_ERROR(RunAllToAll(context, k));
+      for (size_t k = 0; k < leaves; ++k) HLOC_CUDA_RETURN_IF_ERROR(RunAllToAll(context, k, wait));
       return absl::OkStatus();
     case CollectiveOp::kAllToAllTuple: {
       // Operand j goes to member j; result i comes from member i.
@@ -248,31 +274,33 @@ absl::Status CollectiveThunk::Execute(GpuExecutionContext& context) const {
       HLOC_CUDA_RETURN_IF_ERROR(nccl.Check(nccl.ncclGroupStart(), "ncclGroupStart"));
       absl::Status status;
       for (size_t j = 0; j < leaves && status.ok(); ++j) {
-        status = nccl.Check(nccl.ncclSend(Pointer(in(j)), bytes, ncclUint8, static_cast<int>(j),
-                                          comm_, stream),
-                            absl::StrCat("ncclSend ", label_));
+        status = nccl.CheckIssued(
+            nccl.ncclSend(Pointer(in(j)), bytes, ncclUint8, static_cast<int>(j), comm_, stream),
+            absl::StrCat("ncclSend ", label_));
         if (status.ok()) {
-          status = nccl.Check(nccl.ncclRecv(Pointer(out(j)), bytes, ncclUint8,
-                                            static_cast<int>(j), comm_, stream),
-                              absl::StrCat("ncclRecv ", label_));
+          status = nccl.CheckIssued(
+              nccl.ncclRecv(Pointer(out(j)), bytes, ncclUint8, static_cast<int>(j), comm_, stream),
+              absl::StrCat("ncclRecv ", label_));
         }
       }
-      absl::Status end = nccl.Check(nccl.ncclGroupEnd(), "ncclGroupEnd");
-      return status.ok() ? end : status;
+      absl::Status end = nccl.CheckIssued(nccl.ncclGroupEnd(), "ncclGroupEnd");
+      return Settle(status.ok() ? end : status, wait);
     }
     case CollectiveOp::kCollectivePermute:
-      return RunPermute(context);
+      return RunPermute(context, wait);
     case CollectiveOp::kBroadcast:
       for (size_t k = 0; k < leaves; ++k) {
-        HLOC_CUDA_RETURN_IF_ERROR(nccl.Check(
-            nccl.ncclBroadcast(Pointer(in(k)), Pointer(out(k)),
-                               static_cast<size_t>(spec_.leaves[k].elements * width), ncclUint8,
-                               /*root=*/0, comm_, stream),
-            absl::StrCat("ncclBroadcast ", label_)));
+        HLOC_CUDA_RETURN_IF_ERROR(
+            Settle(nccl.CheckIssued(
+                       nccl.ncclBroadcast(Pointer(in(k)), Pointer(out(k)),
+                                          static_cast<size_t>(spec_.leaves[k].elements * width),
+                                          ncclUint8, /*root=*/0, comm_, stream),
+                       absl::StrCat("ncclBroadcast ", label_)),
+                   wait));
       }
       return absl::OkStatus();
     case CollectiveOp::kRaggedAllToAll:
-      return RunRaggedAllToAll(context);
+      return RunRaggedAllToAll(context, wait);
     case CollectiveOp::kReplicaId:
     case CollectiveOp::kPartitionId:
       break;
@@ -280,7 +308,8 @@ absl::Status CollectiveThunk::Execute(GpuExecutionContext& context) const {
   return absl::OkStatus();
 }
 
-absl::Status CollectiveThunk::RunAllGather(GpuExecutionContext& context, size_t k) const {
+absl::Status CollectiveThunk::RunAllGather(GpuExecutionContext& context, size_t k,
+                                           const NcclWait& wait) const {
   const NcclLibrary& nccl = clique_->nccl();
   const runtime::CollectiveLeaf& leaf = spec_.leaves[k];
   const int64_t n = static_cast<int64_t>(group_.size());
@@ -290,14 +319,17 @@ absl::Status CollectiveThunk::RunAllGather(GpuExecutionContext& context, size_t 
   const bool repack = leaf.outer > 1 && n > 1;
   const CUdeviceptr gathered = repack ? context.buffers[buffers_.back()] : output;
   HLOC_CUDA_RETURN_IF_ERROR(
-      nccl.Check(nccl.ncclAllGather(Pointer(input), Pointer(gathered), static_cast<size_t>(bytes),
+      Settle(nccl.CheckIssued(
+                 nccl.ncclAllGather(Pointer(input), Pointer(gathered), static_cast<size_t>(bytes),
                                     ncclUint8, comm_, StreamOf(context)),
-                 absl::StrCat("ncclAllGather ", label_)));
+                 absl::StrCat("ncclAllGather ", label_)),
+             wait));
   if (!repack) return absl::OkStatus();
   return Unpack(*context.device, gathered, output, leaf.outer, n, leaf.block_bytes);
 }
 
-absl::Status CollectiveThunk::RunReduceScatter(GpuExecutionContext& context, size_t k) const {
+absl::Status CollectiveThunk::RunReduceScatter(GpuExecutionContext& context, size_t k,
+                                               const NcclWait& wait) const {
   const NcclLibrary& nccl = clique_->nccl();
   const runtime::CollectiveLeaf& leaf = spec_.leaves[k];
   const int64_t n = static_cast<int64_t>(group_.size());
@@ -310,14 +342,17 @@ absl::Status CollectiveThunk::RunReduceScatter(GpuExecutionContext& context, siz
         Pack(*context.device, input, packed, leaf.outer, n, leaf.block_bytes));
   }
   const int64_t count = leaf.outer * leaf.block_bytes / runtime::ElementBytes(spec_.type);
-  return nccl.Check(
-      nccl.ncclReduceScatter(Pointer(packed), Pointer(output), static_cast<size_t>(count),
-                             *NcclType(spec_.type), *NcclReduction(spec_.type, spec_.reduction),
-                             comm_, StreamOf(context)),
-      absl::StrCat("ncclReduceScatter ", label_));
+  return Settle(
+      nccl.CheckIssued(
+          nccl.ncclReduceScatter(Pointer(packed), Pointer(output), static_cast<size_t>(count),
+                                 *NcclType(spec_.type), *NcclReduction(spec_.type, spec_.reduction),
+                                 comm_, StreamOf(context)),
+          absl::StrCat("ncclReduceScatter ", label_)),
+      wait);
 }
 
-absl::Status CollectiveThunk::RunAllToAll(GpuExecutionContext& context, size_t k) const {
+absl::Status CollectiveThunk::RunAllToAll(GpuExecutionContext& context, size_t k,
+                                          const NcclWait& wait) const {
   const NcclLibrary& nccl = clique_->nccl();
   const runtime::CollectiveLeaf& leaf = spec_.leaves[k];
   const int64_t n = static_cast<int64_t>(group_.size());
@@ -336,19 +371,19 @@ absl::Status CollectiveThunk::RunAllToAll(GpuExecutionContext& context, size_t k
   HLOC_CUDA_RETURN_IF_ERROR(nccl.Check(nccl.ncclGroupStart(), "ncclGroupStart"));
   absl::Status status;
   for (int64_t j = 0; j < n && status.ok(); ++j) {
-    status = nccl.Check(nccl.ncclSend(Pointer(input, j * chunk), static_cast<size_t>(chunk),
-                                      ncclUint8, static_cast<int>(j), comm_, StreamOf(context)),
-                        absl::StrCat("ncclSend ", label_));
+    status =
+        nccl.CheckIssued(nccl.ncclSend(Pointer(input, j * chunk), static_cast<size_t>(chunk),
+                                       ncclUint8, static_cast<int>(j), comm_, StreamOf(context)),
+                         absl::StrCat("ncclSend ", label_));
     if (status.ok()) {
-      status = nccl.Check(nccl.ncclRecv(Pointer(output, j * chunk), static_cast<size_t>(chunk),
-                                        ncclUint8, static_cast<int>(j), comm_,
-                                        StreamOf(context)),
-                          absl::StrCat("ncclRecv ", label_));
+      status =
+          nccl.CheckIssued(nccl.ncclRecv(Pointer(output, j * chunk), static_cast<size_t>(chunk),
+                                         ncclUint8, static_cast<int>(j), comm_, StreamOf(context)),
+                           absl::StrCat("ncclRecv ", label_));
     }
   }
-  absl::Status end = nccl.Check(nccl.ncclGroupEnd(), "ncclGroupEnd");
-  HLOC_CUDA_RETURN_IF_ERROR(status);
-  HLOC_CUDA_RETURN_IF_ERROR(end);
+  absl::Status end = nccl.CheckIssued(nccl.ncclGroupEnd(), "ncclGroupEnd");
+  HLOC_CUDA_RETURN_IF_ERROR(Settle(status.ok() ? end : status, wait));
   if (!repack) return absl::OkStatus();
   return Unpack(*context.device, output, final_output, leaf.outer, n, leaf.block_bytes);
 }
@@ -359,7 +394,8 @@ absl::Status CollectiveThunk::RunAllToAll(GpuExecutionContext& context, size_t k
 // non-empty run straight between input and result (a receiver knows each
 // run's size and place from its header; NCCL matches a pair's sends and
 // receives in the order they are issued).
-absl::Status CollectiveThunk::RunRaggedAllToAll(GpuExecutionContext& context) const {
+absl::Status CollectiveThunk::RunRaggedAllToAll(GpuExecutionContext& context,
+                                                const NcclWait& wait) const {
   CudaDevice& device = *context.device;
   const NcclLibrary& nccl = clique_->nccl();
   const cudaStream_t stream = StreamOf(context);
@@ -400,22 +436,22 @@ absl::Status CollectiveThunk::RunRaggedAllToAll(GpuExecutionContext& context) co
   HLOC_RAGGED_RETURN_IF_ERROR(nccl.Check(nccl.ncclGroupStart(), "ncclGroupStart"));
   absl::Status status;
   for (int64_t j = 0; j < n && status.ok(); ++j) {
-    status = nccl.Check(nccl.ncclSend(Pointer(scratch, j * per_peer),
-                                      static_cast<size_t>(per_peer), ncclUint8,
-                                      static_cast<int>(j), comm_, stream),
-                        absl::StrCat("ncclSend ", label_));
+    status = nccl.CheckIssued(
+        nccl.ncclSend(Pointer(scratch, j * per_peer), static_cast<size_t>(per_peer), ncclUint8,
+                      static_cast<int>(j), comm_, stream),
+        absl::StrCat("ncclSend ", label_));
     if (status.ok()) {
-      status = nccl.Check(nccl.ncclRecv(Pointer(scratch, headers + j * per_peer),
-                                        static_cast<size_t>(per_peer), ncclUint8,
-                                        static_cast<int>(j), comm_, stream),
-                          absl::StrCat("ncclRecv ", label_));
+      status = nccl.CheckIssued(
+          nccl.ncclRecv(Pointer(scratch, headers + j * per_peer), static_cast<size_t>(per_peer),
+                        ncclUint8, static_cast<int>(j), comm_, stream),
+          absl::StrCat("ncclRecv ", label_));
     }
   }
-  absl::Status end = nccl.Check(nccl.ncclGroupEnd(), "ncclGroupEnd");
-  HLOC_RAGGED_RETURN_IF_ERROR(status);
-  HLOC_RAGGED_RETURN_IF_ERROR(end);
+  absl::Status end = nccl.CheckIssued(nccl.ncclGroupEnd(), "ncclGroupEnd");
+  HLOC_RAGGED_RETURN_IF_ERROR(Settle(status.ok() ? end : status, wait));
   std::vector<runtime::RaggedHeader> received(sent.size());
   HLOC_RAGGED_RETURN_IF_ERROR(device.CopyToHost(received.data(), scratch + headers, headers));
+  HLOC_RAGGED_RETURN_IF_ERROR(WaitForStream(context, wait));
   HLOC_RAGGED_RETURN_IF_ERROR(device.Synchronize());
   if (problem.ok()) {
     problem = runtime::CheckRaggedReceives(key, group_, index_, shape, index[3].data(), received);
@@ -426,11 +462,13 @@ absl::Status CollectiveThunk::RunRaggedAllToAll(GpuExecutionContext& context) co
   int64_t verdict[2] = {problem.ok() ? 0 : 1, longest};
   const CUdeviceptr verdict_on_device = scratch + 2 * headers;
   HLOC_RAGGED_RETURN_IF_ERROR(device.CopyToDevice(verdict_on_device, verdict, sizeof(verdict)));
-  HLOC_RAGGED_RETURN_IF_ERROR(
-      nccl.Check(nccl.ncclAllReduce(Pointer(verdict_on_device), Pointer(verdict_on_device), 2,
-                                    ncclInt64, ncclMax, comm_, stream),
-                 absl::StrCat("ncclAllReduce ", label_)));
+  HLOC_RAGGED_RETURN_IF_ERROR(Settle(
+      nccl.CheckIssued(nccl.ncclAllReduce(Pointer(verdict_on_device), Pointer(verdict_on_device), 2,
+                                          ncclInt64, ncclMax, comm_, stream),
+                       absl::StrCat("ncclAllReduce ", label_)),
+      wait));
   HLOC_RAGGED_RETURN_IF_ERROR(device.CopyToHost(verdict, verdict_on_device, sizeof(verdict)));
+  HLOC_RAGGED_RETURN_IF_ERROR(WaitForStream(context, wait));
   HLOC_RAGGED_RETURN_IF_ERROR(device.Synchronize());
 #undef HLOC_RAGGED_RETURN_IF_ERROR
   if (!problem.ok()) return problem;
@@ -448,26 +486,25 @@ absl::Status CollectiveThunk::RunRaggedAllToAll(GpuExecutionContext& context) co
       const runtime::RaggedHeader& out = sent[static_cast<size_t>(i)];
       if (out.rows > 0) {
         const int64_t from = runtime::ReadRaggedIndex(shape, host.input_offsets, i);
-        status = nccl.Check(nccl.ncclSend(Pointer(input, from * shape.row_bytes),
-                                          static_cast<size_t>(out.rows * shape.row_bytes),
-                                          ncclUint8, static_cast<int>(j), comm_, stream),
-                            absl::StrCat("ncclSend ", label_));
+        status = nccl.CheckIssued(nccl.ncclSend(Pointer(input, from * shape.row_bytes),
+                                                static_cast<size_t>(out.rows * shape.row_bytes),
+                                                ncclUint8, static_cast<int>(j), comm_, stream),
+                                  absl::StrCat("ncclSend ", label_));
       }
       const runtime::RaggedHeader& in = received[static_cast<size_t>(i)];
       if (status.ok() && in.rows > 0) {
-        status = nccl.Check(
-            nccl.ncclRecv(Pointer(result, in.output_offset * shape.row_bytes),
-                          static_cast<size_t>(in.rows * shape.row_bytes), ncclUint8,
-                          static_cast<int>(j), comm_, stream),
-            absl::StrCat("ncclRecv ", label_));
+        status = nccl.CheckIssued(nccl.ncclRecv(Pointer(result, in.output_offset * shape.row_bytes),
+                                                static_cast<size_t>(in.rows * shape.row_bytes),
+                                                ncclUint8, static_cast<int>(j), comm_, stream),
+                                  absl::StrCat("ncclRecv ", label_));
       }
     }
   }
-  end = nccl.Check(nccl.ncclGroupEnd(), "ncclGroupEnd");
-  return status.ok() ? end : status;
+  end = nccl.CheckIssued(nccl.ncclGroupEnd(), "ncclGroupEnd");
+  return Settle(status.ok() ? end : status, wait);
 }
 
-absl::Status CollectiveThunk::RunPermute(GpuExecutionContext& context) const {
+absl::Status CollectiveThunk::RunPermute(GpuExecutionContext& context, const NcclWait& wait) const {
   const NcclLibrary& nccl = clique_->nccl();
   const size_t leaves = spec_.leaves.size();
   const int64_t width = runtime::ElementBytes(spec_.type);
@@ -487,20 +524,21 @@ absl::Status CollectiveThunk::RunPermute(GpuExecutionContext& context) const {
     for (const auto& [source, target] : spec_.pairs) {
       if (!status.ok()) break;
       if (source == rank_) {
-        status = nccl.Check(nccl.ncclSend(Pointer(context.buffers[buffers_[k]]), bytes, ncclUint8,
-                                          static_cast<int>(target), comm_, StreamOf(context)),
-                            absl::StrCat("ncclSend ", label_));
+        status =
+            nccl.CheckIssued(nccl.ncclSend(Pointer(context.buffers[buffers_[k]]), bytes, ncclUint8,
+                                           static_cast<int>(target), comm_, StreamOf(context)),
+                             absl::StrCat("ncclSend ", label_));
       }
       if (status.ok() && target == rank_) {
-        status = nccl.Check(nccl.ncclRecv(Pointer(context.buffers[buffers_[leaves + k]]), bytes,
-                                          ncclUint8, static_cast<int>(source), comm_,
-                                          StreamOf(context)),
-                            absl::StrCat("ncclRecv ", label_));
+        status = nccl.CheckIssued(
+            nccl.ncclRecv(Pointer(context.buffers[buffers_[leaves + k]]), bytes, ncclUint8,
+                          static_cast<int>(source), comm_, StreamOf(context)),
+            absl::StrCat("ncclRecv ", label_));
       }
     }
   }
-  absl::Status end = nccl.Check(nccl.ncclGroupEnd(), "ncclGroupEnd");
-  return status.ok() ? end : status;
+  absl::Status end = nccl.CheckIssued(nccl.ncclGroupEnd(), "ncclGroupEnd");
+  return Settle(status.ok() ? end : status, wait);
 }
 
 void CollectiveThunk::AppendTo(std::string* out, int indent) const {

@@ -20,6 +20,14 @@
 // collective_thunks.h) are repacked [outer][n][block] <-> [n][outer][block]
 // with 2-D device copies through the thunk's scratch buffer.
 //
+// The watchdog (nccl_clique.h): every NCCL call's ncclInProgress is waited
+// out (non-blocking communicators), and with a timeout the thunk then polls
+// the stream until the collective has run, all within one deadline per
+// execution; a collective whose peers never come fails with
+// DeadlineExceeded naming the instruction, op, group and rank, after the
+// clique is aborted. Waiting on the host makes such a thunk
+// ReadsBackToHost (no CUDA graph).
+//
 // Reductions: NCCL has sum, product, min and max over s8, u8, s32, u32, s64,
 // u64, f16, bf16, f32 and f64; and/or over pred are min/max over bytes. Anything
 // else (and/or over integers, s16/u16) is refused when compiling
@@ -76,17 +84,36 @@ class CollectiveThunk : public Thunk {
   absl::Status Execute(GpuExecutionContext& context) const override;
   void AppendTo(std::string* out, int indent) const override;
   const runtime::CollectiveSpec& spec() const { return spec_; }
-  // ragged-all-to-all reads its offsets and sizes back to the host.
+  // ragged-all-to-all reads its offsets and sizes back to the host; a
+  // watched collective waits on the host for its stream.
   bool ReadsBackToHost() const override {
-    return spec_.op == runtime::CollectiveOp::kRaggedAllToAll;
+    return spec_.op == runtime::CollectiveOp::kRaggedAllToAll || Watched();
   }
 
  private:
-  absl::Status RunAllGather(GpuExecutionContext& context, size_t leaf) const;
-  absl::Status RunReduceScatter(GpuExecutionContext& context, size_t leaf) const;
-  absl::Status RunAllToAll(GpuExecutionContext& context, size_t leaf) const;
-  absl::Status RunPermute(GpuExecutionContext& context) const;
-  absl::Status RunRaggedAllToAll(GpuExecutionContext& context) const;
+  bool UsesNccl() const {
+    return spec_.op != runtime::CollectiveOp::kReplicaId &&
+           spec_.op != runtime::CollectiveOp::kPartitionId;
+  }
+  bool Watched() const {
+    return UsesNccl() && timeout_ > absl::ZeroDuration() &&
+           timeout_ != absl::InfiniteDuration();
+  }
+  // One execution's wait (deadline from now).
+  NcclWait StartWait() const;
+  // After NCCL calls on the communicator returned `issued`: waits until
+  // NCCL has taken them (non-blocking mode's ncclInProgress).
+  absl::Status Settle(absl::Status issued, const NcclWait& wait) const;
+  // When watched: waits until the stream has run everything queued.
+  absl::Status WaitForStream(GpuExecutionContext& context, const NcclWait& wait) const;
+  absl::Status Issue(GpuExecutionContext& context, const NcclWait& wait) const;
+  absl::Status RunAllGather(GpuExecutionContext& context, size_t leaf,
+                            const NcclWait& wait) const;
+  absl::Status RunReduceScatter(GpuExecutionContext& context, size_t leaf,
+                                const NcclWait& wait) const;
+  absl::Status RunAllToAll(GpuExecutionContext& context, size_t leaf, const NcclWait& wait) const;
+  absl::Status RunPermute(GpuExecutionContext& context, const NcclWait& wait) const;
+  absl::Status RunRaggedAllToAll(GpuExecutionContext& context, const NcclWait& wait) const;
 
   std::string label_;
   runtime::CollectiveSpec spec_;
@@ -97,6 +124,7 @@ class CollectiveThunk : public Thunk {
   std::vector<int64_t> group_;  // This device's group (all devices for a permute).
   int64_t index_ = 0;           // Its rank in the group.
   ncclComm_t comm_ = nullptr;
+  absl::Duration timeout_ = kDefaultCollectiveTimeout;
 };
 
 }  // namespace cuda

@@ -161,6 +161,13 @@ absl::Status CudaDevice::Synchronize() {
   return driver_->Check(driver_->cuStreamSynchronize(stream_), "cuStreamSynchronize");
 }
 
+absl::StatusOr<bool> CudaDevice::StreamDone() {
+  const CUresult result = driver_->cuStreamQuery(stream_);
+  if (result == CUDA_ERROR_NOT_READY) return false;
+  HLOC_CUDA_RETURN_IF_ERROR(driver_->Check(result, "cuStreamQuery"));
+  return true;
+}
+
 absl::StatusOr<CUfunction> CudaDevice::LoadKernel(const KernelImage& image) {
   if (image.ptx.empty() && image.cubin.empty()) {
     return absl::InvalidArgumentError(absl::StrCat("kernel ", image.name, " has no PTX or cubin"));

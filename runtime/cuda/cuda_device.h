@@ -91,6 +91,9 @@ class CudaDevice {
   // Waits for every stream of the context (cuCtxSynchronize): other
   // frameworks' work on this device's primary context included.
   absl::Status SynchronizeContext();
+  // Whether the stream's work has all run (cuStreamQuery), without
+  // blocking: what a watchdog polls instead of Synchronize.
+  absl::StatusOr<bool> StreamDone();
 
   // The kernel's function, loading its module once (cached by image bytes).
   absl::StatusOr<CUfunction> LoadKernel(const KernelImage& image);

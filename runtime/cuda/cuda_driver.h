@@ -39,6 +39,7 @@ namespace cuda {
   X(cuStreamCreate)                   \
   X(cuStreamDestroy)                  \
   X(cuStreamSynchronize)              \
+  X(cuStreamQuery)                    \
   X(cuMemAlloc)                       \
   X(cuMemFree)                        \
   X(cuMemGetInfo)                     \

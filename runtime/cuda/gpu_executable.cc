@@ -105,6 +105,7 @@ absl::Status GpuExecutable::Load(CudaDevice* device, const GpuLoadOptions& optio
   init.alternatives = options.alternatives;
   init.time_sequence = options.time_sequence;
   init.collectives = options.collectives;
+  init.collective_timeout = options.collective_timeout;
   HLOC_CUDA_RETURN_IF_ERROR(InitializeSequence(spec_.thunks, init));
   HLOC_CUDA_RETURN_IF_ERROR(device->Synchronize());
   use_graph_ = options.use_cuda_graph;

@@ -17,7 +17,10 @@
 // interpreter op or a registered custom call) becomes one graph; one with
 // such steps becomes a graph per run of steps between them, and a loop's
 // body a graph replayed every iteration. Addresses do not move between
-// runs, so the graphs stay valid.
+// runs, so the graphs stay valid. A step that reads back runs directly
+// between graphs: a host call, a loop's predicate, and an NCCL collective
+// under the watchdog (collective_timeout, nccl_clique.h), which waits on the
+// host for each collective to finish.
 #ifndef HLOC_RUNTIME_CUDA_GPU_EXECUTABLE_H_
 #define HLOC_RUNTIME_CUDA_GPU_EXECUTABLE_H_
 
@@ -65,6 +68,12 @@ struct GpuLoadOptions {
   // (nccl_clique.h), for programs with collectives; null: a clique of the
   // device alone, made when a collective thunk is initialized.
   std::shared_ptr<NcclRank> collectives;
+  // How long each collective (and communicator init) may wait for its
+  // peers before the NCCL watchdog aborts the clique and the run fails with
+  // DeadlineExceeded (nccl_clique.h). A program with a watched collective
+  // runs its thunks directly, not as a CUDA graph (the watchdog must see
+  // each collective finish). <= 0: no watchdog (NCCL may wait forever).
+  absl::Duration collective_timeout = kDefaultCollectiveTimeout;
 };
 
 class GpuExecutable {

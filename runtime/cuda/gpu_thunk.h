@@ -31,6 +31,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "runtime/cuda/autotune_cache.h"
 #include "runtime/cuda/cublaslt_gemm.h"
@@ -48,6 +49,10 @@ struct GpuExecuteOptions {
   // A while loop running more iterations than this is an error; <= 0: none.
   int64_t max_while_iterations = 0;
 };
+
+// How long a collective waits for its peers before the NCCL watchdog
+// aborts it (nccl_clique.h), unless GpuLoadOptions says otherwise.
+inline constexpr absl::Duration kDefaultCollectiveTimeout = absl::Seconds(300);
 
 class Thunk;
 class GraphSegments;  // graph_segments.h
@@ -83,6 +88,8 @@ struct GpuInitContext {
   // The device's place among the program's devices (collective thunks);
   // null: the first collective thunk makes a clique of this device alone.
   std::shared_ptr<NcclRank> collectives;
+  // The NCCL watchdog's timeout for each collective (<= 0: none).
+  absl::Duration collective_timeout = kDefaultCollectiveTimeout;
 };
 
 // What replaying sequences as CUDA graphs (graph_segments.h) did.

@@ -1,19 +1,22 @@
 // NCCL loading (with a fake libnccl.so.2 and a missing one), the library
-// search path, and what the GPU collective thunk accepts and prints. Needs
-// no GPU; running the thunks is gpu_collective_device_test's
+// search path, the clique's watchdog (inits and collectives that never
+// finish, against the fake), and what the GPU collective thunk accepts and
+// prints. Needs no GPU; running the thunks is gpu_collective_device_test's
 // (backend/gpu).
 #include <dlfcn.h>
 
 #include <cstdlib>
 #include <cstring>
-#include <tuple>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <thread>
+#include <tuple>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "runtime/cuda/collective_thunk.h"
 #include "runtime/cuda/nccl_clique.h"
@@ -53,16 +56,42 @@ TEST(NcclLibraryTest, FakeLibraryResolvesEveryFunction) {
   EXPECT_EQ(error.message(), "ncclCommInitAll: fake internal error (ncclResult_t 3)");
 }
 
+// One of the fake's test controls (fake_libnccl.cc), or null when the fake
+// is not loaded.
+template <typename Fn>
+Fn* FakeControl(const char* name) {
+  void* handle = dlopen(FakeNcclPath().c_str(), RTLD_NOW | RTLD_NOLOAD);
+  if (handle == nullptr) return nullptr;
+  Fn* fn = reinterpret_cast<Fn*>(dlsym(handle, name));
+  dlclose(handle);  // The NcclLibrary the test holds keeps it loaded.
+  return fn;
+}
+
 // The fake's count of destroyed and aborted communicators.
 std::pair<int, int> FakeTeardowns() {
-  void* handle = dlopen(FakeNcclPath().c_str(), RTLD_NOW | RTLD_NOLOAD);
-  if (handle == nullptr) return {-1, -1};
-  auto calls = reinterpret_cast<void (*)(int*, int*)>(dlsym(handle, "fake_nccl_calls"));
+  auto* calls = FakeControl<void(int*, int*)>("fake_nccl_calls");
   std::pair<int, int> counts{-1, -1};
   if (calls != nullptr) calls(&counts.first, &counts.second);
-  dlclose(handle);
   return counts;
 }
+
+// Makes the fake's non-blocking inits and/or collectives never finish
+// while in scope.
+class FakeHang {
+ public:
+  FakeHang(bool init, bool collectives) { Set(init, collectives); }
+  ~FakeHang() { Set(false, false); }
+
+ private:
+  static void Set(bool init, bool collectives) {
+    auto* hang = FakeControl<void(int, int)>("fake_nccl_hang");
+    ASSERT_NE(hang, nullptr);
+    hang(init ? 1 : 0, collectives ? 1 : 0);
+  }
+};
+
+// The fake has no GPUs to select.
+absl::Status NoDevice(int) { return absl::OkStatus(); }
 
 TEST(NcclCliqueTest, AbortAbortsEveryCommunicatorOnceAndRefusesNewOnes) {
   absl::StatusOr<std::unique_ptr<NcclLibrary>> nccl = NcclLibrary::Load({FakeNcclPath()});
@@ -71,17 +100,17 @@ TEST(NcclCliqueTest, AbortAbortsEveryCommunicatorOnceAndRefusesNewOnes) {
   ASSERT_GE(before.first, 0) << "the fake's call counter is missing";
   {
     absl::StatusOr<std::shared_ptr<NcclClique>> clique =
-        NcclClique::CreateWith(nccl->get(), {0, 1, 2, 3});
+        NcclClique::CreateWith(nccl->get(), {0, 1, 2, 3}, NoDevice);
     ASSERT_TRUE(clique.ok()) << clique.status();
     const std::vector<int64_t> pair = {0, 2}, all = {0, 1, 2, 3};
-    ASSERT_TRUE((*clique)->Communicator(pair, 1).ok());
-    ASSERT_TRUE((*clique)->Communicator(all, 3).ok());
+    ASSERT_TRUE((*clique)->Communicator(pair, 1, NcclWait()).ok());
+    ASSERT_TRUE((*clique)->Communicator(all, 3, NcclWait()).ok());
     EXPECT_TRUE((*clique)->aborted().ok());
     (*clique)->Abort(absl::InternalError("device 2 failed: boom"));
     (*clique)->Abort(absl::InternalError("device 0 failed: later"));  // Kept: the first.
     EXPECT_EQ(FakeTeardowns().second - before.second, 6);  // 2 + 4 communicators, once each.
     EXPECT_EQ((*clique)->aborted().message(), "device 2 failed: boom");
-    const absl::StatusOr<ncclComm_t> after = (*clique)->Communicator(pair, 0);
+    const absl::StatusOr<ncclComm_t> after = (*clique)->Communicator(pair, 0, NcclWait());
     ASSERT_FALSE(after.ok());
     EXPECT_TRUE(absl::StrContains(after.status().message(), "aborted: device 2 failed: boom"))
         << after.status();
@@ -91,9 +120,9 @@ TEST(NcclCliqueTest, AbortAbortsEveryCommunicatorOnceAndRefusesNewOnes) {
   // A clique that was not aborted destroys its communicators.
   {
     absl::StatusOr<std::shared_ptr<NcclClique>> clique =
-        NcclClique::CreateWith(nccl->get(), {0, 1});
+        NcclClique::CreateWith(nccl->get(), {0, 1}, NoDevice);
     ASSERT_TRUE(clique.ok()) << clique.status();
-    ASSERT_TRUE((*clique)->Communicator(std::vector<int64_t>{0, 1}, 0).ok());
+    ASSERT_TRUE((*clique)->Communicator(std::vector<int64_t>{0, 1}, 0, NcclWait()).ok());
   }
   EXPECT_EQ(FakeTeardowns().first - before.first, 2);
 }
@@ -143,6 +172,189 @@ CollectiveSpec Spec(CollectiveOp op, ElementType type, ReductionKind reduction) 
   spec.groups = {{0, 1}, {2, 3}};
   spec.leaves = {runtime::CollectiveLeaf{8, 1, 0}};
   return spec;
+}
+
+// ---- The watchdog (nccl_clique.h), against the fake's non-blocking mode.
+
+constexpr absl::Duration kShort = absl::Milliseconds(200);
+
+// A clique of two devices over the fake, with the communicator of {0,1}
+// made (non-blocking, polled until the fake settles).
+struct TwoRanks {
+  std::unique_ptr<NcclLibrary> nccl;
+  std::shared_ptr<NcclClique> clique;
+  ncclComm_t comm = nullptr;  // Rank 0's.
+};
+
+TwoRanks MakeTwoRanks() {
+  TwoRanks t;
+  absl::StatusOr<std::unique_ptr<NcclLibrary>> nccl = NcclLibrary::Load({FakeNcclPath()});
+  EXPECT_TRUE(nccl.ok()) << nccl.status();
+  if (!nccl.ok()) return t;
+  t.nccl = *std::move(nccl);
+  t.clique = *NcclClique::CreateWith(t.nccl.get(), {0, 1}, NoDevice);
+  absl::StatusOr<ncclComm_t> comm = t.clique->Communicator(
+      std::vector<int64_t>{0, 1}, 0,
+      NcclWait::Starting("%ar.1 (all-reduce)", {0, 1}, 0, absl::Seconds(10)));
+  EXPECT_TRUE(comm.ok()) << comm.status();
+  if (comm.ok()) t.comm = *comm;
+  return t;
+}
+
+TEST(NcclWatchdogTest, NonBlockingInitAndCollectiveSettleOnTheNormalPath) {
+  const std::pair<int, int> before = FakeTeardowns();
+  TwoRanks t = MakeTwoRanks();
+  ASSERT_NE(t.comm, nullptr);
+  const NcclLibrary& nccl = *t.nccl;
+  const NcclWait wait = NcclWait::Starting("%ar.1 (all-reduce)", {0, 1}, 0, absl::Seconds(10));
+  ASSERT_TRUE(wait.bounded());
+  // A grouped collective: ncclGroupEnd answers ncclInProgress, and the
+  // clique waits for the communicator to settle.
+  ASSERT_TRUE(nccl.Check(nccl.ncclGroupStart(), "ncclGroupStart").ok());
+  ASSERT_EQ(nccl.ncclAllReduce(nullptr, nullptr, 8, ncclFloat32, ncclSum, t.comm, nullptr),
+            ncclSuccess);
+  const ncclResult_t end = nccl.ncclGroupEnd();
+  EXPECT_EQ(end, ncclInProgress);
+  EXPECT_TRUE(nccl.CheckIssued(end, "ncclGroupEnd").ok());
+  // The stream is "done" at the third look.
+  int looks = 0;
+  const absl::Status done = t.clique->Await(
+      t.comm, [&]() -> absl::StatusOr<bool> { return ++looks >= 3; }, wait);
+  EXPECT_TRUE(done.ok()) << done;
+  EXPECT_EQ(looks, 3);
+  EXPECT_TRUE(t.clique->aborted().ok());
+  EXPECT_EQ(FakeTeardowns().second, before.second);  // Nothing aborted.
+  // Without a timeout the wait is unbounded and succeeds the same way.
+  EXPECT_FALSE(NcclWait::Starting("x", {0}, 0, absl::ZeroDuration()).bounded());
+  EXPECT_TRUE(t.clique->Await(t.comm, nullptr, NcclWait()).ok());
+}
+
+TEST(NcclWatchdogTest, InitThatNeverFinishesIsDeadlineExceededAndAborted) {
+  absl::StatusOr<std::unique_ptr<NcclLibrary>> nccl = NcclLibrary::Load({FakeNcclPath()});
+  ASSERT_TRUE(nccl.ok()) << nccl.status();
+  std::shared_ptr<NcclClique> clique = *NcclClique::CreateWith(nccl->get(), {0, 1, 2}, NoDevice);
+  // Another group's communicators exist already: the abort takes them too.
+  ASSERT_TRUE(clique->Communicator(std::vector<int64_t>{0, 1, 2}, 0, NcclWait()).ok());
+  const std::pair<int, int> before = FakeTeardowns();
+  FakeHang hang(/*init=*/true, /*collectives=*/false);
+  const absl::Time start = absl::Now();
+  const absl::StatusOr<ncclComm_t> comm = clique->Communicator(
+      std::vector<int64_t>{0, 2}, 1, NcclWait::Starting("%ar.7 (all-reduce)", {0, 2}, 2, kShort));
+  const absl::Duration took = absl::Now() - start;
+  ASSERT_FALSE(comm.ok());
+  EXPECT_EQ(comm.status().code(), absl::StatusCode::kDeadlineExceeded) << comm.status();
+  for (const char* part : {"%ar.7 (all-reduce) over device group {0,2} at rank 2",
+                           "ncclCommInitRankConfig of 2 of 2 ranks on GPUs {0,2}",
+                           "did not finish within 200ms", "aborted"}) {
+    EXPECT_TRUE(absl::StrContains(comm.status().message(), part)) << part << ": " << comm.status();
+  }
+  EXPECT_GE(took, kShort);
+  EXPECT_LT(took, absl::Seconds(5));
+  // The two half-made communicators and the three of {0,1,2}.
+  EXPECT_EQ(FakeTeardowns().second - before.second, 5);
+  EXPECT_EQ(clique->aborted().code(), absl::StatusCode::kDeadlineExceeded);
+}
+
+TEST(NcclWatchdogTest, CollectiveThatNeverFinishesIsDeadlineExceededAndAborted) {
+  TwoRanks t = MakeTwoRanks();
+  ASSERT_NE(t.comm, nullptr);
+  const NcclLibrary& nccl = *t.nccl;
+  const std::pair<int, int> before = FakeTeardowns();
+  FakeHang hang(/*init=*/false, /*collectives=*/true);
+  const NcclWait wait = NcclWait::Starting("%ar.1 (all-reduce)", {0, 1}, 0, kShort);
+  // Outside a group the call itself answers ncclInProgress.
+  const ncclResult_t issued =
+      nccl.ncclAllReduce(nullptr, nullptr, 8, ncclFloat32, ncclSum, t.comm, nullptr);
+  EXPECT_EQ(issued, ncclInProgress);
+  const absl::Time start = absl::Now();
+  const absl::Status status = t.clique->Await(t.comm, nullptr, wait);
+  const absl::Duration took = absl::Now() - start;
+  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
+  EXPECT_TRUE(absl::StrContains(
+      status.message(),
+      "%ar.1 (all-reduce) over device group {0,1} at rank 0: NCCL's calls did not finish "
+      "within 200ms"))
+      << status;
+  EXPECT_LT(took, absl::Seconds(5));
+  EXPECT_EQ(FakeTeardowns().second - before.second, 2);  // Both ranks' communicators.
+  // The clique refuses to go on, naming the timeout.
+  const absl::StatusOr<ncclComm_t> again =
+      t.clique->Communicator(std::vector<int64_t>{0, 1}, 0, NcclWait());
+  ASSERT_FALSE(again.ok());
+  EXPECT_TRUE(absl::StrContains(again.status().message(), "did not finish within 200ms"))
+      << again.status();
+}
+
+TEST(NcclWatchdogTest, StreamThatNeverDrainsIsDeadlineExceededAndAborted) {
+  TwoRanks t = MakeTwoRanks();
+  ASSERT_NE(t.comm, nullptr);
+  const std::pair<int, int> before = FakeTeardowns();
+  const NcclWait wait = NcclWait::Starting("%cp.3 (collective-permute)", {0, 1}, 1, kShort);
+  int looks = 0;
+  const absl::Status status = t.clique->Await(
+      t.comm,
+      [&]() -> absl::StatusOr<bool> {
+        ++looks;
+        return false;
+      },
+      wait);
+  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
+  EXPECT_TRUE(absl::StrContains(status.message(),
+                                "%cp.3 (collective-permute) over device group {0,1} at rank 1: "
+                                "its work on the GPU did not finish within 200ms"))
+      << status;
+  EXPECT_GT(looks, 1);  // Polled, not waited on once.
+  EXPECT_EQ(FakeTeardowns().second - before.second, 2);
+}
+
+TEST(NcclWatchdogTest, AsynchronousErrorAbortsTheClique) {
+  TwoRanks t = MakeTwoRanks();
+  ASSERT_NE(t.comm, nullptr);
+  auto* fail = FakeControl<void(int)>("fake_nccl_fail_collectives");
+  ASSERT_NE(fail, nullptr);
+  fail(ncclRemoteError);
+  const ncclResult_t issued =
+      t.nccl->ncclAllReduce(nullptr, nullptr, 8, ncclFloat32, ncclSum, t.comm, nullptr);
+  fail(ncclSuccess);
+  EXPECT_EQ(issued, ncclInProgress);
+  const absl::Status status = t.clique->Await(
+      t.comm, nullptr, NcclWait::Starting("%ar.1 (all-reduce)", {0, 1}, 0, absl::Seconds(10)));
+  EXPECT_EQ(status.code(), absl::StatusCode::kInternal) << status;
+  EXPECT_TRUE(absl::StrContains(status.message(), "fake remote error")) << status;
+  EXPECT_FALSE(t.clique->aborted().ok());
+}
+
+// A rank waiting with a long timeout returns as soon as another aborts the
+// clique (the runner does when a device fails), with that reason.
+TEST(NcclWatchdogTest, AWaitingRankReturnsWhenTheCliqueIsAborted) {
+  TwoRanks t = MakeTwoRanks();
+  ASSERT_NE(t.comm, nullptr);
+  absl::Status waited;
+  absl::Duration took;
+  std::thread rank0([&] {
+    const absl::Time start = absl::Now();
+    waited = t.clique->Await(
+        t.comm, []() -> absl::StatusOr<bool> { return false; },
+        NcclWait::Starting("%ar.1 (all-reduce)", {0, 1}, 0, absl::Seconds(60)));
+    took = absl::Now() - start;
+  });
+  absl::SleepFor(absl::Milliseconds(50));
+  t.clique->Abort(absl::InternalError("device 1: out of memory"));
+  rank0.join();
+  EXPECT_EQ(waited.code(), absl::StatusCode::kFailedPrecondition) << waited;
+  EXPECT_TRUE(absl::StrContains(waited.message(), "aborted: device 1: out of memory")) << waited;
+  EXPECT_LT(took, absl::Seconds(10));
+}
+
+// Before Initialize an NCCL collective is watched (the default timeout):
+// it waits on the host, so its program is not captured into a graph.
+TEST(CollectiveThunkTest, WatchedCollectivesReadBackToHost) {
+  CollectiveThunk reduce(
+      "%ar", Spec(CollectiveOp::kAllReduce, ElementType::kF32, ReductionKind::kSum), {0, 1});
+  EXPECT_TRUE(reduce.ReadsBackToHost());
+  CollectiveThunk id("%id", Spec(CollectiveOp::kReplicaId, ElementType::kU32, ReductionKind::kSum),
+                     {0});
+  EXPECT_FALSE(id.ReadsBackToHost());
 }
 
 TEST(CollectiveThunkTest, NarrowFloatsReduceAsNcclsOwnTypes) {

@@ -1,7 +1,9 @@
 // NCCL loaded with dlopen, as the driver and cuBLASLt are (one hloc binary
 // runs with or without NCCL): a table of the entry points hloc's collective
-// thunks use (nccl_collective_thunk.h), each call's result turned into an
-// absl::Status naming the call and NCCL's description.
+// thunks use (collective_thunk.h), each call's result turned into an
+// absl::Status naming the call and NCCL's description. Communicators are
+// made in NCCL's non-blocking mode (ncclCommInitRankConfig, NCCL 2.14 and
+// later; see nccl_clique.h), so an older NCCL is refused as lacking it.
 //
 // Where libnccl.so.2 is looked for, in order:
 //   $HLOC_NCCL_LIBRARY                  a file named explicitly
@@ -36,7 +38,8 @@ namespace cuda {
   X(ncclGetErrorString)        \
   X(ncclGetUniqueId)           \
   X(ncclCommInitRank)          \
-  X(ncclCommInitAll)           \
+  X(ncclCommInitRankConfig)    \
+  X(ncclCommGetAsyncError)     \
   X(ncclCommDestroy)           \
   X(ncclCommAbort)             \
   X(ncclAllReduce)             \
@@ -59,6 +62,12 @@ class NcclLibrary {
 
   // OK for ncclSuccess, else "<call>: <NCCL's error string> (ncclResult_t N)".
   absl::Status Check(ncclResult_t result, absl::string_view call) const;
+  // The same, where ncclInProgress is OK too: a call on a non-blocking
+  // communicator that NCCL finishes in the background (the caller then
+  // waits for the communicator to settle, NcclClique::Await).
+  absl::Status CheckIssued(ncclResult_t result, absl::string_view call) const {
+    return Check(result == ncclInProgress ? ncclSuccess : result, call);
+  }
   // NCCL's version code (22809 for 2.28.9), 0 when the query fails.
   int version() const;
   const std::string& path() const { return library_->name(); }
