@@ -80,6 +80,13 @@ class ExecutableImpl {
   virtual int64_t AliasedParameter(int64_t output) const { return -1; }
 
   std::vector<ArraySpec> parameters;
+  // Set for a module with bounded dynamic entry parameters (host and CUDA
+  // targets): `parameters` hold their bounds, an argument may be smaller
+  // along a dynamic dimension (dynamic_dims[i][d]), and Executable copies
+  // the arguments to their bounds and appends their sizes
+  // (DeclaredResult::PadArguments) before Run.
+  std::shared_ptr<const backend::DeclaredResult> dynamic_entry;
+  std::vector<std::vector<bool>> dynamic_dims;  // Per parameter when dynamic_entry is set.
   std::vector<ArraySpec> results;
   Shape result_shape;
   std::string optimized_hlo;

@@ -1,8 +1,10 @@
 // Executable (hloc.h): what every target shares when running — checking the
-// caller's arguments, allocating results, donation — around the target's
-// ExecutableImpl::Run.
+// caller's arguments, allocating results, donation, padding the arguments of
+// bounded dynamic entry parameters — around the target's ExecutableImpl::Run.
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "api/api_internal.h"
 #include "api/hloc.h"
+#include "backend/common/declared_result.h"
 
 namespace hloc {
 namespace api {
@@ -97,8 +100,31 @@ bool Any(const Flags& flags) {
   return std::any_of(flags.begin(), flags.end(), [](char f) { return f != 0; });
 }
 
-absl::Status CheckArguments(absl::Span<const ArrayView> arguments,
-                            const std::vector<ArraySpec>& parameters) {
+// Whether `dims` fit parameter `i` of an executable with dynamic entry
+// parameters: its dynamic dimensions up to the bound, the others equal.
+// A size past a bound is the error naming it.
+absl::StatusOr<bool> WithinDynamicBounds(absl::Span<const int64_t> dims, size_t i,
+                                         const ExecutableImpl& impl) {
+  if (impl.dynamic_entry == nullptr || i >= impl.dynamic_dims.size()) return false;
+  const std::vector<int64_t>& bounds = impl.parameters[i].dims;
+  const std::vector<bool>& dynamic = impl.dynamic_dims[i];
+  if (dims.size() != bounds.size() || dynamic.size() != bounds.size()) return false;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (!dynamic[d] && dims[d] != bounds[d]) return false;
+  }
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (dynamic[d] && dims[d] > bounds[d]) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "argument ", i, " dimension ", d, " has size ", dims[d], ", above its bound ",
+          bounds[d], " (the parameter is ", impl.parameters[i].ToString(), " with dimension ", d,
+          " dynamic)"));
+    }
+  }
+  return true;
+}
+
+absl::Status CheckArguments(absl::Span<const ArrayView> arguments, const ExecutableImpl& impl) {
+  const std::vector<ArraySpec>& parameters = impl.parameters;
   if (arguments.size() != parameters.size()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "the executable takes ", parameters.size(), " argument", parameters.size() == 1 ? "" : "s",
@@ -111,7 +137,9 @@ absl::Status CheckArguments(absl::Span<const ArrayView> arguments,
           "argument ", i, " has element type ", PrimitiveTypeName(argument.type),
           ", the parameter is ", parameters[i].ToString()));
     }
-    if (!SameDims(argument.dims, parameters[i].dims)) {
+    absl::StatusOr<bool> dynamic_fit = WithinDynamicBounds(argument.dims, i, impl);
+    if (!dynamic_fit.ok()) return dynamic_fit.status();
+    if (!SameDims(argument.dims, parameters[i].dims) && !*dynamic_fit) {
       return absl::InvalidArgumentError(absl::StrCat("argument ", i, " has shape ",
                                                      ViewString(argument), ", the parameter is ",
                                                      parameters[i].ToString()));
@@ -153,14 +181,51 @@ absl::InlinedVector<const void*, 8> ArgumentPointers(absl::Span<const ArrayView>
 }
 
 
+// The arguments of an executable with dynamic entry parameters as its
+// program takes them: copied into host arrays of their bounds, their sizes
+// appended, by DeclaredResult::PadArguments (the code HostProgram and
+// GpuProgram run too).
+struct PaddedArguments {
+  std::vector<Literal> literals;
+  absl::InlinedVector<const void*, 8> pointers;
+  Flags places;  // All host memory.
+};
+
+absl::StatusOr<PaddedArguments> PadArguments(const ExecutableImpl& impl,
+                                             absl::Span<const ArrayView> arguments,
+                                             const Flags& places) {
+  std::vector<Literal> declared;
+  declared.reserve(arguments.size());
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    if (places[i] != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "argument ", i, " is on the device; an executable with dynamic entry parameters ",
+          "takes host arguments (Buffer::ToHost copies one to the host)"));
+    }
+    const ArrayView& view = arguments[i];
+    Literal literal(Shape(view.type, std::vector<int64_t>(view.dims.begin(), view.dims.end())));
+    if (literal.size_bytes() > 0) std::memcpy(literal.mutable_raw(), view.data, literal.size_bytes());
+    declared.push_back(std::move(literal));
+  }
+  PaddedArguments padded;
+  absl::StatusOr<std::vector<Literal>> literals = impl.dynamic_entry->PadArguments(declared);
+  if (!literals.ok()) return literals.status();
+  padded.literals = *std::move(literals);
+  for (const Literal& literal : padded.literals) padded.pointers.push_back(literal.raw());
+  padded.places.assign(padded.literals.size(), 0);
+  return padded;
+}
+
 // ExecuteInto's checks and run, for arguments and results in `*_places`
 // (0 host, 1 the executable's device).
 absl::Status ExecuteIntoPlaces(const ExecutableImpl& impl, absl::Span<const ArrayView> arguments,
                                const Flags& argument_places, absl::Span<const ArrayView> results,
                                const Flags& result_places, const ExecuteOptions& options) {
-  if (absl::Status ok = CheckArguments(arguments, impl.parameters); !ok.ok()) return ok;
+  if (absl::Status ok = CheckArguments(arguments, impl); !ok.ok()) return ok;
   absl::StatusOr<Flags> donated = DonatedArguments(arguments, argument_places, options);
   if (!donated.ok()) return donated.status();
+  // Padded copies run: nothing is computed in an argument's memory.
+  if (impl.dynamic_entry != nullptr) donated->assign(arguments.size(), 0);
   if (results.size() != impl.results.size()) {
     return absl::InvalidArgumentError(absl::StrCat("the executable has ", impl.results.size(),
                                                    " results, got ", results.size(),
@@ -201,6 +266,15 @@ absl::Status ExecuteIntoPlaces(const ExecutableImpl& impl, absl::Span<const Arra
     }
     outputs.push_back(result.data);
   }
+  if (impl.dynamic_entry != nullptr) {
+    absl::StatusOr<PaddedArguments> padded = PadArguments(impl, arguments, argument_places);
+    if (!padded.ok()) return padded.status();
+    if (Any(result_places)) {
+      return impl.RunWithDeviceMemory(padded->pointers, outputs, padded->places, result_places,
+                                      options);
+    }
+    return impl.Run(padded->pointers, outputs, options);
+  }
   if (Any(argument_places) || Any(result_places)) {
     return impl.RunWithDeviceMemory(ArgumentPointers(arguments), outputs, argument_places,
                                     result_places, options);
@@ -220,9 +294,16 @@ absl::StatusOr<std::vector<Buffer>> Executable::Execute(absl::Span<const Buffer>
   if (absl::Status ok = BufferViews(arguments, "argument", *impl_, &views, &places); !ok.ok()) {
     return ok;
   }
-  if (absl::Status ok = CheckArguments(views, impl_->parameters); !ok.ok()) return ok;
+  if (absl::Status ok = CheckArguments(views, *impl_); !ok.ok()) return ok;
   absl::StatusOr<Flags> donated = DonatedArguments(views, places, options);
   if (!donated.ok()) return donated.status();
+  std::optional<PaddedArguments> padded;
+  if (impl_->dynamic_entry != nullptr) {
+    absl::StatusOr<PaddedArguments> made = PadArguments(*impl_, views, places);
+    if (!made.ok()) return made.status();
+    padded = *std::move(made);
+    donated->assign(views.size(), 0);  // Padded copies run.
+  }
   bool on_device = false;
   switch (options.results) {
     case ResultLocation::kAuto: on_device = Any(places); break;
@@ -259,7 +340,11 @@ absl::StatusOr<std::vector<Buffer>> Executable::Execute(absl::Span<const Buffer>
   outputs.reserve(results.size());
   for (const Buffer& result : results) outputs.push_back(BufferAccess::address(result));
   absl::Status ran;
-  if (on_device || Any(places)) {
+  if (padded.has_value()) {
+    ran = on_device ? impl_->RunWithDeviceMemory(padded->pointers, outputs, padded->places,
+                                                 Flags(results.size(), 1), options)
+                    : impl_->Run(padded->pointers, outputs, options);
+  } else if (on_device || Any(places)) {
     const Flags output_places(results.size(), static_cast<char>(on_device));
     ran = impl_->RunWithDeviceMemory(ArgumentPointers(views), outputs, places, output_places,
                                      options);

@@ -5,6 +5,7 @@
 #include "api/targets.h"
 
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -74,24 +75,55 @@ absl::Status OptimizeForBackend(Backend backend, const CompileOptions& options, 
   // The executables' results are arrays of static shape: a padded result
   // would come back at its bound, its sizes as extra results and its size
   // checks unchecked. HostProgram and GpuProgram cut it (DeclaredResult).
+  // Dynamic entry parameters with a static result are taken: Executable
+  // pads the arguments (DescribeEntry).
   HLOC_ASSIGN_OR_RETURN(backend::DeclaredResult declared,
                         backend::DeclaredResult::ForModule(module));
-  if (declared.dynamic()) {
+  if (declared.dynamic_result()) {
     return absl::UnimplementedError(absl::StrCat(
         "module ", module.name(), " has a result of bounded dynamic shape: the API's ",
         BackendName(backend), " executables return arrays of static shape (`hloc run` ",
         "returns it at its runtime sizes)"));
   }
+  if (declared.num_checks() > 0) {
+    return absl::UnimplementedError(absl::StrCat(
+        "module ", module.name(), " has runtime size checks (set-dimension-size, slices of ",
+        "runtime-sized dimensions): the API's ", BackendName(backend),
+        " executables do not report them (`hloc run` does)"));
+  }
+  if (declared.dynamic_parameters()) {
+    for (const Shape& parameter : declared.declared_parameters()) {
+      if (!parameter.IsArray()) {
+        return absl::UnimplementedError(absl::StrCat(
+            "module ", module.name(), " has dynamic entry parameters beside a tuple parameter ",
+            parameter.ToString(false), ": the API takes dynamic parameters with array ones only"));
+      }
+    }
+  }
   return absl::OkStatus();
 }
 
 void DescribeEntry(const HloModule& module, ExecutableImpl* impl) {
-  for (const HloInstruction* parameter : module.entry()->parameters()) {
-    for (const ArrayLeaf& leaf : ArrayLeaves(parameter->shape())) {
-      impl->parameters.push_back({leaf.shape->element_type(), leaf.shape->dimensions()});
+  // OptimizeForBackend read the contract already: no error here.
+  absl::StatusOr<backend::DeclaredResult> declared = backend::DeclaredResult::ForModule(module);
+  if (declared.ok() && declared->dynamic_parameters()) {
+    for (const Shape& parameter : declared->declared_parameters()) {
+      impl->parameters.push_back({parameter.element_type(), parameter.dimensions()});
+      impl->dynamic_dims.push_back(parameter.dynamic_dimensions());
+    }
+    impl->dynamic_entry = std::make_shared<const backend::DeclaredResult>(*std::move(declared));
+  } else {
+    for (const HloInstruction* parameter : module.entry()->parameters()) {
+      for (const ArrayLeaf& leaf : ArrayLeaves(parameter->shape())) {
+        impl->parameters.push_back({leaf.shape->element_type(), leaf.shape->dimensions()});
+      }
     }
   }
-  impl->result_shape = module.entry()->root()->shape();
+  // A padded module's root is (result, sizes, checks): with a static
+  // result and no checks (OptimizeForBackend), its array leaves are the
+  // result's.
+  impl->result_shape = declared.ok() && declared->dynamic() ? declared->declared_result_shape()
+                                                            : module.entry()->root()->shape();
   for (const ArrayLeaf& leaf : ArrayLeaves(impl->result_shape)) {
     impl->results.push_back({leaf.shape->element_type(), leaf.shape->dimensions()});
   }
