@@ -14,6 +14,9 @@ namespace hloc {
 namespace cuda {
 class CudaDevice;
 }  // namespace cuda
+namespace backend {
+class DeclaredResult;
+}  // namespace backend
 
 namespace api {
 
