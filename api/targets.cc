@@ -111,7 +111,7 @@ void DescribeEntry(const HloModule& module, ExecutableImpl* impl) {
       impl->parameters.push_back({parameter.element_type(), parameter.dimensions()});
       impl->dynamic_dims.push_back(parameter.dynamic_dimensions());
     }
-    impl->dynamic_entry = std::make_shared<const backend::DeclaredResult>(*std::move(declared));
+    impl->dynamic_entry = std::make_shared<const backend::DeclaredResult>(*declared);
   } else {
     for (const HloInstruction* parameter : module.entry()->parameters()) {
       for (const ArrayLeaf& leaf : ArrayLeaves(parameter->shape())) {
