@@ -22,6 +22,7 @@ using expanders::ExpansionBuilder;
 constexpr absl::string_view kResultLine = "result ";
 constexpr absl::string_view kParameterLine = "parameter ";
 constexpr absl::string_view kCheckLine = "check ";
+
 // Per dimension, the s32 scalar holding its runtime size; null: the bound.
 using Sizes = std::vector<HloInstruction*>;
 
