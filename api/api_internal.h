@@ -83,14 +83,20 @@ class ExecutableImpl {
   virtual int64_t AliasedParameter(int64_t output) const { return -1; }
 
   std::vector<ArraySpec> parameters;
-  // Set for a module with bounded dynamic entry parameters (host and CUDA
-  // targets): `parameters` hold their bounds, an argument may be smaller
-  // along a dynamic dimension (dynamic_dims[i][d]), and Executable copies
-  // the arguments to their bounds and appends their sizes
-  // (DeclaredResult::PadArguments) before Run.
-  std::shared_ptr<const backend::DeclaredResult> dynamic_entry;
-  std::vector<std::vector<bool>> dynamic_dims;  // Per parameter when dynamic_entry is set.
   std::vector<ArraySpec> results;
+  // Bounded dynamic shapes (host and CUDA targets; the module DynamicPadder
+  // rewrote, backend/common/declared_result.h). With dynamic entry
+  // parameters `parameters` hold their bounds, an argument may be smaller
+  // along a dynamic dimension (dynamic_dims[i][d]), and Executable copies
+  // the arguments to their bounds and appends their sizes before Run. With
+  // a dynamic result or runtime size checks (padded_result) `results` hold
+  // the bounds, Run writes the program's (result, sizes, checks) leaves of
+  // `program_result_shape`, and Execute returns the result cut to its
+  // runtime sizes (or the failed check's error).
+  std::shared_ptr<const backend::DeclaredResult> dynamic_entry;
+  std::vector<std::vector<bool>> dynamic_dims;  // Per parameter; empty: all static.
+  bool padded_result = false;
+  Shape program_result_shape;
   Shape result_shape;
   std::string optimized_hlo;
   std::string ledger;

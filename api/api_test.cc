@@ -130,10 +130,11 @@ ENTRY e {
   EXPECT_FALSE(ParseBackend("tpu").ok());
 }
 
-// A result of bounded dynamic shape: its arrays would come back at the
-// bound, so the compiled targets refuse it by name; static modules with
-// size ops (TF's) still compile.
-TEST(ApiTest, DynamicResultIsRefusedOnCompiledTargets) {
+// A result of bounded dynamic shape comes back at its runtime sizes
+// (results() give the bounds); a size check that fails is the error naming
+// the instruction; ExecuteInto, which takes results of fixed shape, refuses
+// it. CUDA where there is a GPU.
+TEST(ApiTest, DynamicResultComesBackAtItsRuntimeSizes) {
   auto client = NewClient();
   constexpr char kDynamicRoot[] = R"(
 HloModule dynamic_root
@@ -143,12 +144,40 @@ ENTRY e {
   ROOT d = f32[4,<=4] set-dimension-size(p, n), dimensions={1}
 })";
   for (Backend backend : {Backend::kHost, Backend::kCuda}) {
+    SCOPED_TRACE(BackendName(backend));
     auto exe = client->Compile(ModuleSource::Text(kDynamicRoot), On(backend));
-    ASSERT_FALSE(exe.ok()) << BackendName(backend);
-    if (backend == Backend::kCuda && absl::IsFailedPrecondition(exe.status())) continue;  // No GPU.
-    EXPECT_TRUE(absl::IsUnimplemented(exe.status())) << exe.status();
-    EXPECT_TRUE(absl::StrContains(exe.status().message(), "bounded dynamic shape"))
-        << exe.status();
+    if (backend == Backend::kCuda && !BackendUnavailableReason(backend).empty()) {
+      ASSERT_FALSE(exe.ok());
+      EXPECT_TRUE(absl::IsFailedPrecondition(exe.status())) << exe.status();
+      continue;
+    }
+    ASSERT_TRUE(exe.ok()) << exe.status();
+    ASSERT_EQ((*exe)->results().size(), 1u);
+    EXPECT_EQ((*exe)->results()[0].ToString(), "f32[4,4]");
+    EXPECT_EQ((*exe)->result_shape().ToString(false), "f32[4,<=4]");
+    alignas(64) float p[16];
+    for (int i = 0; i < 16; ++i) p[i] = i;
+    auto pb = *Buffer::WrapHost(F32, {4, 4}, p);
+    for (int32_t n : {0, 2, 4}) {
+      SCOPED_TRACE(n);
+      alignas(64) int32_t size = n;
+      auto out = (*exe)->Execute({pb, *Buffer::WrapHost(S32, {}, &size)});
+      ASSERT_TRUE(out.ok()) << out.status();
+      ASSERT_EQ(out->size(), 1u);
+      EXPECT_EQ((*out)[0].dims(), (std::vector<int64_t>{4, n}));
+      const float* d = static_cast<const float*>((*out)[0].data());
+      for (int r = 0; r < 4 && n > 0; ++r) EXPECT_EQ(d[r * n + n - 1], 4 * r + n - 1);
+    }
+    alignas(64) int32_t five = 5;
+    auto past = (*exe)->Execute({pb, *Buffer::WrapHost(S32, {}, &five)});
+    ASSERT_FALSE(past.ok());
+    EXPECT_TRUE(absl::StrContains(past.status().message(), "instruction %d (set-dimension-size)"))
+        << past.status();
+    alignas(64) float into[16];
+    absl::Status refused = (*exe)->ExecuteInto({pb, *Buffer::WrapHost(S32, {}, &five)},
+                                               {*Buffer::WrapHost(F32, {4, 4}, into)});
+    EXPECT_TRUE(absl::StrContains(refused.message(), "ExecuteInto takes results of fixed shape"))
+        << refused;
   }
   auto static_sizes = client->Compile(ModuleSource::Text(R"(
 HloModule static_sizes
@@ -163,8 +192,7 @@ ENTRY e {
 // Bounded dynamic entry parameters with a static result: an argument of
 // any size up to the bound along the dynamic dimension, padded to it by the
 // code HostProgram and GpuProgram share; past the bound, a clear error.
-// CUDA where there is a GPU. A dynamic parameter reaching the result stays
-// refused as a dynamic result.
+// CUDA where there is a GPU.
 TEST(ApiTest, DynamicParameterTakesAnySizeUpToItsBound) {
   constexpr char kScaledSum[] = R"(
 HloModule dynamic_sum
@@ -234,15 +262,19 @@ ENTRY e {
     EXPECT_TRUE(absl::StrContains(rank.status().message(), "argument 0 has shape f32[2,1]"))
         << rank.status();
   }
-  auto dynamic_result = client->Compile(ModuleSource::Text(R"(
+  // A dynamic parameter through to a dynamic result: the argument's size.
+  auto through = client->Compile(ModuleSource::Text(R"(
 HloModule dynamic_through
 ENTRY e {
   p = f32[<=8] parameter(0)
   ROOT n = f32[<=8] negate(p)
 })"), On(Backend::kHost));
-  ASSERT_FALSE(dynamic_result.ok());
-  EXPECT_TRUE(absl::StrContains(dynamic_result.status().message(), "bounded dynamic shape"))
-      << dynamic_result.status();
+  ASSERT_TRUE(through.ok()) << through.status();
+  alignas(64) float three[3] = {1, -2, 3};
+  auto negated = (*through)->Execute({*Buffer::WrapHost(F32, {3}, three)});
+  ASSERT_TRUE(negated.ok()) << negated.status();
+  EXPECT_EQ((*negated)[0].dims(), (std::vector<int64_t>{3}));
+  EXPECT_EQ(static_cast<const float*>((*negated)[0].data())[1], 2.0f);
 }
 
 TEST(ApiTest, BadArgumentsNameTheArgument) {

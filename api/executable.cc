@@ -1,6 +1,8 @@
 // Executable (hloc.h): what every target shares when running — checking the
-// caller's arguments, allocating results, donation, padding the arguments of
-// bounded dynamic entry parameters — around the target's ExecutableImpl::Run.
+// caller's arguments, allocating results, donation, and for bounded dynamic
+// shapes padding the arguments and cutting the result (DeclaredResult, the
+// code HostProgram and GpuProgram run too) — around the target's
+// ExecutableImpl::Run.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -15,6 +17,7 @@
 #include "api/api_internal.h"
 #include "api/hloc.h"
 #include "backend/common/declared_result.h"
+#include "backend/common/literal_leaves.h"
 
 namespace hloc {
 namespace api {
@@ -105,7 +108,7 @@ bool Any(const Flags& flags) {
 // A size past a bound is the error naming it.
 absl::StatusOr<bool> WithinDynamicBounds(absl::Span<const int64_t> dims, size_t i,
                                          const ExecutableImpl& impl) {
-  if (impl.dynamic_entry == nullptr || i >= impl.dynamic_dims.size()) return false;
+  if (i >= impl.dynamic_dims.size()) return false;
   const std::vector<int64_t>& bounds = impl.parameters[i].dims;
   const std::vector<bool>& dynamic = impl.dynamic_dims[i];
   if (dims.size() != bounds.size() || dynamic.size() != bounds.size()) return false;
@@ -181,6 +184,10 @@ absl::InlinedVector<const void*, 8> ArgumentPointers(absl::Span<const ArrayView>
 }
 
 
+// Whether the executable has bounded dynamic entry parameters (its
+// arguments are padded before Run).
+bool PadsArguments(const ExecutableImpl& impl) { return !impl.dynamic_dims.empty(); }
+
 // The arguments of an executable with dynamic entry parameters as its
 // program takes them: copied into host arrays of their bounds, their sizes
 // appended, by DeclaredResult::PadArguments (the code HostProgram and
@@ -222,10 +229,16 @@ absl::Status ExecuteIntoPlaces(const ExecutableImpl& impl, absl::Span<const Arra
                                const Flags& argument_places, absl::Span<const ArrayView> results,
                                const Flags& result_places, const ExecuteOptions& options) {
   if (absl::Status ok = CheckArguments(arguments, impl); !ok.ok()) return ok;
+  if (impl.padded_result) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "this executable's result ", impl.result_shape.ToString(false),
+        " has runtime sizes or runtime size checks: Execute returns it at its runtime sizes; "
+        "ExecuteInto takes results of fixed shape"));
+  }
   absl::StatusOr<Flags> donated = DonatedArguments(arguments, argument_places, options);
   if (!donated.ok()) return donated.status();
   // Padded copies run: nothing is computed in an argument's memory.
-  if (impl.dynamic_entry != nullptr) donated->assign(arguments.size(), 0);
+  if (PadsArguments(impl)) donated->assign(arguments.size(), 0);
   if (results.size() != impl.results.size()) {
     return absl::InvalidArgumentError(absl::StrCat("the executable has ", impl.results.size(),
                                                    " results, got ", results.size(),
@@ -266,7 +279,7 @@ absl::Status ExecuteIntoPlaces(const ExecutableImpl& impl, absl::Span<const Arra
     }
     outputs.push_back(result.data);
   }
-  if (impl.dynamic_entry != nullptr) {
+  if (PadsArguments(impl)) {
     absl::StatusOr<PaddedArguments> padded = PadArguments(impl, arguments, argument_places);
     if (!padded.ok()) return padded.status();
     if (Any(result_places)) {
@@ -280,6 +293,48 @@ absl::Status ExecuteIntoPlaces(const ExecutableImpl& impl, absl::Span<const Arra
                                     result_places, options);
   }
   return impl.Run(ArgumentPointers(arguments), outputs, options);
+}
+
+// Execute for an executable whose program returns (result at its bound,
+// sizes, checks): run into host memory of that shape, then the result cut
+// to its runtime sizes by DeclaredResult::FromRun (a failed size check is
+// its error), copied into host Buffers of those sizes.
+absl::StatusOr<std::vector<Buffer>> PaddedResultRun(const ExecutableImpl& impl,
+                                                    absl::Span<const ArrayView> arguments,
+                                                    const Flags& places,
+                                                    const PaddedArguments* padded,
+                                                    const ExecuteOptions& options) {
+  absl::StatusOr<backend::ResultLiteral> program_result =
+      backend::CreateResultLiteral(impl.program_result_shape);
+  if (!program_result.ok()) return program_result.status();
+  const absl::InlinedVector<void*, 8> outputs(program_result->outputs.begin(),
+                                              program_result->outputs.end());
+  absl::Status ran;
+  if (padded != nullptr) {
+    ran = impl.Run(padded->pointers, outputs, options);
+  } else if (Any(places)) {
+    ran = impl.RunWithDeviceMemory(ArgumentPointers(arguments), outputs, places,
+                                   Flags(outputs.size(), 0), options);
+  } else {
+    ran = impl.Run(ArgumentPointers(arguments), outputs, options);
+  }
+  if (!ran.ok()) return ran;
+  absl::StatusOr<Literal> result = impl.dynamic_entry->FromRun(std::move(program_result->literal));
+  if (!result.ok()) return result.status();
+  std::vector<const Literal*> leaves;
+  backend::CollectLiteralLeaves(*result, &leaves);
+  std::vector<Buffer> buffers;
+  buffers.reserve(leaves.size());
+  for (const Literal* leaf : leaves) {
+    absl::StatusOr<Buffer> buffer =
+        Buffer::AllocateHost(leaf->shape().element_type(), leaf->shape().dimensions());
+    if (!buffer.ok()) return buffer.status();
+    if (leaf->size_bytes() > 0) {
+      std::memcpy(BufferAccess::address(*buffer), leaf->raw(), leaf->size_bytes());
+    }
+    buffers.push_back(*std::move(buffer));
+  }
+  return buffers;
 }
 
 }  // namespace
@@ -298,11 +353,20 @@ absl::StatusOr<std::vector<Buffer>> Executable::Execute(absl::Span<const Buffer>
   absl::StatusOr<Flags> donated = DonatedArguments(views, places, options);
   if (!donated.ok()) return donated.status();
   std::optional<PaddedArguments> padded;
-  if (impl_->dynamic_entry != nullptr) {
+  if (PadsArguments(*impl_)) {
     absl::StatusOr<PaddedArguments> made = PadArguments(*impl_, views, places);
     if (!made.ok()) return made.status();
     padded = *std::move(made);
     donated->assign(views.size(), 0);  // Padded copies run.
+  }
+  if (impl_->padded_result) {
+    if (options.results == ResultLocation::kDevice) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "results on the device were asked for, but this executable's result ",
+          impl_->result_shape.ToString(false), " has runtime sizes: it comes back in host memory"));
+    }
+    return PaddedResultRun(*impl_, views, places, padded.has_value() ? &*padded : nullptr,
+                           options);
   }
   bool on_device = false;
   switch (options.results) {
