@@ -229,10 +229,10 @@ absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileOnDevices(
   HLOC_RETURN_IF_ERROR(OptimizeForBackend(backend, options, module, ledger));
   HLOC_ASSIGN_OR_RETURN(backend::DeclaredResult declared,
                         backend::DeclaredResult::ForModule(module));
-  if (declared.dynamic_parameters()) {
+  if (declared.dynamic()) {
     return absl::UnimplementedError(absl::StrCat(
-        "module ", module.name(), " has bounded dynamic entry parameters: executables on ", n,
-        " devices take static arguments"));
+        "module ", module.name(), " has bounded dynamic shapes (entry parameters, result or size ",
+        "checks): executables on ", n, " devices take and return static arrays only"));
   }
 
   Stats stats;
