@@ -211,7 +211,9 @@ absl::StatusOr<PaddedArguments> PadArguments(const ExecutableImpl& impl,
     }
     const ArrayView& view = arguments[i];
     Literal literal(Shape(view.type, std::vector<int64_t>(view.dims.begin(), view.dims.end())));
-    if (literal.size_bytes() > 0) std::memcpy(literal.mutable_raw(), view.data, literal.size_bytes());
+    if (literal.size_bytes() > 0) {
+      std::memcpy(literal.mutable_raw(), view.data, literal.size_bytes());
+    }
     declared.push_back(std::move(literal));
   }
   PaddedArguments padded;

@@ -106,7 +106,8 @@ void DescribeEntry(const HloModule& module, ExecutableImpl* impl) {
   }
   // A padded module's root is (result, sizes, checks): the result as
   // declared is what the caller sees, at its bounds.
-  impl->result_shape = dynamic ? declared->declared_result_shape() : module.entry()->root()->shape();
+  impl->result_shape =
+      dynamic ? declared->declared_result_shape() : module.entry()->root()->shape();
   for (const ArrayLeaf& leaf : ArrayLeaves(impl->result_shape)) {
     impl->results.push_back({leaf.shape->element_type(), leaf.shape->dimensions()});
   }

@@ -580,7 +580,9 @@ absl::StatusOr<bool> DynamicPadder::Run(HloModule& module) {
         MakeStatic(&layout.parameters[k]);
       } else {
         layout.parameters.push_back(parameters[k]->shape());
-        if (!layout.parameter_names.empty()) layout.parameter_names.push_back(parameters[k]->name());
+        if (!layout.parameter_names.empty()) {
+          layout.parameter_names.push_back(parameters[k]->name());
+        }
       }
     }
   }
@@ -612,8 +614,8 @@ absl::StatusOr<std::optional<DynamicResultContract>> FindDynamicResultContract(
     } else if (absl::ConsumePrefix(&line, kParameterLine)) {
       const size_t space = line.find(' ');
       if (space == absl::string_view::npos) {
-        return absl::InvalidArgumentError(absl::StrCat("frontend attribute ", kDynamicResultAttribute,
-                                                       ": no shape in \"", line, "\""));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "frontend attribute ", kDynamicResultAttribute, ": no shape in \"", line, "\""));
       }
       HLOC_ASSIGN_OR_RETURN(Shape parameter, ParseShape(line.substr(space + 1)));
       contract.parameter_names.emplace_back(line.substr(0, space));
@@ -647,7 +649,8 @@ void CopyLeadingBox(const Literal& from, const std::vector<int64_t>& box, Litera
     for (int64_t d = rank - 2; d >= 0; --d) strides[d] = strides[d + 1] * shape.dimensions(d + 1);
     return strides;
   };
-  const std::vector<int64_t> from_strides = strides(from.shape()), to_strides = strides(to->shape());
+  const std::vector<int64_t> from_strides = strides(from.shape());
+  const std::vector<int64_t> to_strides = strides(to->shape());
   std::vector<int64_t> index(rank, 0);
   for (int64_t linear = 0; linear < count; ++linear) {
     int64_t source = 0, target = 0;

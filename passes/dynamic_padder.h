@@ -15,8 +15,9 @@
 //                              select(iota < size, x, init)
 //   dot contracting a sized    both operands masked with zeros (garbage
 //   dim                        padding could be inf, and inf * 0 is nan)
-//   reshape                    only a sized major dimension:
-//                              [<=n, a, b] -> [<=n * k, ...]
+//   reshape                    static unit dimensions added or dropped
+//                              ([<=n] -> [1, <=n]), or only a sized major
+//                              dimension: [<=n, a, b] -> [<=n * k, ...]
 //   slice                      unit stride; size min(n, limit) - start
 //   concatenate                only the last operand sized along the axis
 //   pad                        low edge padding only on a sized dimension
@@ -38,17 +39,19 @@
 // parameter is the dimension's tracked size. The caller copies each argument,
 // of any size up to the bound, into a buffer of the bound and passes its
 // sizes (PadDynamicArguments below; compiled programs and the API call it
-// through backend/common/declared_result.h). Tuple parameters with dynamic leaves and unbounded
-// ("?") dimensions are refused.
+// through backend/common/declared_result.h). Tuple parameters with dynamic
+// leaves and unbounded ("?") dimensions are refused.
 //
 // The entry result. When the module had dynamic shapes, the entry root
 // becomes the tuple (result, (sizes...), (checks...)): the result at its
 // bound, one s32 size per dynamic dimension of its array leaves in order,
 // and two s32 values (value, limit) per runtime check. The module's frontend
 // attribute kDynamicResultAttribute records the declared result shape, the
-// declared entry parameters (when one was dynamic) and each check's message; a backend reads it with FindDynamicResultContract
-// and turns what it ran into the interpreter's value with ShrinkDynamicResult
-// (leaves cut to their sizes, a failed check an error naming the instruction).
+// declared entry parameters (when one was dynamic) and each check's message;
+// a backend reads it with FindDynamicResultContract, pads its arguments with
+// PadDynamicArguments and turns what it ran into the interpreter's value
+// with ShrinkDynamicResult (leaves cut to their sizes, a failed check an
+// error naming the instruction).
 #ifndef HLOC_PASSES_DYNAMIC_PADDER_H_
 #define HLOC_PASSES_DYNAMIC_PADDER_H_
 

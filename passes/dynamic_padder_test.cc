@@ -154,7 +154,8 @@ TEST(DynamicPadderTest, SortAndReverseAlongARuntimeSizedDimension) {
   for (const char* n : {"0", "1", "4", "6"}) {
     for (const char* m : {"0", "3", "5"}) {
       SCOPED_TRACE(absl::StrCat("n=", n, " m=", m));
-      ExpectSameAnswer(dynamic_test_modules::kSortReverse, {p, q, Lit("s32[]", n), Lit("s32[]", m)});
+      ExpectSameAnswer(dynamic_test_modules::kSortReverse,
+                       {p, q, Lit("s32[]", n), Lit("s32[]", m)});
     }
   }
 }

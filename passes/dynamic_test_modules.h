@@ -116,7 +116,8 @@ ENTRY e {
   ROOT out = (f32[2,<=6], f32[2,<=6], s32[<=5], s32[<=5]) tuple(s, r, t, u)
 }
 )";
-inline constexpr char kSortReverseP[] = "f32[2,6] {{3, -1, 7, 0.5, 99, 100}, {-4, 2, 2, 8, 50, 60}}";
+inline constexpr char kSortReverseP[] =
+    "f32[2,6] {{3, -1, 7, 0.5, 99, 100}, {-4, 2, 2, 8, 50, 60}}";
 inline constexpr char kSortReverseQ[] = "s32[5] {4, -3, 9, 0, -100}";
 
 // Dynamic entry parameters. p: f32[<=8], q: f32[<=4,3] (arguments of any

@@ -195,8 +195,8 @@ ENTRY main {
     SCOPED_TRACE(n);
     std::string values;
     for (int k = 0; k < n; ++k) absl::StrAppend(&values, k ? ", " : "", k + 0.5);
-    ExpectSameAsInterpreter(kBroadcast,
-                            {ParseLiteralText(absl::StrCat("f32[1,1,", n, "] {{{", values, "}}}"))});
+    ExpectSameAsInterpreter(
+        kBroadcast, {ParseLiteralText(absl::StrCat("f32[1,1,", n, "] {{{", values, "}}}"))});
   }
   ExpectSameAsInterpreter(kConvert, {ParseLiteralText("pred[3,2] {{1, 0}, {0, 0}, {1, 1}}")});
   ExpectSameAsInterpreter(kConvert, {ParseLiteralText("pred[0,4] {}")});
