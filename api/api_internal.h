@@ -15,6 +15,9 @@ namespace cuda {
 class CudaDevice;
 class DeviceMemoryCache;
 }  // namespace cuda
+namespace backend {
+class DeclaredResult;
+}  // namespace backend
 
 namespace api {
 
@@ -101,6 +104,19 @@ class ExecutableImpl {
 
   std::vector<ArraySpec> parameters;
   std::vector<ArraySpec> results;
+  // Bounded dynamic shapes (host and CUDA targets; the module DynamicPadder
+  // rewrote, backend/common/declared_result.h). With dynamic entry
+  // parameters `parameters` hold their bounds, an argument may be smaller
+  // along a dynamic dimension (dynamic_dims[i][d]), and Executable copies
+  // the arguments to their bounds and appends their sizes before Run. With
+  // a dynamic result or runtime size checks (padded_result) `results` hold
+  // the bounds, Run writes the program's (result, sizes, checks) leaves of
+  // `program_result_shape`, and Execute returns the result cut to its
+  // runtime sizes (or the failed check's error).
+  std::shared_ptr<const backend::DeclaredResult> dynamic_entry;
+  std::vector<std::vector<bool>> dynamic_dims;  // Per parameter; empty: all static.
+  bool padded_result = false;
+  Shape program_result_shape;
   Shape result_shape;
   std::string optimized_hlo;
   std::string ledger;

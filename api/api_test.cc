@@ -130,10 +130,11 @@ ENTRY e {
   EXPECT_FALSE(ParseBackend("tpu").ok());
 }
 
-// A result of bounded dynamic shape: its arrays would come back at the
-// bound, so the compiled targets refuse it by name; static modules with
-// size ops (TF's) still compile.
-TEST(ApiTest, DynamicResultIsRefusedOnCompiledTargets) {
+// A result of bounded dynamic shape comes back at its runtime sizes
+// (results() give the bounds); a size check that fails is the error naming
+// the instruction; ExecuteInto, which takes results of fixed shape, refuses
+// it. CUDA where there is a GPU.
+TEST(ApiTest, DynamicResultComesBackAtItsRuntimeSizes) {
   auto client = NewClient();
   constexpr char kDynamicRoot[] = R"(
 HloModule dynamic_root
@@ -143,12 +144,40 @@ ENTRY e {
   ROOT d = f32[4,<=4] set-dimension-size(p, n), dimensions={1}
 })";
   for (Backend backend : {Backend::kHost, Backend::kCuda}) {
+    SCOPED_TRACE(BackendName(backend));
     auto exe = client->Compile(ModuleSource::Text(kDynamicRoot), On(backend));
-    ASSERT_FALSE(exe.ok()) << BackendName(backend);
-    if (backend == Backend::kCuda && absl::IsFailedPrecondition(exe.status())) continue;  // No GPU.
-    EXPECT_TRUE(absl::IsUnimplemented(exe.status())) << exe.status();
-    EXPECT_TRUE(absl::StrContains(exe.status().message(), "bounded dynamic shape"))
-        << exe.status();
+    if (backend == Backend::kCuda && !BackendUnavailableReason(backend).empty()) {
+      ASSERT_FALSE(exe.ok());
+      EXPECT_TRUE(absl::IsFailedPrecondition(exe.status())) << exe.status();
+      continue;
+    }
+    ASSERT_TRUE(exe.ok()) << exe.status();
+    ASSERT_EQ((*exe)->results().size(), 1u);
+    EXPECT_EQ((*exe)->results()[0].ToString(), "f32[4,4]");
+    EXPECT_EQ((*exe)->result_shape().ToString(false), "f32[4,<=4]");
+    alignas(64) float p[16];
+    for (int i = 0; i < 16; ++i) p[i] = i;
+    auto pb = *Buffer::WrapHost(F32, {4, 4}, p);
+    for (int32_t n : {0, 2, 4}) {
+      SCOPED_TRACE(n);
+      alignas(64) int32_t size = n;
+      auto out = (*exe)->Execute({pb, *Buffer::WrapHost(S32, {}, &size)});
+      ASSERT_TRUE(out.ok()) << out.status();
+      ASSERT_EQ(out->size(), 1u);
+      EXPECT_EQ((*out)[0].dims(), (std::vector<int64_t>{4, n}));
+      const float* d = static_cast<const float*>((*out)[0].data());
+      for (int r = 0; r < 4 && n > 0; ++r) EXPECT_EQ(d[r * n + n - 1], 4 * r + n - 1);
+    }
+    alignas(64) int32_t five = 5;
+    auto past = (*exe)->Execute({pb, *Buffer::WrapHost(S32, {}, &five)});
+    ASSERT_FALSE(past.ok());
+    EXPECT_TRUE(absl::StrContains(past.status().message(), "instruction %d (set-dimension-size)"))
+        << past.status();
+    alignas(64) float into[16];
+    absl::Status refused = (*exe)->ExecuteInto({pb, *Buffer::WrapHost(S32, {}, &five)},
+                                               {*Buffer::WrapHost(F32, {4, 4}, into)});
+    EXPECT_TRUE(absl::StrContains(refused.message(), "ExecuteInto takes results of fixed shape"))
+        << refused;
   }
   auto static_sizes = client->Compile(ModuleSource::Text(R"(
 HloModule static_sizes
@@ -158,6 +187,94 @@ ENTRY e {
   ROOT c = f32[4] convert(p)
 })"), On(Backend::kHost));
   EXPECT_TRUE(static_sizes.ok()) << static_sizes.status();
+}
+
+// Bounded dynamic entry parameters with a static result: an argument of
+// any size up to the bound along the dynamic dimension, padded to it by the
+// code HostProgram and GpuProgram share; past the bound, a clear error.
+// CUDA where there is a GPU.
+TEST(ApiTest, DynamicParameterTakesAnySizeUpToItsBound) {
+  constexpr char kScaledSum[] = R"(
+HloModule dynamic_sum
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  p = f32[<=8] parameter(0)
+  w = f32[3] parameter(1)
+  z = f32[] constant(0)
+  s = f32[] reduce(p, z), dimensions={0}, to_apply=add
+  g = s32[] get-dimension-size(p), dimensions={0}
+  c = f32[] convert(g)
+  b = f32[3] broadcast(s), dimensions={}
+  m = f32[3] multiply(b, w)
+  cb = f32[3] broadcast(c), dimensions={}
+  ROOT out = (f32[3], f32[3]) tuple(m, cb)
+})";
+  auto client = NewClient();
+  for (Backend backend : {Backend::kHost, Backend::kCuda}) {
+    SCOPED_TRACE(BackendName(backend));
+    auto exe = client->Compile(ModuleSource::Text(kScaledSum), On(backend));
+    if (backend == Backend::kCuda && !BackendUnavailableReason(backend).empty()) {
+      ASSERT_FALSE(exe.ok());
+      EXPECT_TRUE(absl::IsFailedPrecondition(exe.status())) << exe.status();
+      continue;
+    }
+    ASSERT_TRUE(exe.ok()) << exe.status();
+    ASSERT_EQ((*exe)->parameters().size(), 2u);
+    EXPECT_EQ((*exe)->parameters()[0].ToString(), "f32[8]");
+    ASSERT_EQ((*exe)->results().size(), 2u);
+    alignas(64) float x[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    alignas(64) float w[4] = {1, 10, 100, 0};
+    auto wb = *Buffer::WrapHost(F32, {3}, w);
+    for (int n : {0, 1, 5, 8}) {
+      SCOPED_TRACE(n);
+      const float sum = n * (n + 1) / 2.0f;
+      auto out = (*exe)->Execute({*Buffer::WrapHost(F32, {n}, x), wb});
+      ASSERT_TRUE(out.ok()) << out.status();
+      const float* m = static_cast<const float*>((*out)[0].data());
+      const float* size = static_cast<const float*>((*out)[1].data());
+      EXPECT_EQ(m[0], sum);
+      EXPECT_EQ(m[2], 100 * sum);
+      EXPECT_EQ(size[1], n);
+      alignas(64) float into_m[3] = {}, into_size[3] = {};
+      ASSERT_TRUE((*exe)
+                      ->ExecuteInto({*Buffer::WrapHost(F32, {n}, x), wb},
+                                    {*Buffer::WrapHost(F32, {3}, into_m),
+                                     *Buffer::WrapHost(F32, {3}, into_size)})
+                      .ok());
+      EXPECT_EQ(into_m[1], 10 * sum);
+      EXPECT_EQ(into_size[2], n);
+    }
+    auto past = (*exe)->Execute({*Buffer::WrapHost(F32, {9}, x), wb});
+    ASSERT_FALSE(past.ok());
+    EXPECT_TRUE(absl::IsInvalidArgument(past.status()));
+    EXPECT_TRUE(absl::StrContains(past.status().message(),
+                                  "argument 0 dimension 0 has size 9, above its bound 8"))
+        << past.status();
+    auto static_dim = (*exe)->Execute({*Buffer::WrapHost(F32, {2}, x),
+                                       *Buffer::WrapHost(F32, {4}, w)});
+    EXPECT_TRUE(absl::StrContains(static_dim.status().message(), "argument 1 has shape f32[4]"))
+        << static_dim.status();
+    auto rank = (*exe)->Execute({*Buffer::WrapHost(F32, {2, 1}, x), wb});
+    EXPECT_TRUE(absl::StrContains(rank.status().message(), "argument 0 has shape f32[2,1]"))
+        << rank.status();
+  }
+  // A dynamic parameter through to a dynamic result: the argument's size.
+  auto through = client->Compile(ModuleSource::Text(R"(
+HloModule dynamic_through
+ENTRY e {
+  p = f32[<=8] parameter(0)
+  ROOT n = f32[<=8] negate(p)
+})"), On(Backend::kHost));
+  ASSERT_TRUE(through.ok()) << through.status();
+  alignas(64) float three[3] = {1, -2, 3};
+  auto negated = (*through)->Execute({*Buffer::WrapHost(F32, {3}, three)});
+  ASSERT_TRUE(negated.ok()) << negated.status();
+  EXPECT_EQ((*negated)[0].dims(), (std::vector<int64_t>{3}));
+  EXPECT_EQ(static_cast<const float*>((*negated)[0].data())[1], 2.0f);
 }
 
 TEST(ApiTest, BadArgumentsNameTheArgument) {

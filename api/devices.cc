@@ -17,6 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/targets.h"
+#include "backend/common/declared_result.h"
 #include "backend/gpu/run_on_gpu_devices.h"
 #include "backend/host/run_on_host_devices.h"
 #include "hlo/evaluator/multi_device.h"
@@ -226,6 +227,13 @@ absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileOnDevices(
   std::vector<DevicePlacement> inputs, outputs;
   HLOC_RETURN_IF_ERROR(Place(module, shard_map ? &signature : nullptr, &inputs, &outputs));
   HLOC_RETURN_IF_ERROR(OptimizeForBackend(backend, options, module, ledger));
+  HLOC_ASSIGN_OR_RETURN(backend::DeclaredResult declared,
+                        backend::DeclaredResult::ForModule(module));
+  if (declared.dynamic()) {
+    return absl::UnimplementedError(absl::StrCat(
+        "module ", module.name(), " has bounded dynamic shapes (entry parameters, result or size ",
+        "checks): executables on ", n, " devices take and return static arrays only"));
+  }
 
   Stats stats;
   stats.backend = backend;

@@ -159,6 +159,16 @@ ENTRY e {
       CompileOn("HloModule m, replica_count=2, num_partitions=2\nENTRY e { ROOT p = f32[2] "
                 "parameter(0) }\n", 4);
   EXPECT_EQ(both.status().code(), absl::StatusCode::kUnimplemented) << both.status();
+  // Bounded dynamic shapes run on one device only.
+  absl::StatusOr<std::shared_ptr<Executable>> dynamic = CompileOn(R"(HloModule m
+ENTRY e {
+  p = f32[<=8] parameter(0)
+  ROOT n = f32[<=8] negate(p)
+}
+)", 2);
+  EXPECT_EQ(dynamic.status().code(), absl::StatusCode::kUnimplemented) << dynamic.status();
+  EXPECT_TRUE(absl::StrContains(dynamic.status().message(), "bounded dynamic shapes"))
+      << dynamic.status();
   // Shardings on a module that is not partitioned: no silent replicas.
   absl::StatusOr<std::shared_ptr<Executable>> global = CompileOn(R"(HloModule m
 ENTRY e {

@@ -1,8 +1,12 @@
 // Executable (hloc.h): what every target shares when running — checking the
-// caller's arguments, allocating results, donation — around the target's
+// caller's arguments, allocating results, donation, and for bounded dynamic
+// shapes padding the arguments and cutting the result (DeclaredResult, the
+// code HostProgram and GpuProgram run too) — around the target's
 // ExecutableImpl::Run.
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,6 +16,8 @@
 #include "absl/strings/str_join.h"
 #include "api/api_internal.h"
 #include "api/hloc.h"
+#include "backend/common/declared_result.h"
+#include "backend/common/literal_leaves.h"
 
 namespace hloc {
 namespace api {
@@ -108,8 +114,31 @@ absl::Status WaitForCallersDeviceWork(const ExecutableImpl& impl,
   return any ? impl.WaitForDeviceWork() : absl::OkStatus();
 }
 
-absl::Status CheckArguments(absl::Span<const ArrayView> arguments,
-                            const std::vector<ArraySpec>& parameters) {
+// Whether `dims` fit parameter `i` of an executable with dynamic entry
+// parameters: its dynamic dimensions up to the bound, the others equal.
+// A size past a bound is the error naming it.
+absl::StatusOr<bool> WithinDynamicBounds(absl::Span<const int64_t> dims, size_t i,
+                                         const ExecutableImpl& impl) {
+  if (i >= impl.dynamic_dims.size()) return false;
+  const std::vector<int64_t>& bounds = impl.parameters[i].dims;
+  const std::vector<bool>& dynamic = impl.dynamic_dims[i];
+  if (dims.size() != bounds.size() || dynamic.size() != bounds.size()) return false;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (!dynamic[d] && dims[d] != bounds[d]) return false;
+  }
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (dynamic[d] && dims[d] > bounds[d]) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "argument ", i, " dimension ", d, " has size ", dims[d], ", above its bound ",
+          bounds[d], " (the parameter is ", impl.parameters[i].ToString(), " with dimension ", d,
+          " dynamic)"));
+    }
+  }
+  return true;
+}
+
+absl::Status CheckArguments(absl::Span<const ArrayView> arguments, const ExecutableImpl& impl) {
+  const std::vector<ArraySpec>& parameters = impl.parameters;
   if (arguments.size() != parameters.size()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "the executable takes ", parameters.size(), " argument", parameters.size() == 1 ? "" : "s",
@@ -122,7 +151,9 @@ absl::Status CheckArguments(absl::Span<const ArrayView> arguments,
           "argument ", i, " has element type ", PrimitiveTypeName(argument.type),
           ", the parameter is ", parameters[i].ToString()));
     }
-    if (!SameDims(argument.dims, parameters[i].dims)) {
+    absl::StatusOr<bool> dynamic_fit = WithinDynamicBounds(argument.dims, i, impl);
+    if (!dynamic_fit.ok()) return dynamic_fit.status();
+    if (!SameDims(argument.dims, parameters[i].dims) && !*dynamic_fit) {
       return absl::InvalidArgumentError(absl::StrCat("argument ", i, " has shape ",
                                                      ViewString(argument), ", the parameter is ",
                                                      parameters[i].ToString()));
@@ -164,14 +195,63 @@ absl::InlinedVector<const void*, 8> ArgumentPointers(absl::Span<const ArrayView>
 }
 
 
+// Whether the executable has bounded dynamic entry parameters (its
+// arguments are padded before Run).
+bool PadsArguments(const ExecutableImpl& impl) { return !impl.dynamic_dims.empty(); }
+
+// The arguments of an executable with dynamic entry parameters as its
+// program takes them: copied into host arrays of their bounds, their sizes
+// appended, by DeclaredResult::PadArguments (the code HostProgram and
+// GpuProgram run too).
+struct PaddedArguments {
+  std::vector<Literal> literals;
+  absl::InlinedVector<const void*, 8> pointers;
+  Flags places;  // All host memory.
+};
+
+absl::StatusOr<PaddedArguments> PadArguments(const ExecutableImpl& impl,
+                                             absl::Span<const ArrayView> arguments,
+                                             const Flags& places) {
+  std::vector<Literal> declared;
+  declared.reserve(arguments.size());
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    if (places[i] != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "argument ", i, " is on the device; an executable with dynamic entry parameters ",
+          "takes host arguments (Buffer::ToHost copies one to the host)"));
+    }
+    const ArrayView& view = arguments[i];
+    Literal literal(Shape(view.type, std::vector<int64_t>(view.dims.begin(), view.dims.end())));
+    if (literal.size_bytes() > 0) {
+      std::memcpy(literal.mutable_raw(), view.data, literal.size_bytes());
+    }
+    declared.push_back(std::move(literal));
+  }
+  PaddedArguments padded;
+  absl::StatusOr<std::vector<Literal>> literals = impl.dynamic_entry->PadArguments(declared);
+  if (!literals.ok()) return literals.status();
+  padded.literals = *std::move(literals);
+  for (const Literal& literal : padded.literals) padded.pointers.push_back(literal.raw());
+  padded.places.assign(padded.literals.size(), 0);
+  return padded;
+}
+
 // ExecuteInto's checks and run, for arguments and results in `*_places`
 // (0 host, 1 the executable's device).
 absl::Status ExecuteIntoPlaces(const ExecutableImpl& impl, absl::Span<const ArrayView> arguments,
                                const Flags& argument_places, absl::Span<const ArrayView> results,
                                const Flags& result_places, const ExecuteOptions& options) {
-  if (absl::Status ok = CheckArguments(arguments, impl.parameters); !ok.ok()) return ok;
+  if (absl::Status ok = CheckArguments(arguments, impl); !ok.ok()) return ok;
+  if (impl.padded_result) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "this executable's result ", impl.result_shape.ToString(false),
+        " has runtime sizes or runtime size checks: Execute returns it at its runtime sizes; "
+        "ExecuteInto takes results of fixed shape"));
+  }
   absl::StatusOr<Flags> donated = DonatedArguments(arguments, argument_places, options);
   if (!donated.ok()) return donated.status();
+  // Padded copies run: nothing is computed in an argument's memory.
+  if (PadsArguments(impl)) donated->assign(arguments.size(), 0);
   if (results.size() != impl.results.size()) {
     return absl::InvalidArgumentError(absl::StrCat("the executable has ", impl.results.size(),
                                                    " results, got ", results.size(),
@@ -212,11 +292,62 @@ absl::Status ExecuteIntoPlaces(const ExecutableImpl& impl, absl::Span<const Arra
     }
     outputs.push_back(result.data);
   }
+  if (PadsArguments(impl)) {
+    absl::StatusOr<PaddedArguments> padded = PadArguments(impl, arguments, argument_places);
+    if (!padded.ok()) return padded.status();
+    if (Any(result_places)) {
+      return impl.RunWithDeviceMemory(padded->pointers, outputs, padded->places, result_places,
+                                      options);
+    }
+    return impl.Run(padded->pointers, outputs, options);
+  }
   if (Any(argument_places) || Any(result_places)) {
     return impl.RunWithDeviceMemory(ArgumentPointers(arguments), outputs, argument_places,
                                     result_places, options);
   }
   return impl.Run(ArgumentPointers(arguments), outputs, options);
+}
+
+// Execute for an executable whose program returns (result at its bound,
+// sizes, checks): run into host memory of that shape, then the result cut
+// to its runtime sizes by DeclaredResult::FromRun (a failed size check is
+// its error), copied into host Buffers of those sizes.
+absl::StatusOr<std::vector<Buffer>> PaddedResultRun(const ExecutableImpl& impl,
+                                                    absl::Span<const ArrayView> arguments,
+                                                    const Flags& places,
+                                                    const PaddedArguments* padded,
+                                                    const ExecuteOptions& options) {
+  absl::StatusOr<backend::ResultLiteral> program_result =
+      backend::CreateResultLiteral(impl.program_result_shape);
+  if (!program_result.ok()) return program_result.status();
+  const absl::InlinedVector<void*, 8> outputs(program_result->outputs.begin(),
+                                              program_result->outputs.end());
+  absl::Status ran;
+  if (padded != nullptr) {
+    ran = impl.Run(padded->pointers, outputs, options);
+  } else if (Any(places)) {
+    ran = impl.RunWithDeviceMemory(ArgumentPointers(arguments), outputs, places,
+                                   Flags(outputs.size(), 0), options);
+  } else {
+    ran = impl.Run(ArgumentPointers(arguments), outputs, options);
+  }
+  if (!ran.ok()) return ran;
+  absl::StatusOr<Literal> result = impl.dynamic_entry->FromRun(std::move(program_result->literal));
+  if (!result.ok()) return result.status();
+  std::vector<const Literal*> leaves;
+  backend::CollectLiteralLeaves(*result, &leaves);
+  std::vector<Buffer> buffers;
+  buffers.reserve(leaves.size());
+  for (const Literal* leaf : leaves) {
+    absl::StatusOr<Buffer> buffer =
+        Buffer::AllocateHost(leaf->shape().element_type(), leaf->shape().dimensions());
+    if (!buffer.ok()) return buffer.status();
+    if (leaf->size_bytes() > 0) {
+      std::memcpy(BufferAccess::address(*buffer), leaf->raw(), leaf->size_bytes());
+    }
+    buffers.push_back(*std::move(buffer));
+  }
+  return buffers;
 }
 
 }  // namespace
@@ -231,9 +362,28 @@ absl::StatusOr<std::vector<Buffer>> Executable::Execute(absl::Span<const Buffer>
   if (absl::Status ok = BufferViews(arguments, "argument", *impl_, &views, &places); !ok.ok()) {
     return ok;
   }
-  if (absl::Status ok = CheckArguments(views, impl_->parameters); !ok.ok()) return ok;
+  if (absl::Status ok = CheckArguments(views, *impl_); !ok.ok()) return ok;
   absl::StatusOr<Flags> donated = DonatedArguments(views, places, options);
   if (!donated.ok()) return donated.status();
+  if (absl::Status waited = WaitForCallersDeviceWork(*impl_, arguments); !waited.ok()) {
+    return waited;
+  }
+  std::optional<PaddedArguments> padded;
+  if (PadsArguments(*impl_)) {
+    absl::StatusOr<PaddedArguments> made = PadArguments(*impl_, views, places);
+    if (!made.ok()) return made.status();
+    padded = *std::move(made);
+    donated->assign(views.size(), 0);  // Padded copies run.
+  }
+  if (impl_->padded_result) {
+    if (options.results == ResultLocation::kDevice) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "results on the device were asked for, but this executable's result ",
+          impl_->result_shape.ToString(false), " has runtime sizes: it comes back in host memory"));
+    }
+    return PaddedResultRun(*impl_, views, places, padded.has_value() ? &*padded : nullptr,
+                           options);
+  }
   bool on_device = false;
   switch (options.results) {
     case ResultLocation::kAuto: on_device = Any(places); break;
@@ -248,9 +398,6 @@ absl::StatusOr<std::vector<Buffer>> Executable::Execute(absl::Span<const Buffer>
       break;
   }
 
-  if (absl::Status waited = WaitForCallersDeviceWork(*impl_, arguments); !waited.ok()) {
-    return waited;
-  }
   std::vector<Buffer> results;
   results.reserve(impl_->results.size());
   Flags used(arguments.size(), 0);
@@ -273,7 +420,11 @@ absl::StatusOr<std::vector<Buffer>> Executable::Execute(absl::Span<const Buffer>
   outputs.reserve(results.size());
   for (const Buffer& result : results) outputs.push_back(BufferAccess::address(result));
   absl::Status ran;
-  if (on_device || Any(places)) {
+  if (padded.has_value()) {
+    ran = on_device ? impl_->RunWithDeviceMemory(padded->pointers, outputs, padded->places,
+                                                 Flags(results.size(), 1), options)
+                    : impl_->Run(padded->pointers, outputs, options);
+  } else if (on_device || Any(places)) {
     const Flags output_places(results.size(), static_cast<char>(on_device));
     ran = impl_->RunWithDeviceMemory(ArgumentPointers(views), outputs, places, output_places,
                                      options);

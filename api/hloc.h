@@ -288,14 +288,19 @@ class Executable {
   // Runs once. `arguments` are the parameters' array leaves (see the top of
   // this file); the result is the root's array leaves. Arguments may be
   // device buffers on the executable's device when it is a cuda one (see
-  // Buffer). Thread-safe.
+  // Buffer). Bounded dynamic shapes (f32[<=8]; host and cuda): an argument
+  // of a dynamic parameter may be smaller than parameters() along a dynamic
+  // dimension (host memory), and a dynamic result comes back in host memory
+  // at its runtime sizes (results() give the bounds, result_shape() the
+  // dynamic dimensions). Thread-safe.
   absl::StatusOr<std::vector<Buffer>> Execute(absl::Span<const Buffer> arguments,
                                               const ExecuteOptions& options = {}) const;
   // Runs once, writing the results into the caller's `results` (one Buffer
   // per result, of its type and shape, e.g. memory a framework allocated).
   // A result may be exactly a donated argument's memory where the module
   // aliases the two (input_output_alias); any other overlap between results
-  // and arguments, or between results, is an error. Thread-safe.
+  // and arguments, or between results, is an error. A result of runtime
+  // size (or with runtime size checks) is refused: use Execute. Thread-safe.
   absl::Status ExecuteInto(absl::Span<const Buffer> arguments, absl::Span<const Buffer> results,
                            const ExecuteOptions& options = {}) const;
   // The same on views (host memory only), with the same checks and no

@@ -5,6 +5,7 @@
 #include "api/targets.h"
 
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -71,29 +72,49 @@ absl::Status OptimizeForBackend(Backend backend, const CompileOptions& options, 
     host_options.fusion = name != "no-fusion";
     HLOC_RETURN_IF_ERROR(host::OptimizeForHost(module, host_options, ledger).status());
   }
-  // The executables' results are arrays of static shape: a padded result
-  // would come back at its bound, its sizes as extra results and its size
-  // checks unchecked. HostProgram and GpuProgram cut it (DeclaredResult).
+  // Bounded dynamic shapes: DescribeEntry records the contract; Executable
+  // pads the arguments and cuts the result (DeclaredResult).
   HLOC_ASSIGN_OR_RETURN(backend::DeclaredResult declared,
                         backend::DeclaredResult::ForModule(module));
-  if (declared.dynamic()) {
-    return absl::UnimplementedError(absl::StrCat(
-        "module ", module.name(), " has a result of bounded dynamic shape: the API's ",
-        BackendName(backend), " executables return arrays of static shape (`hloc run` ",
-        "returns it at its runtime sizes)"));
+  if (declared.dynamic_parameters()) {
+    for (const Shape& parameter : declared.declared_parameters()) {
+      if (!parameter.IsArray()) {
+        return absl::UnimplementedError(absl::StrCat(
+            "module ", module.name(), " has dynamic entry parameters beside a tuple parameter ",
+            parameter.ToString(false), ": the API takes dynamic parameters with array ones only"));
+      }
+    }
   }
   return absl::OkStatus();
 }
 
 void DescribeEntry(const HloModule& module, ExecutableImpl* impl) {
-  for (const HloInstruction* parameter : module.entry()->parameters()) {
-    for (const ArrayLeaf& leaf : ArrayLeaves(parameter->shape())) {
-      impl->parameters.push_back({leaf.shape->element_type(), leaf.shape->dimensions()});
+  // OptimizeForBackend read the contract already: no error here.
+  absl::StatusOr<backend::DeclaredResult> declared = backend::DeclaredResult::ForModule(module);
+  const bool dynamic = declared.ok() && declared->dynamic();
+  if (dynamic && declared->dynamic_parameters()) {
+    for (const Shape& parameter : declared->declared_parameters()) {
+      impl->parameters.push_back({parameter.element_type(), parameter.dimensions()});
+      impl->dynamic_dims.push_back(parameter.dynamic_dimensions());
+    }
+  } else {
+    for (const HloInstruction* parameter : module.entry()->parameters()) {
+      for (const ArrayLeaf& leaf : ArrayLeaves(parameter->shape())) {
+        impl->parameters.push_back({leaf.shape->element_type(), leaf.shape->dimensions()});
+      }
     }
   }
-  impl->result_shape = module.entry()->root()->shape();
+  // A padded module's root is (result, sizes, checks): the result as
+  // declared is what the caller sees, at its bounds.
+  impl->result_shape =
+      dynamic ? declared->declared_result_shape() : module.entry()->root()->shape();
   for (const ArrayLeaf& leaf : ArrayLeaves(impl->result_shape)) {
     impl->results.push_back({leaf.shape->element_type(), leaf.shape->dimensions()});
+  }
+  if (dynamic) {
+    impl->padded_result = declared->dynamic_result() || declared->num_checks() > 0;
+    impl->program_result_shape = module.entry()->root()->shape();
+    impl->dynamic_entry = std::make_shared<const backend::DeclaredResult>(*declared);
   }
 }
 

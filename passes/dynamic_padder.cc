@@ -1,11 +1,14 @@
 #include "passes/dynamic_padder.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "hlo/status_macros.h"
 #include "hlo/text_parser.h"
 #include "passes/expanders/expansion_builder.h"
@@ -14,6 +17,12 @@ namespace hloc {
 namespace {
 
 using expanders::ExpansionBuilder;
+
+// The lines of kDynamicResultAttribute.
+constexpr absl::string_view kResultLine = "result ";
+constexpr absl::string_view kParameterLine = "parameter ";
+constexpr absl::string_view kCheckLine = "check ";
+
 // Per dimension, the s32 scalar holding its runtime size; null: the bound.
 using Sizes = std::vector<HloInstruction*>;
 
@@ -51,6 +60,8 @@ class EntryPadder {
 
   absl::Status Run();
   const std::vector<std::string>& checks() const { return check_messages_; }
+  // The entry parameters' shapes before the pass; empty when none was dynamic.
+  const std::vector<Shape>& declared_parameters() const { return declared_parameters_; }
 
  private:
   Sizes& SizesOf(const HloInstruction* i) {
@@ -82,12 +93,18 @@ class EntryPadder {
   absl::Status Visit(HloInstruction* i, const Shape& declared, Sizes* out);
   absl::Status VisitReduce(HloInstruction* i, Sizes* out);
   absl::Status VisitDot(HloInstruction* i, Sizes* out);
-  absl::Status VisitReshape(HloInstruction* i, Sizes* out);
+  absl::Status VisitReshape(HloInstruction* i, const Shape& declared, Sizes* out);
   absl::Status VisitSlice(HloInstruction* i, const Shape& declared, Sizes* out);
   absl::Status VisitGather(HloInstruction* i, Sizes* out);
+  absl::Status VisitReverse(HloInstruction* i, Sizes* out);
+  absl::Status VisitSort(HloInstruction* i, Sizes* out);
   absl::Status FinishRoot(const Shape& declared);
+  // Each dynamic entry parameter at its bound, its sizes new trailing s32
+  // parameters.
+  absl::Status PadParameters();
 
   HloComputation* entry_;
+  std::vector<Shape> declared_parameters_;
   absl::flat_hash_map<const HloInstruction*, Sizes> sizes_;
   std::vector<HloInstruction*> checks_;
   std::vector<std::string> check_messages_;
@@ -102,11 +119,7 @@ bool IsElementwise(HloOpcode op) {
 absl::Status EntryPadder::Visit(HloInstruction* i, const Shape& declared, Sizes* out) {
   ExpansionBuilder b(entry_, i);
   const HloOpcode op = i->opcode();
-  if (op == HloOpcode::kParameter) {
-    return Refuse(*i, absl::StrCat("an entry parameter of dynamic shape ", declared.ToString(false),
-                                   ": compiled backends take static arguments (the interpreter "
-                                   "takes any size up to the bound)"));
-  }
+  if (op == HloOpcode::kParameter) return absl::OkStatus();  // PadParameters sized it.
   if (op == HloOpcode::kSetDimensionSize) {
     HloInstruction* x = i->operand(0);
     HloInstruction* n = i->operand(1);
@@ -160,18 +173,11 @@ absl::Status EntryPadder::Visit(HloInstruction* i, const Shape& declared, Sizes*
       for (int64_t d = 0; d < rank; ++d) (*out)[d] = s[i->dimensions(d)];
       return absl::OkStatus();
     }
-    case HloOpcode::kReverse:
-    case HloOpcode::kSort: {
-      if (i->operand_count() != 1) return Refuse(*i, "only a one-operand sort is supported");
-      *out = SizesOf(i->operand(0));
-      for (int64_t d : i->dimensions()) {
-        if ((*out)[d] != nullptr) return Refuse(*i, "runs along a runtime-sized dimension");
-      }
-      return absl::OkStatus();
-    }
+    case HloOpcode::kReverse: return VisitReverse(i, out);
+    case HloOpcode::kSort: return VisitSort(i, out);
     case HloOpcode::kReduce: return VisitReduce(i, out);
     case HloOpcode::kDot: return VisitDot(i, out);
-    case HloOpcode::kReshape: return VisitReshape(i, out);
+    case HloOpcode::kReshape: return VisitReshape(i, declared, out);
     case HloOpcode::kSlice: return VisitSlice(i, declared, out);
     case HloOpcode::kGather: return VisitGather(i, out);
     case HloOpcode::kConcatenate: {
@@ -284,12 +290,29 @@ absl::Status EntryPadder::VisitDot(HloInstruction* i, Sizes* out) {
   return absl::OkStatus();
 }
 
-absl::Status EntryPadder::VisitReshape(HloInstruction* i, Sizes* out) {
+absl::Status EntryPadder::VisitReshape(HloInstruction* i, const Shape& declared, Sizes* out) {
   ExpansionBuilder b(entry_, i);
   const Sizes& s = SizesOf(i->operand(0));
   if (!AnySize(s)) return absl::OkStatus();
   const Shape& in = i->operand(0)->shape();
   const Shape& result = i->shape();
+  // Only static unit dimensions inserted or removed ([<=5] -> [1,<=5]): the
+  // other dimensions correspond one to one and keep their sizes.
+  std::vector<int64_t> in_kept, out_kept;
+  for (int64_t d = 0; d < in.rank(); ++d) {
+    if (in.dimensions(d) != 1 || s[d] != nullptr) in_kept.push_back(d);
+  }
+  for (int64_t d = 0; d < result.rank(); ++d) {
+    if (result.dimensions(d) != 1 || declared.is_dynamic_dimension(d)) out_kept.push_back(d);
+  }
+  bool unit_only = in_kept.size() == out_kept.size();
+  for (size_t k = 0; unit_only && k < in_kept.size(); ++k) {
+    unit_only = in.dimensions(in_kept[k]) == result.dimensions(out_kept[k]);
+  }
+  if (unit_only) {
+    for (size_t k = 0; k < in_kept.size(); ++k) (*out)[out_kept[k]] = s[in_kept[k]];
+    return absl::OkStatus();
+  }
   int64_t in_inner = 1, out_inner = 1;
   for (int64_t d = 1; d < in.rank(); ++d) in_inner *= in.dimensions(d);
   for (int64_t d = 1; d < result.rank(); ++d) out_inner *= result.dimensions(d);
@@ -324,6 +347,74 @@ absl::Status EntryPadder::VisitSlice(HloInstruction* i, const Shape& declared, S
     (*out)[d] = b.Binary(HloOpcode::kMaximum, size, b.IndexScalar(xla::S32, 0));
   }
   return b.status();
+}
+
+// Reversing a sized dimension of bound B and size n: the operand first
+// rotated by n (x' = concat(x, x)[n : n + B]) so that its n valid elements
+// end at B; reversed, they start at 0.
+absl::Status EntryPadder::VisitReverse(HloInstruction* i, Sizes* out) {
+  ExpansionBuilder b(entry_, i);
+  HloInstruction* x = i->operand(0);
+  *out = SizesOf(x);
+  const std::vector<int64_t>& dims = x->shape().dimensions();
+  std::vector<HloInstruction*> starts(dims.size(), nullptr);
+  HloInstruction* doubled = x;
+  bool rotated = false;
+  for (int64_t d : i->dimensions()) {
+    if ((*out)[d] == nullptr) continue;
+    doubled = b.Concatenate({doubled, doubled}, d);
+    starts[d] = (*out)[d];
+    rotated = true;
+  }
+  if (!rotated) return absl::OkStatus();
+  for (HloInstruction*& start : starts) {
+    if (start == nullptr) start = b.IndexScalar(xla::S32, 0);
+  }
+  HloInstruction* shifted = b.DynamicSlice(doubled, starts, dims);
+  HLOC_RETURN_IF_ERROR(b.status());
+  i->ReplaceOperandWith(0, shifted);
+  return absl::OkStatus();
+}
+
+// Sorting along a sized dimension: a second operand keys the padding
+// (0 valid, 1 past the size) and the comparator puts the lower key first,
+// the original comparator deciding between equal keys; the padding ends up
+// last, the valid elements sorted before it.
+absl::Status EntryPadder::VisitSort(HloInstruction* i, Sizes* out) {
+  if (i->operand_count() != 1) return Refuse(*i, "only a one-operand sort is supported");
+  HloInstruction* x = i->operand(0);
+  *out = SizesOf(x);
+  const int64_t d = i->dimensions(0);
+  if ((*out)[d] == nullptr) return absl::OkStatus();
+  ExpansionBuilder b(entry_, i);
+  const std::vector<int64_t>& dims = x->shape().dimensions();
+  HloInstruction* valid = b.Compare(b.Iota(xla::S32, dims, d), b.Splat((*out)[d], dims),
+                                    ComparisonDirection::kLt);
+  HloInstruction* key = b.Select(valid, b.Splat(b.IndexScalar(xla::S32, 0), dims),
+                                 b.Splat(b.IndexScalar(xla::S32, 1), dims));
+  HloComputation* comparator = b.NewComputation("padding_last");
+  ExpansionBuilder c = b.ForComputation(comparator);
+  const Shape element = Shape::Scalar(x->shape().element_type());
+  const Shape s32 = Shape::Scalar(xla::S32);
+  HloInstruction* xa = c.Parameter(0, element, "lhs");
+  HloInstruction* xb = c.Parameter(1, element, "rhs");
+  HloInstruction* ka = c.Parameter(2, s32, "lhs_key");
+  HloInstruction* kb = c.Parameter(3, s32, "rhs_key");
+  HloInstruction* original = c.Inline(*i->to_apply(), {xa, xb});
+  HloInstruction* root = c.Select(c.Compare(ka, kb, ComparisonDirection::kNe),
+                                  c.Compare(ka, kb, ComparisonDirection::kLt), original);
+  HLOC_RETURN_IF_ERROR(c.status());
+  comparator->set_root(root);
+  HloInstruction* sort = b.Build(HloOpcode::kSort, {x, key}, [&](HloInstruction& built) {
+    *built.mutable_attrs() = i->attrs();
+    built.AppendCalledComputation(comparator);
+  });
+  HloInstruction* sorted = b.GetTupleElement(sort, 0);
+  HLOC_RETURN_IF_ERROR(b.status());
+  HLOC_RETURN_IF_ERROR(i->ReplaceAllUsesWith(sorted));
+  sizes_[sorted] = *out;
+  dead_.push_back(i);
+  return absl::OkStatus();
 }
 
 absl::Status EntryPadder::VisitGather(HloInstruction* i, Sizes* out) {
@@ -374,8 +465,37 @@ absl::Status EntryPadder::FinishRoot(const Shape& declared) {
   return absl::OkStatus();
 }
 
+absl::Status EntryPadder::PadParameters() {
+  const std::vector<HloInstruction*> parameters = entry_->parameters();
+  bool any = false;
+  for (const HloInstruction* p : parameters) any = any || !p->shape().is_static();
+  if (!any) return absl::OkStatus();
+  int64_t next_number = static_cast<int64_t>(parameters.size());
+  for (HloInstruction* p : parameters) {
+    declared_parameters_.push_back(p->shape());
+    if (p->shape().is_static()) continue;
+    if (!p->shape().IsArray()) {
+      return Refuse(*p, absl::StrCat("a tuple entry parameter with runtime-sized elements (",
+                                     p->shape().ToString(false), ")"));
+    }
+    Sizes& sizes = SizesOf(p);
+    for (int64_t d = 0; d < p->shape().rank(); ++d) {
+      if (!p->shape().is_dynamic_dimension(d)) continue;
+      if (p->shape().dimensions(d) == Shape::kUnboundedSize) {
+        return Refuse(*p, absl::StrCat("an entry parameter of unbounded dynamic shape ",
+                                       p->shape().ToString(false), " has no bound to pad to"));
+      }
+      sizes[d] = entry_->AddInstruction(HloInstruction::CreateParameter(
+          next_number++, Shape::Scalar(xla::S32), absl::StrCat(p->name(), ".size", d)));
+    }
+    MakeStatic(p->mutable_shape());
+  }
+  return absl::OkStatus();
+}
+
 absl::Status EntryPadder::Run() {
   const Shape declared_root = entry_->root()->shape();
+  HLOC_RETURN_IF_ERROR(PadParameters());
   for (HloInstruction* i : entry_->MakeInstructionPostOrder()) {
     const Shape declared = i->shape();
     bool sized_operand = false;
@@ -451,10 +571,30 @@ absl::StatusOr<bool> DynamicPadder::Run(HloModule& module) {
   HLOC_RETURN_IF_ERROR(padder.Run());
   HloModuleConfig* config = module.mutable_config();
   if (config->entry_computation_layout.has_value()) {
-    config->entry_computation_layout->result = module.entry()->root()->shape();
+    ProgramShape& layout = *config->entry_computation_layout;
+    layout.result = module.entry()->root()->shape();
+    // Parameters at their bounds, the sizes appended.
+    const std::vector<HloInstruction*>& parameters = module.entry()->parameters();
+    for (size_t k = 0; k < parameters.size(); ++k) {
+      if (k < layout.parameters.size()) {
+        MakeStatic(&layout.parameters[k]);
+      } else {
+        layout.parameters.push_back(parameters[k]->shape());
+        if (!layout.parameter_names.empty()) {
+          layout.parameter_names.push_back(parameters[k]->name());
+        }
+      }
+    }
   }
-  std::vector<std::string> lines = {declared.ToString(/*print_layout=*/false)};
-  for (const std::string& check : padder.checks()) lines.push_back(check);
+  // One line each: "result SHAPE", "parameter NAME SHAPE" (every entry
+  // parameter as declared, when one was dynamic), "check MESSAGE".
+  std::vector<std::string> lines = {
+      absl::StrCat(kResultLine, declared.ToString(/*print_layout=*/false))};
+  for (size_t k = 0; k < padder.declared_parameters().size(); ++k) {
+    lines.push_back(absl::StrCat(kParameterLine, module.entry()->parameter(k)->name(), " ",
+                                 padder.declared_parameters()[k].ToString(/*print_layout=*/false)));
+  }
+  for (const std::string& check : padder.checks()) lines.push_back(absl::StrCat(kCheckLine, check));
   (*config->frontend_attributes.mutable_map())[kDynamicResultAttribute] =
       absl::StrJoin(lines, "\n");
   return true;
@@ -465,35 +605,138 @@ absl::StatusOr<std::optional<DynamicResultContract>> FindDynamicResultContract(
   const auto& map = module.config().frontend_attributes.map();
   auto it = map.find(kDynamicResultAttribute);
   if (it == map.end()) return std::nullopt;
-  std::vector<std::string> lines = absl::StrSplit(it->second, '\n');
   DynamicResultContract contract;
-  HLOC_ASSIGN_OR_RETURN(contract.declared, ParseShape(lines[0]));
-  contract.checks.assign(lines.begin() + 1, lines.end());
+  bool have_result = false;
+  for (absl::string_view line : absl::StrSplit(it->second, '\n')) {
+    if (absl::ConsumePrefix(&line, kResultLine)) {
+      HLOC_ASSIGN_OR_RETURN(contract.declared, ParseShape(line));
+      have_result = true;
+    } else if (absl::ConsumePrefix(&line, kParameterLine)) {
+      const size_t space = line.find(' ');
+      if (space == absl::string_view::npos) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "frontend attribute ", kDynamicResultAttribute, ": no shape in \"", line, "\""));
+      }
+      HLOC_ASSIGN_OR_RETURN(Shape parameter, ParseShape(line.substr(space + 1)));
+      contract.parameter_names.emplace_back(line.substr(0, space));
+      contract.parameters.push_back(std::move(parameter));
+    } else if (absl::ConsumePrefix(&line, kCheckLine)) {
+      contract.checks.emplace_back(line);
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("frontend attribute ", kDynamicResultAttribute,
+                                                     ": unknown line \"", line, "\""));
+    }
+  }
+  if (!have_result) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("frontend attribute ", kDynamicResultAttribute, " has no result line"));
+  }
   return contract;
 }
 
 namespace {
 
+// Copies the leading box `box` (no larger than either) of `from` into `to`,
+// both dense row-major arrays of one element type.
+void CopyLeadingBox(const Literal& from, const std::vector<int64_t>& box, Literal* to) {
+  const int64_t rank = static_cast<int64_t>(box.size());
+  int64_t count = 1;
+  for (int64_t n : box) count *= n;
+  if (count == 0) return;
+  const int width = ByteWidth(from.shape().element_type());
+  auto strides = [rank](const Shape& shape) {
+    std::vector<int64_t> strides(rank, 1);
+    for (int64_t d = rank - 2; d >= 0; --d) strides[d] = strides[d + 1] * shape.dimensions(d + 1);
+    return strides;
+  };
+  const std::vector<int64_t> from_strides = strides(from.shape());
+  const std::vector<int64_t> to_strides = strides(to->shape());
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t linear = 0; linear < count; ++linear) {
+    int64_t source = 0, target = 0;
+    for (int64_t d = 0; d < rank; ++d) {
+      source += index[d] * from_strides[d];
+      target += index[d] * to_strides[d];
+    }
+    std::memcpy(to->mutable_raw() + target * width, from.raw() + source * width, width);
+    for (int64_t d = rank - 1; d >= 0 && ++index[d] == box[d]; --d) index[d] = 0;
+  }
+}
+
 // Copies the leading box of `in` given by the runtime sizes.
 Literal CutToSizes(const Literal& in, const std::vector<int64_t>& dims) {
-  Shape shape(in.shape().element_type(), dims);
-  Literal out(shape);
-  const int width = ByteWidth(in.shape().element_type());
-  const int64_t rank = in.shape().rank();
-  if (out.element_count() == 0) return out;
-  std::vector<int64_t> index(rank, 0);
-  std::vector<int64_t> in_strides(rank, 1);
-  for (int64_t d = rank - 2; d >= 0; --d) in_strides[d] = in_strides[d + 1] * in.shape().dimensions(d + 1);
-  for (int64_t linear = 0; linear < out.element_count(); ++linear) {
-    int64_t source = 0;
-    for (int64_t d = 0; d < rank; ++d) source += index[d] * in_strides[d];
-    std::memcpy(out.mutable_raw() + linear * width, in.raw() + source * width, width);
-    for (int64_t d = rank - 1; d >= 0 && ++index[d] == dims[d]; --d) index[d] = 0;
-  }
+  Literal out(Shape(in.shape().element_type(), dims));
+  CopyLeadingBox(in, dims, &out);
   return out;
 }
 
+// Argument `k` for the dynamic array parameter `declared`: at its bound,
+// the argument's sizes of its dynamic dimensions appended to `sizes`.
+absl::StatusOr<Literal> PadArgument(const Literal& argument, int64_t k, const Shape& declared,
+                                    absl::string_view name, std::vector<Literal>* sizes) {
+  const std::string which = absl::StrCat("argument ", k, " (parameter %", name, ")");
+  const Shape& shape = argument.shape();
+  if (!shape.IsArray() || shape.element_type() != declared.element_type() ||
+      shape.rank() != declared.rank()) {
+    return absl::InvalidArgumentError(absl::StrCat(which, " has shape ", shape.ToString(false),
+                                                   ", the parameter is ",
+                                                   declared.ToString(false)));
+  }
+  for (int64_t d = 0; d < declared.rank(); ++d) {
+    const int64_t size = shape.dimensions(d), bound = declared.dimensions(d);
+    if (!declared.is_dynamic_dimension(d)) {
+      if (size != bound) {
+        return absl::InvalidArgumentError(absl::StrCat(which, " dimension ", d, " has size ", size,
+                                                       ", the parameter's is ", bound, " (",
+                                                       declared.ToString(false), ")"));
+      }
+      continue;
+    }
+    if (size > bound) {
+      return absl::InvalidArgumentError(absl::StrCat(which, " dimension ", d, " has size ", size,
+                                                     ", above its bound ", bound, " (",
+                                                     declared.ToString(false), ")"));
+    }
+    sizes->push_back(Literal::Scalar<int32_t>(xla::S32, static_cast<int32_t>(size)));
+  }
+  Shape bound_shape = declared;
+  for (int64_t d = 0; d < bound_shape.rank(); ++d) bound_shape.set_dynamic_dimension(d, false);
+  Literal padded(bound_shape);
+  CopyLeadingBox(argument, shape.dimensions(), &padded);
+  return padded;
+}
+
 }  // namespace
+
+absl::StatusOr<std::vector<Literal>> PadDynamicArguments(absl::Span<const Literal> arguments,
+                                                         const DynamicResultContract& contract) {
+  const std::vector<Shape>& parameters = contract.parameters;
+  if (arguments.size() != parameters.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("the entry computation takes ",
+                                                   parameters.size(), " arguments, got ",
+                                                   arguments.size()));
+  }
+  std::vector<Literal> padded, sizes;
+  padded.reserve(arguments.size());
+  for (size_t k = 0; k < arguments.size(); ++k) {
+    if (parameters[k].is_static()) {
+      if (!arguments[k].shape().Compatible(parameters[k])) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "argument ", k, " has shape ", arguments[k].shape().ToString(false),
+            ", the parameter is ", parameters[k].ToString(false)));
+      }
+      padded.push_back(arguments[k]);
+      continue;
+    }
+    const std::string name = k < contract.parameter_names.size() ? contract.parameter_names[k] : "";
+    HLOC_ASSIGN_OR_RETURN(Literal argument,
+                          PadArgument(arguments[k], static_cast<int64_t>(k), parameters[k], name,
+                                      &sizes));
+    padded.push_back(std::move(argument));
+  }
+  for (Literal& size : sizes) padded.push_back(std::move(size));
+  return padded;
+}
 
 absl::StatusOr<Literal> ShrinkDynamicResult(const Literal& padded,
                                             const DynamicResultContract& contract) {

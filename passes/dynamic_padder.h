@@ -15,29 +15,43 @@
 //                              select(iota < size, x, init)
 //   dot contracting a sized    both operands masked with zeros (garbage
 //   dim                        padding could be inf, and inf * 0 is nan)
-//   reshape                    only a sized major dimension:
-//                              [<=n, a, b] -> [<=n * k, ...]
+//   reshape                    static unit dimensions added or dropped
+//                              ([<=n] -> [1, <=n]), or only a sized major
+//                              dimension: [<=n, a, b] -> [<=n * k, ...]
 //   slice                      unit stride; size min(n, limit) - start
 //   concatenate                only the last operand sized along the axis
 //   pad                        low edge padding only on a sized dimension
-//   sort, reverse              not along a sized dimension
+//   reverse along a sized dim  operand rotated by the size first, so
+//                              the valid elements end at the bound
+//   one-operand sort along a   a second operand keys the padding last
+//   sized dim                  (0 valid, 1 padding; lower key first)
 //
 // First, in every computation, a set-dimension-size whose result dimension
 // is static becomes its operand and a get-dimension-size of a static
 // dimension its bound (TF emits both around ops of known size).
 //
 // Anything else meeting a dynamic shape is refused with an error naming the
-// instruction, as are dynamic shapes outside the entry computation and
-// dynamic entry parameters (the compiled backends take static arguments).
+// instruction, as are dynamic shapes outside the entry computation.
+//
+// Entry parameters. A dynamic array parameter (p: f32[<=8, 3]) becomes a
+// parameter at its bound (f32[8, 3]) and one new trailing s32[] parameter
+// per dynamic dimension (p.size0), in parameter then dimension order; that
+// parameter is the dimension's tracked size. The caller copies each argument,
+// of any size up to the bound, into a buffer of the bound and passes its
+// sizes (PadDynamicArguments below; compiled programs and the API call it
+// through backend/common/declared_result.h). Tuple parameters with dynamic
+// leaves and unbounded ("?") dimensions are refused.
 //
 // The entry result. When the module had dynamic shapes, the entry root
 // becomes the tuple (result, (sizes...), (checks...)): the result at its
 // bound, one s32 size per dynamic dimension of its array leaves in order,
 // and two s32 values (value, limit) per runtime check. The module's frontend
-// attribute kDynamicResultAttribute records the declared result shape and
-// each check's message; a backend reads it with FindDynamicResultContract
-// and turns what it ran into the interpreter's value with ShrinkDynamicResult
-// (leaves cut to their sizes, a failed check an error naming the instruction).
+// attribute kDynamicResultAttribute records the declared result shape, the
+// declared entry parameters (when one was dynamic) and each check's message;
+// a backend reads it with FindDynamicResultContract, pads its arguments with
+// PadDynamicArguments and turns what it ran into the interpreter's value
+// with ShrinkDynamicResult (leaves cut to their sizes, a failed check an
+// error naming the instruction).
 #ifndef HLOC_PASSES_DYNAMIC_PADDER_H_
 #define HLOC_PASSES_DYNAMIC_PADDER_H_
 
@@ -46,6 +60,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "hlo/literal.h"
 #include "hlo/module.h"
 #include "passes/pass.h"
@@ -63,12 +78,27 @@ inline constexpr char kDynamicResultAttribute[] = "hloc_dynamic_result";
 // What DynamicPadder promised about the entry result.
 struct DynamicResultContract {
   Shape declared;                   // The entry result before the pass.
+  // The entry parameters before the pass when one of them was dynamic, else
+  // empty (the arguments are then the parameters' static shapes).
+  std::vector<Shape> parameters;
+  std::vector<std::string> parameter_names;  // Beside `parameters`.
   std::vector<std::string> checks;  // One message per (value, limit) pair.
 };
 
 // The contract of a module DynamicPadder rewrote; nullopt for any other.
 absl::StatusOr<std::optional<DynamicResultContract>> FindDynamicResultContract(
     const HloModule& module);
+
+// The rewritten entry's arguments for `arguments` of the declared entry
+// (contract.parameters non-empty): an argument of a dynamic parameter, of
+// any size up to the bound along its dynamic dimensions, copied into an
+// array of the bound (the padding is zeros), and those sizes appended as
+// s32 scalars. Any other argument must match its parameter. A wrong count,
+// element type, rank, static dimension or a size past its bound is an
+// InvalidArgument error naming the argument, parameter, dimension, size and
+// bound.
+absl::StatusOr<std::vector<Literal>> PadDynamicArguments(absl::Span<const Literal> arguments,
+                                                         const DynamicResultContract& contract);
 
 // `padded` (the rewritten entry's result) as the declared result: each array
 // leaf cut to its runtime sizes. A check whose value is outside [0, limit]

@@ -4,8 +4,10 @@
 #include "passes/dynamic_padder.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "hlo/evaluator/compare.h"
 #include "hlo/evaluator/evaluator.h"
@@ -24,6 +26,8 @@ Literal Lit(absl::string_view shape, absl::string_view value) {
   EXPECT_TRUE(l.ok()) << l.status();
   return *std::move(l);
 }
+
+Literal Text(const std::string& text) { return testdata::ParseLiteralText(text); }
 
 // The original in the interpreter vs the padded module in the interpreter.
 absl::StatusOr<std::pair<Literal, Literal>> RunBothWays(absl::string_view text,
@@ -49,7 +53,13 @@ absl::StatusOr<std::pair<Literal, Literal>> RunBothWays(absl::string_view text,
       FindDynamicResultContract(**module);
   if (!contract.ok()) return contract.status();
   EXPECT_TRUE(contract->has_value());
-  absl::StatusOr<Literal> padded = Evaluate(**module, args);
+  std::vector<Literal> program_args = args;
+  if (!(*contract)->parameters.empty()) {
+    absl::StatusOr<std::vector<Literal>> padded_args = PadDynamicArguments(args, **contract);
+    if (!padded_args.ok()) return padded_args.status();
+    program_args = *std::move(padded_args);
+  }
+  absl::StatusOr<Literal> padded = Evaluate(**module, program_args);
   if (!padded.ok()) return padded.status();
   absl::StatusOr<Literal> actual = ShrinkDynamicResult(*padded, **contract);
   if (!actual.ok()) return actual.status();
@@ -135,6 +145,21 @@ ENTRY e {
   }
 }
 
+// Sort and reverse along a runtime-sized dimension: the padding must not
+// move into the first n elements (it holds whatever the producer left,
+// here values that would sort first).
+TEST(DynamicPadderTest, SortAndReverseAlongARuntimeSizedDimension) {
+  const Literal p = Text(dynamic_test_modules::kSortReverseP);
+  const Literal q = Text(dynamic_test_modules::kSortReverseQ);
+  for (const char* n : {"0", "1", "4", "6"}) {
+    for (const char* m : {"0", "3", "5"}) {
+      SCOPED_TRACE(absl::StrCat("n=", n, " m=", m));
+      ExpectSameAnswer(dynamic_test_modules::kSortReverse,
+                       {p, q, Lit("s32[]", n), Lit("s32[]", m)});
+    }
+  }
+}
+
 absl::Status PadOnly(absl::string_view text) {
   absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text);
   if (!module.ok()) return module.status();
@@ -148,24 +173,143 @@ HloModule m
 lt {
   a = f32[] parameter(0)
   b = f32[] parameter(1)
-  ROOT c = pred[] compare(a, b), direction=LT
+  c = s32[] parameter(2)
+  d = s32[] parameter(3)
+  ROOT r = pred[] compare(a, b), direction=LT
 }
 ENTRY e {
   p = f32[4] parameter(0)
-  n = s32[] parameter(1)
+  i = s32[4] parameter(1)
+  n = s32[] parameter(2)
   d = f32[<=4] set-dimension-size(p, n), dimensions={0}
-  ROOT s = f32[<=4] sort(d), dimensions={0}, to_apply=lt
+  j = s32[<=4] set-dimension-size(i, n), dimensions={0}
+  ROOT s = (f32[<=4], s32[<=4]) sort(d, j), dimensions={0}, to_apply=lt
 }
 )");
   EXPECT_EQ(sort.code(), absl::StatusCode::kUnimplemented);
-  EXPECT_NE(sort.message().find("instruction %s (sort)"), std::string::npos) << sort;
-  absl::Status param = PadOnly(R"(
+  EXPECT_NE(sort.message().find("instruction %s (sort): a tuple with runtime-sized elements"),
+            std::string::npos)
+      << sort;
+  absl::Status tuple = PadOnly(R"(
 HloModule m
 ENTRY e {
-  ROOT p = f32[<=4] parameter(0)
+  ROOT p = (f32[<=4], f32[2]) parameter(0)
 }
 )");
-  EXPECT_NE(param.message().find("instruction %p (parameter)"), std::string::npos) << param;
+  EXPECT_NE(tuple.message().find("instruction %p (parameter): a tuple entry parameter"),
+            std::string::npos)
+      << tuple;
+  absl::Status unbounded = PadOnly(R"(
+HloModule m
+ENTRY e {
+  p = f32[?,3] parameter(0)
+  ROOT n = f32[?,3] negate(p)
+}
+)");
+  EXPECT_NE(unbounded.message().find("instruction %p (parameter): an entry parameter of unbounded"),
+            std::string::npos)
+      << unbounded;
+}
+
+using dynamic_test_modules::DynamicParametersP;
+using dynamic_test_modules::DynamicParametersQ;
+using dynamic_test_modules::kDynamicParameters;
+
+TEST(DynamicPadderTest, DynamicEntryParameterTakesItsBoundAndTrailingSizes) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(kDynamicParameters);
+  ASSERT_TRUE(module.ok()) << module.status();
+  DynamicPadder padder;
+  ASSERT_TRUE(padder.Run(**module).ok());
+  const HloComputation& entry = *(*module)->entry();
+  ASSERT_EQ(entry.num_parameters(), 4);
+  EXPECT_EQ(entry.parameter(0)->shape().ToString(false), "f32[8]");
+  EXPECT_EQ(entry.parameter(1)->shape().ToString(false), "f32[4,3]");
+  EXPECT_EQ(entry.parameter(2)->name(), "p.size0");
+  EXPECT_EQ(entry.parameter(2)->shape().ToString(false), "s32[]");
+  EXPECT_EQ(entry.parameter(3)->name(), "q.size0");
+  auto contract = FindDynamicResultContract(**module);
+  ASSERT_TRUE(contract.ok() && contract->has_value()) << contract.status();
+  ASSERT_EQ((*contract)->parameters.size(), 2u);
+  EXPECT_EQ((*contract)->parameters[0].ToString(false), "f32[<=8]");
+  EXPECT_EQ((*contract)->parameters[1].ToString(false), "f32[<=4,3]");
+  EXPECT_EQ((*contract)->parameter_names, (std::vector<std::string>{"p", "q"}));
+  EXPECT_EQ((*contract)->declared.ToString(false), "(f32[], f32[3], s32[], f32[<=8], f32[1,<=8])");
+}
+
+TEST(DynamicPadderTest, DynamicEntryParametersGiveTheInterpretersAnswer) {
+  for (int n : {0, 1, 5, 8}) {
+    for (int m : {0, 2, 4}) {
+      SCOPED_TRACE(absl::StrCat("n=", n, " m=", m));
+      ExpectSameAnswer(kDynamicParameters,
+                       {Text(DynamicParametersP(n)), Text(DynamicParametersQ(m))});
+    }
+  }
+}
+
+TEST(DynamicPadderTest, ArgumentsArePaddedAndCheckedAgainstTheBound) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(kDynamicParameters);
+  ASSERT_TRUE(module.ok()) << module.status();
+  DynamicPadder padder;
+  ASSERT_TRUE(padder.Run(**module).ok());
+  auto contract = FindDynamicResultContract(**module);
+  ASSERT_TRUE(contract.ok() && contract->has_value());
+  absl::StatusOr<std::vector<Literal>> padded = PadDynamicArguments(
+      {Lit("f32[2]", "{1, 2}"), Text(DynamicParametersQ(1))}, **contract);
+  ASSERT_TRUE(padded.ok()) << padded.status();
+  ASSERT_EQ(padded->size(), 4u);
+  EXPECT_EQ((*padded)[0].ToString(), "f32[8] {1, 2, 0, 0, 0, 0, 0, 0}");
+  EXPECT_EQ((*padded)[1].shape().ToString(false), "f32[4,3]");
+  EXPECT_EQ((*padded)[2].ToString(), "s32[] 2");
+  EXPECT_EQ((*padded)[3].ToString(), "s32[] 1");
+  struct Bad {
+    std::vector<Literal> args;
+    std::string message;
+  };
+  std::vector<Bad> bad;
+  bad.push_back({{Text(DynamicParametersP(9)), Text(DynamicParametersQ(1))},
+                 "argument 0 (parameter %p) dimension 0 has size 9, above its bound 8 (f32[<=8])"});
+  bad.push_back({{Text(DynamicParametersP(2)), Text(DynamicParametersQ(5))},
+                 "argument 1 (parameter %q) dimension 0 has size 5, above its bound 4"});
+  bad.push_back({{Text(DynamicParametersP(2)), Lit("f32[2,2]", "{{1, 2}, {3, 4}}")},
+                 "argument 1 (parameter %q) dimension 1 has size 2, the parameter's is 3"});
+  bad.push_back({{Lit("s32[2]", "{1, 2}"), Text(DynamicParametersQ(1))},
+                 "argument 0 (parameter %p) has shape s32[2], the parameter is f32[<=8]"});
+  bad.push_back({{Text(DynamicParametersP(2))}, "the entry computation takes 2 arguments, got 1"});
+  for (const Bad& b : bad) {
+    absl::StatusOr<std::vector<Literal>> r = PadDynamicArguments(b.args, **contract);
+    ASSERT_FALSE(r.ok()) << b.message;
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(r.status().message().find(b.message), std::string::npos) << r.status();
+  }
+}
+
+TEST(DynamicPadderTest, EntryLayoutFollowsTheParameters) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(R"(
+HloModule main, entry_computation_layout={(f32[<=5]{0})->f32[1,<=5]{1,0}}
+ENTRY main {
+  p = f32[<=5] parameter(0)
+  ROOT r = f32[1,<=5] reshape(p)
+}
+)");
+  ASSERT_TRUE(module.ok()) << module.status();
+  DynamicPadder padder;
+  ASSERT_TRUE(padder.Run(**module).ok());
+  ASSERT_TRUE((*module)->config().entry_computation_layout.has_value());
+  const ProgramShape& layout = *(*module)->config().entry_computation_layout;
+  ASSERT_EQ(layout.parameters.size(), 2u);
+  EXPECT_EQ(layout.parameters[0].ToString(false), "f32[5]");
+  EXPECT_EQ(layout.parameters[1].ToString(false), "s32[]");
+  EXPECT_TRUE(VerifyModule(**module).ok());
+  for (int n : {0, 2, 5}) {
+    SCOPED_TRACE(n);
+    ExpectSameAnswer(R"(
+HloModule main, entry_computation_layout={(f32[<=5]{0})->f32[1,<=5]{1,0}}
+ENTRY main {
+  p = f32[<=5] parameter(0)
+  ROOT r = f32[1,<=5] reshape(p)
+}
+)", {Text(DynamicParametersP(n))});
+  }
 }
 
 TEST(DynamicPadderTest, StaticModuleIsUnchanged) {

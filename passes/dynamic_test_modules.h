@@ -3,6 +3,8 @@
 #ifndef HLOC_PASSES_DYNAMIC_TEST_MODULES_H_
 #define HLOC_PASSES_DYNAMIC_TEST_MODULES_H_
 
+#include <string>
+
 namespace hloc {
 namespace dynamic_test_modules {
 
@@ -84,6 +86,76 @@ ENTRY main {
   ROOT d = f32[4,<=4] set-dimension-size(p, n), dimensions={1}
 }
 )";
+
+// p: f32[2,6], q: s32[5], n, m: s32[] -> the first n columns of p sorted
+// descending and reversed (both dimensions), the first m of q sorted and
+// then reversed. The padding holds values that would sort first.
+inline constexpr char kSortReverse[] = R"(
+HloModule m
+gt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=GT
+}
+lt {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=LT
+}
+ENTRY e {
+  p = f32[2,6] parameter(0)
+  q = s32[5] parameter(1)
+  n = s32[] parameter(2)
+  m = s32[] parameter(3)
+  d = f32[2,<=6] set-dimension-size(p, n), dimensions={1}
+  s = f32[2,<=6] sort(d), dimensions={1}, to_apply=gt
+  r = f32[2,<=6] reverse(d), dimensions={0,1}
+  e = s32[<=5] set-dimension-size(q, m), dimensions={0}
+  t = s32[<=5] sort(e), dimensions={0}, to_apply=lt, is_stable=true
+  u = s32[<=5] reverse(t), dimensions={0}
+  ROOT out = (f32[2,<=6], f32[2,<=6], s32[<=5], s32[<=5]) tuple(s, r, t, u)
+}
+)";
+inline constexpr char kSortReverseP[] =
+    "f32[2,6] {{3, -1, 7, 0.5, 99, 100}, {-4, 2, 2, 8, 50, 60}}";
+inline constexpr char kSortReverseQ[] = "s32[5] {4, -3, 9, 0, -100}";
+
+// Dynamic entry parameters. p: f32[<=8], q: f32[<=4,3] (arguments of any
+// size up to the bounds) -> (sum of exp over p, column sums of q, p's size,
+// exp of p as f32[<=8], p reshaped to f32[1,<=8]).
+inline constexpr char kDynamicParameters[] = R"(
+HloModule dynamic_parameters
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  p = f32[<=8] parameter(0)
+  q = f32[<=4,3] parameter(1)
+  e = f32[<=8] exponential(p)
+  z = f32[] constant(0)
+  s = f32[] reduce(e, z), dimensions={0}, to_apply=add
+  t = f32[3] reduce(q, z), dimensions={0}, to_apply=add
+  g = s32[] get-dimension-size(p), dimensions={0}
+  r = f32[1,<=8] reshape(p)
+  ROOT out = (f32[], f32[3], s32[], f32[<=8], f32[1,<=8]) tuple(s, t, g, e, r)
+}
+)";
+// Arguments of kDynamicParameters: p of size n (n <= 8 for the module; 9
+// for a test of the bound), q of m rows.
+inline std::string DynamicParametersP(int n) {
+  std::string text = "f32[" + std::to_string(n) + "] {";
+  for (int k = 0; k < n; ++k) text += (k ? ", " : "") + std::to_string(0.5 * k - 1);
+  return text + "}";
+}
+inline std::string DynamicParametersQ(int m) {
+  std::string text = "f32[" + std::to_string(m) + ",3] {";
+  for (int k = 0; k < m; ++k) {
+    text += (k ? ", {" : "{") + std::to_string(k + 1) + ", " + std::to_string(-2 * k) + ", 0.25}";
+  }
+  return text + "}";
+}
 
 }  // namespace dynamic_test_modules
 }  // namespace hloc

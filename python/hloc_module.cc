@@ -216,11 +216,9 @@ class PyExecutable {
         if (dims[d] != 1 && array.stride(d) != stride) contiguous = false;
         stride *= dims[d];
       }
-      if (dims != spec.dims) {
-        throw nb::value_error(absl::StrCat("argument ", i, ": shape does not match the parameter ",
-                                           spec.ToString()).c_str());
-      }
-      if (!contiguous) {
+      // The shape is checked by Execute, which knows a dynamic parameter's
+      // dimensions may be below their bound and names the argument.
+      if (!contiguous && stride != 0) {  // Strides of an empty array say nothing.
         throw nb::value_error(absl::StrCat("argument ", i, " is not C-contiguous").c_str());
       }
       // The array object stays referenced until hloc lets go of the memory.

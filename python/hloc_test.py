@@ -123,6 +123,30 @@ ENTRY e {
         np.testing.assert_array_equal(b2, b)
 
 
+class DynamicShapeTest(unittest.TestCase):
+    """Bounded dynamic parameters (f32[<=8]): arrays of any size up to the
+    bound in, the result at its runtime size out."""
+
+    MODULE = """
+HloModule dyn
+ENTRY e {
+  x = f32[<=8] parameter(0)
+  two = f32[] constant(2)
+  b = f32[<=8] broadcast(two), dimensions={}
+  ROOT y = f32[<=8] multiply(x, b)
+}"""
+
+    def test_sizes_up_to_the_bound(self):
+        exe = hloc.compile(self.MODULE, backend="host")
+        for n in (0, 3, 8):
+            x = np.arange(n, dtype=np.float32)
+            (y,) = exe(x)
+            np.testing.assert_array_equal(y, 2 * x)
+        with self.assertRaises(ValueError) as cm:
+            exe(np.ones(9, np.float32))
+        self.assertIn("above its bound 8", str(cm.exception))
+
+
 class ErrorTest(unittest.TestCase):
     def test_compile_errors_carry_locations(self):
         with self.assertRaises(hloc.CompileError) as cm:

@@ -256,5 +256,37 @@ map="/tmp/perf-$(cat "$tmp/pid").map"
 expect_in run-perf-map-names-kernels "$map" "^[0-9a-f]* [0-9a-f]* hloc:%fusion"
 rm -f "$map"
 
+# A bounded dynamic entry parameter (issue 14): arguments of any size up to
+# the bound, from a snapshot; the host gives the interpreter's answer, and an
+# argument past the bound is an error naming parameter, size and bound.
+cat >"$tmp/dyn.hlo" <<'HLO'
+HloModule dyn
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  p = f32[<=8] parameter(0)
+  e = f32[<=8] exponential(p)
+  z = f32[] constant(0)
+  s = f32[] reduce(e, z), dimensions={0}, to_apply=add
+  r = f32[1,<=8] reshape(p)
+  ROOT out = (f32[], f32[1,<=8]) tuple(s, r)
+}
+HLO
+for n in 3 9; do
+  printf 'HloModule a\nENTRY e {\n  ROOT p = f32[%d] parameter(0)\n}\n' "$n" >"$tmp/arg$n.hlo"
+  check "run-dynamic-args-$n" 0 "$hloc" run "$tmp/arg$n.hlo" --backend=interpreter --output="$tmp/arg$n.pb"
+done
+check run-dynamic-interpreter 0 "$hloc" run "$tmp/dyn.hlo" --backend=interpreter --inputs="$tmp/arg3.pb"
+cp "$tmp/out" "$tmp/dyn_interpreter.txt"
+expect_in run-dynamic-interpreter-size "$tmp/out" "f32\[1,3\]"
+check run-dynamic-host 0 "$hloc" run "$tmp/dyn.hlo" --backend=host --inputs="$tmp/arg3.pb"
+if cmp -s "$tmp/out" "$tmp/dyn_interpreter.txt"; then echo "ok   run-dynamic-host-matches"
+else echo "FAIL run-dynamic-host-matches"; cat "$tmp/out" "$tmp/dyn_interpreter.txt"; failures=$((failures+1)); fi
+check run-dynamic-host-past-bound 1 "$hloc" run "$tmp/dyn.hlo" --backend=host --inputs="$tmp/arg9.pb"
+expect_in run-dynamic-host-past-bound-says "$tmp/err" "parameter %p) dimension 0 has size 9, above its bound 8"
+
 echo "cli checks: $failures failed"
 [ "$failures" -eq 0 ]

@@ -3,6 +3,7 @@
 #include "backend/common/declared_result.h"
 
 #include <utility>
+#include <vector>
 
 #include "hlo/status_macros.h"
 
@@ -13,6 +14,19 @@ absl::StatusOr<DeclaredResult> DeclaredResult::ForModule(const HloModule& module
   DeclaredResult declared;
   HLOC_ASSIGN_OR_RETURN(declared.contract_, FindDynamicResultContract(module));
   return declared;
+}
+
+const std::vector<Shape>& DeclaredResult::declared_parameters() const {
+  static const std::vector<Shape>* none = new std::vector<Shape>();
+  return contract_.has_value() ? contract_->parameters : *none;
+}
+
+absl::StatusOr<std::vector<Literal>> DeclaredResult::PadArguments(
+    absl::Span<const Literal> arguments) const {
+  if (!dynamic_parameters()) {
+    return absl::InternalError("PadArguments: the module has no dynamic entry parameter");
+  }
+  return PadDynamicArguments(arguments, *contract_);
 }
 
 absl::StatusOr<Literal> DeclaredResult::FromRun(Literal result) const {

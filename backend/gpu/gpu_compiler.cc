@@ -57,6 +57,11 @@ absl::Status GpuProgram::Load(cuda::CudaDevice* device, const cuda::GpuLoadOptio
 
 absl::StatusOr<Literal> GpuProgram::Execute(absl::Span<const Literal> arguments,
                                             const cuda::GpuExecuteOptions& options) {
+  std::vector<Literal> padded;  // Dynamic entry parameters' arguments (declared_result.h).
+  if (declared_result_.dynamic_parameters()) {
+    HLOC_ASSIGN_OR_RETURN(padded, declared_result_.PadArguments(arguments));
+    arguments = padded;
+  }
   HLOC_RETURN_IF_ERROR(backend::CheckArguments(arguments, parameter_shapes_));
   HLOC_ASSIGN_OR_RETURN(backend::ResultLiteral result, backend::CreateResultLiteral(result_shape_));
   HLOC_RETURN_IF_ERROR(

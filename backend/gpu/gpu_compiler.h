@@ -105,9 +105,10 @@ class GpuProgram {
   ~GpuProgram();
   // Puts the plan on `device` (memory, constants, modules, library plans).
   absl::Status Load(cuda::CudaDevice* device, const cuda::GpuLoadOptions& options = {});
-  // Runs on one literal per entry parameter (after Load). The result is the
-  // module's declared one: a bounded dynamic result comes back at its
-  // runtime sizes (declared_result.h), as on the host and the interpreter.
+  // Runs on one literal per entry parameter (after Load); a bounded dynamic
+  // parameter's of any size up to its bound. The result is the module's
+  // declared one: a bounded dynamic result comes back at its runtime sizes
+  // (declared_result.h), as on the host and the interpreter.
   absl::StatusOr<Literal> Execute(absl::Span<const Literal> arguments,
                                   const cuda::GpuExecuteOptions& options = {});
 

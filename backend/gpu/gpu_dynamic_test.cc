@@ -80,7 +80,13 @@ std::unique_ptr<GpuProgram> CompileChecked(absl::string_view text) {
 // running the plan's module in place of the kernels.
 absl::StatusOr<Literal> RunPlanModule(const GpuProgram& program,
                                       const std::vector<Literal>& arguments) {
-  absl::StatusOr<Literal> padded = Evaluate(program.module(), arguments);
+  std::vector<Literal> program_arguments = arguments;
+  if (program.declared_result().dynamic_parameters()) {
+    absl::StatusOr<std::vector<Literal>> padded = program.declared_result().PadArguments(arguments);
+    if (!padded.ok()) return padded.status();
+    program_arguments = *std::move(padded);
+  }
+  absl::StatusOr<Literal> padded = Evaluate(program.module(), program_arguments);
   if (!padded.ok()) return padded.status();
   return program.declared_result().FromRun(*std::move(padded));
 }
@@ -105,6 +111,8 @@ struct DynamicCase {
   const char* text;
   std::vector<int> sizes;
   std::vector<Literal> (*arguments)(int n);
+  // What the error for size 9, past every bound, says.
+  const char* past_bound_error = "(set-dimension-size)";
 };
 
 const std::vector<DynamicCase>& Cases() {
@@ -129,6 +137,20 @@ const std::vector<DynamicCase>& Cases() {
              Arg("f32[4,4] {{1, 2, 3, 4}, {5, 6, 7, 8}, {9, 10, 11, 12}, {13, 14, 15, 16}}"),
              Size(n));
        }},
+      // Sort and reverse along a runtime-sized dimension.
+      {"sort_reverse", mods::kSortReverse, {0, 1, 4, 6},
+       [](int n) {
+         return Literals(Arg(mods::kSortReverseP), Arg(mods::kSortReverseQ), Size(n),
+                         Size(n > 5 ? 5 : n));
+       }},
+      // Dynamic entry parameters: arguments of the runtime size, padded to
+      // the bound by the program's DeclaredResult.
+      {"dynamic_parameters", mods::kDynamicParameters, {0, 1, 5, 8},
+       [](int n) {
+         return Literals(Arg(mods::DynamicParametersP(n)),
+                         Arg(mods::DynamicParametersQ(n > 4 ? 4 : n)));
+       },
+       "argument 0 (parameter %p) dimension 0 has size 9, above its bound 8"},
   };
   return *cases;
 }
@@ -177,21 +199,19 @@ TEST(GpuDynamicResultTest, SizeOutsideTheBoundIsAnErrorNamingTheInstruction) {
   }
 }
 
-// What the padder cannot take stays a clear error on the GPU, as on the host.
-TEST(GpuDynamicResultTest, DynamicEntryParameterIsRefusedByName) {
-  std::unique_ptr<HloModule> module = ParseForTest(R"(
-HloModule m
-ENTRY e {
-  p = f32[<=4] parameter(0)
-  ROOT n = f32[<=4] negate(p)
+// An argument past its parameter's bound is refused by name, as on the host.
+TEST(GpuDynamicResultTest, ArgumentPastItsBoundIsAnErrorNamingTheParameter) {
+  std::unique_ptr<GpuProgram> program = CompileChecked(mods::kDynamicParameters);
+  ASSERT_NE(program, nullptr);
+  EXPECT_TRUE(program->declared_result().dynamic_parameters());
+  absl::StatusOr<Literal> r = RunPlanModule(
+      *program, Literals(Arg(mods::DynamicParametersP(2)), Arg(mods::DynamicParametersQ(5))));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find(
+                "argument 1 (parameter %q) dimension 0 has size 5, above its bound 4"),
+            std::string::npos)
+      << r.status();
 }
-)");
-  ASSERT_NE(module, nullptr);
-  absl::Status s = OptimizeForGpu(*module, PipelineWithLibraries()).status();
-  ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("instruction %p (parameter)"), std::string::npos) << s;
-}
-
 
 // On a GPU: the program computes sizes and checks in its kernels, Execute
 // copies them back with the result and cuts it.
@@ -217,10 +237,11 @@ TEST_P(GpuDynamicDeviceTest, MatchesTheInterpreter) {
       EXPECT_TRUE(report.ok) << report.ToString() << "\n" << plan;
     }
   }
-  // A size past the bound: the check the kernels computed fails the run.
+  // A size past the bound: the check the kernels computed fails the run,
+  // or, for an argument, PadArguments refuses it.
   absl::StatusOr<Literal> past = RunOnTestDevice(*module, c.arguments(9), /*use_graph=*/false);
   ASSERT_FALSE(past.ok());
-  EXPECT_NE(past.status().message().find("(set-dimension-size)"), std::string::npos)
+  EXPECT_NE(past.status().message().find(c.past_bound_error), std::string::npos)
       << past.status();
 }
 

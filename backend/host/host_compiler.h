@@ -82,7 +82,8 @@ struct HostCompileReport : backend::ProgramReport {
 
 class HostProgram {
  public:
-  // Runs the program on one literal per entry parameter.
+  // Runs the program on one literal per entry parameter (a bounded dynamic
+  // one's of any size up to its bound; declared_result.h).
   absl::StatusOr<Literal> Execute(absl::Span<const Literal> arguments,
                                   runtime::ThreadPool* pool,
                                   const runtime::ExecuteOptions& options = {}) const;

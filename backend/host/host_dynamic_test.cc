@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "backend/host/host_pipeline.h"
 #include "backend/host/host_test_util.h"
 #include "backend/host/run_on_host.h"
@@ -118,18 +119,89 @@ TEST(HostDynamicTest, DotWithARuntimeSizedContraction) {
   }
 }
 
-TEST(HostDynamicTest, DynamicEntryParameterIsAClearError) {
-  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(R"(
-HloModule m
-ENTRY e {
-  p = f32[<=4] parameter(0)
-  ROOT n = f32[<=4] negate(p)
+using dynamic_test_modules::DynamicParametersP;
+using dynamic_test_modules::DynamicParametersQ;
+using dynamic_test_modules::kDynamicParameters;
+
+// Arguments of any size up to the bound, 0 and the bound included: padded
+// by the program's DeclaredResult, the result cut back to the sizes.
+TEST(HostDynamicTest, DynamicEntryParametersTakeAnySizeUpToTheBound) {
+  for (int n : {0, 1, 5, 8}) {
+    for (int m : {0, 3, 4}) {
+      SCOPED_TRACE(absl::StrCat("n=", n, " m=", m));
+      ExpectSameAsInterpreter(kDynamicParameters, {ParseLiteralText(DynamicParametersP(n)),
+                                                   ParseLiteralText(DynamicParametersQ(m))});
+    }
+  }
+  BothRuns run = RunBoth(kDynamicParameters, {ParseLiteralText(DynamicParametersP(3)),
+                                              ParseLiteralText(DynamicParametersQ(2))});
+  ASSERT_TRUE(run.status.ok()) << run.status;
+  EXPECT_EQ(run.actual.shape().ToString(false), "(f32[], f32[3], s32[], f32[3], f32[1,3])");
 }
-)");
+
+TEST(HostDynamicTest, ArgumentPastItsBoundIsAnErrorNamingTheParameter) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(kDynamicParameters);
   ASSERT_TRUE(module.ok());
-  absl::Status s = host::OptimizeForHost(**module).status();
-  ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("instruction %p (parameter)"), std::string::npos) << s;
+  ASSERT_TRUE(host::OptimizeForHost(**module).ok());
+  absl::StatusOr<Literal> r = RunOnHost(**module,
+                                        {ParseLiteralText(DynamicParametersP(9)),
+                                         ParseLiteralText(DynamicParametersQ(2))},
+                                        host_testing::TestOptions());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find(
+                "argument 0 (parameter %p) dimension 0 has size 9, above its bound 8"),
+            std::string::npos)
+      << r.status();
+}
+
+// The padding (values that would sort first) stays past the size.
+TEST(HostDynamicTest, SortAndReverseAlongARuntimeSizedDimension) {
+  const Literal p = ParseLiteralText(dynamic_test_modules::kSortReverseP);
+  const Literal q = ParseLiteralText(dynamic_test_modules::kSortReverseQ);
+  for (int n : {0, 1, 4, 6}) {
+    SCOPED_TRACE(n);
+    ExpectSameAsInterpreter(dynamic_test_modules::kSortReverse,
+                            {p, q, ParseLiteralText(absl::StrCat("s32[] ", n)),
+                             ParseLiteralText(absl::StrCat("s32[] ", n > 5 ? 5 : n))});
+  }
+}
+
+// The corpus's import_bounded_dynamism shapes: a dynamic parameter straight
+// to a dynamic result through broadcast, convert and a unit-dimension reshape.
+TEST(HostDynamicTest, DynamicParameterToDynamicResult) {
+  constexpr char kBroadcast[] = R"(
+HloModule m, entry_computation_layout={(f32[1,1,<=6]{2,1,0})->f32[1,4,1,<=6]{3,2,1,0}}
+ENTRY main {
+  p = f32[1,1,<=6] parameter(0)
+  ROOT b = f32[1,4,1,<=6] broadcast(p), dimensions={0,2,3}
+}
+)";
+  constexpr char kConvert[] = R"(
+HloModule m
+ENTRY main {
+  p = pred[<=5,<=4] parameter(0)
+  ROOT c = f32[<=5,<=4] convert(p)
+}
+)";
+  constexpr char kReshape[] = R"(
+HloModule m
+ENTRY main {
+  p = f32[<=5] parameter(0)
+  ROOT r = f32[1,<=5] reshape(p)
+}
+)";
+  for (int n : {0, 2, 6}) {
+    SCOPED_TRACE(n);
+    std::string values;
+    for (int k = 0; k < n; ++k) absl::StrAppend(&values, k ? ", " : "", k + 0.5);
+    ExpectSameAsInterpreter(
+        kBroadcast, {ParseLiteralText(absl::StrCat("f32[1,1,", n, "] {{{", values, "}}}"))});
+  }
+  ExpectSameAsInterpreter(kConvert, {ParseLiteralText("pred[3,2] {{1, 0}, {0, 0}, {1, 1}}")});
+  ExpectSameAsInterpreter(kConvert, {ParseLiteralText("pred[0,4] {}")});
+  ExpectSameAsInterpreter(kReshape, {ParseLiteralText("f32[4] {1, 2, 3, 4}")});
+  ExpectSameAsInterpreter(kReshape, {ParseLiteralText("f32[0] {}")});
 }
 
 TEST(HostDynamicTest, UnpaddedModuleIsRefusedByTheProgramBuilder) {

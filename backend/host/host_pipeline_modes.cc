@@ -5,6 +5,7 @@
 
 #include "backend/host/host_pipeline.h"
 #include "hlo/status_macros.h"
+#include "passes/dynamic_padder.h"
 #include "passes/standard_pipelines.h"
 
 namespace hloc {
@@ -27,6 +28,10 @@ absl::StatusOr<std::unique_ptr<HloModule>> PrepareForMode(const HloModule& modul
                                                           PipelineMode mode) {
   std::unique_ptr<HloModule> copy = module.Clone();
   if (mode == PipelineMode::kFallbackFusion) {
+    // Bounded dynamic shapes as static buffers and sizes first, as
+    // OptimizeForHost does: the host compiler takes static shapes only.
+    DynamicPadder padder;
+    HLOC_RETURN_IF_ERROR(padder.Run(*copy).status());
     HLOC_ASSIGN_OR_RETURN(std::unique_ptr<HloPassPipeline> pipeline,
                           MakeStandardPipeline("fallback", PipelineOptions{}, nullptr));
     HLOC_RETURN_IF_ERROR(pipeline->Run(*copy).status());

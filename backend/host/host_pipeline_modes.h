@@ -19,7 +19,7 @@ namespace host_testing {
 enum class PipelineMode {
   kFusion,          // OptimizeForHost: simplify, outline, inline the rest, fuse.
   kNoFusion,        // OptimizeForHost without the fusion passes.
-  kFallbackFusion,  // "fallback" on the module as loaded.
+  kFallbackFusion,  // "fallback" on the module as loaded (DynamicPadder first).
 };
 
 std::vector<PipelineMode> AllPipelineModes();

@@ -3,7 +3,8 @@
 // become the executable's parameter buffers and the result's leaves its
 // output buffers. ExecuteDonating hands a donated argument leaf to the
 // output the executable aliases with it (input_output_alias, buffer
-// sharing), so that output is computed in the argument's memory.
+// sharing), so that output is computed in the argument's memory. Arguments of
+// dynamic entry parameters are first padded to their bounds (DeclaredResult).
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -50,6 +51,8 @@ absl::StatusOr<Literal> ResultWithDonations(const Shape& shape,
 absl::StatusOr<Literal> HostProgram::ExecuteDonating(std::vector<Literal> arguments,
                                                      runtime::ThreadPool* pool,
                                                      const runtime::ExecuteOptions& options) const {
+  // Dynamic entry parameters run on padded copies: nothing to donate.
+  if (declared_result_.dynamic_parameters()) return Execute(arguments, pool, options);
   HLOC_RETURN_IF_ERROR(backend::CheckArguments(arguments, parameter_shapes_));
   std::vector<Literal*> argument_leaves;
   for (Literal& argument : arguments) CollectMutableLeaves(&argument, &argument_leaves);
@@ -69,6 +72,11 @@ absl::StatusOr<Literal> HostProgram::ExecuteDonating(std::vector<Literal> argume
 absl::StatusOr<Literal> HostProgram::Execute(absl::Span<const Literal> arguments,
                                              runtime::ThreadPool* pool,
                                              const runtime::ExecuteOptions& options) const {
+  std::vector<Literal> padded;  // Dynamic entry parameters' arguments (declared_result.h).
+  if (declared_result_.dynamic_parameters()) {
+    HLOC_ASSIGN_OR_RETURN(padded, declared_result_.PadArguments(arguments));
+    arguments = padded;
+  }
   HLOC_RETURN_IF_ERROR(backend::CheckArguments(arguments, parameter_shapes_));
   HLOC_ASSIGN_OR_RETURN(backend::ResultLiteral result, backend::CreateResultLiteral(result_shape_));
   HLOC_RETURN_IF_ERROR(

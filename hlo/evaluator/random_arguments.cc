@@ -197,8 +197,15 @@ absl::StatusOr<std::vector<Literal>> MakeRandomArguments(const HloModule& module
       absl::flat_hash_set<const HloInstruction*> seen;
       bound = IndexBound(param, seen);
     }
+    // A bounded dynamic parameter (f32[<=8]) gets an argument at its bound.
+    Shape shape = param->shape();
+    if (shape.IsArray()) {
+      for (int64_t d = 0; d < shape.rank(); ++d) {
+        if (shape.dimensions(d) != Shape::kUnboundedSize) shape.set_dynamic_dimension(d, false);
+      }
+    }
     absl::StatusOr<Literal> literal =
-        MakeRandomLiteral(param->shape(), seed * 0x100000001b3ull + static_cast<uint64_t>(i) + 1, bound);
+        MakeRandomLiteral(shape, seed * 0x100000001b3ull + static_cast<uint64_t>(i) + 1, bound);
     if (!literal.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("parameter %", param->name(), ": ",
                                                      literal.status().message()));

@@ -18,6 +18,8 @@
 
 namespace hloc {
 
+// One argument per entry parameter; a bounded dynamic one (f32[<=8]) at its
+// bound.
 absl::StatusOr<std::vector<Literal>> MakeRandomArguments(const HloModule& module, uint64_t seed);
 
 // One random literal of `shape` (tuples recursively); integers drawn from

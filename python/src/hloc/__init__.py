@@ -306,9 +306,11 @@ class Executable:
             raise TypeError(
                 f"argument {index}: expected {spec.dtype.name}{list(spec.shape)} "
                 f"({spec}), got {array.dtype.name}{list(array.shape)}")
-        if array.shape != spec.shape:
+        if len(array.shape) != len(spec.shape):
             raise ValueError(
                 f"argument {index}: expected shape {spec.shape} ({spec}), got {array.shape}")
+        # Dimensions themselves are checked natively: a bounded dynamic
+        # parameter's may be below the bound shown in spec.shape.
         if not array.flags.c_contiguous or array.ctypes.data % max(1, array.dtype.alignment):
             array = np.ascontiguousarray(array).copy()
         if spec.type not in _NATIVE:
