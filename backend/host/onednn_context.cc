@@ -8,7 +8,9 @@
 #include <cstdlib>
 #include <new>
 #include <thread>
+#include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "hlo/usable_cpus.h"
 
@@ -100,6 +102,28 @@ absl::Status ForEachPiece(int64_t n, runtime::ThreadPool* pool,
   return status;
 }
 
+dnnl::memory ThreadMemory(const void* owner, int arg, const dnnl::memory::desc& desc,
+                          const dnnl::engine& engine, void* handle) {
+  struct Entry {
+    dnnl::memory memory;
+    dnnl::memory::desc desc;
+    dnnl_engine_t engine;
+  };
+  // Bounded: a thread that runs many programs drops its objects now and then.
+  constexpr size_t kMaxEntries = 4096;
+  thread_local absl::flat_hash_map<std::pair<const void*, int>, Entry> cache;
+  auto it = cache.find(std::make_pair(owner, arg));
+  if (it != cache.end() && it->second.engine == engine.get() && it->second.desc == desc) {
+    it->second.memory.set_data_handle(handle);
+    return it->second.memory;
+  }
+  if (it == cache.end() && cache.size() >= kMaxEntries) cache.clear();
+  Entry entry{dnnl::memory(desc, engine, handle), desc, engine.get()};
+  dnnl::memory memory = entry.memory;
+  cache.insert_or_assign(std::make_pair(owner, arg), std::move(entry));
+  return memory;
+}
+
 dnnl::memory ThreadScratchpad(const dnnl::memory::desc& desc, const dnnl::engine& engine) {
   struct Buffer {
     ~Buffer() { std::free(data); }
@@ -117,7 +141,8 @@ dnnl::memory ThreadScratchpad(const dnnl::memory::desc& desc, const dnnl::engine
       throw std::bad_alloc();
     }
   }
-  return dnnl::memory(desc, engine, size == 0 ? nullptr : buffer.data);
+  return ThreadMemory(&desc, DNNL_ARG_SCRATCHPAD, desc, engine,
+                      size == 0 ? nullptr : buffer.data);
 }
 
 }  // namespace host

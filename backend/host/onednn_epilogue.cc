@@ -51,12 +51,15 @@ dnnl::primitive_attr OneDnnEpilogue::Attributes(const dnnl::memory::desc& vector
 void OneDnnEpilogue::AddPostOpArguments(absl::Span<void* const> buffers,
                                         const dnnl::memory::desc& vector,
                                         const dnnl::engine& engine,
-                                        std::unordered_map<int, dnnl::memory>* args) const {
+                                        std::unordered_map<int, dnnl::memory>* args,
+                                        const void* owner) const {
   int index = alpha != 1.0 ? 1 : 0;  // Post-op position; the linear one comes first.
   for (size_t i = NativeBias() ? 1 : 0; i < steps.size(); ++i, ++index) {
     if (!OneDnnStepTakesVector(steps[i].kind)) continue;
-    args->emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1,
-                  dnnl::memory(vector, engine, buffers[steps[i].buffer]));
+    const int arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1;
+    void* handle = buffers[steps[i].buffer];
+    args->emplace(arg, owner != nullptr ? ThreadMemory(owner, arg, vector, engine, handle)
+                                        : dnnl::memory(vector, engine, handle));
   }
 }
 

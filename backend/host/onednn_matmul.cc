@@ -137,15 +137,16 @@ class MatmulOperation : public OneDnnOperation {
         rows = std::min(block_rows_, s.m - row);
       }
       std::unordered_map<int, memory> args;
-      args.emplace(DNNL_ARG_SRC, memory(piece->a, engine, a));
-      args.emplace(DNNL_ARG_WEIGHTS, memory(piece->b, engine, b));
-      args.emplace(DNNL_ARG_DST, memory(piece->c, engine, c));
+      args.emplace(DNNL_ARG_SRC, ThreadMemory(piece, DNNL_ARG_SRC, piece->a, engine, a));
+      args.emplace(DNNL_ARG_WEIGHTS,
+                   ThreadMemory(piece, DNNL_ARG_WEIGHTS, piece->b, engine, b));
+      args.emplace(DNNL_ARG_DST, ThreadMemory(piece, DNNL_ARG_DST, piece->c, engine, c));
       args.emplace(DNNL_ARG_SCRATCHPAD, ThreadScratchpad(piece->scratchpad, engine));
       if (s.epilogue.NativeBias()) {
-        args.emplace(DNNL_ARG_BIAS,
-                     memory(piece->vector, engine, buffers[s.epilogue.steps[0].buffer]));
+        args.emplace(DNNL_ARG_BIAS, ThreadMemory(piece, DNNL_ARG_BIAS, piece->vector, engine,
+                                                 buffers[s.epilogue.steps[0].buffer]));
       }
-      s.epilogue.AddPostOpArguments(buffers, piece->vector, engine, &args);
+      s.epilogue.AddPostOpArguments(buffers, piece->vector, engine, &args, piece);
       dnnl::stream stream(engine);
       piece->primitive.execute(stream, args);
       stream.wait();

@@ -74,10 +74,11 @@ struct OneDnnEpilogue {
   // oneDNN's attributes for everything but the native bias; `vector` is the
   // memory descriptor of a per-feature vector broadcast against the result.
   dnnl::primitive_attr Attributes(const dnnl::memory::desc& vector) const;
-  // Adds the binary post-ops' vectors to `args`.
+  // Adds the binary post-ops' vectors to `args`; with an `owner`, their
+  // memory objects are the calling thread's kept ones (ThreadMemory).
   void AddPostOpArguments(absl::Span<void* const> buffers, const dnnl::memory::desc& vector,
-                          const dnnl::engine& engine,
-                          std::unordered_map<int, dnnl::memory>* args) const;
+                          const dnnl::engine& engine, std::unordered_map<int, dnnl::memory>* args,
+                          const void* owner = nullptr) const;
 };
 
 struct MatmulSpec {

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -16,6 +17,7 @@
 #include "absl/strings/str_join.h"
 #include "backend/host/host_compiler.h"
 #include "backend/host/host_test_util.h"
+#include "backend/host/onednn_context.h"
 #include "backend/host/onednn_library.h"
 #include "gtest/gtest.h"
 #include "hlo/evaluator/compare.h"
@@ -595,6 +597,37 @@ ENTRY e {
     ExpectOneDnn(run, 1, "(hloc.conv_bias_relu): convolution");
     EXPECT_EQ(CountContaining(run.report.onednn_calls, "bias relu"), 1) << run.report.ToString();
   }
+}
+
+// A primitive call's memory objects are kept per thread and only get a new
+// data handle on the next call with the same owner, argument and desc; a
+// different desc (an owner address reused by another operation), another
+// argument or another thread gets its own object.
+TEST(OneDnnThreadMemoryTest, KeepsOneObjectPerOwnerArgumentAndDesc) {
+  using dnnl::memory;
+  dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  const memory::desc rows({4, 8}, memory::data_type::f32, memory::format_tag::ab);
+  const memory::desc columns({8, 4}, memory::data_type::f32, memory::format_tag::ab);
+  std::vector<float> x(32), y(32);
+  const int owner = 0;
+  memory first = host::ThreadMemory(&owner, DNNL_ARG_SRC, rows, engine, x.data());
+  memory again = host::ThreadMemory(&owner, DNNL_ARG_SRC, rows, engine, y.data());
+  EXPECT_EQ(first.get(), again.get());
+  EXPECT_EQ(again.get_data_handle(), y.data());
+  memory other_desc = host::ThreadMemory(&owner, DNNL_ARG_SRC, columns, engine, x.data());
+  EXPECT_NE(other_desc.get(), first.get());
+  EXPECT_TRUE(other_desc.get_desc() == columns);
+  EXPECT_EQ(other_desc.get_data_handle(), x.data());
+  memory other_arg = host::ThreadMemory(&owner, DNNL_ARG_DST, columns, engine, y.data());
+  EXPECT_NE(other_arg.get(), other_desc.get());
+  EXPECT_EQ(other_desc.get_data_handle(), x.data());  // Untouched by the other argument.
+  dnnl_memory_t elsewhere = nullptr;
+  std::thread thread([&] {
+    elsewhere = host::ThreadMemory(&owner, DNNL_ARG_DST, columns, engine, x.data()).get();
+  });
+  thread.join();
+  EXPECT_NE(elsewhere, other_arg.get());
+  EXPECT_EQ(other_arg.get_data_handle(), y.data());
 }
 
 TEST(HostLibraryCapabilitiesTest, NamesTheGemmAndConvolutionFamilies) {

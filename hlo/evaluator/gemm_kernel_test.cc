@@ -105,11 +105,12 @@ void CheckS8(int64_t m, int64_t n, int64_t k, bool transpose_a, bool transpose_b
 }
 
 TEST(GemmKernelTest, S8MatchesExactSums) {
-  // Edge tiles (m % 6, n % 16), odd k, several k blocks (512), column blocks
-  // (256) and row blocks (72), vectors.
-  const int64_t shapes[][3] = {{1, 1, 1},    {6, 16, 2},   {7, 17, 3},    {13, 35, 511},
-                               {73, 257, 1025}, {100, 40, 1024}, {1, 300, 77}, {300, 1, 77},
-                               {5, 3, 0}};
+  // Edge tiles (m % 4, n % 16), odd k and k past the 16-value vector packing
+  // of A, several k blocks (512), column blocks (256), row blocks (64) and
+  // blocks of packed A (1024 rows), vectors.
+  const int64_t shapes[][3] = {{1, 1, 1},       {6, 16, 2},      {7, 17, 3},    {13, 35, 511},
+                               {73, 257, 1025}, {100, 40, 1024}, {1, 300, 77},  {300, 1, 77},
+                               {5, 3, 0},       {8, 32, 33},     {1030, 20, 600}};
   uint32_t seed = 1;
   for (const auto& s : shapes) {
     for (int variant = 0; variant < 4; ++variant) {
