@@ -23,6 +23,7 @@
 #include "hlo/evaluator/evaluator.h"
 #include "hlo/status_macros.h"
 #include "hlo/text_printer.h"
+#include "passes/dynamic_padder.h"
 #include "passes/standard_pipelines.h"
 #include "runtime/cuda/autotune_cache.h"
 #include "runtime/cuda/cuda_device.h"
@@ -54,14 +55,21 @@ absl::Status OptimizeForBackend(Backend backend, const CompileOptions& options, 
   pipeline.dump_to = options.dump_dir;
   pipeline.disabled_passes.insert(options.disabled_passes.begin(), options.disabled_passes.end());
   if (name == "fallback" || backend == Backend::kInterpreter) {
+    if (backend != Backend::kInterpreter) {
+      // The compiled backends take static shapes: bounded dynamic ones
+      // become buffers at their bound plus sizes first, as their own
+      // pipelines do (DeclaredResult below then pads and cuts).
+      DynamicPadder padder;
+      HLOC_RETURN_IF_ERROR(padder.Run(module).status());
+    }
     // The interpreter runs what a pipeline leaves too (for bisection):
     // "no-fusion" is the simplifier alone there.
     HLOC_ASSIGN_OR_RETURN(std::unique_ptr<HloPassPipeline> passes,
                           MakeStandardPipeline(name == "fallback" ? "fallback" : "simplify",
                                                pipeline, ledger));
-    return passes->Run(module).status();
-  }
-  if (backend == Backend::kCuda) {
+    HLOC_RETURN_IF_ERROR(passes->Run(module).status());
+    if (backend == Backend::kInterpreter) return absl::OkStatus();
+  } else if (backend == Backend::kCuda) {
     gpu::GpuPipelineOptions gpu_options;
     gpu_options.pipeline = pipeline;
     if (name == "no-fusion") gpu_options.pipeline.optimization_level = 0;

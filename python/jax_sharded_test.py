@@ -131,7 +131,8 @@ ENTRY e {
         with self.assertRaises(TypeError):
             hloc.compile(text, backend="host", devices="4")
         exe = hloc.compile(text, backend="host", devices=4)
-        with self.assertRaisesRegex(ValueError, "expected shape"):
+        with self.assertRaisesRegex(
+                ValueError, r"argument 0 has shape f32\[4,8\], the parameter is f32\[16,8\]"):
             exe(np.zeros((4, 8), np.float32), np.zeros((8, 32), np.float32),
                 np.zeros((32, 8), np.float32))
 
