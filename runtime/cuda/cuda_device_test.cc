@@ -167,32 +167,43 @@ TEST(CudaDeviceTest, LaunchesPtxKernelsAndReplaysGraphs) {
   EXPECT_GE(*ms, 0.0);
 }
 
+// A program over f32[n] buffers: parameter 0, then `temps` temporaries,
+// temporary t written by step t - 1 and read by step t.
+GpuProgramSpec ChainOfBuffers(int n, int temps) {
+  GpuProgramSpec spec;
+  runtime::BufferSpec parameter;
+  parameter.kind = runtime::BufferSpec::Kind::kParameter;
+  parameter.parameter = 0;
+  parameter.size = n * 4;
+  spec.buffers.push_back(parameter);
+  for (int t = 1; t <= temps; ++t) {
+    runtime::BufferSpec temp;
+    temp.size = n * 4;
+    temp.live = {n * 4, t, t + 1};
+    spec.buffers.push_back(temp);
+  }
+  return spec;
+}
+
+// Appends `add_one` from buffer `in` to buffer `out` (512 elements).
+void AddOneStep(GpuProgramSpec& spec, const char* name, BufferId in, BufferId out) {
+  auto image = std::make_shared<KernelImage>(KernelImage{"add_one", kAddOnePtx, ""});
+  LaunchConfig launch;
+  launch.grid[0] = 2;
+  launch.block[0] = 256;
+  spec.thunks.push_back(std::make_unique<KernelThunk>(name, image, launch,
+                                                      std::vector<BufferId>{in, out}, "loop"));
+}
+
 TEST(GpuExecutableDeviceTest, RunsKernelsWithAndWithoutGraphs) {
   SKIP_WITHOUT_GPU();
   auto device = OpenDevice();
   ASSERT_NE(device, nullptr);
   const int n = 512;
   for (bool graph : {false, true}) {
-    GpuProgramSpec spec;
-    runtime::BufferSpec parameter;
-    parameter.kind = runtime::BufferSpec::Kind::kParameter;
-    parameter.parameter = 0;
-    parameter.size = n * 4;
-    spec.buffers.push_back(parameter);
-    runtime::BufferSpec temp;
-    temp.size = n * 4;
-    temp.live = {n * 4, 1, 2};
-    spec.buffers.push_back(temp);
-    temp.live = {n * 4, 2, 3};
-    spec.buffers.push_back(temp);
-    auto image = std::make_shared<KernelImage>(KernelImage{"add_one", kAddOnePtx, ""});
-    LaunchConfig launch;
-    launch.grid[0] = 2;
-    launch.block[0] = 256;
-    spec.thunks.push_back(std::make_unique<KernelThunk>("%a", image, launch,
-                                                              std::vector<BufferId>{0, 1}, "loop"));
-    spec.thunks.push_back(std::make_unique<KernelThunk>("%b", image, launch,
-                                                              std::vector<BufferId>{1, 2}, "loop"));
+    GpuProgramSpec spec = ChainOfBuffers(n, 2);
+    AddOneStep(spec, "%a", 0, 1);
+    AddOneStep(spec, "%b", 1, 2);
     spec.outputs = {2};
     auto e = GpuExecutable::Create(std::move(spec));
     ASSERT_TRUE(e.ok()) << e.status();
@@ -219,28 +230,9 @@ TEST(GpuExecutableDeviceTest, KernelsAroundAHostStepReplayAsTwoGraphs) {
   ASSERT_NE(device, nullptr);
   const int n = 512;
   for (bool graph : {false, true}) {
-    GpuProgramSpec spec;
-    runtime::BufferSpec parameter;
-    parameter.kind = runtime::BufferSpec::Kind::kParameter;
-    parameter.parameter = 0;
-    parameter.size = n * 4;
-    spec.buffers.push_back(parameter);
-    for (int t = 1; t <= 5; ++t) {
-      runtime::BufferSpec temp;
-      temp.size = n * 4;
-      temp.live = {n * 4, t, t + 1};
-      spec.buffers.push_back(temp);
-    }
-    auto image = std::make_shared<KernelImage>(KernelImage{"add_one", kAddOnePtx, ""});
-    LaunchConfig launch;
-    launch.grid[0] = 2;
-    launch.block[0] = 256;
-    auto kernel = [&](const char* name, BufferId in, BufferId out) {
-      spec.thunks.push_back(std::make_unique<KernelThunk>(name, image, launch,
-                                                          std::vector<BufferId>{in, out}, "loop"));
-    };
-    kernel("%a", 0, 1);
-    kernel("%b", 1, 2);
+    GpuProgramSpec spec = ChainOfBuffers(n, 5);
+    AddOneStep(spec, "%a", 0, 1);
+    AddOneStep(spec, "%b", 1, 2);
     auto times_ten = [n](absl::Span<const void* const> in, absl::Span<void* const> out) {
       for (int i = 0; i < n; ++i) {
         static_cast<float*>(out[0])[i] = 10 * static_cast<const float*>(in[0])[i];
@@ -250,8 +242,8 @@ TEST(GpuExecutableDeviceTest, KernelsAroundAHostStepReplayAsTwoGraphs) {
     spec.thunks.push_back(std::make_unique<CustomCallThunk>(
         "%host", "times_ten", std::vector<BufferId>{2}, std::vector<int64_t>{n * 4},
         std::vector<BufferId>{3}, std::vector<int64_t>{n * 4}, times_ten));
-    kernel("%c", 3, 4);
-    kernel("%d", 4, 5);
+    AddOneStep(spec, "%c", 3, 4);
+    AddOneStep(spec, "%d", 4, 5);
     spec.outputs = {5};
     auto e = GpuExecutable::Create(std::move(spec));
     ASSERT_TRUE(e.ok()) << e.status();
