@@ -97,6 +97,8 @@ struct HostDevicesProgram::State {
   std::vector<std::shared_ptr<PerRunCommunicator>> communicators;
   std::vector<std::unique_ptr<host::HostProgram>> programs;
   mutable std::mutex run_mu;
+  // One thread per device, kept across runs (device 0 runs on the caller).
+  std::unique_ptr<DeviceThreads> threads;
 };
 
 HostDevicesProgram::HostDevicesProgram(std::unique_ptr<State> state) : state_(std::move(state)) {}
@@ -119,6 +121,7 @@ absl::StatusOr<std::unique_ptr<HostDevicesProgram>> HostDevicesProgram::Compile(
     if (d == 0 && options.report != nullptr) *options.report = program->report();
     state->programs.push_back(std::move(program));
   }
+  state->threads = std::make_unique<DeviceThreads>(n);
   return std::unique_ptr<HostDevicesProgram>(new HostDevicesProgram(std::move(state)));
 }
 
@@ -150,7 +153,7 @@ absl::StatusOr<std::vector<Literal>> HostDevicesProgram::Execute(
       [&](int64_t d) {
         return state_->programs[d]->Execute(arguments[d], /*pool=*/nullptr, options);
       },
-      [&](const absl::Status& status) { world.Abort(status); });
+      [&](const absl::Status& status) { world.Abort(status); }, state_->threads.get());
   for (const auto& communicator : state_->communicators) communicator->Bind(nullptr);
   return results;
 }

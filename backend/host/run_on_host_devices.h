@@ -35,7 +35,8 @@ struct RunOnHostDevicesOptions {
 // Each run meets in a fresh shared-memory world, and collectives are matched
 // by how often a device called them in this run, so a run that failed (one
 // device stopped early) leaves nothing behind for the next. Runs of one
-// program are serialized (the devices' programs and arenas are shared).
+// program are serialized (the devices' programs and arenas are shared), and
+// reuse the program's device threads (DeviceThreads), started once.
 class HostDevicesProgram {
  public:
   static absl::StatusOr<std::unique_ptr<HostDevicesProgram>> Compile(

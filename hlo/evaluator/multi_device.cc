@@ -1,6 +1,7 @@
 // One thread per device around the single-device evaluator (see multi_device.h).
 #include "hlo/evaluator/multi_device.h"
 
+#include <algorithm>
 #include <memory>
 #include <thread>
 
@@ -72,21 +73,72 @@ absl::StatusOr<std::vector<Literal>> EvaluateOnDevices(
       [&](const absl::Status& status) { devices.Abort(status); });
 }
 
+DeviceThreads::DeviceThreads(int64_t n) : n_(std::max<int64_t>(n, 1)) {
+  threads_.reserve(n_ - 1);
+  for (int64_t d = 1; d < n_; ++d) threads_.emplace_back([this, d] { Loop(d); });
+}
+
+DeviceThreads::~DeviceThreads() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  start_cv_.notify_all();
+  for (std::thread& thread : threads_) thread.join();
+}
+
+void DeviceThreads::Loop(int64_t d) {
+  uint64_t seen = 0;
+  for (;;) {
+    const std::function<void(int64_t)>* fn = nullptr;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      start_cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      if (stop_) return;
+      seen = generation_;
+      fn = fn_;
+    }
+    (*fn)(d);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (--running_ > 0) continue;
+    }
+    done_cv_.notify_one();
+  }
+}
+
+void DeviceThreads::Run(const std::function<void(int64_t)>& fn) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    fn_ = &fn;
+    running_ = n_ - 1;
+    ++generation_;
+  }
+  start_cv_.notify_all();
+  fn(0);
+  std::unique_lock<std::mutex> lock(mu_);
+  done_cv_.wait(lock, [&] { return running_ == 0; });
+  fn_ = nullptr;
+}
+
 absl::StatusOr<std::vector<Literal>> RunOnDeviceThreads(
     int64_t n, const std::function<absl::StatusOr<Literal>(int64_t)>& run,
-    const std::function<void(const absl::Status&)>& abort) {
+    const std::function<void(const absl::Status&)>& abort, DeviceThreads* threads) {
   std::vector<absl::StatusOr<Literal>> results(n, absl::UnknownError("not run"));
-  std::vector<std::thread> threads;
-  for (int64_t d = 0; d < n; ++d) {
-    threads.emplace_back([&, d] {
-      results[d] = run(d);
-      if (!results[d].ok()) {
-        abort(absl::CancelledError(
-            absl::StrCat("device ", d, " failed: ", results[d].status().message())));
-      }
-    });
+  auto device = [&](int64_t d) {
+    results[d] = run(d);
+    if (!results[d].ok()) {
+      abort(absl::CancelledError(
+          absl::StrCat("device ", d, " failed: ", results[d].status().message())));
+    }
+  };
+  if (threads != nullptr && threads->size() == n) {
+    threads->Run(device);
+  } else {
+    std::vector<std::thread> started;
+    for (int64_t d = 0; d < n; ++d) started.emplace_back(device, d);
+    for (std::thread& t : started) t.join();
   }
-  for (std::thread& t : threads) t.join();
   // The first device that failed on its own (not cancelled by another).
   for (int64_t d = 0; d < n; ++d) {
     if (!results[d].ok() && !absl::IsCancelled(results[d].status())) {

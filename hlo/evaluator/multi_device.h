@@ -11,9 +11,12 @@
 #ifndef HLOC_HLO_EVALUATOR_MULTI_DEVICE_H_
 #define HLOC_HLO_EVALUATOR_MULTI_DEVICE_H_
 
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -60,14 +63,43 @@ class DeviceGroup {
   std::vector<std::unique_ptr<eval::DeviceSlot>> slots_;
 };
 
-// Runs `run(d)` for devices 0..n-1, each on its own thread. When a device
+// Threads kept for the devices of a program run many times: a run hands
+// device d's work to thread d (device 0's runs on the caller) instead of
+// starting and joining a thread per device per run, which costs a clone,
+// an exit and their context switches every time. Runs are one at a time
+// (the program's lock); a device's work must not call Run again.
+class DeviceThreads {
+ public:
+  explicit DeviceThreads(int64_t n);
+  ~DeviceThreads();
+  DeviceThreads(const DeviceThreads&) = delete;
+  DeviceThreads& operator=(const DeviceThreads&) = delete;
+  int64_t size() const { return n_; }
+  // fn(d) for every d in [0, size()), all at once, each on its own thread;
+  // returns when every one has returned.
+  void Run(const std::function<void(int64_t)>& fn);
+
+ private:
+  void Loop(int64_t d);
+  const int64_t n_;
+  std::mutex mu_;
+  std::condition_variable start_cv_, done_cv_;
+  const std::function<void(int64_t)>* fn_ = nullptr;  // Guarded by mu_.
+  uint64_t generation_ = 0;                           // Runs started.
+  int64_t running_ = 0;                               // Threads inside fn_.
+  bool stop_ = false;
+  std::vector<std::thread> threads_;  // Devices 1..n-1.
+};
+
+// Runs `run(d)` for devices 0..n-1, each on its own thread (`threads`'
+// when given, of size n; else threads started for this run). When a device
 // fails, `abort` gets a Cancelled status naming it (to release the others
 // from their collectives). Returns every device's result, or the first error
 // of a device that failed on its own (not cancelled), naming the device.
 // Shared by every multi-device runner (this interpreter, the host backend).
 absl::StatusOr<std::vector<Literal>> RunOnDeviceThreads(
     int64_t n, const std::function<absl::StatusOr<Literal>(int64_t)>& run,
-    const std::function<void(const absl::Status&)>& abort);
+    const std::function<void(const absl::Status&)>& abort, DeviceThreads* threads = nullptr);
 
 absl::StatusOr<std::vector<Literal>> EvaluateOnDevices(
     const HloModule& module, absl::Span<const std::vector<Literal>> arguments,

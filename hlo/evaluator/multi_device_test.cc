@@ -2,8 +2,11 @@
 // in HLO text, every device's result checked by hand.
 #include "hlo/evaluator/multi_device.h"
 
+#include <atomic>
 #include <functional>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -417,6 +420,51 @@ TEST(MultiDeviceTest, RaggedAllToAllRejectsChunksOutsideTheBuffers) {
   ASSERT_EQ(mismatch.size(), 1u);
   EXPECT_NE(mismatch[0].find("rank 0 expects 1 rows from rank 1"), std::string::npos)
       << mismatch[0];
+}
+
+// Every run puts each device on its own thread, all at once (the devices
+// meet in a barrier no run could pass otherwise), and device d keeps its
+// thread from run to run (device 0 the caller's).
+TEST(DeviceThreadsTest, EachDeviceHasItsOwnThreadKeptAcrossRuns) {
+  constexpr int64_t kDevices = 4;
+  DeviceThreads threads(kDevices);
+  std::vector<std::thread::id> first(kDevices);
+  for (int run = 0; run < 50; ++run) {
+    std::vector<std::thread::id> ids(kDevices);
+    std::atomic<int> arrived{0};
+    threads.Run([&](int64_t d) {
+      ids[d] = std::this_thread::get_id();
+      arrived.fetch_add(1);
+      while (arrived.load() < kDevices) std::this_thread::yield();  // All four at once.
+    });
+    EXPECT_EQ(std::set<std::thread::id>(ids.begin(), ids.end()).size(), size_t{kDevices});
+    EXPECT_EQ(ids[0], std::this_thread::get_id());
+    if (run == 0) first = ids;
+    EXPECT_EQ(ids, first) << "run " << run;
+  }
+}
+
+TEST(DeviceThreadsTest, RunOnDeviceThreadsUsesThemAndReportsTheFailingDevice) {
+  DeviceThreads threads(3);
+  std::atomic<int> aborts{0};
+  absl::StatusOr<std::vector<Literal>> out = RunOnDeviceThreads(
+      3,
+      [](int64_t d) -> absl::StatusOr<Literal> {
+        if (d == 2) return absl::InvalidArgumentError("bad input");
+        return Literal::Scalar(xla::F32, static_cast<float>(d));
+      },
+      [&](const absl::Status&) { aborts.fetch_add(1); }, &threads);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().message(), "device 2: bad input");
+  EXPECT_EQ(aborts.load(), 1);
+  out = RunOnDeviceThreads(
+      3,
+      [](int64_t d) -> absl::StatusOr<Literal> {
+        return Literal::Scalar(xla::F32, static_cast<float>(d));
+      },
+      [](const absl::Status&) {}, &threads);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->size(), 3u);
 }
 
 }  // namespace
