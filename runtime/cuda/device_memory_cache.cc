@@ -84,6 +84,7 @@ absl::Status DeviceMemoryCache::TrimLocked() {
     ++stats_.driver_frees;
     stats_.cached_bytes -= bytes;
     sizes_.erase(pointer);
+    cached_.erase(pointer);
   }
   ready_.clear();
   return first;
@@ -99,6 +100,7 @@ absl::StatusOr<uint64_t> DeviceMemoryCache::Allocate(int64_t bytes) {
     const uint64_t pointer = it->second;
     stats_.cached_bytes -= it->first;
     ready_.erase(it);
+    cached_.erase(pointer);
     ++stats_.reuses;
     return pointer;
   };
@@ -126,7 +128,7 @@ absl::StatusOr<uint64_t> DeviceMemoryCache::Allocate(int64_t bytes) {
 void DeviceMemoryCache::Release(uint64_t pointer) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = sizes_.find(pointer);
-  if (it == sizes_.end()) return;
+  if (it == sizes_.end() || cached_.contains(pointer)) return;
   const int64_t size = it->second;
   if (stats_.cached_bytes + size > max_cached_bytes_) {
     // cuMemFree waits for the device itself, so the block is safe to free.
@@ -136,6 +138,7 @@ void DeviceMemoryCache::Release(uint64_t pointer) {
     return;
   }
   pending_.push_back(Pending{releases_++, size, pointer});
+  cached_.insert(pointer);
   stats_.cached_bytes += size;
   stats_.pending_bytes += size;
 }

@@ -44,6 +44,7 @@
 #include <mutex>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 
 namespace hloc {
@@ -86,7 +87,7 @@ class DeviceMemoryCache {
   absl::StatusOr<uint64_t> Allocate(int64_t bytes);
   // Memory from Allocate, no longer used by the caller (others may still
   // have work queued on it: see the header comment). A pointer Allocate did
-  // not return is ignored.
+  // not return, or one already released, is ignored.
   void Release(uint64_t pointer);
   // Before a context-wide wait the caller runs itself: a token for
   // NoteSynchronized.
@@ -109,6 +110,7 @@ class DeviceMemoryCache {
   const int64_t max_cached_bytes_;
   mutable std::mutex mu_;
   absl::flat_hash_map<uint64_t, int64_t> sizes_;  // Every block handed out or cached.
+  absl::flat_hash_set<uint64_t> cached_;          // The cached ones (pending or ready).
   std::multimap<int64_t, uint64_t> ready_;        // By size.
   struct Pending {
     uint64_t sequence;  // Releases before this one.

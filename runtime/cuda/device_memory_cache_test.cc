@@ -159,6 +159,7 @@ TEST(DeviceMemoryCacheTest, DestructionAndTrimGiveEverythingBack) {
     cache.Release(b);
     cache.Release(c);
     cache.Release(0xdead);  // Not the cache's: ignored.
+    cache.Release(c);       // Twice: ignored, never handed out twice.
   }
   EXPECT_TRUE(device.live.empty());
   EXPECT_EQ(device.freed.size(), 3u);
