@@ -159,10 +159,22 @@ TEST(DeviceMemoryCacheTest, DestructionAndTrimGiveEverythingBack) {
     cache.Release(b);
     cache.Release(c);
     cache.Release(0xdead);  // Not the cache's: ignored.
-    cache.Release(c);       // Twice: ignored, never handed out twice.
   }
   EXPECT_TRUE(device.live.empty());
   EXPECT_EQ(device.freed.size(), 3u);
+}
+
+TEST(DeviceMemoryCacheTest, ABlockReleasedTwiceIsHandedOutOnce) {
+  FakeDevice device;
+  DeviceMemoryCache cache(device.Backend(), DeviceMemoryCache::kDefaultMaxCachedBytes);
+  const uint64_t a = *cache.Allocate(512);
+  cache.Release(a);
+  cache.Release(a);  // A caller's mistake: ignored.
+  cache.NoteSynchronized(cache.BeforeSynchronize());
+  const uint64_t first = *cache.Allocate(512), second = *cache.Allocate(512);
+  EXPECT_EQ(first, a);
+  EXPECT_NE(second, a);
+  EXPECT_EQ(cache.stats().cached_bytes, 0);
 }
 
 TEST(DeviceMemoryCacheTest, BadRequestsAreErrors) {
