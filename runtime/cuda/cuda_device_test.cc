@@ -195,6 +195,14 @@ void AddOneStep(GpuProgramSpec& spec, const char* name, BufferId in, BufferId ou
                                                       std::vector<BufferId>{in, out}, "loop"));
 }
 
+// One run of a one-parameter, one-output program on host vectors.
+absl::Status ExecuteOnHost(GpuExecutable& e, const std::vector<float>& input,
+                           std::vector<float>& output) {
+  const void* params[] = {input.data()};
+  void* outs[] = {output.data()};
+  return e.Execute(params, outs);
+}
+
 TEST(GpuExecutableDeviceTest, RunsKernelsWithAndWithoutGraphs) {
   SKIP_WITHOUT_GPU();
   auto device = OpenDevice();
@@ -212,9 +220,7 @@ TEST(GpuExecutableDeviceTest, RunsKernelsWithAndWithoutGraphs) {
     ASSERT_TRUE((*e)->Load(device.get(), options).ok());
     for (int run = 0; run < 3; ++run) {
       std::vector<float> input = Random(n, run), output(n);
-      const void* params[] = {input.data()};
-      void* outs[] = {output.data()};
-      ASSERT_TRUE((*e)->Execute(params, outs).ok());
+      ASSERT_TRUE(ExecuteOnHost(**e, input, output).ok());
       for (int i = 0; i < n; ++i) ASSERT_EQ(output[i], input[i] + 2.0f);
     }
     EXPECT_EQ((*e)->uses_graph(), graph);
@@ -252,9 +258,7 @@ TEST(GpuExecutableDeviceTest, KernelsAroundAHostStepReplayAsTwoGraphs) {
     ASSERT_TRUE((*e)->Load(device.get(), options).ok());
     for (int run = 0; run < 3; ++run) {
       std::vector<float> input = Random(n, run), output(n);
-      const void* params[] = {input.data()};
-      void* outs[] = {output.data()};
-      ASSERT_TRUE((*e)->Execute(params, outs).ok());
+      ASSERT_TRUE(ExecuteOnHost(**e, input, output).ok());
       for (int i = 0; i < n; ++i) ASSERT_EQ(output[i], 10 * (input[i] + 2.0f) + 2.0f) << i;
     }
     EXPECT_FALSE((*e)->uses_graph());  // Not one graph: two.
