@@ -379,8 +379,13 @@ absl::Status Parser::ParseLayout(Layout* layout) {
                 tile.dimensions.push_back(Tile::kCombineDimension);
                 continue;
               }
+              const size_t at = tok().offset;
               int64_t d;
               HLOC_RETURN_IF_ERROR(ParseInt64(&d));
+              if (d <= 0) {
+                return ErrorAt(at, absl::StrCat("tile dimension ", d,
+                                                " is not positive (use * to combine dimensions)"));
+              }
               tile.dimensions.push_back(d);
             } while (Eat(TokenKind::kComma));
           }
@@ -393,8 +398,12 @@ absl::Status Parser::ParseLayout(Layout* layout) {
         (is_element_size ? seen_element_size : seen_memory_space) = true;
         lexer_.Next();
         HLOC_RETURN_IF_ERROR(Expect(TokenKind::kLparen, "'(' in a layout attribute"));
+        const size_t at = tok().offset;
         int64_t v;
         HLOC_RETURN_IF_ERROR(ParseInt64(&v));
+        if (is_element_size && v < 0) {
+          return ErrorAt(at, absl::StrCat("negative element size E(", v, ") in a layout"));
+        }
         (is_element_size ? layout->element_size_in_bits : layout->memory_space) = v;
         HLOC_RETURN_IF_ERROR(Expect(TokenKind::kRparen, "')' in a layout attribute"));
       } else {
