@@ -45,9 +45,14 @@ class ThunkProfiler;
 struct ExecuteOptions {
   // A while loop running more iterations than this is an error; <= 0: no limit.
   int64_t max_while_iterations = 0;
-  // Work (items * cost per item) below which a kernel runs on the calling
-  // thread only.
-  int64_t min_parallel_cost = int64_t{1} << 16;
+  // Work (items * cost per item, in the kernel compiler's estimated
+  // operations) below which a kernel runs on the calling thread only. Waking
+  // a parked worker and waiting for it costs several microseconds of CPU
+  // (futex wake, two context switches), while vectorized code does several
+  // estimated operations per nanosecond: at 2^16 a split kernel gained less
+  // than the hand-off cost (gru_scan_grad's scan bodies, 2 threads: 2.5 ms
+  // more CPU per run than 1 thread, and no faster), at 2^18 it breaks even.
+  int64_t min_parallel_cost = int64_t{1} << 18;
   // When set, every thunk's time is added to it (thunk_profiler.h). It must
   // have been made for the program being run. Null: no timing at all (one
   // branch per thunk sequence).

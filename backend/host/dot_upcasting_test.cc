@@ -173,7 +173,12 @@ ENTRY e {
   p = s8[3,70,20] parameter(4)
   q = s8[3,33,70] parameter(5)
   batched = s32[3,20,33] dot(p, q), lhs_batch_dims={0}, lhs_contracting_dims={1}, rhs_batch_dims={0}, rhs_contracting_dims={2}
-  ROOT out = (s32[37,45], s32[9,5], s32[3,20,33]) tuple(scaled, long, batched)
+  w = s8[70,300] parameter(6)
+  z = s8[530,300] parameter(7)
+  wide = s32[70,530] dot(w, z), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  zt = s8[300,530] parameter(8)
+  wide_rows = s32[70,530] dot(w, zt), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT out = (s32[37,45], s32[9,5], s32[3,20,33], s32[70,530], s32[70,530]) tuple(scaled, long, batched, wide, wide_rows)
 })";
   std::unique_ptr<HloModule> module = Parse(kModule);
   ASSERT_NE(module, nullptr);
@@ -194,10 +199,12 @@ ENTRY e {
     for (const HloInstruction* i : module->entry()->instructions()) {
       entry_dots += i->opcode() == HloOpcode::kDot;
     }
-    EXPECT_EQ(entry_dots, 3) << PrintModule(*module);
-    EXPECT_GE(report.library_calls, 3) << report.ToString();
+    EXPECT_EQ(entry_dots, 5) << PrintModule(*module);
+    EXPECT_GE(report.library_calls, 5) << report.ToString();
   }
-  for (int threads : {1, 2}) {
+  // 2 and 3 threads split the [70,530] products into column blocks (the last
+  // one shorter), over a transposed and a row-major B.
+  for (int threads : {1, 2, 3}) {
     runtime::ThreadPool pool(threads);
     absl::StatusOr<Literal> actual = (*program)->Execute(*args, &pool);
     ASSERT_TRUE(actual.ok()) << actual.status();

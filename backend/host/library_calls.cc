@@ -351,7 +351,8 @@ bool Consecutive(const std::vector<int64_t>& dims) {
 // behind the interpreter's dot), and s8 x s8 -> s32 through its exact
 // integer GEMM (eval::GemmS8), when each operand's free dimensions and
 // contracting dimensions are runs of adjacent dimensions, so every batch is
-// one strided matrix product. Rows of each product are split over threads.
+// one strided matrix product. Rows or columns of each product are split over
+// threads.
 absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeDot(
     const HloInstruction& hlo) {
   using Result = std::optional<runtime::LibraryCallThunk::Function>;
@@ -422,18 +423,23 @@ absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeDot(
     const T* a = static_cast<const T*>(buffers[0]);
     const T* b = static_cast<const T*>(buffers[1]);
     C* c = static_cast<C*>(buffers[2]);
-    // Every row block packs all of B again, so blocks are only as many as
-    // the threads need: one per product on one thread, else about two per
-    // thread (over all batches), of at least kMinRows rows.
-    constexpr int64_t kMinRows = 64;
+    // A block of rows packs all of B again, a block of columns all of A, so
+    // the split is along the dimension whose repacked operand is smaller (rows
+    // when m >= n), into one block per product on one thread, else one block
+    // per thread over all batches (an idle caller takes a late worker's block,
+    // so a busy machine still balances), each at least kMinBlock long. (At
+    // [512,1024] x [1024,1024] s8 on two threads this used to be four blocks
+    // of rows, packing the larger B four times over.)
+    constexpr int64_t kMinBlock = 64;
+    const bool by_columns = n > m;
+    const int64_t extent = by_columns ? n : m;
     const int64_t threads = pool == nullptr ? 1 : pool->num_threads();
-    const int64_t wanted = threads == 1 ? 1 : 2 * threads;
-    const int64_t row_blocks = std::clamp<int64_t>((wanted + batches - 1) / batches, 1,
-                                                   (m + kMinRows - 1) / kMinRows);
-    const int64_t kRows = (m + row_blocks - 1) / row_blocks;
+    const int64_t blocks = std::clamp<int64_t>((threads + batches - 1) / batches, 1,
+                                               (extent + kMinBlock - 1) / kMinBlock);
+    const int64_t block = (extent + blocks - 1) / blocks;
     auto task = [&](int64_t begin, int64_t end) {
       for (int64_t t = begin; t < end; ++t) {
-        const int64_t batch = t / row_blocks, row = (t % row_blocks) * kRows;
+        const int64_t batch = t / blocks, first = (t % blocks) * block;
         int64_t a_off = 0, b_off = 0, rest = batch;
         for (int64_t i = static_cast<int64_t>(batch_sizes.size()) - 1; i >= 0; --i) {
           const int64_t idx = rest % batch_sizes[i];
@@ -441,17 +447,18 @@ absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeDot(
           a_off += idx * lhs_batch_strides[i];
           b_off += idx * rhs_batch_strides[i];
         }
+        const int64_t row = by_columns ? 0 : first, column = by_columns ? first : 0;
         Args g;
-        g.m = std::min(kRows, m - row);
-        g.n = n;
+        g.m = by_columns ? m : std::min(block, m - row);
+        g.n = by_columns ? std::min(block, n - column) : n;
         g.k = k;
         g.a = a + a_off + row * a_rs;
         g.a_rs = a_rs;
         g.a_cs = a_cs;
-        g.b = b + b_off;
+        g.b = b + b_off + column * b_cs;
         g.b_rs = b_rs;
         g.b_cs = b_cs;
-        g.c = c + batch * m * n + row * n;
+        g.c = c + batch * m * n + row * n + column;
         g.ldc = n;
         if constexpr (std::is_same_v<Args, eval::GemmS8Args>) {
           eval::GemmS8(g);
@@ -460,7 +467,7 @@ absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeDot(
         }
       }
     };
-    const int64_t tasks = batches * row_blocks;
+    const int64_t tasks = batches * blocks;
     if (pool != nullptr && tasks > 1 && m * n * k > (int64_t{1} << 16)) {
       pool->ParallelFor(tasks, 1, task);
     } else {
