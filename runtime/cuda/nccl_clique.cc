@@ -190,8 +190,11 @@ absl::Status NcclClique::aborted() const {
 
 absl::Status NcclClique::AbortedLocked() const {
   if (aborted_.ok()) return absl::OkStatus();
-  return absl::FailedPreconditionError(
-      absl::StrCat("the NCCL communicators were aborted: ", aborted_.message()));
+  // Cancelled (the runner's "device d failed") stays Cancelled, so the
+  // runner names the device that failed, not a rank it released.
+  return absl::Status(absl::IsCancelled(aborted_) ? absl::StatusCode::kCancelled
+                                                  : absl::StatusCode::kFailedPrecondition,
+                      absl::StrCat("the NCCL communicators were aborted: ", aborted_.message()));
 }
 
 NcclClique::~NcclClique() {

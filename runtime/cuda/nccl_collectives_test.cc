@@ -349,6 +349,21 @@ TEST(NcclWatchdogTest, AWaitingRankReturnsWhenTheCliqueIsAborted) {
   EXPECT_LT(took, absl::Seconds(10));
 }
 
+// The multi-device runner aborts with Cancelled ("device d failed: ...")
+// and names the first device that failed other than Cancelled: the ranks
+// the abort released say Cancelled too, so the error names the device that
+// failed, not a rank that waited for it.
+TEST(NcclWatchdogTest, RanksReleasedByARunnersCancelSayCancelled) {
+  TwoRanks t = MakeTwoRanks();
+  ASSERT_NE(t.comm, nullptr);
+  t.clique->Abort(absl::CancelledError("device 1 failed: bad argument"));
+  const absl::Status waited = t.clique->Await(t.comm, nullptr, NcclWait());
+  EXPECT_EQ(waited.code(), absl::StatusCode::kCancelled) << waited;
+  const absl::Status enqueued = t.clique->Enqueue(t.comm, [] { return absl::OkStatus(); });
+  EXPECT_EQ(enqueued.code(), absl::StatusCode::kCancelled) << enqueued;
+  EXPECT_TRUE(absl::StrContains(enqueued.message(), "device 1 failed: bad argument")) << enqueued;
+}
+
 // ---- Aborting while another thread is inside NCCL (nccl_clique.h's table).
 
 // The fake's count of calls that touched a freed communicator.
