@@ -3,6 +3,7 @@
 // root, and the errors (device counts that do not fit, shardings the API
 // does not split, GPU). The sharded JAX zoo through this API is
 // tests/jax_sharded:sharded_zoo_api_test.
+#include <cmath>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -201,6 +202,10 @@ TEST(DevicesTest, CollectiveTimeoutFromOptionsOrEnvironment) {
   setenv("HLOC_NCCL_TIMEOUT", "2.5", 1);
   EXPECT_TRUE(Client::Create().ok());
   unsetenv("HLOC_NCCL_TIMEOUT");
+  options.collective_timeout_seconds = std::nan("");
+  bad = Client::Create(options);
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument) << bad.status();
+  EXPECT_TRUE(absl::StrContains(bad.status().message(), "NaN")) << bad.status();
 }
 
 }  // namespace
