@@ -1,5 +1,7 @@
 /* The C API from C11: compile, run, read results, and every error path.
  * Prints one line per check and "N passed, N failed" at the end. */
+#define _POSIX_C_SOURCE 200112L /* setenv */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -200,6 +202,41 @@ static void test_custom_calls(void) {
   }
   hloc_client_destroy(client);
   CHECK(state.released == 1, "axpy released %d times", state.released);
+}
+
+/* hloc_client_options.collective_timeout_seconds (C API 0.6): a client made
+ * with it set does not read $HLOC_NCCL_TIMEOUT (a bad value there fails
+ * only the clients that would read it); NaN is refused; a caller built
+ * before the field (a smaller struct_size) gets the default. */
+static void test_collective_timeout(void) {
+  hloc_client* client = NULL;
+  hloc_client_options options;
+  memset(&options, 0, sizeof(options));
+  options.struct_size = sizeof(options);
+  setenv("HLOC_NCCL_TIMEOUT", "soon", 1);
+  expect_error(hloc_client_create(&options, &client), HLOC_ERROR_INVALID_ARGUMENT,
+               "HLOC_NCCL_TIMEOUT=soon", "default timeout reads the environment");
+  CHECK(client == NULL, "client set on error");
+  /* An old caller's struct ends before the field: the default, from the
+   * environment. */
+  options.struct_size = sizeof(options) - sizeof(double);
+  options.collective_timeout_seconds = 5; /* Beyond struct_size: ignored. */
+  expect_error(hloc_client_create(&options, &client), HLOC_ERROR_INVALID_ARGUMENT,
+               "HLOC_NCCL_TIMEOUT=soon", "old struct_size");
+  options.struct_size = sizeof(options);
+  expect_ok(hloc_client_create(&options, &client), "collective_timeout_seconds = 5");
+  CHECK(client != NULL, "no client");
+  hloc_client_destroy(client);
+  client = NULL;
+  options.collective_timeout_seconds = -1; /* No watchdog. */
+  expect_ok(hloc_client_create(&options, &client), "collective_timeout_seconds = -1");
+  hloc_client_destroy(client);
+  client = NULL;
+  unsetenv("HLOC_NCCL_TIMEOUT");
+  options.collective_timeout_seconds = NAN;
+  expect_error(hloc_client_create(&options, &client), HLOC_ERROR_INVALID_ARGUMENT,
+               "collective_timeout_seconds is NaN", "NaN timeout");
+  CHECK(client == NULL, "client set on error");
 }
 
 int main(void) {
@@ -467,6 +504,7 @@ int main(void) {
   }
 
   test_custom_calls();
+  test_collective_timeout();
 
   /* Buffer errors. */
   hloc_buffer* buffer = NULL;

@@ -6,6 +6,7 @@
 // and the resolved backend. A request whose key is cached returns the cached
 // Executable before anything is parsed.
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <list>
 #include <map>
@@ -173,6 +174,11 @@ absl::StatusOr<std::shared_ptr<Client>> Client::Create(const ClientOptions& opti
       }
       state->options.device_memory_cache_bytes = parsed;
     }
+  }
+  if (std::isnan(state->options.collective_timeout_seconds)) {
+    return absl::InvalidArgumentError(
+        "collective_timeout_seconds is NaN: seconds expected (0: no NCCL watchdog; < 0: "
+        "$HLOC_NCCL_TIMEOUT or 300)");
   }
   if (state->options.collective_timeout_seconds < 0) {
     state->options.collective_timeout_seconds =

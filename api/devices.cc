@@ -53,7 +53,13 @@ class DevicesImpl : public ExecutableImpl {
         cuda_(std::move(cuda)),
         inputs_(std::move(inputs)),
         outputs_(std::move(outputs)),
-        num_threads_(num_threads) {}
+        num_threads_(num_threads) {
+    // The interpreter's devices run on threads kept across runs, as the
+    // host's and the GPUs' programs keep theirs.
+    if (host_ == nullptr && cuda_ == nullptr) {
+      interpreter_threads_ = std::make_unique<DeviceThreads>(Devices());
+    }
+  }
 
   absl::Status Run(absl::Span<const void* const> parameters, absl::Span<void* const> outputs,
                    const ExecuteOptions& options) const override {
@@ -82,6 +88,7 @@ class DevicesImpl : public ExecutableImpl {
       evaluate.evaluator.num_threads = num_threads_ > 0 ? num_threads_ : 1;
       evaluate.evaluator.max_while_iterations = options.max_while_iterations;
       evaluate.evaluator.custom_calls = custom_calls_.get();
+      evaluate.threads = interpreter_threads_.get();
       results = EvaluateOnDevices(*module_, arguments, evaluate);
     }
     if (!results.ok()) return results.status();
@@ -108,6 +115,7 @@ class DevicesImpl : public ExecutableImpl {
   std::unique_ptr<HostDevicesProgram> host_;     // Null: the GPUs or the interpreter.
   std::unique_ptr<gpu::GpuDevicesProgram> cuda_;  // Null: the host or the interpreter.
   mutable std::mutex cuda_mu_;
+  std::unique_ptr<DeviceThreads> interpreter_threads_;  // Only for the interpreter.
   std::vector<DevicePlacement> inputs_, outputs_;
   int num_threads_;
 };

@@ -3,6 +3,9 @@
 // root, and the errors (device counts that do not fit, shardings the API
 // does not split, GPU). The sharded JAX zoo through this API is
 // tests/jax_sharded:sharded_zoo_api_test.
+#include <cmath>
+#include <mutex>
+#include <set>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -188,6 +191,52 @@ ENTRY e {
   EXPECT_TRUE(absl::StrContains(out.status().message(), "f32[4,2]")) << out.status();
 }
 
+// The interpreter's devices run on threads the executable keeps: a custom
+// call sees, run after run, device 0 on the caller's thread and each other
+// device on a thread of its own that does not change.
+TEST(DevicesTest, InterpreterDevicesKeepTheirThreadsAcrossRuns) {
+  absl::StatusOr<std::shared_ptr<Client>> client = Client::Create();
+  ASSERT_TRUE(client.ok()) << client.status();
+  std::mutex mu;
+  std::vector<std::thread::id> ids(3);
+  ASSERT_TRUE((*client)
+                  ->RegisterCustomCall("record_thread",
+                                       [&](const CustomCallFrame& frame) -> absl::Status {
+                                         const uint32_t d =
+                                             *static_cast<const uint32_t*>(frame.operands[0].data);
+                                         std::lock_guard<std::mutex> lock(mu);
+                                         ids[d] = std::this_thread::get_id();
+                                         *static_cast<uint32_t*>(frame.results[0].data) = d;
+                                         return absl::OkStatus();
+                                       })
+                  .ok());
+  CompileOptions options;
+  options.backend = Backend::kInterpreter;
+  options.devices = 3;
+  absl::StatusOr<std::shared_ptr<Executable>> exe = (*client)->Compile(ModuleSource::Text(R"(
+HloModule m, replica_count=3
+ENTRY e {
+  p = f32[2] parameter(0)
+  id = u32[] replica-id()
+  ROOT r = u32[] custom-call(id), custom_call_target="record_thread"
+}
+)"),
+                                                                      options);
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  std::vector<float> x(6, 1.0f);
+  std::vector<Buffer> args = {*Buffer::WrapHost(xla::F32, {3, 2}, x.data())};
+  std::vector<std::thread::id> first;
+  for (int run = 0; run < 3; ++run) {
+    absl::StatusOr<std::vector<Buffer>> out = (*exe)->Execute(args);
+    ASSERT_TRUE(out.ok()) << out.status();
+    std::lock_guard<std::mutex> lock(mu);
+    EXPECT_EQ(ids[0], std::this_thread::get_id());
+    EXPECT_EQ(std::set<std::thread::id>(ids.begin(), ids.end()).size(), 3u);
+    if (run == 0) first = ids;
+    EXPECT_EQ(ids, first) << "run " << run;
+  }
+}
+
 // The NCCL watchdog's timeout (cuda collectives): ClientOptions, else
 // $HLOC_NCCL_TIMEOUT, which must be seconds.
 TEST(DevicesTest, CollectiveTimeoutFromOptionsOrEnvironment) {
@@ -201,6 +250,10 @@ TEST(DevicesTest, CollectiveTimeoutFromOptionsOrEnvironment) {
   setenv("HLOC_NCCL_TIMEOUT", "2.5", 1);
   EXPECT_TRUE(Client::Create().ok());
   unsetenv("HLOC_NCCL_TIMEOUT");
+  options.collective_timeout_seconds = std::nan("");
+  bad = Client::Create(options);
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument) << bad.status();
+  EXPECT_TRUE(absl::StrContains(bad.status().message(), "NaN")) << bad.status();
 }
 
 }  // namespace

@@ -250,6 +250,12 @@ hloc_error* hloc_client_create(const hloc_client_options* options, hloc_client**
       cpp.device_memory_cache_bytes =
           std::max<long long>(options->device_memory_cache_bytes, 0);
     }
+    if (HLOC_HAS(options, hloc_client_options, collective_timeout_seconds) &&
+        options->collective_timeout_seconds != 0) {
+      // C's 0 is the default (a zeroed struct); C++'s is "no watchdog".
+      const double seconds = options->collective_timeout_seconds;
+      cpp.collective_timeout_seconds = seconds < 0 ? 0 : seconds;  // NaN: refused by Create.
+    }
     absl::StatusOr<std::shared_ptr<hloc::api::Client>> created = hloc::api::Client::Create(cpp);
     if (!created.ok()) return FromStatus(created.status());
     *client = new hloc_client{*std::move(created)};

@@ -29,14 +29,15 @@ extern "C" {
 #endif
 
 #define HLOC_C_API_MAJOR 0
-#define HLOC_C_API_MINOR 5
+#define HLOC_C_API_MINOR 6
 /* 2: hloc_compile_options.devices, hloc_stats.devices.
  * 3: device buffers (hloc_buffer_allocate_device, ..._copy_to_device,
  *    ..._to_host, ..._copy_to_host, ..._location, ..._device_pointer) and
  *    hloc_execute_options.results.
  * 4: custom-call targets implemented by the caller
  *    (hloc_client_register_custom_call) and hloc_error_create.
- * 5: hloc_client_options.device_memory_cache_bytes. */
+ * 5: hloc_client_options.device_memory_cache_bytes.
+ * 6: hloc_client_options.collective_timeout_seconds. */
 
 typedef struct hloc_error hloc_error;
 typedef struct hloc_client hloc_client;
@@ -102,6 +103,12 @@ typedef struct {
    * $HLOC_DEVICE_CACHE_BYTES when set, else 1 GiB; < 0: no cache (every
    * release frees); > 0: at most that many bytes. */
   long long device_memory_cache_bytes;
+  /* Seconds an NCCL collective (cuda) may wait for its peers before the run
+   * fails and the program's communicators are aborted (api/hloc.h,
+   * ClientOptions::collective_timeout_seconds): 0 (default):
+   * $HLOC_NCCL_TIMEOUT when set, else 300; > 0: that many; < 0: no
+   * watchdog (NCCL may wait forever). NaN is HLOC_ERROR_INVALID_ARGUMENT. */
+  double collective_timeout_seconds;
 } hloc_client_options;
 
 hloc_error* hloc_client_create(const hloc_client_options* options, hloc_client** client);

@@ -400,9 +400,11 @@ absl::Status CallPython(const PythonFunction& call, const CustomCallFrame& frame
 
 class PyClient {
  public:
-  PyClient(int num_threads, int cache_capacity, std::string disk_cache_dir) {
+  PyClient(int num_threads, int cache_capacity, std::string disk_cache_dir,
+           double collective_timeout_seconds) {
     ClientOptions options;
     options.num_threads = num_threads;
+    options.collective_timeout_seconds = collective_timeout_seconds;
     options.compile_cache_capacity = cache_capacity;
     options.disk_cache_dir = std::move(disk_cache_dir);
     client_ = Unwrap(Client::Create(options));
@@ -501,8 +503,9 @@ NB_MODULE(_hloc, m) {
   m.def("xla_ffi_unregister", &UnregisterXlaFfiExecutable, nb::arg("handle"));
 
   nb::class_<PyClient>(m, "_Client")
-      .def(nb::init<int, int, std::string>(), nb::arg("num_threads"), nb::arg("cache_capacity"),
-           nb::arg("disk_cache_dir"))
+      .def(nb::init<int, int, std::string, double>(), nb::arg("num_threads"),
+           nb::arg("cache_capacity"), nb::arg("disk_cache_dir"),
+           nb::arg("collective_timeout_seconds") = -1.0)
       .def("compile", &PyClient::Compile, nb::arg("module"), nb::arg("is_path"),
            nb::arg("backend"), nb::arg("pipeline"), nb::arg("disabled_passes"),
            nb::arg("dump_dir"), nb::arg("allow_interpreter_ops"),

@@ -193,6 +193,40 @@ class ErrorTest(unittest.TestCase):
             exe(ro, x, donate=[0])
 
 
+class CollectiveTimeoutTest(unittest.TestCase):
+    """hloc.compile(collective_timeout=...): the NCCL watchdog's seconds. A
+    client given it does not read $HLOC_NCCL_TIMEOUT (so a bad value there
+    fails only the clients that would read it)."""
+
+    def test_given_timeout_is_used_instead_of_the_environment(self):
+        x = np.arange(8, dtype=np.float32)
+        saved = os.environ.get("HLOC_NCCL_TIMEOUT")
+        os.environ["HLOC_NCCL_TIMEOUT"] = "soon"
+        try:
+            # num_threads=7: a client no other test has made.
+            with self.assertRaisesRegex(ValueError, "HLOC_NCCL_TIMEOUT=soon"):
+                hloc.compile(ADD, backend="host", num_threads=7)
+            for seconds in (5, 2.5, 0):
+                exe = hloc.compile(ADD, backend="host", num_threads=7,
+                                   collective_timeout=seconds)
+                (out,) = exe(x, x)
+                np.testing.assert_array_equal(out, 2 * x)
+        finally:
+            if saved is None:
+                del os.environ["HLOC_NCCL_TIMEOUT"]
+            else:
+                os.environ["HLOC_NCCL_TIMEOUT"] = saved
+
+    def test_bad_timeouts(self):
+        with self.assertRaises(TypeError):
+            hloc.compile(ADD, backend="host", collective_timeout="5")
+        with self.assertRaises(TypeError):
+            hloc.compile(ADD, backend="host", collective_timeout=True)
+        for bad in (-1, float("nan")):
+            with self.assertRaisesRegex(ValueError, "collective_timeout"):
+                hloc.compile(ADD, backend="host", collective_timeout=bad)
+
+
 class _FakeCudaArray:
     """A DLPack producer claiming f32[8] on cuda:0 at a made-up address: no
     byte of it is ever read, as every path below fails before running."""

@@ -16,6 +16,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -216,6 +217,51 @@ ENTRY e {
   ASSERT_FALSE(second.ok());
   std::cout << "second run: " << second.status() << "\n";
   EXPECT_NE(second.status().message().find("aborted"), std::string::npos) << second.status();
+}
+
+// The devices of a program run on its kept threads (DeviceThreads): every
+// run is one more run of the same threads, device d on the same thread
+// each time (device 0 on the caller), one thread per device. A device
+// whose arguments are wrong fails naming itself, the others (waiting in
+// NCCL for it on several GPUs) are released by the clique's abort, and the
+// program then refuses to run on its aborted communicators.
+TEST(GpuCollectiveDeviceTest, DevicesRunOnKeptThreadsAndAFailingDeviceIsNamed) {
+  HLOC_SKIP_WITHOUT_NCCL();
+  const int gpus = GpuDeviceCount();
+  absl::StatusOr<std::unique_ptr<HloModule>> module =
+      ParseHloModule(mods::CollectiveCases(gpus)[0].text);  // all-reduce
+  ASSERT_TRUE(module.ok()) << module.status();
+  absl::StatusOr<std::unique_ptr<GpuDevicesProgram>> program =
+      CompileForGpus(**module, /*use_graph=*/false);
+  ASSERT_TRUE(program.ok()) << program.status();
+  const DeviceThreads& threads = (*program)->threads();
+  ASSERT_EQ(threads.size(), gpus);
+  std::vector<std::thread::id> ids;
+  for (int d = 1; d < gpus; ++d) ids.push_back(threads.id(d));
+  std::vector<std::vector<Literal>> args(gpus);
+  for (int d = 0; d < gpus; ++d) args[d].push_back(mods::CollectiveArgument(d, gpus));
+  for (int run = 0; run < 3; ++run) {
+    absl::StatusOr<std::vector<Literal>> out = (*program)->Execute(args);
+    ASSERT_TRUE(out.ok()) << "run " << run << ": " << out.status();
+  }
+  EXPECT_EQ(threads.runs(), 3u);
+  for (int d = 1; d < gpus; ++d) EXPECT_EQ(threads.id(d), ids[d - 1]) << "device " << d;
+  // The last device gets an argument of the wrong shape.
+  const int failing = gpus - 1;
+  args[failing][0] = Literal::Scalar(xla::F32, 1.0f);
+  const absl::Time start = absl::Now();
+  absl::StatusOr<std::vector<Literal>> failed = (*program)->Execute(args);
+  std::cout << "failing device: " << failed.status() << " after " << absl::Now() - start << "\n";
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.status().message().rfind(absl::StrCat("device ", failing, ": "), 0), 0u)
+      << failed.status();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(60)) << "the other devices were not released";
+  EXPECT_EQ(threads.runs(), 4u);
+  // The failure aborted the communicators: the program runs no more.
+  args[failing][0] = mods::CollectiveArgument(failing, gpus);
+  absl::StatusOr<std::vector<Literal>> again = (*program)->Execute(args);
+  ASSERT_FALSE(again.ok());
+  EXPECT_NE(again.status().message().find("aborted"), std::string::npos) << again.status();
 }
 
 // A module for more devices than the machine has is an error naming the

@@ -77,6 +77,7 @@ absl::StatusOr<std::unique_ptr<GpuDevicesProgram>> GpuDevicesProgram::Compile(
     self->programs_.push_back(std::move(program));
   }
   if (cache != nullptr) cache->Save().IgnoreError();  // A read-only home must not stop the run.
+  self->threads_ = std::make_unique<DeviceThreads>(n);
   return self;
 }
 
@@ -94,14 +95,15 @@ absl::StatusOr<std::vector<Literal>> GpuDevicesProgram::Execute(
           "); compile it again"));
     }
   }
-  // The shared multi-device runner (one thread per device, the first error
-  // naming its device). A device that fails aborts the clique's
-  // communicators, which releases ranks waiting in NCCL for it.
+  // The shared multi-device runner on the program's kept threads (one per
+  // device, the first error naming its device). A device that fails aborts
+  // the clique's communicators, which releases ranks waiting in NCCL for it.
   return RunOnDeviceThreads(
       n, [&](int64_t d) { return programs_[d]->Execute(arguments[d]); },
       [&](const absl::Status& status) {
         if (clique_ != nullptr) clique_->Abort(status);
-      });
+      },
+      threads_.get());
 }
 
 absl::StatusOr<std::vector<Literal>> RunOnGpuDevices(

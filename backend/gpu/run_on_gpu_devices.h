@@ -3,7 +3,11 @@
 // (one kernel cache, so each kernel is compiled once), device d's program
 // is loaded on GPU d with its rank in an NCCL clique of GPUs 0..N-1
 // (runtime/cuda/nccl_clique.h), and each run executes the N programs on N
-// threads, one rank per GPU. N = 1 takes the same path.
+// threads, one rank per GPU: the program's DeviceThreads
+// (hlo/evaluator/multi_device.h), started at compile time and kept, so
+// thread d runs GPU d every time (device 0 on the caller) and keeps its
+// context current. Runs from several threads take turns. N = 1 takes the
+// same path.
 //
 // Loading makes the clique's communicators (all ranks of a group in one
 // non-blocking ncclCommInitRankConfig group call, from the loading thread),
@@ -23,6 +27,7 @@
 #include "absl/types/span.h"
 #include "backend/gpu/gpu_compiler.h"
 #include "backend/gpu/run_on_gpu.h"
+#include "hlo/evaluator/multi_device.h"
 #include "hlo/literal.h"
 #include "hlo/module.h"
 #include "runtime/cuda/nccl_clique.h"
@@ -43,12 +48,15 @@ class GpuDevicesProgram {
   absl::StatusOr<std::vector<Literal>> Execute(absl::Span<const std::vector<Literal>> arguments);
   int64_t device_count() const { return static_cast<int64_t>(programs_.size()); }
   GpuProgram& program(int64_t device) { return *programs_[device]; }
+  // The threads the devices run on.
+  const DeviceThreads& threads() const { return *threads_; }
 
  private:
   GpuDevicesProgram() = default;
   std::vector<std::unique_ptr<cuda::CudaDevice>> devices_;
   std::shared_ptr<cuda::NcclClique> clique_;
   std::vector<std::unique_ptr<GpuProgram>> programs_;  // Freed before the devices.
+  std::unique_ptr<DeviceThreads> threads_;
 };
 
 // How many CUDA devices this machine has (0 without a driver).

@@ -70,7 +70,7 @@ absl::StatusOr<std::vector<Literal>> EvaluateOnDevices(
         for (const Literal& a : arguments[d]) args.push_back(&a);
         return EvaluateComputation(*module.entry(), args, device_options);
       },
-      [&](const absl::Status& status) { devices.Abort(status); });
+      [&](const absl::Status& status) { devices.Abort(status); }, options.threads);
 }
 
 DeviceThreads::DeviceThreads(int64_t n) : n_(std::max<int64_t>(n, 1)) {
@@ -107,7 +107,18 @@ void DeviceThreads::Loop(int64_t d) {
   }
 }
 
+std::thread::id DeviceThreads::id(int64_t d) const {
+  if (d < 1 || d >= n_) return std::thread::id();
+  return threads_[d - 1].get_id();
+}
+
+uint64_t DeviceThreads::runs() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return generation_;
+}
+
 void DeviceThreads::Run(const std::function<void(int64_t)>& fn) {
+  std::lock_guard<std::mutex> run(run_mu_);
   {
     std::lock_guard<std::mutex> lock(mu_);
     fn_ = &fn;

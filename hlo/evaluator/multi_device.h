@@ -28,12 +28,18 @@
 
 namespace hloc {
 
+class DeviceThreads;
+
 struct MultiDeviceOptions {
   // Per device; num_threads <= 0 means one thread each (the devices already
   // run side by side). `device` is ignored.
   EvaluatorOptions evaluator;
   // A device waiting this long for the rest of its group is an error.
   absl::Duration collective_timeout = absl::Seconds(120);
+  // Threads kept across runs (one per device; the caller keeps them and
+  // runs one module with them at a time); null or another device count:
+  // threads started for this run.
+  DeviceThreads* threads = nullptr;
 };
 
 namespace eval {
@@ -66,8 +72,12 @@ class DeviceGroup {
 // Threads kept for the devices of a program run many times: a run hands
 // device d's work to thread d (device 0's runs on the caller) instead of
 // starting and joining a thread per device per run, which costs a clone,
-// an exit and their context switches every time. Runs are one at a time
-// (the program's lock); a device's work must not call Run again.
+// an exit and their context switches every time. Every multi-device runner
+// keeps one per program: the host backend's (backend/host), the GPU
+// backend's (backend/gpu, where thread d keeps GPU d's context current)
+// and the interpreter's (MultiDeviceOptions::threads). Runs from several
+// threads take turns (Run holds a lock for the whole run); a device's work
+// must not call Run again.
 class DeviceThreads {
  public:
   explicit DeviceThreads(int64_t n);
@@ -75,6 +85,10 @@ class DeviceThreads {
   DeviceThreads(const DeviceThreads&) = delete;
   DeviceThreads& operator=(const DeviceThreads&) = delete;
   int64_t size() const { return n_; }
+  // The thread that runs device d's work (the caller's for device 0: none).
+  std::thread::id id(int64_t d) const;
+  // Runs made so far.
+  uint64_t runs() const;
   // fn(d) for every d in [0, size()), all at once, each on its own thread;
   // returns when every one has returned.
   void Run(const std::function<void(int64_t)>& fn);
@@ -82,7 +96,8 @@ class DeviceThreads {
  private:
   void Loop(int64_t d);
   const int64_t n_;
-  std::mutex mu_;
+  std::mutex run_mu_;  // One run at a time.
+  mutable std::mutex mu_;
   std::condition_variable start_cv_, done_cv_;
   const std::function<void(int64_t)>* fn_ = nullptr;  // Guarded by mu_.
   uint64_t generation_ = 0;                           // Runs started.

@@ -4,12 +4,15 @@
 
 #include <atomic>
 #include <functional>
+#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "absl/strings/match.h"
+#include "hlo/custom_call_targets.h"
 #include "hlo/evaluator/evaluator_test_util.h"
 #include "hlo/text_parser.h"
 
@@ -465,6 +468,67 @@ TEST(DeviceThreadsTest, RunOnDeviceThreadsUsesThemAndReportsTheFailingDevice) {
       [](const absl::Status&) {}, &threads);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(out->size(), 3u);
+}
+
+// The interpreter's runner on threads kept across runs
+// (MultiDeviceOptions::threads): each device's custom call sees the same
+// thread every run (device 0 the caller's), and a device that fails is the
+// error named, after which the same threads run again.
+TEST(DeviceThreadsTest, InterpreterRunsEachDeviceOnItsKeptThread) {
+  constexpr int64_t kDevices = 3;
+  std::mutex mu;
+  std::vector<std::thread::id> ids(kDevices);
+  std::atomic<int64_t> failing{-1};
+  CustomCallRegistry registry;
+  ASSERT_TRUE(registry
+                  .Register("record_thread",
+                            [&](const CustomCallFrame& frame) -> absl::Status {
+                              const uint32_t d = *static_cast<const uint32_t*>(
+                                  frame.operands[0].data);
+                              if (static_cast<int64_t>(d) == failing.load()) {
+                                return absl::InternalError("the kernel broke");
+                              }
+                              std::lock_guard<std::mutex> lock(mu);
+                              ids[d] = std::this_thread::get_id();
+                              *static_cast<uint32_t*>(frame.results[0].data) = d;
+                              return absl::OkStatus();
+                            })
+                  .ok());
+  const std::shared_ptr<const CustomCallTargets> targets = registry.Snapshot();
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(R"(
+HloModule m, replica_count=3
+ENTRY e {
+  p = f32[2] parameter(0)
+  id = u32[] replica-id()
+  ROOT r = u32[] custom-call(id), custom_call_target="record_thread"
+}
+)");
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::vector<std::vector<Literal>> args(kDevices);
+  for (int64_t d = 0; d < kDevices; ++d) args[d].push_back(Ramp(static_cast<int>(d)));
+  DeviceThreads threads(kDevices);
+  MultiDeviceOptions options;
+  options.evaluator.custom_calls = targets.get();
+  options.threads = &threads;
+  const std::vector<std::thread::id> expected = {std::this_thread::get_id(), threads.id(1),
+                                                 threads.id(2)};
+  ASSERT_EQ(std::set<std::thread::id>(expected.begin(), expected.end()).size(), 3u);
+  for (int run = 0; run < 3; ++run) {
+    if (run == 1) failing = 2;
+    if (run == 2) failing = -1;
+    absl::StatusOr<std::vector<Literal>> out = EvaluateOnDevices(**module, args, options);
+    if (run == 1) {
+      ASSERT_FALSE(out.ok());
+      EXPECT_TRUE(absl::StartsWith(out.status().message(), "device 2: ")) << out.status();
+      EXPECT_TRUE(absl::StrContains(out.status().message(), "the kernel broke")) << out.status();
+      continue;
+    }
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ((*out)[2].ToString(), "u32[] 2");
+    std::lock_guard<std::mutex> lock(mu);
+    EXPECT_EQ(ids, expected) << "run " << run;
+  }
+  EXPECT_EQ(threads.runs(), 3u);
 }
 
 }  // namespace

@@ -221,8 +221,9 @@ NcclWait CollectiveThunk::StartWait() const {
                             group_, rank_, timeout_);
 }
 
-absl::Status CollectiveThunk::Settle(absl::Status issued, const NcclWait& wait) const {
-  if (!issued.ok()) return issued;
+absl::Status CollectiveThunk::Settle(const std::function<absl::Status()>& calls,
+                                     const NcclWait& wait) const {
+  if (absl::Status issued = clique_->Enqueue(comm_, calls); !issued.ok()) return issued;
   return clique_->Await(comm_, nullptr, wait);
 }
 
@@ -246,16 +247,21 @@ absl::Status CollectiveThunk::Issue(GpuExecutionContext& context, const NcclWait
     case CollectiveOp::kAllReduce: {
       const ncclDataType_t type = *NcclType(spec_.type);
       const ncclRedOp_t op = *NcclReduction(spec_.type, spec_.reduction);
-      HLOC_CUDA_RETURN_IF_ERROR(nccl.Check(nccl.ncclGroupStart(), "ncclGroupStart"));
-      absl::Status status;
-      for (size_t k = 0; k < leaves && status.ok(); ++k) {
-        status = nccl.CheckIssued(nccl.ncclAllReduce(Pointer(in(k)), Pointer(out(k)),
-                                                     static_cast<size_t>(spec_.leaves[k].elements),
-                                                     type, op, comm_, stream),
-                                  absl::StrCat("ncclAllReduce ", label_));
-      }
-      absl::Status end = nccl.CheckIssued(nccl.ncclGroupEnd(), "ncclGroupEnd");
-      return Settle(status.ok() ? end : status, wait);
+      return Settle(
+          [&]() -> absl::Status {
+            HLOC_CUDA_RETURN_IF_ERROR(nccl.Check(nccl.ncclGroupStart(), "ncclGroupStart"));
+            absl::Status status;
+            for (size_t k = 0; k < leaves && status.ok(); ++k) {
+              status = nccl.CheckIssued(
+                  nccl.ncclAllReduce(Pointer(in(k)), Pointer(out(k)),
+                                     static_cast<size_t>(spec_.leaves[k].elements), type, op,
+                                     comm_, stream),
+                  absl::StrCat("ncclAllReduce ", label_));
+            }
+            absl::Status end = nccl.CheckIssued(nccl.ncclGroupEnd(), "ncclGroupEnd");
+            return status.ok() ? end : status;
+          },
+          wait);
     }
     case CollectiveOp::kAllGather:
       for (size_t k = 0; k < leaves; ++k) HLOC_CUDA_RETURN_IF_ERROR(RunAllGather(context, k, wait));
@@ -271,32 +277,38 @@ absl::Status CollectiveThunk::Issue(GpuExecutionContext& context, const NcclWait
     case CollectiveOp::kAllToAllTuple: {
       // Operand j goes to member j; result i comes from member i.
       const size_t bytes = static_cast<size_t>(spec_.leaves[0].elements * width);
-      HLOC_CUDA_RETURN_IF_ERROR(nccl.Check(nccl.ncclGroupStart(), "ncclGroupStart"));
-      absl::Status status;
-      for (size_t j = 0; j < leaves && status.ok(); ++j) {
-        status = nccl.CheckIssued(
-            nccl.ncclSend(Pointer(in(j)), bytes, ncclUint8, static_cast<int>(j), comm_, stream),
-            absl::StrCat("ncclSend ", label_));
-        if (status.ok()) {
-          status = nccl.CheckIssued(
-              nccl.ncclRecv(Pointer(out(j)), bytes, ncclUint8, static_cast<int>(j), comm_, stream),
-              absl::StrCat("ncclRecv ", label_));
-        }
-      }
-      absl::Status end = nccl.CheckIssued(nccl.ncclGroupEnd(), "ncclGroupEnd");
-      return Settle(status.ok() ? end : status, wait);
+      return Settle(
+          [&]() -> absl::Status {
+            HLOC_CUDA_RETURN_IF_ERROR(nccl.Check(nccl.ncclGroupStart(), "ncclGroupStart"));
+            absl::Status status;
+            for (size_t j = 0; j < leaves && status.ok(); ++j) {
+              status = nccl.CheckIssued(nccl.ncclSend(Pointer(in(j)), bytes, ncclUint8,
+                                                      static_cast<int>(j), comm_, stream),
+                                        absl::StrCat("ncclSend ", label_));
+              if (status.ok()) {
+                status = nccl.CheckIssued(nccl.ncclRecv(Pointer(out(j)), bytes, ncclUint8,
+                                                        static_cast<int>(j), comm_, stream),
+                                          absl::StrCat("ncclRecv ", label_));
+              }
+            }
+            absl::Status end = nccl.CheckIssued(nccl.ncclGroupEnd(), "ncclGroupEnd");
+            return status.ok() ? end : status;
+          },
+          wait);
     }
     case CollectiveOp::kCollectivePermute:
       return RunPermute(context, wait);
     case CollectiveOp::kBroadcast:
       for (size_t k = 0; k < leaves; ++k) {
-        HLOC_CUDA_RETURN_IF_ERROR(
-            Settle(nccl.CheckIssued(
-                       nccl.ncclBroadcast(Pointer(in(k)), Pointer(out(k)),
-                                          static_cast<size_t>(spec_.leaves[k].elements * width),
-                                          ncclUint8, /*root=*/0, comm_, stream),
-                       absl::StrCat("ncclBroadcast ", label_)),
-                   wait));
+        HLOC_CUDA_RETURN_IF_ERROR(Settle(
+            [&] {
+              return nccl.CheckIssued(
+                  nccl.ncclBroadcast(Pointer(in(k)), Pointer(out(k)),
+                                     static_cast<size_t>(spec_.leaves[k].elements * width),
+                                     ncclUint8, /*root=*/0, comm_, stream),
+                  absl::StrCat("ncclBroadcast ", label_));
+            },
+            wait));
       }
       return absl::OkStatus();
     case CollectiveOp::kRaggedAllToAll:
@@ -319,11 +331,14 @@ absl::Status CollectiveThunk::RunAllGather(GpuExecutionContext& context, size_t 
   const bool repack = leaf.outer > 1 && n > 1;
   const CUdeviceptr gathered = repack ? context.buffers[buffers_.back()] : output;
   HLOC_CUDA_RETURN_IF_ERROR(
-      Settle(nccl.CheckIssued(
-                 nccl.ncclAllGather(Pointer(input), Pointer(gathered), static_cast<size_t>(bytes),
-                                    ncclUint8, comm_, StreamOf(context)),
-                 absl::StrCat("ncclAllGather ", label_)),
-             wait));
+      Settle(
+          [&] {
+            return nccl.CheckIssued(
+                nccl.ncclAllGather(Pointer(input), Pointer(gathered), static_cast<size_t>(bytes),
+                                   ncclUint8, comm_, StreamOf(context)),
+                absl::StrCat("ncclAllGather ", label_));
+          },
+          wait));
   if (!repack) return absl::OkStatus();
   return Unpack(*context.device, gathered, output, leaf.outer, n, leaf.block_bytes);
 }
@@ -343,11 +358,14 @@ absl::Status CollectiveThunk::RunReduceScatter(GpuExecutionContext& context, siz
   }
   const int64_t count = leaf.outer * leaf.block_bytes / runtime::ElementBytes(spec_.type);
   return Settle(
-      nccl.CheckIssued(
-          nccl.ncclReduceScatter(Pointer(packed), Pointer(output), static_cast<size_t>(count),
-                                 *NcclType(spec_.type), *NcclReduction(spec_.type, spec_.reduction),
-                                 comm_, StreamOf(context)),
-          absl::StrCat("ncclReduceScatter ", label_)),
+      [&] {
+        return nccl.CheckIssued(
+            nccl.ncclReduceScatter(Pointer(packed), Pointer(output), static_cast<size_t>(count),
+                                   *NcclType(spec_.type),
+                                   *NcclReduction(spec_.type, spec_.reduction), comm_,
+                                   StreamOf(context)),
+            absl::StrCat("ncclReduceScatter ", label_));
+      },
       wait);
 }
 
@@ -368,22 +386,26 @@ absl::Status CollectiveThunk::RunAllToAll(GpuExecutionContext& context, size_t k
     input = scratch;
     output = scratch + n * chunk;
   }
-  HLOC_CUDA_RETURN_IF_ERROR(nccl.Check(nccl.ncclGroupStart(), "ncclGroupStart"));
-  absl::Status status;
-  for (int64_t j = 0; j < n && status.ok(); ++j) {
-    status =
-        nccl.CheckIssued(nccl.ncclSend(Pointer(input, j * chunk), static_cast<size_t>(chunk),
-                                       ncclUint8, static_cast<int>(j), comm_, StreamOf(context)),
-                         absl::StrCat("ncclSend ", label_));
-    if (status.ok()) {
-      status =
-          nccl.CheckIssued(nccl.ncclRecv(Pointer(output, j * chunk), static_cast<size_t>(chunk),
-                                         ncclUint8, static_cast<int>(j), comm_, StreamOf(context)),
-                           absl::StrCat("ncclRecv ", label_));
-    }
-  }
-  absl::Status end = nccl.CheckIssued(nccl.ncclGroupEnd(), "ncclGroupEnd");
-  HLOC_CUDA_RETURN_IF_ERROR(Settle(status.ok() ? end : status, wait));
+  HLOC_CUDA_RETURN_IF_ERROR(Settle(
+      [&]() -> absl::Status {
+        HLOC_CUDA_RETURN_IF_ERROR(nccl.Check(nccl.ncclGroupStart(), "ncclGroupStart"));
+        absl::Status status;
+        for (int64_t j = 0; j < n && status.ok(); ++j) {
+          status = nccl.CheckIssued(
+              nccl.ncclSend(Pointer(input, j * chunk), static_cast<size_t>(chunk), ncclUint8,
+                            static_cast<int>(j), comm_, StreamOf(context)),
+              absl::StrCat("ncclSend ", label_));
+          if (status.ok()) {
+            status = nccl.CheckIssued(
+                nccl.ncclRecv(Pointer(output, j * chunk), static_cast<size_t>(chunk), ncclUint8,
+                              static_cast<int>(j), comm_, StreamOf(context)),
+                absl::StrCat("ncclRecv ", label_));
+          }
+        }
+        absl::Status end = nccl.CheckIssued(nccl.ncclGroupEnd(), "ncclGroupEnd");
+        return status.ok() ? end : status;
+      },
+      wait));
   if (!repack) return absl::OkStatus();
   return Unpack(*context.device, output, final_output, leaf.outer, n, leaf.block_bytes);
 }
@@ -433,22 +455,27 @@ absl::Status CollectiveThunk::RunRaggedAllToAll(GpuExecutionContext& context,
   } while (false)
   // 1. Headers.
   HLOC_RAGGED_RETURN_IF_ERROR(device.CopyToDevice(scratch, sent.data(), headers));
-  HLOC_RAGGED_RETURN_IF_ERROR(nccl.Check(nccl.ncclGroupStart(), "ncclGroupStart"));
-  absl::Status status;
-  for (int64_t j = 0; j < n && status.ok(); ++j) {
-    status = nccl.CheckIssued(
-        nccl.ncclSend(Pointer(scratch, j * per_peer), static_cast<size_t>(per_peer), ncclUint8,
-                      static_cast<int>(j), comm_, stream),
-        absl::StrCat("ncclSend ", label_));
-    if (status.ok()) {
-      status = nccl.CheckIssued(
-          nccl.ncclRecv(Pointer(scratch, headers + j * per_peer), static_cast<size_t>(per_peer),
-                        ncclUint8, static_cast<int>(j), comm_, stream),
-          absl::StrCat("ncclRecv ", label_));
-    }
-  }
-  absl::Status end = nccl.CheckIssued(nccl.ncclGroupEnd(), "ncclGroupEnd");
-  HLOC_RAGGED_RETURN_IF_ERROR(Settle(status.ok() ? end : status, wait));
+  HLOC_RAGGED_RETURN_IF_ERROR(Settle(
+      [&]() -> absl::Status {
+        HLOC_CUDA_RETURN_IF_ERROR(nccl.Check(nccl.ncclGroupStart(), "ncclGroupStart"));
+        absl::Status status;
+        for (int64_t j = 0; j < n && status.ok(); ++j) {
+          status = nccl.CheckIssued(
+              nccl.ncclSend(Pointer(scratch, j * per_peer), static_cast<size_t>(per_peer),
+                            ncclUint8, static_cast<int>(j), comm_, stream),
+              absl::StrCat("ncclSend ", label_));
+          if (status.ok()) {
+            status = nccl.CheckIssued(
+                nccl.ncclRecv(Pointer(scratch, headers + j * per_peer),
+                              static_cast<size_t>(per_peer), ncclUint8, static_cast<int>(j), comm_,
+                              stream),
+                absl::StrCat("ncclRecv ", label_));
+          }
+        }
+        absl::Status end = nccl.CheckIssued(nccl.ncclGroupEnd(), "ncclGroupEnd");
+        return status.ok() ? end : status;
+      },
+      wait));
   std::vector<runtime::RaggedHeader> received(sent.size());
   HLOC_RAGGED_RETURN_IF_ERROR(device.CopyToHost(received.data(), scratch + headers, headers));
   HLOC_RAGGED_RETURN_IF_ERROR(WaitForStream(context, wait));
@@ -463,9 +490,12 @@ absl::Status CollectiveThunk::RunRaggedAllToAll(GpuExecutionContext& context,
   const CUdeviceptr verdict_on_device = scratch + 2 * headers;
   HLOC_RAGGED_RETURN_IF_ERROR(device.CopyToDevice(verdict_on_device, verdict, sizeof(verdict)));
   HLOC_RAGGED_RETURN_IF_ERROR(Settle(
-      nccl.CheckIssued(nccl.ncclAllReduce(Pointer(verdict_on_device), Pointer(verdict_on_device), 2,
-                                          ncclInt64, ncclMax, comm_, stream),
-                       absl::StrCat("ncclAllReduce ", label_)),
+      [&] {
+        return nccl.CheckIssued(nccl.ncclAllReduce(Pointer(verdict_on_device),
+                                                   Pointer(verdict_on_device), 2, ncclInt64,
+                                                   ncclMax, comm_, stream),
+                                absl::StrCat("ncclAllReduce ", label_));
+      },
       wait));
   HLOC_RAGGED_RETURN_IF_ERROR(device.CopyToHost(verdict, verdict_on_device, sizeof(verdict)));
   HLOC_RAGGED_RETURN_IF_ERROR(WaitForStream(context, wait));
@@ -479,29 +509,36 @@ absl::Status CollectiveThunk::RunRaggedAllToAll(GpuExecutionContext& context,
     HLOC_CUDA_RETURN_IF_ERROR(
         device.CopyOnDevice(result, output, shape.output_rows * shape.row_bytes));
   }
-  HLOC_CUDA_RETURN_IF_ERROR(nccl.Check(nccl.ncclGroupStart(), "ncclGroupStart"));
-  for (int64_t j = 0; j < n && status.ok(); ++j) {
-    for (int64_t u = 0; u < k && status.ok(); ++u) {
-      const int64_t i = j * k + u;
-      const runtime::RaggedHeader& out = sent[static_cast<size_t>(i)];
-      if (out.rows > 0) {
-        const int64_t from = runtime::ReadRaggedIndex(shape, host.input_offsets, i);
-        status = nccl.CheckIssued(nccl.ncclSend(Pointer(input, from * shape.row_bytes),
-                                                static_cast<size_t>(out.rows * shape.row_bytes),
-                                                ncclUint8, static_cast<int>(j), comm_, stream),
-                                  absl::StrCat("ncclSend ", label_));
-      }
-      const runtime::RaggedHeader& in = received[static_cast<size_t>(i)];
-      if (status.ok() && in.rows > 0) {
-        status = nccl.CheckIssued(nccl.ncclRecv(Pointer(result, in.output_offset * shape.row_bytes),
-                                                static_cast<size_t>(in.rows * shape.row_bytes),
-                                                ncclUint8, static_cast<int>(j), comm_, stream),
-                                  absl::StrCat("ncclRecv ", label_));
-      }
-    }
-  }
-  end = nccl.CheckIssued(nccl.ncclGroupEnd(), "ncclGroupEnd");
-  return Settle(status.ok() ? end : status, wait);
+  return Settle(
+      [&]() -> absl::Status {
+        HLOC_CUDA_RETURN_IF_ERROR(nccl.Check(nccl.ncclGroupStart(), "ncclGroupStart"));
+        absl::Status status;
+        for (int64_t j = 0; j < n && status.ok(); ++j) {
+          for (int64_t u = 0; u < k && status.ok(); ++u) {
+            const int64_t i = j * k + u;
+            const runtime::RaggedHeader& out = sent[static_cast<size_t>(i)];
+            if (out.rows > 0) {
+              const int64_t from = runtime::ReadRaggedIndex(shape, host.input_offsets, i);
+              status = nccl.CheckIssued(
+                  nccl.ncclSend(Pointer(input, from * shape.row_bytes),
+                                static_cast<size_t>(out.rows * shape.row_bytes), ncclUint8,
+                                static_cast<int>(j), comm_, stream),
+                  absl::StrCat("ncclSend ", label_));
+            }
+            const runtime::RaggedHeader& in = received[static_cast<size_t>(i)];
+            if (status.ok() && in.rows > 0) {
+              status = nccl.CheckIssued(
+                  nccl.ncclRecv(Pointer(result, in.output_offset * shape.row_bytes),
+                                static_cast<size_t>(in.rows * shape.row_bytes), ncclUint8,
+                                static_cast<int>(j), comm_, stream),
+                  absl::StrCat("ncclRecv ", label_));
+            }
+          }
+        }
+        absl::Status end = nccl.CheckIssued(nccl.ncclGroupEnd(), "ncclGroupEnd");
+        return status.ok() ? end : status;
+      },
+      wait);
 }
 
 absl::Status CollectiveThunk::RunPermute(GpuExecutionContext& context, const NcclWait& wait) const {
@@ -517,28 +554,32 @@ absl::Status CollectiveThunk::RunPermute(GpuExecutionContext& context, const Ncc
                                                        spec_.leaves[k].elements * width));
     }
   }
-  HLOC_CUDA_RETURN_IF_ERROR(nccl.Check(nccl.ncclGroupStart(), "ncclGroupStart"));
-  absl::Status status;
-  for (size_t k = 0; k < leaves && status.ok(); ++k) {
-    const size_t bytes = static_cast<size_t>(spec_.leaves[k].elements * width);
-    for (const auto& [source, target] : spec_.pairs) {
-      if (!status.ok()) break;
-      if (source == rank_) {
-        status =
-            nccl.CheckIssued(nccl.ncclSend(Pointer(context.buffers[buffers_[k]]), bytes, ncclUint8,
-                                           static_cast<int>(target), comm_, StreamOf(context)),
-                             absl::StrCat("ncclSend ", label_));
-      }
-      if (status.ok() && target == rank_) {
-        status = nccl.CheckIssued(
-            nccl.ncclRecv(Pointer(context.buffers[buffers_[leaves + k]]), bytes, ncclUint8,
-                          static_cast<int>(source), comm_, StreamOf(context)),
-            absl::StrCat("ncclRecv ", label_));
-      }
-    }
-  }
-  absl::Status end = nccl.CheckIssued(nccl.ncclGroupEnd(), "ncclGroupEnd");
-  return Settle(status.ok() ? end : status, wait);
+  return Settle(
+      [&]() -> absl::Status {
+        HLOC_CUDA_RETURN_IF_ERROR(nccl.Check(nccl.ncclGroupStart(), "ncclGroupStart"));
+        absl::Status status;
+        for (size_t k = 0; k < leaves && status.ok(); ++k) {
+          const size_t bytes = static_cast<size_t>(spec_.leaves[k].elements * width);
+          for (const auto& [source, target] : spec_.pairs) {
+            if (!status.ok()) break;
+            if (source == rank_) {
+              status = nccl.CheckIssued(
+                  nccl.ncclSend(Pointer(context.buffers[buffers_[k]]), bytes, ncclUint8,
+                                static_cast<int>(target), comm_, StreamOf(context)),
+                  absl::StrCat("ncclSend ", label_));
+            }
+            if (status.ok() && target == rank_) {
+              status = nccl.CheckIssued(
+                  nccl.ncclRecv(Pointer(context.buffers[buffers_[leaves + k]]), bytes, ncclUint8,
+                                static_cast<int>(source), comm_, StreamOf(context)),
+                  absl::StrCat("ncclRecv ", label_));
+            }
+          }
+        }
+        absl::Status end = nccl.CheckIssued(nccl.ncclGroupEnd(), "ncclGroupEnd");
+        return status.ok() ? end : status;
+      },
+      wait);
 }
 
 void CollectiveThunk::AppendTo(std::string* out, int indent) const {

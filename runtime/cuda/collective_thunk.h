@@ -26,7 +26,9 @@
 // execution; a collective whose peers never come fails with
 // DeadlineExceeded naming the instruction, op, group and rank, after the
 // clique is aborted. Waiting on the host makes such a thunk
-// ReadsBackToHost (no CUDA graph).
+// ReadsBackToHost (no CUDA graph). Each collective call, or each group of
+// calls, is one of the clique's enqueues (NcclClique::Enqueue), so an abort
+// from another thread never frees the communicator under it.
 //
 // Reductions: NCCL has sum, product, min and max over s8, u8, s32, u32, s64,
 // u64, f16, bf16, f32 and f64; and/or over pred are min/max over bytes. Anything
@@ -37,6 +39,7 @@
 
 #include <nccl.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -101,9 +104,11 @@ class CollectiveThunk : public Thunk {
   }
   // One execution's wait (deadline from now).
   NcclWait StartWait() const;
-  // After NCCL calls on the communicator returned `issued`: waits until
+  // Makes `calls` (NCCL calls on the communicator: one collective, or one
+  // group) as one of the clique's enqueues (NcclClique::Enqueue: an abort
+  // meanwhile does not free the communicator under them), then waits until
   // NCCL has taken them (non-blocking mode's ncclInProgress).
-  absl::Status Settle(absl::Status issued, const NcclWait& wait) const;
+  absl::Status Settle(const std::function<absl::Status()>& calls, const NcclWait& wait) const;
   // When watched: waits until the stream has run everything queued.
   absl::Status WaitForStream(GpuExecutionContext& context, const NcclWait& wait) const;
   absl::Status Issue(GpuExecutionContext& context, const NcclWait& wait) const;

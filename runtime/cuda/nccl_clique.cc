@@ -152,13 +152,35 @@ void NcclClique::Abort(const absl::Status& reason) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!aborted_.ok()) return;
   aborted_ = reason.ok() ? absl::AbortedError("NCCL communicators aborted") : reason;
-  for (auto& [group, comms] : comms_) {
-    for (ncclComm_t& comm : comms) {
-      // An aborted communicator is freed by the abort: never destroyed.
-      if (comm != nullptr) nccl_->ncclCommAbort(comm);
-      comm = nullptr;
-    }
+  for (auto& [comm, state] : states_) {
+    // A non-blocking communicator in an enqueue is freed by the enqueue's
+    // end (Enqueue); a blocking one now, to release a call stuck in NCCL.
+    if (state.in_flight == 0 || state.blocking) FreeLocked(comm, state);
   }
+}
+
+void NcclClique::FreeLocked(ncclComm_t comm, CommState& state) {
+  if (state.freed) return;
+  // An aborted communicator is freed by the abort: never destroyed.
+  nccl_->ncclCommAbort(comm);
+  state.freed = true;
+}
+
+absl::Status NcclClique::Enqueue(ncclComm_t comm, const std::function<absl::Status()>& calls) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (absl::Status s = AbortedLocked(); !s.ok()) return s;
+    auto it = states_.find(comm);
+    if (it == states_.end()) {
+      return absl::InvalidArgumentError("an NCCL enqueue on a communicator of another clique");
+    }
+    ++it->second.in_flight;
+  }
+  absl::Status status = calls();
+  std::lock_guard<std::mutex> lock(mu_);
+  CommState& state = states_[comm];
+  if (--state.in_flight == 0 && !aborted_.ok()) FreeLocked(comm, state);
+  return status;
 }
 
 absl::Status NcclClique::aborted() const {
@@ -168,15 +190,16 @@ absl::Status NcclClique::aborted() const {
 
 absl::Status NcclClique::AbortedLocked() const {
   if (aborted_.ok()) return absl::OkStatus();
-  return absl::FailedPreconditionError(
-      absl::StrCat("the NCCL communicators were aborted: ", aborted_.message()));
+  // Cancelled (the runner's "device d failed") stays Cancelled, so the
+  // runner names the device that failed, not a rank it released.
+  return absl::Status(absl::IsCancelled(aborted_) ? absl::StatusCode::kCancelled
+                                                  : absl::StatusCode::kFailedPrecondition,
+                      absl::StrCat("the NCCL communicators were aborted: ", aborted_.message()));
 }
 
 NcclClique::~NcclClique() {
-  for (auto& [group, comms] : comms_) {
-    for (ncclComm_t comm : comms) {
-      if (comm != nullptr) nccl_->ncclCommDestroy(comm);
-    }
+  for (auto& [comm, state] : states_) {
+    if (!state.freed) nccl_->ncclCommDestroy(comm);
   }
 }
 
@@ -205,6 +228,7 @@ absl::StatusOr<ncclComm_t> NcclClique::Communicator(absl::Span<const int64_t> gr
     absl::StatusOr<std::vector<ncclComm_t>> comms = InitNcclCommunicators(
         *nccl_, static_cast<int>(members.size()), members, select_device_, wait);
     if (comms.ok()) {
+      for (ncclComm_t comm : *comms) states_[comm].blocking = !wait.bounded();
       return comms_.emplace(std::move(key), *std::move(comms)).first->second[index];
     }
     if (comms.status().code() != absl::StatusCode::kDeadlineExceeded) return comms.status();

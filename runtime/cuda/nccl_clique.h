@@ -50,6 +50,27 @@
 //      once it is aborted: polls and Abort share the clique's lock). The
 //      clique stays unusable: the program must be compiled again.
 //
+// Aborting while another thread is inside NCCL. ncclCommAbort frees the
+// communicator, and the abort may come from any thread (the watchdog of
+// another rank, the runner when a device fails) while a rank is between
+// ncclGroupStart and ncclGroupEnd on it, or inside a collective call. So
+// every run of NCCL calls on a communicator is one enqueue (Enqueue: the
+// clique counts it in flight), and Abort frees a communicator only when
+// none is:
+//
+//   Abort, no enqueue in flight      ncclCommAbort now
+//   Abort, an enqueue in flight,     mark the communicator; the last
+//     non-blocking communicator      enqueue to leave calls ncclCommAbort
+//                                    (non-blocking calls return at once,
+//                                    so Abort never waits for it)
+//   Abort, an enqueue in flight,     ncclCommAbort now: the call may be
+//     blocking communicator          stuck waiting for the absent peer, and
+//     (timeout 0)                    NCCL's abort flag is the only thing
+//                                    that makes it return; Abort must not
+//                                    wait for it
+//   Enqueue after the abort          refused with the abort's reason; no
+//                                    NCCL call is made
+//
 // What the watchdog cannot see: work inside a CUDA graph. A captured
 // collective runs when the graph does, and the host can then tell only
 // that the whole graph has or has not finished, not which collective is
@@ -151,6 +172,12 @@ class NcclClique {
   absl::Status Await(ncclComm_t comm, const std::function<absl::StatusOr<bool>()>& done,
                      const NcclWait& wait);
 
+  // Runs `calls` (one collective, or a group's calls from ncclGroupStart to
+  // ncclGroupEnd, on `comm`) as one enqueue: an abort meanwhile does not
+  // free `comm` under them (see the table above). Refused with the abort's
+  // reason, without calling, once the clique is aborted.
+  absl::Status Enqueue(ncclComm_t comm, const std::function<absl::Status()>& calls);
+
   // One device failed: aborts every communicator (ncclCommAbort), which
   // makes ranks blocked in a collective waiting for it return instead of
   // hanging. The clique is unusable afterwards: Communicator returns
@@ -163,12 +190,21 @@ class NcclClique {
  private:
   NcclClique(const NcclLibrary* nccl, std::vector<int> ordinals, NcclDeviceSelector select)
       : nccl_(nccl), ordinals_(std::move(ordinals)), select_device_(std::move(select)) {}
+  // What the clique knows of one communicator it made.
+  struct CommState {
+    bool blocking = false;  // Made without the watchdog (NcclWait unbounded).
+    int in_flight = 0;      // Enqueues inside NCCL calls on it.
+    bool freed = false;     // ncclCommAbort called: never touched again.
+  };
   absl::Status AbortedLocked() const;
+  // ncclCommAbort of `comm` unless already done.
+  void FreeLocked(ncclComm_t comm, CommState& state);
   const NcclLibrary* nccl_;
   std::vector<int> ordinals_;
   NcclDeviceSelector select_device_;
   mutable std::mutex mu_;
   std::map<std::vector<int64_t>, std::vector<ncclComm_t>> comms_;
+  std::map<ncclComm_t, CommState> states_;  // Every communicator of comms_.
   absl::Status aborted_;
 };
 

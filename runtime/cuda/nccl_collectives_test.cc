@@ -8,6 +8,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <future>
+#include <atomic>
+#include <chrono>
 #include <fstream>
 #include <iostream>
 #include <thread>
@@ -344,6 +347,166 @@ TEST(NcclWatchdogTest, AWaitingRankReturnsWhenTheCliqueIsAborted) {
   EXPECT_EQ(waited.code(), absl::StatusCode::kFailedPrecondition) << waited;
   EXPECT_TRUE(absl::StrContains(waited.message(), "aborted: device 1: out of memory")) << waited;
   EXPECT_LT(took, absl::Seconds(10));
+}
+
+// The multi-device runner aborts with Cancelled ("device d failed: ...")
+// and names the first device that failed other than Cancelled: the ranks
+// the abort released say Cancelled too, so the error names the device that
+// failed, not a rank that waited for it.
+TEST(NcclWatchdogTest, RanksReleasedByARunnersCancelSayCancelled) {
+  TwoRanks t = MakeTwoRanks();
+  ASSERT_NE(t.comm, nullptr);
+  t.clique->Abort(absl::CancelledError("device 1 failed: bad argument"));
+  const absl::Status waited = t.clique->Await(t.comm, nullptr, NcclWait());
+  EXPECT_EQ(waited.code(), absl::StatusCode::kCancelled) << waited;
+  const absl::Status enqueued = t.clique->Enqueue(t.comm, [] { return absl::OkStatus(); });
+  EXPECT_EQ(enqueued.code(), absl::StatusCode::kCancelled) << enqueued;
+  EXPECT_TRUE(absl::StrContains(enqueued.message(), "device 1 failed: bad argument")) << enqueued;
+}
+
+// ---- Aborting while another thread is inside NCCL (nccl_clique.h's table).
+
+// The fake's count of calls that touched a freed communicator.
+int FakeMisuses() {
+  auto* misuses = FakeControl<int()>("fake_nccl_misuses");
+  return misuses != nullptr ? misuses() : -1;
+}
+
+// Makes every fake collective call (and ncclGroupEnd) take `time` while in
+// scope.
+class FakeCallTime {
+ public:
+  explicit FakeCallTime(absl::Duration time) { Set(absl::ToInt64Microseconds(time)); }
+  ~FakeCallTime() { Set(0); }
+
+ private:
+  static void Set(int64_t us) {
+    auto* set = FakeControl<void(int)>("fake_nccl_call_time");
+    ASSERT_NE(set, nullptr);
+    set(static_cast<int>(us));
+  }
+};
+
+// A rank's group of calls (as CollectiveThunk makes them) on `comm`.
+absl::Status GroupedAllReduce(const NcclLibrary& nccl, ncclComm_t comm) {
+  if (absl::Status s = nccl.Check(nccl.ncclGroupStart(), "ncclGroupStart"); !s.ok()) return s;
+  absl::Status status = nccl.CheckIssued(
+      nccl.ncclAllReduce(nullptr, nullptr, 8, ncclFloat32, ncclSum, comm, nullptr),
+      "ncclAllReduce");
+  absl::Status end = nccl.CheckIssued(nccl.ncclGroupEnd(), "ncclGroupEnd");
+  return status.ok() ? end : status;
+}
+
+// The watchdog of another rank (or the runner, for a failed device) aborts
+// the clique while rank 0 is inside ncclAllReduce / ncclGroupEnd on its
+// communicator. The abort returns at once, and the communicator is freed
+// only when rank 0's calls are done: the fake sees no call on a freed
+// communicator. (Freeing at once, as Abort did before the clique counted
+// enqueues, makes the fake count the calls that were inside it.)
+TEST(NcclAbortRaceTest, AbortDuringAnEnqueueFreesTheCommunicatorAfterIt) {
+  TwoRanks t = MakeTwoRanks();
+  ASSERT_NE(t.comm, nullptr);
+  const int misuses_before = FakeMisuses();
+  ASSERT_GE(misuses_before, 0) << "the fake's misuse counter is missing";
+  const std::pair<int, int> before = FakeTeardowns();
+  constexpr absl::Duration kCall = absl::Milliseconds(300);
+  FakeCallTime slow(kCall);
+  absl::Status issued;
+  std::atomic<bool> inside{false};
+  std::thread rank0([&] {
+    issued = t.clique->Enqueue(t.comm, [&] {
+      inside = true;
+      return GroupedAllReduce(*t.nccl, t.comm);
+    });
+  });
+  while (!inside) std::this_thread::yield();
+  absl::SleepFor(absl::Milliseconds(20));  // Inside ncclAllReduce now.
+  const absl::Time start = absl::Now();
+  t.clique->Abort(absl::DeadlineExceededError("rank 1's watchdog: %ar.1 timed out"));
+  const absl::Duration abort_took = absl::Now() - start;
+  rank0.join();
+  EXPECT_LT(abort_took, kCall / 2) << "Abort waited for the enqueue";
+  EXPECT_EQ(FakeMisuses() - misuses_before, 0) << "a communicator was freed under a call";
+  EXPECT_TRUE(issued.ok()) << issued;  // Its calls ran on a live communicator.
+  // Both communicators were aborted, rank 0's when its enqueue ended.
+  EXPECT_EQ(FakeTeardowns().second - before.second, 2);
+  // What rank 0 does next touches no communicator: its enqueue is refused
+  // and its wait returns the abort's reason.
+  bool called = false;
+  const absl::Status again = t.clique->Enqueue(t.comm, [&] {
+    called = true;
+    return absl::OkStatus();
+  });
+  EXPECT_FALSE(called);
+  EXPECT_TRUE(absl::StrContains(again.message(), "aborted: rank 1's watchdog")) << again;
+  const absl::Status waited = t.clique->Await(t.comm, nullptr, NcclWait());
+  EXPECT_EQ(waited.code(), absl::StatusCode::kFailedPrecondition) << waited;
+  EXPECT_EQ(FakeMisuses() - misuses_before, 0);
+}
+
+// The same abort racing many short enqueues of two ranks: whatever the
+// interleaving, no call touches a freed communicator, and each is freed
+// exactly once.
+TEST(NcclAbortRaceTest, AbortRacingManyEnqueuesNeverFreesUnderACall) {
+  const int misuses_before = FakeMisuses();
+  FakeCallTime slow(absl::Microseconds(200));
+  for (int round = 0; round < 20; ++round) {
+    TwoRanks t = MakeTwoRanks();
+    ASSERT_NE(t.comm, nullptr);
+    const ncclComm_t comm1 = *t.clique->Communicator(std::vector<int64_t>{0, 1}, 1, NcclWait());
+    const std::pair<int, int> before = FakeTeardowns();
+    auto rank = [&](ncclComm_t comm) {
+      for (int i = 0; i < 50; ++i) {
+        if (!t.clique->Enqueue(comm, [&] { return GroupedAllReduce(*t.nccl, comm); }).ok()) return;
+      }
+    };
+    std::thread rank0(rank, t.comm), rank1(rank, comm1);
+    absl::SleepFor(absl::Microseconds(100 * round));
+    t.clique->Abort(absl::InternalError("device 1 failed"));
+    rank0.join();
+    rank1.join();
+    EXPECT_EQ(FakeTeardowns().second - before.second, 2) << "round " << round;
+  }
+  EXPECT_EQ(FakeMisuses() - misuses_before, 0);
+}
+
+// Without the watchdog (timeout 0) communicators are blocking, and a call
+// waiting for a peer that failed returns only when its communicator is
+// aborted: Abort aborts it at once, not waiting for the enqueue to end.
+TEST(NcclAbortRaceTest, BlockingCallStuckForAPeerIsReleasedByAbort) {
+  absl::StatusOr<std::unique_ptr<NcclLibrary>> nccl = NcclLibrary::Load({FakeNcclPath()});
+  ASSERT_TRUE(nccl.ok()) << nccl.status();
+  std::shared_ptr<NcclClique> clique = *NcclClique::CreateWith(nccl->get(), {0, 1}, NoDevice);
+  const absl::StatusOr<ncclComm_t> comm =
+      clique->Communicator(std::vector<int64_t>{0, 1}, 0, NcclWait());  // Unbounded: blocking.
+  ASSERT_TRUE(comm.ok()) << comm.status();
+  const int misuses_before = FakeMisuses();
+  FakeHang hang(/*init=*/false, /*collectives=*/true);
+  std::promise<absl::Status> returned;
+  std::thread rank0([&] {
+    returned.set_value(clique->Enqueue(*comm, [&] {
+      return (*nccl)->Check(
+          (*nccl)->ncclBroadcast(nullptr, nullptr, 8, ncclUint8, 0, *comm, nullptr),
+          "ncclBroadcast");
+    }));
+  });
+  std::future<absl::Status> result = returned.get_future();
+  EXPECT_EQ(result.wait_for(std::chrono::milliseconds(50)), std::future_status::timeout)
+      << "the fake's blocking call did not block";
+  const absl::Time start = absl::Now();
+  clique->Abort(absl::InternalError("device 1 failed: boom"));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(1));
+  const bool released = result.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+  EXPECT_TRUE(released) << "the stuck call was not released";
+  if (!released) {
+    // Let the thread go rather than hang the test binary.
+    auto* hang_control = FakeControl<void(int, int)>("fake_nccl_hang");
+    (*nccl)->ncclCommAbort(*comm);
+    if (hang_control != nullptr) hang_control(0, 0);
+  }
+  rank0.join();
+  EXPECT_TRUE(absl::StrContains(result.get().message(), "ncclBroadcast"));
+  EXPECT_EQ(FakeMisuses() - misuses_before, 0);
 }
 
 // Before Initialize an NCCL collective is watched (the default timeout):

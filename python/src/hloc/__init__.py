@@ -88,14 +88,18 @@ _clients = {}
 _custom_calls = {}  # target -> the wrapped function, registered on every client
 
 
-def _client(num_threads=0):
+def _client(num_threads=0, collective_timeout=None):
+    # One client per option set; collective_timeout None: the C++ default
+    # ($HLOC_NCCL_TIMEOUT, else 300 s), read when the client is made.
+    key = (num_threads, collective_timeout)
     with _client_lock:
-        client = _clients.get(num_threads)
+        client = _clients.get(key)
         if client is None:
-            client = _hloc._Client(num_threads, 64, os.environ.get("HLOC_CACHE_DIR", ""))
+            client = _hloc._Client(num_threads, 64, os.environ.get("HLOC_CACHE_DIR", ""),
+                                   -1.0 if collective_timeout is None else collective_timeout)
             for target, call in _custom_calls.items():
                 client.register_custom_call(target, call)
-            _clients[num_threads] = client
+            _clients[key] = client
         return client
 
 
@@ -381,7 +385,8 @@ class Executable:
 
 
 def compile(module, backend="auto", *, pipeline="default", disabled_passes=(),
-            dump_dir=None, allow_interpreter_ops=True, num_threads=0, devices=1):
+            dump_dir=None, allow_interpreter_ops=True, num_threads=0, devices=1,
+            collective_timeout=None):
     """Loads, verifies, optimizes and compiles `module`.
 
     module: HLO text (str), serialized HloModuleProto / HloProto / HloSnapshot
@@ -405,6 +410,11 @@ def compile(module, backend="auto", *, pipeline="default", disabled_passes=(),
         pmap-style module (replica_count=N, or a one-device module run with
         devices=N) stacked: one more leading dimension of size N, index d
         being device d's. ``Executable.stats["devices"]`` says how many.
+    collective_timeout: seconds an NCCL collective ("cuda" on several
+        devices) may wait for its peers before the call raises and the
+        executable's communicators are aborted (it must then be compiled
+        again); 0: no watchdog (NCCL may wait forever). None: the
+        environment's HLOC_NCCL_TIMEOUT when set, else 300.
 
     Identical requests return the same Executable from an in-memory cache.
     Raises CompileError for modules that do not parse, verify or compile
@@ -434,7 +444,16 @@ def compile(module, backend="auto", *, pipeline="default", disabled_passes=(),
         raise TypeError(f"devices: expected an int, got {type(devices).__name__}")
     if not 0 <= devices <= 1024:
         raise ValueError(f"devices: expected 0 (as the module says) to 1024, got {devices}")
-    native = _client(num_threads).compile(
+    if collective_timeout is not None:
+        if isinstance(collective_timeout, bool) or not isinstance(collective_timeout,
+                                                                  (int, float)):
+            raise TypeError("collective_timeout: expected seconds (int or float) or None, got "
+                            f"{type(collective_timeout).__name__}")
+        collective_timeout = float(collective_timeout)
+        if not collective_timeout >= 0:  # NaN too.
+            raise ValueError("collective_timeout: expected seconds >= 0 (0: no watchdog), got "
+                             f"{collective_timeout!r}")
+    native = _client(num_threads, collective_timeout).compile(
         data, is_path, backend, pipeline, [str(p) for p in disabled_passes],
         "" if dump_dir is None else os.fspath(dump_dir), bool(allow_interpreter_ops),
         devices)
