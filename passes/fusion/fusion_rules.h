@@ -27,7 +27,8 @@
 //
 // On top of the table:
 //  - budgets: instructions and distinct operands per fused kernel, outputs of
-//    a multi-output kernel, copies of a duplicated producer;
+//    a multi-output kernel, copies of a duplicated producer, copies of one
+//    instruction's code inside a kernel;
 //  - one hero per kernel: at most one reduction and at most one dot/convolution;
 //  - reuse: an expensive value (exp, divide, reduce, dot, ...) is never fused
 //    into a consumer that reads each of its elements several times
@@ -88,6 +89,7 @@ inline constexpr absl::string_view kBudgetInstructions = "budget-instructions";
 inline constexpr absl::string_view kBudgetOperands = "budget-operands";
 inline constexpr absl::string_view kBudgetOutputs = "budget-outputs";
 inline constexpr absl::string_view kBudgetDuplication = "budget-duplication";
+inline constexpr absl::string_view kBudgetCodeCopies = "budget-code-copies";
 inline constexpr absl::string_view kBudgetSearch = "budget-search";
 inline constexpr absl::string_view kOneHero = "one-hero";
 inline constexpr absl::string_view kExpensiveIntoReuse = "expensive-into-reuse";
@@ -141,6 +143,15 @@ struct FusionBudgets {
   int64_t max_outputs = 16;
   // Kernels a cheap producer with several users may be copied into.
   int64_t max_duplicated_users = 8;
+  // Copies of one instruction's code in a fused kernel. The kernel computes
+  // each element from its inputs, so a value read at several different
+  // indices (a slice and the whole, a dynamic-slice of the array a
+  // dynamic-update-slice then writes) is emitted once per index, and a chain
+  // of such reads doubles at every step: JAX's MoE dispatch (8 expert
+  // outputs accumulated into one buffer, each step reading it back) made a
+  // kernel with 2^8 copies of its first step, 0.07 GB/s. Reads at the
+  // reader's own index (elementwise) share one copy.
+  int64_t max_code_copies = 16;
   // Constants up to this many elements are copied into every kernel that uses
   // them instead of being passed in (a parameter costs more than a literal).
   int64_t max_duplicated_constant_elements = 1;

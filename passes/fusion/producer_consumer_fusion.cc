@@ -11,10 +11,13 @@ namespace hloc {
 namespace {
 
 // One group a node belongs to; `reuse`: the group reads the node's elements
-// several times (directly or through members downstream of it).
+// several times (directly or through members downstream of it); `copies`:
+// how many times the kernel's code computes the node (once per distinct
+// index it is read at, see FusionBudgets::max_code_copies).
 struct Home {
   int group;
   bool reuse;
+  int64_t copies = 1;
 };
 
 struct Group {
@@ -28,6 +31,12 @@ struct Group {
 struct Candidate {
   int group;
   bool reuse = false;
+  // Code copies of the producer in this group: the most of its readers at
+  // their own index (elementwise: those share one computation), plus the
+  // copies of every reader that reads it at another index.
+  int64_t same_index_copies = 0;
+  int64_t other_index_copies = 0;
+  int64_t copies() const { return same_index_copies + other_index_copies; }
   absl::InlinedVector<std::pair<int, OperandUse>, 2> users;  // (user, how it reads)
 };
 
@@ -106,6 +115,14 @@ FusionDecision ProducerConsumerPlanner::CanJoin(int p, const Candidate& candidat
   merged.operands = InputsAfterJoin(group, p);
   FusionDecision budget = rules_.CheckGroup(merged);
   if (!budget.ok()) return budget;
+  const int64_t copies = candidate.copies();
+  if (!traits.free_leaf && copies > rules_.budgets().max_code_copies) {
+    return FusionDecision::Refuse(
+        fusion_rule::kBudgetCodeCopies,
+        absl::StrCat("the kernel of ", graph_.node(group.root)->name(), " would compute ",
+                     producer.name(), " ", copies, " times (read at that many indices) > ",
+                     rules_.budgets().max_code_copies));
+  }
   if (traits.expensive && candidate.reuse) {
     return FusionDecision::Refuse(
         fusion_rule::kExpensiveIntoReuse,
@@ -126,7 +143,7 @@ void ProducerConsumerPlanner::Join(int p, const Candidate& candidate, bool dupli
     auto at = std::lower_bound(group.inputs.begin(), group.inputs.end(), o);
     if (at == group.inputs.end() || *at != o) group.inputs.insert(at, o);
   }
-  homes_[p].push_back(Home{candidate.group, candidate.reuse});
+  homes_[p].push_back(Home{candidate.group, candidate.reuse, std::max<int64_t>(1, candidate.copies())});
 }
 
 void ProducerConsumerPlanner::StartGroup(int p) {
@@ -169,6 +186,11 @@ void ProducerConsumerPlanner::Visit(int p) {
       }
       candidate->users.emplace_back(u, use);
       candidate->reuse = candidate->reuse || use.reuses || home.reuse;
+      if (use.kind == OpPatternKind::kElementwise) {
+        candidate->same_index_copies = std::max(candidate->same_index_copies, home.copies);
+      } else {
+        candidate->other_index_copies += home.copies;
+      }
     }
   }
   const bool outside = outside_user >= 0 || graph_.is_root(p);

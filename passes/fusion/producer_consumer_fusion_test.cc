@@ -2,6 +2,8 @@
 // and why (via the ledger), re-running, and re-fusing fused modules.
 #include "passes/fusion/producer_consumer_fusion.h"
 
+#include <string>
+
 #include "gtest/gtest.h"
 #include "passes/fusion/fusion_test_util.h"
 
@@ -328,6 +330,66 @@ ENTRY main {
   EXPECT_EQ(BodyOpcodes(*fusions[1]), "abs,abs,negate");
   EXPECT_FALSE(ledger.Find(ProducerConsumerFusion::kName, fusion_rule::kBudgetInstructions)
                    .empty());
+}
+
+// An accumulation into one buffer, as JAX's MoE dispatch lowers it: each step
+// reads a block back (dynamic-slice), adds to it and writes it in place
+// (dynamic-update-slice). In one kernel every step would compute the
+// previous buffer at two indices (its own, and the block read back), so its
+// code doubles per step; the code-copies budget stops the chain.
+std::string AccumulationChain(int steps) {
+  std::string text = R"(
+HloModule accumulate
+ENTRY main {
+  buffer0 = f32[64,8] parameter(0)
+  y = f32[16,8] parameter(1)
+  zero = s32[] constant(0)
+)";
+  for (int i = 0; i < steps; ++i) {
+    const std::string b = "buffer" + std::to_string(i), k = std::to_string(i);
+    text += "  at" + k + " = s32[] constant(" + std::to_string(3 * i) + ")\n";
+    text += "  read" + k + " = f32[16,8] dynamic-slice(" + b + ", at" + k +
+            ", zero), dynamic_slice_sizes={16,8}\n";
+    text += "  sum" + k + " = f32[16,8] add(read" + k + ", y)\n";
+    text += std::string(i + 1 == steps ? "  ROOT " : "  ") + "buffer" + std::to_string(i + 1) +
+            " = f32[64,8] dynamic-update-slice(" + b + ", sum" + k + ", at" + k + ", zero)\n";
+  }
+  return text + "}\n";
+}
+
+TEST(ProducerConsumerFusion, CodeCopiesBudgetStopsAnAccumulationChain) {
+  auto module = Parse(AccumulationChain(6));
+  ASSERT_NE(module, nullptr);
+  FusionRules rules;
+  rules.budgets().max_code_copies = 4;
+  FusionLedger ledger;
+  ProducerConsumerFusion pass(rules, &ledger);
+  EXPECT_TRUE(RunAndVerify(pass, *module));
+  EXPECT_GE(EntryFusions(*module).size(), 2u);
+  auto refusals = ledger.Find(ProducerConsumerFusion::kName, fusion_rule::kBudgetCodeCopies);
+  ASSERT_FALSE(refusals.empty());
+  EXPECT_NE(refusals[0]->reason.find("times (read at that many indices) > 4"), std::string::npos)
+      << refusals[0]->reason;
+
+  // Without the budget the whole chain is one kernel: the refusal above is
+  // this rule's doing, not another's.
+  auto unlimited = Parse(AccumulationChain(6));
+  FusionRules loose;
+  loose.budgets().max_code_copies = 1 << 20;
+  ProducerConsumerFusion loose_pass(loose, nullptr);
+  EXPECT_TRUE(RunAndVerify(loose_pass, *unlimited));
+  EXPECT_EQ(EntryFusions(*unlimited).size(), 1u);
+}
+
+// Elementwise readers share one copy however many there are: a value read by
+// a diamond of elementwise ops is computed once.
+TEST(ProducerConsumerFusion, ElementwiseReadersShareOneCopy) {
+  auto module = Parse(kDiamond);
+  FusionRules rules;
+  rules.budgets().max_code_copies = 1;
+  ProducerConsumerFusion pass(rules, nullptr);
+  EXPECT_TRUE(RunAndVerify(pass, *module));
+  ASSERT_EQ(EntryFusions(*module).size(), 1u);
 }
 
 TEST(ProducerConsumerFusion, OperandBudget) {
