@@ -8,6 +8,7 @@
 #include "passes/constant_folding.h"
 #include "passes/dead_code_elimination.h"
 #include "passes/pipeline.h"
+#include "passes/reshape_sinking.h"
 #include "passes/test_util.h"
 #include "passes/tuple_simplifier.h"
 
@@ -123,6 +124,50 @@ ENTRY e {
   EXPECT_EQ(root->operand(0)->opcode(), HloOpcode::kParameter);
   EXPECT_EQ(root->operand(1)->operand(0)->opcode(), HloOpcode::kGetTupleElement);
   EXPECT_EQ(root->operand(1)->operand(0)->operand(0)->opcode(), HloOpcode::kParameter);
+}
+
+// JAX's keepdims mean: the divide moves onto the reduce's shape and one
+// reshape follows it; a compare keeps its pred type; an op mixing two
+// source shapes is left alone.
+TEST(ReshapeSinking, ElementwiseOpsMoveAboveSizeOneReshapes) {
+  auto m = Parse(R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[8,16] parameter(0)
+  zero = f32[] constant(0)
+  sum = f32[8] reduce(x, zero), dimensions={1}, to_apply=add
+  keep = f32[8,1] reshape(sum)
+  n = f32[] constant(16)
+  nb = f32[8,1] broadcast(n), dimensions={}
+  mean = f32[8,1] divide(keep, nb)
+  big = pred[8,1] compare(mean, nb), direction=GT
+  y = f32[1,8] parameter(1)
+  other = f32[8,1] reshape(y)
+  mixed = f32[8,1] add(keep, other)
+  ROOT out = (f32[8,1], pred[8,1], f32[8,1]) tuple(mean, big, mixed)
+})");
+  ASSERT_NE(m, nullptr);
+  ReshapeSinking sinking;
+  auto changed = RunAndCheckSemantics(sinking, *m);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_TRUE(*changed);
+  const HloInstruction* root = m->entry()->root();
+  const HloInstruction* mean = root->operand(0);
+  ASSERT_EQ(mean->opcode(), HloOpcode::kReshape) << PrintModule(*m);
+  EXPECT_EQ(mean->operand(0)->opcode(), HloOpcode::kDivide);
+  EXPECT_EQ(mean->operand(0)->shape().dimensions(), (std::vector<int64_t>{8}));
+  EXPECT_EQ(mean->operand(0)->operand(0)->opcode(), HloOpcode::kReduce);
+  const HloInstruction* big = root->operand(1);
+  ASSERT_EQ(big->opcode(), HloOpcode::kReshape) << PrintModule(*m);
+  EXPECT_EQ(big->operand(0)->opcode(), HloOpcode::kCompare);
+  EXPECT_EQ(big->operand(0)->shape().element_type(), xla::PRED);
+  // keep is f32[8] underneath, other is f32[1,8]: different dims, no rewrite.
+  EXPECT_EQ(root->operand(2)->opcode(), HloOpcode::kAdd);
 }
 
 TEST(CallInliner, InlinesPlainCallsButNotCompositeOnes) {

@@ -10,6 +10,7 @@
 #include "passes/fusion/fusion_pipeline.h"
 #include "passes/outlining/library_epilogue_fusion.h"
 #include "passes/outlining/outline_library_calls.h"
+#include "passes/reshape_sinking.h"
 #include "passes/tuple_simplifier.h"
 
 namespace hloc {
@@ -20,6 +21,7 @@ void AddSimplification(HloPassPipeline& pipeline, const PipelineOptions& options
   FixedPointPass& fix = pipeline.AddPass<FixedPointPass>("simplify-fixed-point");
   fix.AddPass<AlgebraicSimplifier>();
   fix.AddPass<TupleSimplifier>();
+  fix.AddPass<ReshapeSinking>();
   if (options.optimization_level >= 1) fix.AddPass<ConstantFolding>();
   fix.AddPass<CommonSubexpressionElimination>();
   fix.AddPass<DeadCodeElimination>();
