@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <map>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -25,6 +26,9 @@ constexpr absl::string_view kCheckLine = "check ";
 
 // Per dimension, the s32 scalar holding its runtime size; null: the bound.
 using Sizes = std::vector<HloInstruction*>;
+// A tuple-valued instruction's sized array leaves, by their index path
+// ({1} the second element, {0, 2} the third element of the first).
+using LeafSizes = std::map<std::vector<int64_t>, Sizes>;
 
 void MakeStatic(Shape* shape) {
   if (shape->IsTuple()) {
@@ -81,6 +85,38 @@ class EntryPadder {
     HloInstruction* s = SizesOf(x)[d];
     return s != nullptr ? s : b.IndexScalar(xla::S32, x->shape().dimensions(d));
   }
+  // Whether `i` (an array or a tuple) has a runtime-sized dimension.
+  bool Sized(const HloInstruction* i) const {
+    if (auto it = sizes_.find(i); it != sizes_.end() && AnySize(it->second)) return true;
+    auto it = leaf_sizes_.find(i);
+    return it != leaf_sizes_.end() && !it->second.empty();
+  }
+  // The sizes of the array leaf at `path` in `value` (all null: the bound).
+  Sizes SizesAt(const HloInstruction* value, const std::vector<int64_t>& path) {
+    if (path.empty()) return SizesOf(value);
+    if (auto it = leaf_sizes_.find(value); it != leaf_sizes_.end()) {
+      if (auto leaf = it->second.find(path); leaf != it->second.end()) return leaf->second;
+    }
+    const Shape* shape = &value->shape();
+    for (int64_t k : path) shape = &shape->tuple_shapes(k);
+    return Sizes(shape->IsArray() ? shape->rank() : 0, nullptr);
+  }
+  // Records the sized leaves of `from` (an array or a tuple) as the element
+  // `index` of the tuple-valued `to`.
+  void AddElementSizes(const HloInstruction* from, int64_t index, LeafSizes* to) {
+    if (from->shape().IsArray()) {
+      const Sizes& s = SizesOf(from);
+      if (AnySize(s)) (*to)[{index}] = s;
+      return;
+    }
+    auto it = leaf_sizes_.find(from);
+    if (it == leaf_sizes_.end()) return;
+    for (const auto& [path, s] : it->second) {
+      std::vector<int64_t> nested = {index};
+      nested.insert(nested.end(), path.begin(), path.end());
+      (*to)[nested] = s;
+    }
+  }
   void AddCheck(ExpansionBuilder& b, HloInstruction* value, HloInstruction* limit,
                 std::string message) {
     checks_.push_back(value);
@@ -98,14 +134,18 @@ class EntryPadder {
   absl::Status VisitGather(HloInstruction* i, Sizes* out);
   absl::Status VisitReverse(HloInstruction* i, Sizes* out);
   absl::Status VisitSort(HloInstruction* i, Sizes* out);
+  absl::Status VisitTupleOps(HloInstruction* i, Sizes* out);
   absl::Status FinishRoot(const Shape& declared);
   // Each dynamic entry parameter at its bound, its sizes new trailing s32
   // parameters.
   absl::Status PadParameters();
+  absl::Status AddSizeParameters(HloInstruction* p, const Shape& shape,
+                                 std::vector<int64_t>* path, int64_t* next_number);
 
   HloComputation* entry_;
   std::vector<Shape> declared_parameters_;
   absl::flat_hash_map<const HloInstruction*, Sizes> sizes_;
+  absl::flat_hash_map<const HloInstruction*, LeafSizes> leaf_sizes_;
   std::vector<HloInstruction*> checks_;
   std::vector<std::string> check_messages_;
   std::vector<HloInstruction*> dead_;
@@ -147,8 +187,12 @@ absl::Status EntryPadder::Visit(HloInstruction* i, const Shape& declared, Sizes*
     return absl::OkStatus();
   }
   if (op == HloOpcode::kConstant || op == HloOpcode::kIota) return absl::OkStatus();
+  if (op == HloOpcode::kTuple || op == HloOpcode::kGetTupleElement) return VisitTupleOps(i, out);
+  if (op == HloOpcode::kSort) return VisitSort(i, out);
+  if (op == HloOpcode::kReduce) return VisitReduce(i, out);
   if (!i->shape().IsArray()) {
-    return Refuse(*i, "a tuple with runtime-sized elements is supported only as the entry root");
+    return Refuse(*i, "a tuple-valued instruction with runtime-sized elements and no rule for it "
+                      "(tuple, get-tuple-element, sort and reduce have one)");
   }
   const int64_t rank = i->shape().rank();
   out->assign(rank, nullptr);
@@ -174,8 +218,6 @@ absl::Status EntryPadder::Visit(HloInstruction* i, const Shape& declared, Sizes*
       return absl::OkStatus();
     }
     case HloOpcode::kReverse: return VisitReverse(i, out);
-    case HloOpcode::kSort: return VisitSort(i, out);
-    case HloOpcode::kReduce: return VisitReduce(i, out);
     case HloOpcode::kDot: return VisitDot(i, out);
     case HloOpcode::kReshape: return VisitReshape(i, declared, out);
     case HloOpcode::kSlice: return VisitSlice(i, declared, out);
@@ -243,8 +285,11 @@ absl::Status EntryPadder::VisitReduce(HloInstruction* i, Sizes* out) {
     if (std::find(reduced.begin(), reduced.end(), d) == reduced.end()) kept.push_back(s[d]);
   }
   if (i->shape().IsTuple()) {
-    if (AnySize(kept)) return Refuse(*i, "a variadic reduce keeping a runtime-sized dimension");
     out->clear();
+    if (AnySize(kept)) {
+      LeafSizes& leaves = leaf_sizes_[i];
+      for (int64_t k = 0; k < inputs; ++k) leaves[{k}] = kept;
+    }
     return absl::OkStatus();
   }
   *out = kept;
@@ -417,6 +462,32 @@ absl::Status EntryPadder::VisitSort(HloInstruction* i, Sizes* out) {
   return absl::OkStatus();
 }
 
+// A tuple's sized leaves are its operands'; a get-tuple-element's, the
+// element's.
+absl::Status EntryPadder::VisitTupleOps(HloInstruction* i, Sizes* out) {
+  if (i->opcode() == HloOpcode::kTuple) {
+    LeafSizes leaves;
+    for (int64_t k = 0; k < i->operand_count(); ++k) AddElementSizes(i->operand(k), k, &leaves);
+    if (!leaves.empty()) leaf_sizes_[i] = std::move(leaves);
+    return absl::OkStatus();
+  }
+  const int64_t index = i->tuple_index();
+  if (i->shape().IsArray()) {
+    *out = SizesAt(i->operand(0), {index});
+    return absl::OkStatus();
+  }
+  auto it = leaf_sizes_.find(i->operand(0));
+  if (it == leaf_sizes_.end()) return absl::OkStatus();
+  LeafSizes leaves;
+  for (const auto& [path, s] : it->second) {
+    if (path.size() > 1 && path[0] == index) {
+      leaves[std::vector<int64_t>(path.begin() + 1, path.end())] = s;
+    }
+  }
+  if (!leaves.empty()) leaf_sizes_[i] = std::move(leaves);
+  return absl::OkStatus();
+}
+
 absl::Status EntryPadder::VisitGather(HloInstruction* i, Sizes* out) {
   if (AnySize(SizesOf(i->operand(0)))) {
     return Refuse(*i, "gathers from a runtime-sized operand");
@@ -440,28 +511,59 @@ absl::Status EntryPadder::FinishRoot(const Shape& declared) {
   HloInstruction* root = entry_->root();
   ExpansionBuilder b(entry_, root);
   std::vector<HloInstruction*> sizes;
-  auto add_leaf = [&](HloInstruction* leaf, const Shape& shape) {
+  auto add_leaf = [&](const Sizes& s, const Shape& shape) {
     for (int64_t d = 0; d < shape.rank(); ++d) {
-      if (shape.is_dynamic_dimension(d)) sizes.push_back(SizeOrBound(b, leaf, d));
+      if (!shape.is_dynamic_dimension(d)) continue;
+      sizes.push_back(s[d] != nullptr ? s[d] : b.IndexScalar(xla::S32, shape.dimensions(d)));
     }
   };
   if (declared.IsArray()) {
-    add_leaf(root, declared);
+    add_leaf(SizesOf(root), declared);
   } else if (declared.IsTuple() && !declared.is_static()) {
-    if (root->opcode() != HloOpcode::kTuple) {
-      return Refuse(*root, "a tuple-shaped dynamic entry result must be a tuple instruction");
-    }
     for (int64_t k = 0; k < declared.tuple_shapes_size(); ++k) {
       const Shape& element = declared.tuple_shapes(k);
       if (element.IsTuple() && !element.is_static()) {
         return Refuse(*root, "a nested tuple with runtime-sized elements in the entry result");
       }
-      if (element.IsArray()) add_leaf(root->operand(k), element);
+      if (element.IsArray()) add_leaf(SizesAt(root, {k}), element);
     }
   }
   HloInstruction* new_root = b.Tuple({root, b.Tuple(sizes), b.Tuple(checks_)});
   HLOC_RETURN_IF_ERROR(b.status());
   entry_->set_root(new_root);
+  return absl::OkStatus();
+}
+
+// Walks the array leaves of parameter `p` (`shape` at `path`), adding a
+// trailing s32 parameter per dynamic dimension.
+absl::Status EntryPadder::AddSizeParameters(HloInstruction* p, const Shape& shape,
+                                            std::vector<int64_t>* path, int64_t* next_number) {
+  if (shape.IsTuple()) {
+    for (int64_t k = 0; k < shape.tuple_shapes_size(); ++k) {
+      path->push_back(k);
+      HLOC_RETURN_IF_ERROR(AddSizeParameters(p, shape.tuple_shapes(k), path, next_number));
+      path->pop_back();
+    }
+    return absl::OkStatus();
+  }
+  if (!shape.IsArray() || shape.is_static()) return absl::OkStatus();
+  Sizes sizes(shape.rank(), nullptr);
+  std::string prefix = p->name();
+  for (int64_t k : *path) absl::StrAppend(&prefix, ".", k);
+  for (int64_t d = 0; d < shape.rank(); ++d) {
+    if (!shape.is_dynamic_dimension(d)) continue;
+    if (shape.dimensions(d) == Shape::kUnboundedSize) {
+      return Refuse(*p, absl::StrCat("an entry parameter of unbounded dynamic shape ",
+                                     p->shape().ToString(false), " has no bound to pad to"));
+    }
+    sizes[d] = entry_->AddInstruction(HloInstruction::CreateParameter(
+        (*next_number)++, Shape::Scalar(xla::S32), absl::StrCat(prefix, ".size", d)));
+  }
+  if (path->empty()) {
+    sizes_[p] = std::move(sizes);
+  } else {
+    leaf_sizes_[p][*path] = std::move(sizes);
+  }
   return absl::OkStatus();
 }
 
@@ -474,20 +576,8 @@ absl::Status EntryPadder::PadParameters() {
   for (HloInstruction* p : parameters) {
     declared_parameters_.push_back(p->shape());
     if (p->shape().is_static()) continue;
-    if (!p->shape().IsArray()) {
-      return Refuse(*p, absl::StrCat("a tuple entry parameter with runtime-sized elements (",
-                                     p->shape().ToString(false), ")"));
-    }
-    Sizes& sizes = SizesOf(p);
-    for (int64_t d = 0; d < p->shape().rank(); ++d) {
-      if (!p->shape().is_dynamic_dimension(d)) continue;
-      if (p->shape().dimensions(d) == Shape::kUnboundedSize) {
-        return Refuse(*p, absl::StrCat("an entry parameter of unbounded dynamic shape ",
-                                       p->shape().ToString(false), " has no bound to pad to"));
-      }
-      sizes[d] = entry_->AddInstruction(HloInstruction::CreateParameter(
-          next_number++, Shape::Scalar(xla::S32), absl::StrCat(p->name(), ".size", d)));
-    }
+    std::vector<int64_t> path;
+    HLOC_RETURN_IF_ERROR(AddSizeParameters(p, p->shape(), &path, &next_number));
     MakeStatic(p->mutable_shape());
   }
   return absl::OkStatus();
@@ -499,17 +589,10 @@ absl::Status EntryPadder::Run() {
   for (HloInstruction* i : entry_->MakeInstructionPostOrder()) {
     const Shape declared = i->shape();
     bool sized_operand = false;
-    for (HloInstruction* operand : i->operands()) {
-      auto it = sizes_.find(operand);
-      sized_operand = sized_operand || (it != sizes_.end() && AnySize(it->second));
-    }
+    for (HloInstruction* operand : i->operands()) sized_operand = sized_operand || Sized(operand);
     const HloOpcode op = i->opcode();
     const bool size_op = op == HloOpcode::kSetDimensionSize || op == HloOpcode::kGetDimensionSize;
     if (!sized_operand && declared.is_static() && !size_op) continue;
-    if (op == HloOpcode::kTuple && i == entry_->root()) {
-      MakeStatic(i->mutable_shape());
-      continue;
-    }
     MakeStatic(i->mutable_shape());
     Sizes out;
     HLOC_RETURN_IF_ERROR(Visit(i, declared, &out));
@@ -550,6 +633,20 @@ absl::StatusOr<bool> RemoveStaticSizeOps(HloModule& module) {
   return changed;
 }
 
+// " (called by %w (while))": the first instruction calling `callee`, for
+// messages.
+std::string CalledBy(const HloModule& module, const HloComputation* callee) {
+  for (const HloComputation* c : module.computations()) {
+    for (const HloInstruction* i : c->instructions()) {
+      const auto& called = i->called_computations();
+      if (std::find(called.begin(), called.end(), callee) != called.end()) {
+        return absl::StrCat(" (called by %", i->name(), " (", HloOpcodeName(i->opcode()), "))");
+      }
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 absl::StatusOr<bool> DynamicPadder::Run(HloModule& module) {
@@ -557,9 +654,10 @@ absl::StatusOr<bool> DynamicPadder::Run(HloModule& module) {
   HLOC_ASSIGN_OR_RETURN(const bool removed, RemoveStaticSizeOps(module));
   for (HloComputation* c : module.computations()) {
     if (c == module.entry() || !HasDynamicShape(*c)) continue;
-    return absl::UnimplementedError(
-        absl::StrCat("dynamic-padder: computation ", c->name(),
-                     " has dynamic shapes; only the entry computation may"));
+    return absl::UnimplementedError(absl::StrCat(
+        "dynamic-padder: computation ", c->name(), CalledBy(module, c),
+        " has dynamic shapes; only the entry computation may (runtime sizes are not carried "
+        "into loops, branches or calls)"));
   }
   if (!HasDynamicShape(*module.entry())) return removed;
   if (module.config().input_output_alias.entries_size() > 0) {
@@ -670,20 +768,45 @@ Literal CutToSizes(const Literal& in, const std::vector<int64_t>& dims) {
   return out;
 }
 
-// Argument `k` for the dynamic array parameter `declared`: at its bound,
-// the argument's sizes of its dynamic dimensions appended to `sizes`.
-absl::StatusOr<Literal> PadArgument(const Literal& argument, int64_t k, const Shape& declared,
-                                    absl::string_view name, std::vector<Literal>* sizes) {
-  const std::string which = absl::StrCat("argument ", k, " (parameter %", name, ")");
+// `argument` (`which`, for messages) for the entry parameter (or tuple
+// element of one) `declared`: at its bound, the sizes of its dynamic
+// dimensions appended to `sizes` in leaf then dimension order.
+absl::StatusOr<Literal> PadValue(const Literal& argument, const std::string& which,
+                                 const Shape& declared, std::vector<Literal>* sizes) {
   const Shape& shape = argument.shape();
-  if (!shape.IsArray() || shape.element_type() != declared.element_type() ||
-      shape.rank() != declared.rank()) {
+  auto mismatch = [&]() {
     return absl::InvalidArgumentError(absl::StrCat(which, " has shape ", shape.ToString(false),
                                                    ", the parameter is ",
                                                    declared.ToString(false)));
+  };
+  if (declared.IsTuple()) {
+    if (!shape.IsTuple() || shape.tuple_shapes_size() != declared.tuple_shapes_size()) {
+      return mismatch();
+    }
+    std::vector<Literal> elements;
+    for (int64_t k = 0; k < declared.tuple_shapes_size(); ++k) {
+      HLOC_ASSIGN_OR_RETURN(Literal element,
+                            PadValue(argument.tuple_elements()[k],
+                                     absl::StrCat(which, " tuple element ", k),
+                                     declared.tuple_shapes(k), sizes));
+      elements.push_back(std::move(element));
+    }
+    return Literal::Tuple(std::move(elements));
+  }
+  if (declared.is_static()) {
+    if (!shape.Compatible(declared)) return mismatch();
+    return argument;
+  }
+  if (!shape.IsArray() || shape.element_type() != declared.element_type() ||
+      shape.rank() != declared.rank()) {
+    return mismatch();
   }
   for (int64_t d = 0; d < declared.rank(); ++d) {
     const int64_t size = shape.dimensions(d), bound = declared.dimensions(d);
+    if (size < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(which, " dimension ", d,
+                                                     " has negative size ", size));
+    }
     if (!declared.is_dynamic_dimension(d)) {
       if (size != bound) {
         return absl::InvalidArgumentError(absl::StrCat(which, " dimension ", d, " has size ", size,
@@ -730,8 +853,8 @@ absl::StatusOr<std::vector<Literal>> PadDynamicArguments(absl::Span<const Litera
     }
     const std::string name = k < contract.parameter_names.size() ? contract.parameter_names[k] : "";
     HLOC_ASSIGN_OR_RETURN(Literal argument,
-                          PadArgument(arguments[k], static_cast<int64_t>(k), parameters[k], name,
-                                      &sizes));
+                          PadValue(arguments[k], absl::StrCat("argument ", k, " (parameter %", name, ")"),
+                                   parameters[k], &sizes));
     padded.push_back(std::move(argument));
   }
   for (Literal& size : sizes) padded.push_back(std::move(size));

@@ -25,6 +25,8 @@
 //                              the valid elements end at the bound
 //   one-operand sort along a   a second operand keys the padding last
 //   sized dim                  (0 valid, 1 padding; lower key first)
+//   tuple, get-tuple-element   sizes kept per array leaf of the tuple
+//   variadic reduce            each result element the kept sizes
 //
 // First, in every computation, a set-dimension-size whose result dimension
 // is static becomes its operand and a get-dimension-size of a static
@@ -35,12 +37,13 @@
 //
 // Entry parameters. A dynamic array parameter (p: f32[<=8, 3]) becomes a
 // parameter at its bound (f32[8, 3]) and one new trailing s32[] parameter
-// per dynamic dimension (p.size0), in parameter then dimension order; that
+// per dynamic dimension (p.size0), in parameter, array leaf, then dimension
+// order (a tuple parameter q: (f32[<=8], s32[]) gets q.0.size0); that
 // parameter is the dimension's tracked size. The caller copies each argument,
 // of any size up to the bound, into a buffer of the bound and passes its
 // sizes (PadDynamicArguments below; compiled programs and the API call it
-// through backend/common/declared_result.h). Tuple parameters with dynamic
-// leaves and unbounded ("?") dimensions are refused.
+// through backend/common/declared_result.h). Unbounded ("?") dimensions are
+// refused.
 //
 // The entry result. When the module had dynamic shapes, the entry root
 // becomes the tuple (result, (sizes...), (checks...)): the result at its
@@ -92,8 +95,8 @@ absl::StatusOr<std::optional<DynamicResultContract>> FindDynamicResultContract(
 // The rewritten entry's arguments for `arguments` of the declared entry
 // (contract.parameters non-empty): an argument of a dynamic parameter, of
 // any size up to the bound along its dynamic dimensions, copied into an
-// array of the bound (the padding is zeros), and those sizes appended as
-// s32 scalars. Any other argument must match its parameter. A wrong count,
+// array of the bound (the padding is zeros; a tuple argument leaf by leaf),
+// and those sizes appended as s32 scalars. Any other argument must match its parameter. A wrong count,
 // element type, rank, static dimension or a size past its bound is an
 // InvalidArgument error naming the argument, parameter, dimension, size and
 // bound.

@@ -29,6 +29,11 @@ Literal Lit(absl::string_view shape, absl::string_view value) {
 
 Literal Text(const std::string& text) { return testdata::ParseLiteralText(text); }
 
+Literal TupleArgument(int n, int m) {
+  return Literal::Tuple({Text(dynamic_test_modules::TupleParameterX(n)), Lit("s32[]", "7"),
+                         Text(dynamic_test_modules::TupleParameterY(m))});
+}
+
 // The original in the interpreter vs the padded module in the interpreter.
 absl::StatusOr<std::pair<Literal, Literal>> RunBothWays(absl::string_view text,
                                                         const std::vector<Literal>& args) {
@@ -168,37 +173,33 @@ absl::Status PadOnly(absl::string_view text) {
 }
 
 TEST(DynamicPadderTest, RefusesWhatItCannotRewriteByName) {
-  absl::Status sort = PadOnly(R"(
+  absl::Status loop = PadOnly(R"(
 HloModule m
-lt {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  c = s32[] parameter(2)
-  d = s32[] parameter(3)
-  ROOT r = pred[] compare(a, b), direction=LT
+cond {
+  c = (f32[<=4], s32[]) parameter(0)
+  i = s32[] get-tuple-element(c), index=1
+  l = s32[] constant(3)
+  ROOT r = pred[] compare(i, l), direction=LT
+}
+body {
+  b = (f32[<=4], s32[]) parameter(0)
+  x = f32[<=4] get-tuple-element(b), index=0
+  i = s32[] get-tuple-element(b), index=1
+  y = f32[<=4] add(x, x)
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  ROOT t = (f32[<=4], s32[]) tuple(y, j)
 }
 ENTRY e {
-  p = f32[4] parameter(0)
-  i = s32[4] parameter(1)
-  n = s32[] parameter(2)
-  d = f32[<=4] set-dimension-size(p, n), dimensions={0}
-  j = s32[<=4] set-dimension-size(i, n), dimensions={0}
-  ROOT s = (f32[<=4], s32[<=4]) sort(d, j), dimensions={0}, to_apply=lt
+  p = f32[<=4] parameter(0)
+  z = s32[] constant(0)
+  t = (f32[<=4], s32[]) tuple(p, z)
+  ROOT w = (f32[<=4], s32[]) while(t), condition=cond, body=body
 }
 )");
-  EXPECT_EQ(sort.code(), absl::StatusCode::kUnimplemented);
-  EXPECT_NE(sort.message().find("instruction %s (sort): a tuple with runtime-sized elements"),
-            std::string::npos)
-      << sort;
-  absl::Status tuple = PadOnly(R"(
-HloModule m
-ENTRY e {
-  ROOT p = (f32[<=4], f32[2]) parameter(0)
-}
-)");
-  EXPECT_NE(tuple.message().find("instruction %p (parameter): a tuple entry parameter"),
-            std::string::npos)
-      << tuple;
+  EXPECT_EQ(loop.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_NE(loop.message().find("dynamic-padder:"), std::string::npos) << loop;
+  EXPECT_NE(loop.message().find("while"), std::string::npos) << loop;
   absl::Status unbounded = PadOnly(R"(
 HloModule m
 ENTRY e {
@@ -309,6 +310,79 @@ ENTRY main {
   ROOT r = f32[1,<=5] reshape(p)
 }
 )", {Text(DynamicParametersP(n))});
+  }
+}
+
+TEST(DynamicPadderTest, TupleParameterWithDynamicLeaves) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module =
+      ParseHloModule(dynamic_test_modules::kTupleParameter);
+  ASSERT_TRUE(module.ok()) << module.status();
+  DynamicPadder padder;
+  ASSERT_TRUE(padder.Run(**module).ok());
+  const HloComputation& entry = *(*module)->entry();
+  ASSERT_EQ(entry.num_parameters(), 3);
+  EXPECT_EQ(entry.parameter(0)->shape().ToString(false), "(f32[8], s32[], f32[2,3])");
+  EXPECT_EQ(entry.parameter(1)->name(), "p.0.size0");
+  EXPECT_EQ(entry.parameter(2)->name(), "p.2.size1");
+  auto contract = FindDynamicResultContract(**module);
+  ASSERT_TRUE(contract.ok() && contract->has_value()) << contract.status();
+  ASSERT_EQ((*contract)->parameters.size(), 1u);
+  EXPECT_EQ((*contract)->parameters[0].ToString(false), "(f32[<=8], s32[], f32[2,<=3])");
+
+  absl::StatusOr<std::vector<Literal>> padded = PadDynamicArguments(
+      {TupleArgument(2, 1)}, **contract);
+  ASSERT_TRUE(padded.ok()) << padded.status();
+  ASSERT_EQ(padded->size(), 3u);
+  EXPECT_EQ((*padded)[0].shape().ToString(false), "(f32[8], s32[], f32[2,3])");
+  EXPECT_EQ((*padded)[1].ToString(), "s32[] 2");
+  EXPECT_EQ((*padded)[2].ToString(), "s32[] 1");
+  absl::StatusOr<std::vector<Literal>> past = PadDynamicArguments(
+      {TupleArgument(2, 4)}, **contract);
+  ASSERT_FALSE(past.ok());
+  EXPECT_NE(past.status().message().find(
+                "argument 0 (parameter %p) tuple element 2 dimension 1 has size 4, above its "
+                "bound 3"),
+            std::string::npos)
+      << past.status();
+  absl::StatusOr<std::vector<Literal>> flat =
+      PadDynamicArguments({Lit("f32[2]", "{1, 2}")}, **contract);
+  ASSERT_FALSE(flat.ok());
+  EXPECT_NE(flat.status().message().find("argument 0 (parameter %p) has shape f32[2], the "
+                                         "parameter is (f32[<=8], s32[], f32[2,<=3])"),
+            std::string::npos)
+      << flat.status();
+
+  for (int n : {0, 1, 5, 8}) {
+    for (int m : {0, 2, 3}) {
+      SCOPED_TRACE(absl::StrCat("n=", n, " m=", m));
+      ExpectSameAnswer(dynamic_test_modules::kTupleParameter,
+                       {TupleArgument(n, m)});
+    }
+  }
+}
+
+// A tuple parameter returned as it is, and one nested in another.
+TEST(DynamicPadderTest, TupleParameterAsTheResultAndNested) {
+  for (int n : {0, 3, 4}) {
+    SCOPED_TRACE(n);
+    const Literal x = Text(DynamicParametersP(n));
+    ExpectSameAnswer(R"(
+HloModule m
+ENTRY e {
+  ROOT p = (f32[<=4], s32[]) parameter(0)
+}
+)", {Literal::Tuple({x, Lit("s32[]", "5")})});
+    ExpectSameAnswer(R"(
+HloModule m
+ENTRY e {
+  p = ((f32[<=4], s32[]), f32[2]) parameter(0)
+  a = (f32[<=4], s32[]) get-tuple-element(p), index=0
+  x = f32[<=4] get-tuple-element(a), index=0
+  y = f32[<=4] negate(x)
+  b = f32[2] get-tuple-element(p), index=1
+  ROOT t = (f32[<=4], f32[2]) tuple(y, b)
+}
+)", {Literal::Tuple({Literal::Tuple({x, Lit("s32[]", "5")}), Lit("f32[2]", "{1, 2}")})});
   }
 }
 

@@ -157,6 +157,47 @@ inline std::string DynamicParametersQ(int m) {
   return text + "}";
 }
 
+// A tuple entry parameter with dynamic leaves. p: (f32[<=8], s32[],
+// f32[2,<=3]) -> (sum of exp of p.0 plus p.1, exp of p.0, row sums of p.2,
+// p.2 itself).
+inline constexpr char kTupleParameter[] = R"(
+HloModule tuple_parameter
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  p = (f32[<=8], s32[], f32[2,<=3]) parameter(0)
+  x = f32[<=8] get-tuple-element(p), index=0
+  k = s32[] get-tuple-element(p), index=1
+  y = f32[2,<=3] get-tuple-element(p), index=2
+  e = f32[<=8] exponential(x)
+  z = f32[] constant(0)
+  s = f32[] reduce(e, z), dimensions={0}, to_apply=add
+  kf = f32[] convert(k)
+  t = f32[] add(s, kf)
+  ys = f32[2] reduce(y, z), dimensions={1}, to_apply=add
+  ROOT out = (f32[], f32[<=8], f32[2], f32[2,<=3]) tuple(t, e, ys, y)
+}
+)";
+// The argument of kTupleParameter, element by element: p.0 of size n,
+// p.1 = 7, p.2 of m columns.
+inline std::string TupleParameterX(int n) {
+  std::string x = "f32[" + std::to_string(n) + "] {";
+  for (int k = 0; k < n; ++k) x += (k ? ", " : "") + std::to_string(0.25 * k - 1);
+  return x + "}";
+}
+inline std::string TupleParameterY(int m) {
+  std::string y = "f32[2," + std::to_string(m) + "] {";
+  for (int r = 0; r < 2; ++r) {
+    y += r ? ", {" : "{";
+    for (int k = 0; k < m; ++k) y += (k ? ", " : "") + std::to_string(r * 10 + k + 1);
+    y += "}";
+  }
+  return y + "}";
+}
+
 }  // namespace dynamic_test_modules
 }  // namespace hloc
 

@@ -151,6 +151,13 @@ const std::vector<DynamicCase>& Cases() {
                          Arg(mods::DynamicParametersQ(n > 4 ? 4 : n)));
        },
        "argument 0 (parameter %p) dimension 0 has size 9, above its bound 8"},
+      // A tuple entry parameter with dynamic leaves.
+      {"tuple_parameter", mods::kTupleParameter, {0, 1, 5, 8},
+       [](int n) {
+         return Literals(Literal::Tuple(Literals(Arg(mods::TupleParameterX(n)), Arg("s32[] 7"),
+                                                 Arg(mods::TupleParameterY(n > 3 ? 3 : n)))));
+       },
+       "argument 0 (parameter %p) tuple element 0 dimension 0 has size 9, above its bound 8"},
   };
   return *cases;
 }

@@ -167,6 +167,36 @@ TEST(HostDynamicTest, SortAndReverseAlongARuntimeSizedDimension) {
   }
 }
 
+// A tuple entry parameter with dynamic leaves: padded leaf by leaf, its
+// sizes appended after it.
+TEST(HostDynamicTest, TupleParameterWithDynamicLeaves) {
+  for (int n : {0, 1, 5, 8}) {
+    for (int m : {0, 2, 3}) {
+      SCOPED_TRACE(absl::StrCat("n=", n, " m=", m));
+      ExpectSameAsInterpreter(
+          dynamic_test_modules::kTupleParameter,
+          {Literal::Tuple({ParseLiteralText(dynamic_test_modules::TupleParameterX(n)),
+                           ParseLiteralText("s32[] 7"),
+                           ParseLiteralText(dynamic_test_modules::TupleParameterY(m))})});
+    }
+  }
+  absl::StatusOr<std::unique_ptr<HloModule>> module =
+      ParseHloModule(dynamic_test_modules::kTupleParameter);
+  ASSERT_TRUE(module.ok());
+  ASSERT_TRUE(host::OptimizeForHost(**module).ok());
+  absl::StatusOr<Literal> r = RunOnHost(
+      **module,
+      {Literal::Tuple({ParseLiteralText(dynamic_test_modules::TupleParameterX(9)),
+                       ParseLiteralText("s32[] 7"),
+                       ParseLiteralText(dynamic_test_modules::TupleParameterY(1))})},
+      host_testing::TestOptions());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("argument 0 (parameter %p) tuple element 0 dimension 0 "
+                                      "has size 9, above its bound 8"),
+            std::string::npos)
+      << r.status();
+}
+
 // The corpus's import_bounded_dynamism shapes: a dynamic parameter straight
 // to a dynamic result through broadcast, convert and a unit-dimension reshape.
 TEST(HostDynamicTest, DynamicParameterToDynamicResult) {
