@@ -421,43 +421,77 @@ absl::Status EntryPadder::VisitReverse(HloInstruction* i, Sizes* out) {
   return absl::OkStatus();
 }
 
-// Sorting along a sized dimension: a second operand keys the padding
+// Sorting along a sized dimension: one more operand keys the padding
 // (0 valid, 1 past the size) and the comparator puts the lower key first,
 // the original comparator deciding between equal keys; the padding ends up
-// last, the valid elements sorted before it.
+// last, the valid elements sorted before it, and every operand (values
+// sorted with keys, argsort's iota) is permuted alike.
 absl::Status EntryPadder::VisitSort(HloInstruction* i, Sizes* out) {
-  if (i->operand_count() != 1) return Refuse(*i, "only a one-operand sort is supported");
-  HloInstruction* x = i->operand(0);
-  *out = SizesOf(x);
+  const int64_t n = i->operand_count();
   const int64_t d = i->dimensions(0);
-  if ((*out)[d] == nullptr) return absl::OkStatus();
+  // The operands share their dimensions; any of them may carry the sizes
+  // (argsort's iota carries none).
+  out->assign(i->operand(0)->shape().rank(), nullptr);
+  for (HloInstruction* operand : i->operands()) {
+    const Sizes& s = SizesOf(operand);
+    for (size_t k = 0; k < out->size() && k < s.size(); ++k) {
+      if ((*out)[k] == nullptr) (*out)[k] = s[k];
+    }
+  }
+  if ((*out)[d] == nullptr) {
+    if (i->shape().IsTuple()) {
+      if (AnySize(*out)) {
+        for (int64_t k = 0; k < n; ++k) leaf_sizes_[i][{k}] = *out;
+      }
+      out->clear();
+    }
+    return absl::OkStatus();
+  }
   ExpansionBuilder b(entry_, i);
-  const std::vector<int64_t>& dims = x->shape().dimensions();
+  const std::vector<int64_t>& dims = i->operand(0)->shape().dimensions();
   HloInstruction* valid = b.Compare(b.Iota(xla::S32, dims, d), b.Splat((*out)[d], dims),
                                     ComparisonDirection::kLt);
   HloInstruction* key = b.Select(valid, b.Splat(b.IndexScalar(xla::S32, 0), dims),
                                  b.Splat(b.IndexScalar(xla::S32, 1), dims));
   HloComputation* comparator = b.NewComputation("padding_last");
   ExpansionBuilder c = b.ForComputation(comparator);
-  const Shape element = Shape::Scalar(x->shape().element_type());
   const Shape s32 = Shape::Scalar(xla::S32);
-  HloInstruction* xa = c.Parameter(0, element, "lhs");
-  HloInstruction* xb = c.Parameter(1, element, "rhs");
-  HloInstruction* ka = c.Parameter(2, s32, "lhs_key");
-  HloInstruction* kb = c.Parameter(3, s32, "rhs_key");
-  HloInstruction* original = c.Inline(*i->to_apply(), {xa, xb});
+  std::vector<HloInstruction*> pairs;
+  for (int64_t k = 0; k < n; ++k) {
+    const Shape element = Shape::Scalar(i->operand(k)->shape().element_type());
+    pairs.push_back(c.Parameter(2 * k, element, absl::StrCat("lhs", k)));
+    pairs.push_back(c.Parameter(2 * k + 1, element, absl::StrCat("rhs", k)));
+  }
+  HloInstruction* ka = c.Parameter(2 * n, s32, "lhs_key");
+  HloInstruction* kb = c.Parameter(2 * n + 1, s32, "rhs_key");
+  HloInstruction* original = c.Inline(*i->to_apply(), pairs);
   HloInstruction* root = c.Select(c.Compare(ka, kb, ComparisonDirection::kNe),
                                   c.Compare(ka, kb, ComparisonDirection::kLt), original);
   HLOC_RETURN_IF_ERROR(c.status());
   comparator->set_root(root);
-  HloInstruction* sort = b.Build(HloOpcode::kSort, {x, key}, [&](HloInstruction& built) {
+  std::vector<HloInstruction*> operands(i->operands().begin(), i->operands().end());
+  operands.push_back(key);
+  HloInstruction* sort = b.Build(HloOpcode::kSort, operands, [&](HloInstruction& built) {
     *built.mutable_attrs() = i->attrs();
     built.AppendCalledComputation(comparator);
   });
-  HloInstruction* sorted = b.GetTupleElement(sort, 0);
-  HLOC_RETURN_IF_ERROR(b.status());
+  HloInstruction* sorted;
+  if (i->shape().IsArray()) {
+    sorted = b.GetTupleElement(sort, 0);
+    HLOC_RETURN_IF_ERROR(b.status());
+    sizes_[sorted] = *out;
+  } else {
+    std::vector<HloInstruction*> elements;
+    for (int64_t k = 0; k < n; ++k) elements.push_back(b.GetTupleElement(sort, k));
+    sorted = b.Tuple(elements);
+    HLOC_RETURN_IF_ERROR(b.status());
+    for (int64_t k = 0; k < n; ++k) {
+      sizes_[elements[k]] = *out;
+      leaf_sizes_[sorted][{k}] = *out;
+    }
+    out->clear();
+  }
   HLOC_RETURN_IF_ERROR(i->ReplaceAllUsesWith(sorted));
-  sizes_[sorted] = *out;
   dead_.push_back(i);
   return absl::OkStatus();
 }

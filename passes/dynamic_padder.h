@@ -23,8 +23,8 @@
 //   pad                        low edge padding only on a sized dimension
 //   reverse along a sized dim  operand rotated by the size first, so
 //                              the valid elements end at the bound
-//   one-operand sort along a   a second operand keys the padding last
-//   sized dim                  (0 valid, 1 padding; lower key first)
+//   sort along a sized dim     one more operand keys the padding last
+//   (any number of operands)   (0 valid, 1 padding; lower key first)
 //   tuple, get-tuple-element   sizes kept per array leaf of the tuple
 //   variadic reduce            each result element the kept sizes
 //

@@ -386,6 +386,19 @@ ENTRY e {
   }
 }
 
+// Several operands sorted along a runtime-sized dimension: the padding
+// (values that would sort first) stays out of every operand's result.
+TEST(DynamicPadderTest, MultiOperandSortAlongARuntimeSizedDimension) {
+  const Literal p = Text(dynamic_test_modules::kSortWithValuesP);
+  for (const char* n : {"0", "1", "4", "6"}) {
+    for (int m : {0, 1, 5, 8}) {
+      SCOPED_TRACE(absl::StrCat("n=", n, " m=", m));
+      ExpectSameAnswer(dynamic_test_modules::kSortWithValues,
+                       {p, Lit("s32[]", n), Text(dynamic_test_modules::SortWithValuesQ(m))});
+    }
+  }
+}
+
 TEST(DynamicPadderTest, StaticModuleIsUnchanged) {
   absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(R"(
 HloModule m

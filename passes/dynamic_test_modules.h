@@ -198,6 +198,59 @@ inline std::string TupleParameterY(int m) {
   return y + "}";
 }
 
+// Sorts of several operands along a runtime-sized dimension, as argsort
+// and sort-by-key lower. p: f32[2,6], n: s32[], q: f32[<=8] -> (the first
+// n columns of p sorted ascending with their column indices (stable), q's
+// argsort descending and q's negation permuted alike). The padding of p
+// holds values that would sort first.
+inline constexpr char kSortWithValues[] = R"(
+HloModule sort_with_values
+by_key {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  c = s32[] parameter(2)
+  d = s32[] parameter(3)
+  ROOT r = pred[] compare(a, b), direction=LT
+}
+by_key_descending {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  c = s32[] parameter(2)
+  d = s32[] parameter(3)
+  e = f32[] parameter(4)
+  f = f32[] parameter(5)
+  ROOT r = pred[] compare(a, b), direction=GT
+}
+ENTRY main {
+  p = f32[2,6] parameter(0)
+  n = s32[] parameter(1)
+  q = f32[<=8] parameter(2)
+  d = f32[2,<=6] set-dimension-size(p, n), dimensions={1}
+  i = s32[2,6] iota(), iota_dimension=1
+  j = s32[2,<=6] set-dimension-size(i, n), dimensions={1}
+  s = (f32[2,<=6], s32[2,<=6]) sort(d, j), dimensions={1}, to_apply=by_key, is_stable=true
+  keys = f32[2,<=6] get-tuple-element(s), index=0
+  index = s32[2,<=6] get-tuple-element(s), index=1
+  m = s32[] get-dimension-size(q), dimensions={0}
+  qi = s32[8] iota(), iota_dimension=0
+  qj = s32[<=8] set-dimension-size(qi, m), dimensions={0}
+  qn = f32[<=8] negate(q)
+  t = (f32[<=8], s32[<=8], f32[<=8]) sort(q, qj, qn), dimensions={0}, to_apply=by_key_descending, is_stable=true
+  tq = f32[<=8] get-tuple-element(t), index=0
+  ti = s32[<=8] get-tuple-element(t), index=1
+  tn = f32[<=8] get-tuple-element(t), index=2
+  ROOT out = (f32[2,<=6], s32[2,<=6], f32[<=8], s32[<=8], f32[<=8]) tuple(keys, index, tq, ti, tn)
+}
+)";
+inline constexpr char kSortWithValuesP[] =
+    "f32[2,6] {{3, -1, 7, 3, -99, -100}, {-4, 2, 2, 8, -50, -60}}";
+// q of kSortWithValues, size n (with ties).
+inline std::string SortWithValuesQ(int n) {
+  std::string text = "f32[" + std::to_string(n) + "] {";
+  for (int k = 0; k < n; ++k) text += (k ? ", " : "") + std::to_string((k * 5) % 7 - 3 + (k % 3 == 0));
+  return text + "}";
+}
+
 }  // namespace dynamic_test_modules
 }  // namespace hloc
 

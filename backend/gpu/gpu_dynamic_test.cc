@@ -158,6 +158,12 @@ const std::vector<DynamicCase>& Cases() {
                                                  Arg(mods::TupleParameterY(n > 3 ? 3 : n)))));
        },
        "argument 0 (parameter %p) tuple element 0 dimension 0 has size 9, above its bound 8"},
+      // Sort-by-key and argsort along a runtime-sized dimension.
+      {"sort_with_values", mods::kSortWithValues, {0, 1, 4, 6},
+       [](int n) {
+         return Literals(Arg(mods::kSortWithValuesP), Size(n), Arg(mods::SortWithValuesQ(n)));
+       },
+       "argument 2 (parameter %q) dimension 0 has size 9, above its bound 8"},
   };
   return *cases;
 }

@@ -197,6 +197,20 @@ TEST(HostDynamicTest, TupleParameterWithDynamicLeaves) {
       << r.status();
 }
 
+// Sort-by-key and argsort along a runtime-sized dimension: no padding in
+// any operand's result.
+TEST(HostDynamicTest, MultiOperandSortAlongARuntimeSizedDimension) {
+  const Literal p = ParseLiteralText(dynamic_test_modules::kSortWithValuesP);
+  for (int n : {0, 1, 4, 6}) {
+    for (int m : {0, 5, 8}) {
+      SCOPED_TRACE(absl::StrCat("n=", n, " m=", m));
+      ExpectSameAsInterpreter(dynamic_test_modules::kSortWithValues,
+                              {p, ParseLiteralText(absl::StrCat("s32[] ", n)),
+                               ParseLiteralText(dynamic_test_modules::SortWithValuesQ(m))});
+    }
+  }
+}
+
 // The corpus's import_bounded_dynamism shapes: a dynamic parameter straight
 // to a dynamic result through broadcast, convert and a unit-dimension reshape.
 TEST(HostDynamicTest, DynamicParameterToDynamicResult) {
