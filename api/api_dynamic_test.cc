@@ -43,7 +43,8 @@ constexpr Backend kBackends[] = {Backend::kInterpreter, Backend::kHost, Backend:
 std::shared_ptr<Executable> CompileOn(Client& client, const char* text, Backend backend) {
   CompileOptions options;
   options.backend = backend;
-  absl::StatusOr<std::shared_ptr<Executable>> exe = client.Compile(ModuleSource::Text(text), options);
+  absl::StatusOr<std::shared_ptr<Executable>> exe =
+      client.Compile(ModuleSource::Text(text), options);
   if (!BackendUnavailableReason(backend).empty()) {
     EXPECT_FALSE(exe.ok());
     EXPECT_TRUE(absl::IsFailedPrecondition(exe.status())) << exe.status();
@@ -87,7 +88,9 @@ void ExpectInterpretersAnswer(const char* text, const Executable& exe,
     ASSERT_EQ(buffer.type(), leaves[j]->shape().element_type());
     ASSERT_EQ(buffer.dims(), leaves[j]->shape().dimensions());
     Literal actual(Shape(buffer.type(), buffer.dims()));
-    if (actual.size_bytes() > 0) std::memcpy(actual.mutable_raw(), buffer.data(), buffer.byte_size());
+    if (actual.size_bytes() > 0) {
+      std::memcpy(actual.mutable_raw(), buffer.data(), buffer.byte_size());
+    }
     ComparisonReport report = CompareLiterals(*leaves[j], actual);
     EXPECT_TRUE(report.ok) << report.ToString() << "\nexpected " << leaves[j]->ToString()
                            << "\nactual   " << actual.ToString();
@@ -174,6 +177,25 @@ TEST(ApiDynamicTest, MultiOperandSortAlongARuntimeSizedDimension) {
         arguments.push_back(Arg(absl::StrCat("s32[] ", n)));
         arguments.push_back(Arg(mods::SortWithValuesQ(m)));
         ExpectInterpretersAnswer(mods::kSortWithValues, *exe, arguments);
+      }
+    }
+  }
+}
+
+// Sizes carried into a while loop and conditional branches.
+TEST(ApiDynamicTest, SizesFlowIntoLoopsAndBranches) {
+  auto client = NewClient();
+  for (Backend backend : kBackends) {
+    SCOPED_TRACE(BackendName(backend));
+    std::shared_ptr<Executable> exe = CompileOn(*client, mods::kLoopAndBranches, backend);
+    if (exe == nullptr) continue;
+    for (int n : {0, 1, 5, 8}) {
+      for (int k : {0, 1, 7}) {
+        SCOPED_TRACE(absl::StrCat("n=", n, " k=", k));
+        std::vector<Literal> arguments;
+        arguments.push_back(Arg(mods::DynamicParametersP(n)));
+        arguments.push_back(Arg(absl::StrCat("s32[] ", k)));
+        ExpectInterpretersAnswer(mods::kLoopAndBranches, *exe, arguments);
       }
     }
   }

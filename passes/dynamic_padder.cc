@@ -6,6 +6,7 @@
 #include <map>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -58,11 +59,54 @@ absl::Status Refuse(const HloInstruction& i, absl::string_view why) {
                                                HloOpcodeName(i.opcode()), "): ", why));
 }
 
-class EntryPadder {
- public:
-  explicit EntryPadder(HloComputation* entry) : entry_(entry) {}
+// One dynamic dimension of a (possibly tuple) shape: the array leaf at
+// `path`, its dimension and bound.
+struct DynamicDim {
+  std::vector<int64_t> path;
+  int64_t dimension;
+  int64_t bound;
+};
 
-  absl::Status Run();
+void CollectDynamicDims(const Shape& shape, std::vector<int64_t>* path,
+                        std::vector<DynamicDim>* out) {
+  if (shape.IsTuple()) {
+    for (int64_t k = 0; k < shape.tuple_shapes_size(); ++k) {
+      path->push_back(k);
+      CollectDynamicDims(shape.tuple_shapes(k), path, out);
+      path->pop_back();
+    }
+    return;
+  }
+  if (!shape.IsArray()) return;
+  for (int64_t d = 0; d < shape.rank(); ++d) {
+    if (shape.is_dynamic_dimension(d)) out->push_back({*path, d, shape.dimensions(d)});
+  }
+}
+
+std::vector<DynamicDim> DynamicDims(const Shape& shape) {
+  std::vector<DynamicDim> dims;
+  std::vector<int64_t> path;
+  CollectDynamicDims(shape, &path, &dims);
+  return dims;
+}
+
+bool HasUnbounded(const std::vector<DynamicDim>& dims) {
+  return std::any_of(dims.begin(), dims.end(),
+                     [](const DynamicDim& d) { return d.bound == Shape::kUnboundedSize; });
+}
+
+// Pads one computation: the entry (RunEntry), or a copy of a loop body,
+// loop condition or branch made by PadCallee, whose parameter's sizes come
+// in beside it.
+class ComputationPadder {
+ public:
+  explicit ComputationPadder(HloComputation* computation) : computation_(computation) {}
+
+  // The entry: parameters, instructions, then the root (result, sizes,
+  // checks).
+  absl::Status RunEntry();
+  // Every instruction, in post order (sizes of parameters set beforehand).
+  absl::Status PadInstructions();
   const std::vector<std::string>& checks() const { return check_messages_; }
   // The entry parameters' shapes before the pass; empty when none was dynamic.
   const std::vector<Shape>& declared_parameters() const { return declared_parameters_; }
@@ -125,6 +169,31 @@ class EntryPadder {
     (void)b;
   }
 
+  // The runtime size of `dim` of `value` (its bound when not tracked).
+  HloInstruction* SizeAt(ExpansionBuilder& b, const HloInstruction* value, const DynamicDim& dim) {
+    HloInstruction* s = SizesAt(value, dim.path)[dim.dimension];
+    return s != nullptr ? s : b.IndexScalar(xla::S32, dim.bound);
+  }
+  // Records `sizes[j]` as the size of dims[j] of `value`.
+  void SetSizes(const HloInstruction* value, const std::vector<DynamicDim>& dims,
+                const std::vector<HloInstruction*>& sizes) {
+    for (size_t j = 0; j < dims.size(); ++j) {
+      const DynamicDim& dim = dims[j];
+      Sizes* leaf;
+      if (dim.path.empty()) {
+        leaf = &SizesOf(value);
+      } else {
+        leaf = &leaf_sizes_[value][dim.path];
+        if (leaf->empty()) {
+          const Shape* shape = &value->shape();
+          for (int64_t k : dim.path) shape = &shape->tuple_shapes(k);
+          leaf->assign(shape->rank(), nullptr);
+        }
+      }
+      (*leaf)[dim.dimension] = sizes[j];
+    }
+  }
+
   // Rewrites one instruction; `out` gets its result's sizes.
   absl::Status Visit(HloInstruction* i, const Shape& declared, Sizes* out);
   absl::Status VisitReduce(HloInstruction* i, Sizes* out);
@@ -135,6 +204,23 @@ class EntryPadder {
   absl::Status VisitReverse(HloInstruction* i, Sizes* out);
   absl::Status VisitSort(HloInstruction* i, Sizes* out);
   absl::Status VisitTupleOps(HloInstruction* i, Sizes* out);
+  absl::Status VisitWhile(HloInstruction* i, const Shape& declared);
+  absl::Status VisitConditional(HloInstruction* i, const Shape& declared);
+  // A padded copy of `callee` (one parameter), for instruction `caller`:
+  // it takes (the parameter at its bound, its sizes...) when the parameter
+  // is dynamic, and returns (the result at its bound, its sizes...) when
+  // `with_result_sizes` and the result is dynamic.
+  absl::StatusOr<HloComputation*> PadCallee(ExpansionBuilder& b, const HloInstruction& caller,
+                                            const HloComputation& callee,
+                                            bool with_result_sizes);
+  // `value` followed by its sizes at `dims`, as one tuple (`value` alone
+  // when there are none).
+  HloInstruction* WithSizes(ExpansionBuilder& b, HloInstruction* value,
+                            const std::vector<DynamicDim>& dims);
+  // `padded` (a while or conditional built from padded callees) standing
+  // for `i` (of declared shape `declared`): its value, sizes recorded.
+  absl::Status ReplaceByPadded(ExpansionBuilder& b, HloInstruction* i, const Shape& declared,
+                               HloInstruction* padded);
   absl::Status FinishRoot(const Shape& declared);
   // Each dynamic entry parameter at its bound, its sizes new trailing s32
   // parameters.
@@ -142,7 +228,7 @@ class EntryPadder {
   absl::Status AddSizeParameters(HloInstruction* p, const Shape& shape,
                                  std::vector<int64_t>* path, int64_t* next_number);
 
-  HloComputation* entry_;
+  HloComputation* computation_;
   std::vector<Shape> declared_parameters_;
   absl::flat_hash_map<const HloInstruction*, Sizes> sizes_;
   absl::flat_hash_map<const HloInstruction*, LeafSizes> leaf_sizes_;
@@ -156,8 +242,8 @@ bool IsElementwise(HloOpcode op) {
          op == HloOpcode::kClamp || op == HloOpcode::kMap;
 }
 
-absl::Status EntryPadder::Visit(HloInstruction* i, const Shape& declared, Sizes* out) {
-  ExpansionBuilder b(entry_, i);
+absl::Status ComputationPadder::Visit(HloInstruction* i, const Shape& declared, Sizes* out) {
+  ExpansionBuilder b(computation_, i);
   const HloOpcode op = i->opcode();
   if (op == HloOpcode::kParameter) return absl::OkStatus();  // PadParameters sized it.
   if (op == HloOpcode::kSetDimensionSize) {
@@ -188,6 +274,8 @@ absl::Status EntryPadder::Visit(HloInstruction* i, const Shape& declared, Sizes*
   }
   if (op == HloOpcode::kConstant || op == HloOpcode::kIota) return absl::OkStatus();
   if (op == HloOpcode::kTuple || op == HloOpcode::kGetTupleElement) return VisitTupleOps(i, out);
+  if (op == HloOpcode::kWhile) return VisitWhile(i, declared);
+  if (op == HloOpcode::kConditional) return VisitConditional(i, declared);
   if (op == HloOpcode::kSort) return VisitSort(i, out);
   if (op == HloOpcode::kReduce) return VisitReduce(i, out);
   if (!i->shape().IsArray()) {
@@ -265,8 +353,8 @@ absl::Status EntryPadder::Visit(HloInstruction* i, const Shape& declared, Sizes*
   }
 }
 
-absl::Status EntryPadder::VisitReduce(HloInstruction* i, Sizes* out) {
-  ExpansionBuilder b(entry_, i);
+absl::Status ComputationPadder::VisitReduce(HloInstruction* i, Sizes* out) {
+  ExpansionBuilder b(computation_, i);
   const int64_t inputs = i->operand_count() / 2;
   const std::vector<int64_t>& reduced = i->dimensions();
   for (int64_t k = 0; k < inputs; ++k) {
@@ -296,8 +384,8 @@ absl::Status EntryPadder::VisitReduce(HloInstruction* i, Sizes* out) {
   return absl::OkStatus();
 }
 
-absl::Status EntryPadder::VisitDot(HloInstruction* i, Sizes* out) {
-  ExpansionBuilder b(entry_, i);
+absl::Status ComputationPadder::VisitDot(HloInstruction* i, Sizes* out) {
+  ExpansionBuilder b(computation_, i);
   const xla::DotDimensionNumbers& dn = i->attrs().dot_dimension_numbers;
   HloInstruction* lhs = i->operand(0);
   HloInstruction* rhs = i->operand(1);
@@ -335,8 +423,8 @@ absl::Status EntryPadder::VisitDot(HloInstruction* i, Sizes* out) {
   return absl::OkStatus();
 }
 
-absl::Status EntryPadder::VisitReshape(HloInstruction* i, const Shape& declared, Sizes* out) {
-  ExpansionBuilder b(entry_, i);
+absl::Status ComputationPadder::VisitReshape(HloInstruction* i, const Shape& declared, Sizes* out) {
+  ExpansionBuilder b(computation_, i);
   const Sizes& s = SizesOf(i->operand(0));
   if (!AnySize(s)) return absl::OkStatus();
   const Shape& in = i->operand(0)->shape();
@@ -372,8 +460,8 @@ absl::Status EntryPadder::VisitReshape(HloInstruction* i, const Shape& declared,
   return b.status();
 }
 
-absl::Status EntryPadder::VisitSlice(HloInstruction* i, const Shape& declared, Sizes* out) {
-  ExpansionBuilder b(entry_, i);
+absl::Status ComputationPadder::VisitSlice(HloInstruction* i, const Shape& declared, Sizes* out) {
+  ExpansionBuilder b(computation_, i);
   const Sizes& s = SizesOf(i->operand(0));
   const HloAttributes& a = i->attrs();
   for (int64_t d = 0; d < static_cast<int64_t>(s.size()); ++d) {
@@ -397,8 +485,8 @@ absl::Status EntryPadder::VisitSlice(HloInstruction* i, const Shape& declared, S
 // Reversing a sized dimension of bound B and size n: the operand first
 // rotated by n (x' = concat(x, x)[n : n + B]) so that its n valid elements
 // end at B; reversed, they start at 0.
-absl::Status EntryPadder::VisitReverse(HloInstruction* i, Sizes* out) {
-  ExpansionBuilder b(entry_, i);
+absl::Status ComputationPadder::VisitReverse(HloInstruction* i, Sizes* out) {
+  ExpansionBuilder b(computation_, i);
   HloInstruction* x = i->operand(0);
   *out = SizesOf(x);
   const std::vector<int64_t>& dims = x->shape().dimensions();
@@ -426,7 +514,7 @@ absl::Status EntryPadder::VisitReverse(HloInstruction* i, Sizes* out) {
 // the original comparator deciding between equal keys; the padding ends up
 // last, the valid elements sorted before it, and every operand (values
 // sorted with keys, argsort's iota) is permuted alike.
-absl::Status EntryPadder::VisitSort(HloInstruction* i, Sizes* out) {
+absl::Status ComputationPadder::VisitSort(HloInstruction* i, Sizes* out) {
   const int64_t n = i->operand_count();
   const int64_t d = i->dimensions(0);
   // The operands share their dimensions; any of them may carry the sizes
@@ -447,7 +535,7 @@ absl::Status EntryPadder::VisitSort(HloInstruction* i, Sizes* out) {
     }
     return absl::OkStatus();
   }
-  ExpansionBuilder b(entry_, i);
+  ExpansionBuilder b(computation_, i);
   const std::vector<int64_t>& dims = i->operand(0)->shape().dimensions();
   HloInstruction* valid = b.Compare(b.Iota(xla::S32, dims, d), b.Splat((*out)[d], dims),
                                     ComparisonDirection::kLt);
@@ -498,7 +586,7 @@ absl::Status EntryPadder::VisitSort(HloInstruction* i, Sizes* out) {
 
 // A tuple's sized leaves are its operands'; a get-tuple-element's, the
 // element's.
-absl::Status EntryPadder::VisitTupleOps(HloInstruction* i, Sizes* out) {
+absl::Status ComputationPadder::VisitTupleOps(HloInstruction* i, Sizes* out) {
   if (i->opcode() == HloOpcode::kTuple) {
     LeafSizes leaves;
     for (int64_t k = 0; k < i->operand_count(); ++k) AddElementSizes(i->operand(k), k, &leaves);
@@ -522,7 +610,126 @@ absl::Status EntryPadder::VisitTupleOps(HloInstruction* i, Sizes* out) {
   return absl::OkStatus();
 }
 
-absl::Status EntryPadder::VisitGather(HloInstruction* i, Sizes* out) {
+HloInstruction* ComputationPadder::WithSizes(ExpansionBuilder& b, HloInstruction* value,
+                                             const std::vector<DynamicDim>& dims) {
+  if (dims.empty()) return value;
+  std::vector<HloInstruction*> parts = {value};
+  for (const DynamicDim& dim : dims) parts.push_back(SizeAt(b, value, dim));
+  return b.Tuple(parts);
+}
+
+absl::StatusOr<HloComputation*> ComputationPadder::PadCallee(ExpansionBuilder& b,
+                                                             const HloInstruction& caller,
+                                                             const HloComputation& callee,
+                                                             bool with_result_sizes) {
+  if (callee.num_parameters() != 1) {
+    return Refuse(caller, absl::StrCat("calls ", callee.name(), " with ",
+                                       callee.num_parameters(), " parameters"));
+  }
+  const Shape declared_parameter = callee.parameter(0)->shape();
+  const std::vector<DynamicDim> in = DynamicDims(declared_parameter);
+  const std::vector<DynamicDim> out =
+      with_result_sizes ? DynamicDims(callee.root()->shape()) : std::vector<DynamicDim>();
+  if (HasUnbounded(in) || HasUnbounded(out)) {
+    return Refuse(caller, absl::StrCat(callee.name(), " has an unbounded dynamic dimension"));
+  }
+  HloComputation* padded = b.NewComputation(absl::StrCat(callee.name(), ".padded"));
+  ExpansionBuilder c = b.ForComputation(padded);
+  Shape parameter = declared_parameter;
+  MakeStatic(&parameter);
+  if (!in.empty()) {
+    std::vector<Shape> parts = {parameter};
+    parts.resize(1 + in.size(), Shape::Scalar(xla::S32));
+    parameter = Shape::Tuple(std::move(parts));
+  }
+  HloInstruction* p = c.Parameter(0, parameter, "padded");
+  HloInstruction* value = in.empty() ? p : c.GetTupleElement(p, 0);
+  std::vector<HloInstruction*> sizes;
+  for (size_t j = 0; j < in.size(); ++j) sizes.push_back(c.GetTupleElement(p, 1 + j));
+  HloInstruction* root = c.Inline(callee, {value});
+  HLOC_RETURN_IF_ERROR(c.status());
+  padded->set_root(root);
+  ComputationPadder inner(padded);
+  inner.SetSizes(value, in, sizes);
+  HLOC_RETURN_IF_ERROR(inner.PadInstructions());
+  if (!inner.checks().empty()) {
+    return Refuse(caller, absl::StrCat("a runtime size check in ", callee.name(), " (",
+                                       inner.checks().front(),
+                                       "): checks are made only in the entry computation"));
+  }
+  if (!out.empty()) {
+    ExpansionBuilder r = b.ForComputation(padded);
+    HloInstruction* with_sizes = inner.WithSizes(r, padded->root(), out);
+    HLOC_RETURN_IF_ERROR(r.status());
+    padded->set_root(with_sizes);
+  }
+  return padded;
+}
+
+absl::Status ComputationPadder::ReplaceByPadded(ExpansionBuilder& b, HloInstruction* i,
+                                                const Shape& declared, HloInstruction* padded) {
+  const std::vector<DynamicDim> dims = DynamicDims(declared);
+  HloInstruction* value = dims.empty() ? padded : b.GetTupleElement(padded, 0);
+  std::vector<HloInstruction*> sizes;
+  for (size_t j = 0; j < dims.size(); ++j) sizes.push_back(b.GetTupleElement(padded, 1 + j));
+  HLOC_RETURN_IF_ERROR(b.status());
+  SetSizes(value, dims, sizes);
+  HLOC_RETURN_IF_ERROR(i->ReplaceAllUsesWith(value));
+  dead_.push_back(i);
+  return absl::OkStatus();
+}
+
+// A while whose carried value holds runtime-sized arrays carries their
+// sizes too: (value, sizes...) through a padded condition and body; the
+// body returns the sizes its result has.
+absl::Status ComputationPadder::VisitWhile(HloInstruction* i, const Shape& declared) {
+  ExpansionBuilder b(computation_, i);
+  const std::vector<DynamicDim> dims = DynamicDims(declared);
+  if (HasUnbounded(dims)) return Refuse(*i, "carries an unbounded dynamic dimension");
+  HLOC_ASSIGN_OR_RETURN(HloComputation * condition,
+                        PadCallee(b, *i, *i->called_computations()[0], false));
+  HLOC_ASSIGN_OR_RETURN(HloComputation * body,
+                        PadCallee(b, *i, *i->called_computations()[1], true));
+  HloInstruction* loop = b.Build(
+      HloOpcode::kWhile, {WithSizes(b, i->operand(0), dims)},
+      [&](HloInstruction& built) {
+        *built.mutable_attrs() = i->attrs();
+        built.AppendCalledComputation(condition);
+        built.AppendCalledComputation(body);
+      },
+      Shape(), "padded");
+  HLOC_RETURN_IF_ERROR(b.status());
+  return ReplaceByPadded(b, i, declared, loop);
+}
+
+// A conditional: each branch operand with its sizes, each branch padded to
+// return its result's sizes.
+absl::Status ComputationPadder::VisitConditional(HloInstruction* i, const Shape& declared) {
+  ExpansionBuilder b(computation_, i);
+  const std::vector<HloComputation*> callees = i->called_computations();
+  if (i->operand_count() != static_cast<int64_t>(callees.size()) + 1) {
+    return Refuse(*i, "operands do not match its branches");
+  }
+  std::vector<HloInstruction*> operands = {i->operand(0)};
+  std::vector<HloComputation*> branches;
+  for (size_t k = 0; k < callees.size(); ++k) {
+    HLOC_ASSIGN_OR_RETURN(HloComputation * branch, PadCallee(b, *i, *callees[k], true));
+    branches.push_back(branch);
+    const std::vector<DynamicDim> dims = DynamicDims(callees[k]->parameter(0)->shape());
+    operands.push_back(WithSizes(b, i->operand(1 + k), dims));
+  }
+  HloInstruction* conditional = b.Build(
+      HloOpcode::kConditional, operands,
+      [&](HloInstruction& built) {
+        *built.mutable_attrs() = i->attrs();
+        for (HloComputation* branch : branches) built.AppendCalledComputation(branch);
+      },
+      Shape(), "padded");
+  HLOC_RETURN_IF_ERROR(b.status());
+  return ReplaceByPadded(b, i, declared, conditional);
+}
+
+absl::Status ComputationPadder::VisitGather(HloInstruction* i, Sizes* out) {
   if (AnySize(SizesOf(i->operand(0)))) {
     return Refuse(*i, "gathers from a runtime-sized operand");
   }
@@ -541,9 +748,9 @@ absl::Status EntryPadder::VisitGather(HloInstruction* i, Sizes* out) {
   return absl::OkStatus();
 }
 
-absl::Status EntryPadder::FinishRoot(const Shape& declared) {
-  HloInstruction* root = entry_->root();
-  ExpansionBuilder b(entry_, root);
+absl::Status ComputationPadder::FinishRoot(const Shape& declared) {
+  HloInstruction* root = computation_->root();
+  ExpansionBuilder b(computation_, root);
   std::vector<HloInstruction*> sizes;
   auto add_leaf = [&](const Sizes& s, const Shape& shape) {
     for (int64_t d = 0; d < shape.rank(); ++d) {
@@ -564,13 +771,13 @@ absl::Status EntryPadder::FinishRoot(const Shape& declared) {
   }
   HloInstruction* new_root = b.Tuple({root, b.Tuple(sizes), b.Tuple(checks_)});
   HLOC_RETURN_IF_ERROR(b.status());
-  entry_->set_root(new_root);
+  computation_->set_root(new_root);
   return absl::OkStatus();
 }
 
 // Walks the array leaves of parameter `p` (`shape` at `path`), adding a
 // trailing s32 parameter per dynamic dimension.
-absl::Status EntryPadder::AddSizeParameters(HloInstruction* p, const Shape& shape,
+absl::Status ComputationPadder::AddSizeParameters(HloInstruction* p, const Shape& shape,
                                             std::vector<int64_t>* path, int64_t* next_number) {
   if (shape.IsTuple()) {
     for (int64_t k = 0; k < shape.tuple_shapes_size(); ++k) {
@@ -590,7 +797,7 @@ absl::Status EntryPadder::AddSizeParameters(HloInstruction* p, const Shape& shap
       return Refuse(*p, absl::StrCat("an entry parameter of unbounded dynamic shape ",
                                      p->shape().ToString(false), " has no bound to pad to"));
     }
-    sizes[d] = entry_->AddInstruction(HloInstruction::CreateParameter(
+    sizes[d] = computation_->AddInstruction(HloInstruction::CreateParameter(
         (*next_number)++, Shape::Scalar(xla::S32), absl::StrCat(prefix, ".size", d)));
   }
   if (path->empty()) {
@@ -601,8 +808,8 @@ absl::Status EntryPadder::AddSizeParameters(HloInstruction* p, const Shape& shap
   return absl::OkStatus();
 }
 
-absl::Status EntryPadder::PadParameters() {
-  const std::vector<HloInstruction*> parameters = entry_->parameters();
+absl::Status ComputationPadder::PadParameters() {
+  const std::vector<HloInstruction*> parameters = computation_->parameters();
   bool any = false;
   for (const HloInstruction* p : parameters) any = any || !p->shape().is_static();
   if (!any) return absl::OkStatus();
@@ -617,22 +824,38 @@ absl::Status EntryPadder::PadParameters() {
   return absl::OkStatus();
 }
 
-absl::Status EntryPadder::Run() {
-  const Shape declared_root = entry_->root()->shape();
-  HLOC_RETURN_IF_ERROR(PadParameters());
-  for (HloInstruction* i : entry_->MakeInstructionPostOrder()) {
+// Whether `i` is a loop or branch whose computations have dynamic shapes
+// (a while of static shape may still size values inside its body).
+bool CallsDynamic(const HloInstruction& i) {
+  if (i.opcode() != HloOpcode::kWhile && i.opcode() != HloOpcode::kConditional) return false;
+  for (const HloComputation* c : i.called_computations()) {
+    if (HasDynamicShape(*c)) return true;
+  }
+  return false;
+}
+
+absl::Status ComputationPadder::PadInstructions() {
+  for (HloInstruction* i : computation_->MakeInstructionPostOrder()) {
     const Shape declared = i->shape();
     bool sized_operand = false;
     for (HloInstruction* operand : i->operands()) sized_operand = sized_operand || Sized(operand);
     const HloOpcode op = i->opcode();
     const bool size_op = op == HloOpcode::kSetDimensionSize || op == HloOpcode::kGetDimensionSize;
-    if (!sized_operand && declared.is_static() && !size_op) continue;
+    if (!sized_operand && declared.is_static() && !size_op && !CallsDynamic(*i)) continue;
     MakeStatic(i->mutable_shape());
     Sizes out;
     HLOC_RETURN_IF_ERROR(Visit(i, declared, &out));
     if (AnySize(out)) sizes_[i] = std::move(out);
   }
-  for (HloInstruction* i : dead_) HLOC_RETURN_IF_ERROR(entry_->RemoveInstruction(i));
+  for (HloInstruction* i : dead_) HLOC_RETURN_IF_ERROR(computation_->RemoveInstruction(i));
+  dead_.clear();
+  return absl::OkStatus();
+}
+
+absl::Status ComputationPadder::RunEntry() {
+  const Shape declared_root = computation_->root()->shape();
+  HLOC_RETURN_IF_ERROR(PadParameters());
+  HLOC_RETURN_IF_ERROR(PadInstructions());
   return FinishRoot(declared_root);
 }
 
@@ -667,6 +890,22 @@ absl::StatusOr<bool> RemoveStaticSizeOps(HloModule& module) {
   return changed;
 }
 
+// The computations the entry calls, directly or not, and the entry.
+absl::flat_hash_set<const HloComputation*> Reachable(const HloModule& module) {
+  absl::flat_hash_set<const HloComputation*> seen = {module.entry()};
+  std::vector<const HloComputation*> stack = {module.entry()};
+  while (!stack.empty()) {
+    const HloComputation* c = stack.back();
+    stack.pop_back();
+    for (const HloInstruction* i : c->instructions()) {
+      for (const HloComputation* callee : i->called_computations()) {
+        if (seen.insert(callee).second) stack.push_back(callee);
+      }
+    }
+  }
+  return seen;
+}
+
 // " (called by %w (while))": the first instruction calling `callee`, for
 // messages.
 std::string CalledBy(const HloModule& module, const HloComputation* callee) {
@@ -686,21 +925,30 @@ std::string CalledBy(const HloModule& module, const HloComputation* callee) {
 absl::StatusOr<bool> DynamicPadder::Run(HloModule& module) {
   if (module.entry() == nullptr) return false;
   HLOC_ASSIGN_OR_RETURN(const bool removed, RemoveStaticSizeOps(module));
-  for (HloComputation* c : module.computations()) {
-    if (c == module.entry() || !HasDynamicShape(*c)) continue;
-    return absl::UnimplementedError(absl::StrCat(
-        "dynamic-padder: computation ", c->name(), CalledBy(module, c),
-        " has dynamic shapes; only the entry computation may (runtime sizes are not carried "
-        "into loops, branches or calls)"));
-  }
-  if (!HasDynamicShape(*module.entry())) return removed;
+  bool dynamic = false;
+  for (const HloComputation* c : Reachable(module)) dynamic = dynamic || HasDynamicShape(*c);
+  if (!dynamic) return removed;
   if (module.config().input_output_alias.entries_size() > 0) {
     return absl::UnimplementedError(
         "dynamic-padder: a module with dynamic shapes and input/output aliasing");
   }
   const Shape declared = module.entry()->root()->shape();
-  EntryPadder padder(module.entry());
-  HLOC_RETURN_IF_ERROR(padder.Run());
+  ComputationPadder padder(module.entry());
+  HLOC_RETURN_IF_ERROR(padder.RunEntry());
+  // The loops and branches now call padded copies; the originals go.
+  std::vector<HloComputation*> unreachable;
+  const absl::flat_hash_set<const HloComputation*> reachable = Reachable(module);
+  for (HloComputation* c : module.computations()) {
+    if (!reachable.contains(c)) unreachable.push_back(c);
+  }
+  HLOC_RETURN_IF_ERROR(module.RemoveComputations(unreachable));
+  for (HloComputation* c : module.computations()) {
+    if (c == module.entry() || !HasDynamicShape(*c)) continue;
+    return absl::UnimplementedError(absl::StrCat(
+        "dynamic-padder: computation ", c->name(), CalledBy(module, c),
+        " has dynamic shapes; runtime sizes are carried into while loops and conditional "
+        "branches only"));
+  }
   HloModuleConfig* config = module.mutable_config();
   if (config->entry_computation_layout.has_value()) {
     ProgramShape& layout = *config->entry_computation_layout;
@@ -887,7 +1135,8 @@ absl::StatusOr<std::vector<Literal>> PadDynamicArguments(absl::Span<const Litera
     }
     const std::string name = k < contract.parameter_names.size() ? contract.parameter_names[k] : "";
     HLOC_ASSIGN_OR_RETURN(Literal argument,
-                          PadValue(arguments[k], absl::StrCat("argument ", k, " (parameter %", name, ")"),
+                          PadValue(arguments[k],
+                                   absl::StrCat("argument ", k, " (parameter %", name, ")"),
                                    parameters[k], &sizes));
     padded.push_back(std::move(argument));
   }

@@ -32,8 +32,19 @@
 // is static becomes its operand and a get-dimension-size of a static
 // dimension its bound (TF emits both around ops of known size).
 //
+// Loops and branches. A while whose carried value holds runtime-sized
+// arrays, or a conditional whose branch operands or result do, calls padded
+// copies of its computations: each takes (its parameter at the bound, one
+// s32 size per dynamic dimension of it) and a body or branch returns (its
+// result at the bound, the result's sizes); the copy is padded like the
+// entry, starting from those sizes, so the loop carries the sizes from one
+// iteration to the next. The originals, no longer called, are removed.
+// A runtime size check inside them (a set-dimension-size, a static slice
+// of a runtime-sized dimension) is refused: checks are made in the entry.
+//
 // Anything else meeting a dynamic shape is refused with an error naming the
-// instruction, as are dynamic shapes outside the entry computation.
+// instruction, as are dynamic shapes in computations other than the entry,
+// loops and branches (calls, maps, custom calls' computations).
 //
 // Entry parameters. A dynamic array parameter (p: f32[<=8, 3]) becomes a
 // parameter at its bound (f32[8, 3]) and one new trailing s32[] parameter

@@ -173,6 +173,7 @@ absl::Status PadOnly(absl::string_view text) {
 }
 
 TEST(DynamicPadderTest, RefusesWhatItCannotRewriteByName) {
+  // A size check inside a loop body: checks are made in the entry only.
   absl::Status loop = PadOnly(R"(
 HloModule m
 cond {
@@ -185,7 +186,7 @@ body {
   b = (f32[<=4], s32[]) parameter(0)
   x = f32[<=4] get-tuple-element(b), index=0
   i = s32[] get-tuple-element(b), index=1
-  y = f32[<=4] add(x, x)
+  y = f32[<=4] set-dimension-size(x, i), dimensions={0}
   one = s32[] constant(1)
   j = s32[] add(i, one)
   ROOT t = (f32[<=4], s32[]) tuple(y, j)
@@ -198,8 +199,23 @@ ENTRY e {
 }
 )");
   EXPECT_EQ(loop.code(), absl::StatusCode::kUnimplemented);
-  EXPECT_NE(loop.message().find("dynamic-padder:"), std::string::npos) << loop;
-  EXPECT_NE(loop.message().find("while"), std::string::npos) << loop;
+  EXPECT_NE(loop.message().find("instruction %w (while): a runtime size check in body"),
+            std::string::npos)
+      << loop;
+  // A call: sizes are carried into loops and branches only.
+  absl::Status call = PadOnly(R"(
+HloModule m
+f {
+  a = f32[<=4] parameter(0)
+  ROOT n = f32[<=4] negate(a)
+}
+ENTRY e {
+  p = f32[<=4] parameter(0)
+  ROOT c = f32[<=4] call(p), to_apply=f
+}
+)");
+  EXPECT_EQ(call.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_NE(call.message().find("instruction %c (call)"), std::string::npos) << call;
   absl::Status unbounded = PadOnly(R"(
 HloModule m
 ENTRY e {
@@ -395,6 +411,19 @@ TEST(DynamicPadderTest, MultiOperandSortAlongARuntimeSizedDimension) {
       SCOPED_TRACE(absl::StrCat("n=", n, " m=", m));
       ExpectSameAnswer(dynamic_test_modules::kSortWithValues,
                        {p, Lit("s32[]", n), Text(dynamic_test_modules::SortWithValuesQ(m))});
+    }
+  }
+}
+
+// Sizes carried into a while loop (its condition reads the size, its body
+// reduces over it) and into conditional branches (an array operand and a
+// tuple one).
+TEST(DynamicPadderTest, SizesFlowIntoLoopsAndBranches) {
+  for (int n : {0, 1, 5, 8}) {
+    for (const char* k : {"0", "1", "7"}) {
+      SCOPED_TRACE(absl::StrCat("n=", n, " k=", k));
+      ExpectSameAnswer(dynamic_test_modules::kLoopAndBranches,
+                       {Text(DynamicParametersP(n)), Lit("s32[]", k)});
     }
   }
 }

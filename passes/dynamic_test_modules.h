@@ -235,7 +235,8 @@ ENTRY main {
   qi = s32[8] iota(), iota_dimension=0
   qj = s32[<=8] set-dimension-size(qi, m), dimensions={0}
   qn = f32[<=8] negate(q)
-  t = (f32[<=8], s32[<=8], f32[<=8]) sort(q, qj, qn), dimensions={0}, to_apply=by_key_descending, is_stable=true
+  t = (f32[<=8], s32[<=8], f32[<=8]) sort(q, qj, qn), dimensions={0},
+    to_apply=by_key_descending, is_stable=true
   tq = f32[<=8] get-tuple-element(t), index=0
   ti = s32[<=8] get-tuple-element(t), index=1
   tn = f32[<=8] get-tuple-element(t), index=2
@@ -247,9 +248,72 @@ inline constexpr char kSortWithValuesP[] =
 // q of kSortWithValues, size n (with ties).
 inline std::string SortWithValuesQ(int n) {
   std::string text = "f32[" + std::to_string(n) + "] {";
-  for (int k = 0; k < n; ++k) text += (k ? ", " : "") + std::to_string((k * 5) % 7 - 3 + (k % 3 == 0));
+  for (int k = 0; k < n; ++k) {
+    text += (k ? ", " : "") + std::to_string((k * 5) % 7 - 3 + (k % 3 == 0));
+  }
   return text + "}";
 }
+
+// Runtime sizes into a while loop and conditional branches. w: a loop run
+// size(p) times whose carried f32[<=8] grows by its (masked) sum each
+// time; c: branch k of (negate p, p times (sum of p + 2)), k out of range
+// taking the last branch.
+inline constexpr char kLoopAndBranches[] = R"(
+HloModule loop_and_branches
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+cond {
+  c = (f32[<=8], s32[]) parameter(0)
+  i = s32[] get-tuple-element(c), index=1
+  x = f32[<=8] get-tuple-element(c), index=0
+  n = s32[] get-dimension-size(x), dimensions={0}
+  ROOT r = pred[] compare(i, n), direction=LT
+}
+body {
+  b = (f32[<=8], s32[]) parameter(0)
+  x = f32[<=8] get-tuple-element(b), index=0
+  i = s32[] get-tuple-element(b), index=1
+  z = f32[] constant(0)
+  s = f32[] reduce(x, z), dimensions={0}, to_apply=add
+  eighth = f32[] constant(0.125)
+  t = f32[] multiply(s, eighth)
+  sb = f32[<=8] broadcast(t), dimensions={}
+  y = f32[<=8] add(x, sb)
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  ROOT r = (f32[<=8], s32[]) tuple(y, j)
+}
+negate_branch {
+  a = f32[<=8] parameter(0)
+  ROOT n = f32[<=8] negate(a)
+}
+scale_branch {
+  a = (f32[<=8], f32[]) parameter(0)
+  x = f32[<=8] get-tuple-element(a), index=0
+  c = f32[] get-tuple-element(a), index=1
+  z = f32[] constant(0)
+  s = f32[] reduce(x, z), dimensions={0}, to_apply=add
+  t = f32[] add(s, c)
+  tb = f32[<=8] broadcast(t), dimensions={}
+  ROOT m = f32[<=8] multiply(x, tb)
+}
+ENTRY main {
+  p = f32[<=8] parameter(0)
+  k = s32[] parameter(1)
+  zero = s32[] constant(0)
+  t = (f32[<=8], s32[]) tuple(p, zero)
+  w = (f32[<=8], s32[]) while(t), condition=cond, body=body
+  wx = f32[<=8] get-tuple-element(w), index=0
+  wi = s32[] get-tuple-element(w), index=1
+  two = f32[] constant(2)
+  pc = (f32[<=8], f32[]) tuple(p, two)
+  c = f32[<=8] conditional(k, p, pc), branch_computations={negate_branch, scale_branch}
+  ROOT out = (f32[<=8], s32[], f32[<=8]) tuple(wx, wi, c)
+}
+)";
 
 }  // namespace dynamic_test_modules
 }  // namespace hloc

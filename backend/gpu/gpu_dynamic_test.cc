@@ -164,6 +164,10 @@ const std::vector<DynamicCase>& Cases() {
          return Literals(Arg(mods::kSortWithValuesP), Size(n), Arg(mods::SortWithValuesQ(n)));
        },
        "argument 2 (parameter %q) dimension 0 has size 9, above its bound 8"},
+      // Sizes carried into a while loop and conditional branches.
+      {"loop_and_branches", mods::kLoopAndBranches, {0, 1, 5, 8},
+       [](int n) { return Literals(Arg(mods::DynamicParametersP(n)), Size(n % 3)); },
+       "argument 0 (parameter %p) dimension 0 has size 9, above its bound 8"},
   };
   return *cases;
 }

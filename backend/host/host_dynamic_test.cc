@@ -211,6 +211,18 @@ TEST(HostDynamicTest, MultiOperandSortAlongARuntimeSizedDimension) {
   }
 }
 
+// Sizes carried into a while loop and conditional branches.
+TEST(HostDynamicTest, SizesFlowIntoLoopsAndBranches) {
+  for (int n : {0, 1, 5, 8}) {
+    for (int k : {0, 1, 7}) {
+      SCOPED_TRACE(absl::StrCat("n=", n, " k=", k));
+      ExpectSameAsInterpreter(dynamic_test_modules::kLoopAndBranches,
+                              {ParseLiteralText(DynamicParametersP(n)),
+                               ParseLiteralText(absl::StrCat("s32[] ", k))});
+    }
+  }
+}
+
 // The corpus's import_bounded_dynamism shapes: a dynamic parameter straight
 // to a dynamic result through broadcast, convert and a unit-dimension reshape.
 TEST(HostDynamicTest, DynamicParameterToDynamicResult) {
