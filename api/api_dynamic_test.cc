@@ -70,16 +70,24 @@ std::vector<Buffer> ArgumentBuffers(const std::vector<Literal>& arguments) {
 }
 
 // Runs `exe` on `arguments` and checks each result leaf, dims and values,
-// against the interpreter's answer for the module `text`.
+// against the interpreter's answer for the module `text`. Where the
+// interpreter refuses the arguments, `exe` must too, with an error
+// containing `refusal`.
 void ExpectInterpretersAnswer(const char* text, const Executable& exe,
-                              const std::vector<Literal>& arguments) {
+                              const std::vector<Literal>& arguments,
+                              const char* refusal = nullptr) {
   absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text);
   ASSERT_TRUE(module.ok()) << module.status();
   absl::StatusOr<Literal> expected = Evaluate(**module, arguments);
+  absl::StatusOr<std::vector<Buffer>> out = exe.Execute(ArgumentBuffers(arguments));
+  if (!expected.ok() && refusal != nullptr) {
+    ASSERT_FALSE(out.ok());
+    EXPECT_TRUE(absl::StrContains(out.status().message(), refusal)) << out.status();
+    return;
+  }
   ASSERT_TRUE(expected.ok()) << expected.status();
   std::vector<const Literal*> leaves;
   backend::CollectLiteralLeaves(*expected, &leaves);
-  absl::StatusOr<std::vector<Buffer>> out = exe.Execute(ArgumentBuffers(arguments));
   ASSERT_TRUE(out.ok()) << out.status();
   ASSERT_EQ(out->size(), leaves.size());
   for (size_t j = 0; j < leaves.size(); ++j) {
@@ -196,6 +204,27 @@ TEST(ApiDynamicTest, SizesFlowIntoLoopsAndBranches) {
         arguments.push_back(Arg(mods::DynamicParametersP(n)));
         arguments.push_back(Arg(absl::StrCat("s32[] ", k)));
         ExpectInterpretersAnswer(mods::kLoopAndBranches, *exe, arguments);
+      }
+    }
+  }
+}
+
+// Size checks inside a loop body and a branch: the interpreter's answer
+// where it has one, else an error naming the set-dimension-size.
+TEST(ApiDynamicTest, SizeChecksInLoopsAndBranches) {
+  auto client = NewClient();
+  for (Backend backend : kBackends) {
+    SCOPED_TRACE(BackendName(backend));
+    std::shared_ptr<Executable> exe = CompileOn(*client, mods::kChecksInLoopAndBranch, backend);
+    if (exe == nullptr) continue;
+    for (int n : {0, 1, 3, 4}) {
+      for (int m : {0, 1, 2, 4}) {
+        SCOPED_TRACE(absl::StrCat("n=", n, " m=", m));
+        std::vector<Literal> arguments;
+        arguments.push_back(Arg(mods::DynamicParametersP(n)));
+        arguments.push_back(Arg(absl::StrCat("s32[] ", m)));
+        ExpectInterpretersAnswer(mods::kChecksInLoopAndBranch, *exe, arguments,
+                                 "(set-dimension-size)");
       }
     }
   }

@@ -39,8 +39,12 @@
 // result at the bound, the result's sizes); the copy is padded like the
 // entry, starting from those sizes, so the loop carries the sizes from one
 // iteration to the next. The originals, no longer called, are removed.
-// A runtime size check inside them (a set-dimension-size, a static slice
-// of a runtime-sized dimension) is refused: checks are made in the entry.
+// A runtime size check inside a body or branch (a set-dimension-size, a
+// static slice of a runtime-sized dimension) comes out as one more
+// (value, limit) pair beside the result, and the entry checks it: a loop
+// carries the first failing pair of all its iterations, a conditional has
+// a slot per check of every branch ((0, 0), passing, in the branches that
+// do not make it). Checks in a loop condition are refused.
 //
 // Anything else meeting a dynamic shape is refused with an error naming the
 // instruction, as are dynamic shapes in computations other than the entry,

@@ -315,6 +315,66 @@ ENTRY main {
 }
 )";
 
+// Size checks inside a loop body and a branch. p: f32[<=4], m: s32[] ->
+// (the loop's carried value after m iterations, each shrinking it by the
+// iteration number with set-dimension-size, and the sum of what each saw;
+// negate p (m = 0) or p less its last element (m >= 1)). A size that goes
+// negative (m = 4 for p of 4, or p of 0 with m >= 1) is the error naming
+// the set-dimension-size.
+inline constexpr char kChecksInLoopAndBranch[] = R"(
+HloModule checks_in_loop_and_branch
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+cond {
+  c = (f32[<=4], s32[], s32[], f32[]) parameter(0)
+  i = s32[] get-tuple-element(c), index=1
+  m = s32[] get-tuple-element(c), index=2
+  ROOT r = pred[] compare(i, m), direction=LT
+}
+body {
+  b = (f32[<=4], s32[], s32[], f32[]) parameter(0)
+  x = f32[<=4] get-tuple-element(b), index=0
+  i = s32[] get-tuple-element(b), index=1
+  m = s32[] get-tuple-element(b), index=2
+  acc = f32[] get-tuple-element(b), index=3
+  n = s32[] get-dimension-size(x), dimensions={0}
+  k = s32[] subtract(n, i)
+  y = f32[<=4] set-dimension-size(x, k), dimensions={0}
+  z = f32[] constant(0)
+  s = f32[] reduce(y, z), dimensions={0}, to_apply=add
+  a = f32[] add(acc, s)
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  ROOT t = (f32[<=4], s32[], s32[], f32[]) tuple(y, j, m, a)
+}
+keep {
+  a = f32[<=4] parameter(0)
+  ROOT n = f32[<=4] negate(a)
+}
+shrink {
+  a = f32[<=4] parameter(0)
+  n = s32[] get-dimension-size(a), dimensions={0}
+  one = s32[] constant(1)
+  k = s32[] subtract(n, one)
+  ROOT y = f32[<=4] set-dimension-size(a, k), dimensions={0}
+}
+ENTRY main {
+  p = f32[<=4] parameter(0)
+  m = s32[] parameter(1)
+  zero = s32[] constant(0)
+  z = f32[] constant(0)
+  t = (f32[<=4], s32[], s32[], f32[]) tuple(p, zero, m, z)
+  w = (f32[<=4], s32[], s32[], f32[]) while(t), condition=cond, body=body
+  wx = f32[<=4] get-tuple-element(w), index=0
+  wa = f32[] get-tuple-element(w), index=3
+  c = f32[<=4] conditional(m, p, p), branch_computations={keep, shrink}
+  ROOT out = (f32[<=4], f32[], f32[<=4]) tuple(wx, wa, c)
+}
+)";
+
 }  // namespace dynamic_test_modules
 }  // namespace hloc
 

@@ -168,6 +168,10 @@ const std::vector<DynamicCase>& Cases() {
       {"loop_and_branches", mods::kLoopAndBranches, {0, 1, 5, 8},
        [](int n) { return Literals(Arg(mods::DynamicParametersP(n)), Size(n % 3)); },
        "argument 0 (parameter %p) dimension 0 has size 9, above its bound 8"},
+      // Size checks inside a loop body and a branch (sizes where they pass).
+      {"checks_in_loop_and_branch", mods::kChecksInLoopAndBranch, {0, 1, 3, 4},
+       [](int n) { return Literals(Arg(mods::DynamicParametersP(n)), Size(n == 0 ? 0 : 2)); },
+       "argument 0 (parameter %p) dimension 0 has size 9, above its bound 4"},
   };
   return *cases;
 }

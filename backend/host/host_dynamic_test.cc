@@ -223,6 +223,35 @@ TEST(HostDynamicTest, SizesFlowIntoLoopsAndBranches) {
   }
 }
 
+// Size checks inside a loop body and a branch: the interpreter's answer
+// where it has one, else an error naming the set-dimension-size.
+TEST(HostDynamicTest, SizeChecksInLoopsAndBranches) {
+  int failures = 0;
+  for (int n : {0, 1, 3, 4}) {
+    for (int m : {0, 1, 2, 3, 4}) {
+      SCOPED_TRACE(absl::StrCat("n=", n, " m=", m));
+      std::vector<Literal> args = {ParseLiteralText(DynamicParametersP(n)),
+                                   ParseLiteralText(absl::StrCat("s32[] ", m))};
+      BothRuns run = RunBoth(dynamic_test_modules::kChecksInLoopAndBranch, args);
+      if (run.status.ok()) {
+        ExpectSameAsInterpreter(dynamic_test_modules::kChecksInLoopAndBranch, args);
+        continue;
+      }
+      // The interpreter refused: the host must too, by instruction.
+      ++failures;
+      absl::StatusOr<std::unique_ptr<HloModule>> module =
+          ParseHloModule(dynamic_test_modules::kChecksInLoopAndBranch);
+      ASSERT_TRUE(module.ok());
+      ASSERT_TRUE(host::OptimizeForHost(**module).ok());
+      absl::StatusOr<Literal> r = RunOnHost(**module, args, host_testing::TestOptions());
+      ASSERT_FALSE(r.ok()) << r->ToString();
+      EXPECT_NE(r.status().message().find("(set-dimension-size)"), std::string::npos)
+          << r.status();
+    }
+  }
+  EXPECT_GT(failures, 2);
+}
+
 // The corpus's import_bounded_dynamism shapes: a dynamic parameter straight
 // to a dynamic result through broadcast, convert and a unit-dimension reshape.
 TEST(HostDynamicTest, DynamicParameterToDynamicResult) {
