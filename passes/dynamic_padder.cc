@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -197,6 +199,41 @@ class ComputationPadder {
     }
   }
 
+  // Dimension `d` of `i`'s result takes the size `size` of one of its
+  // operands: `*slot` keeps the first such size; a second, different one
+  // must equal it at run time (the interpreter refuses operands of
+  // different runtime sizes), a check.
+  void Unify(ExpansionBuilder& b, const HloInstruction& i, int64_t d, HloInstruction* size,
+             HloInstruction** slot) {
+    if (size == nullptr || size == *slot) return;
+    if (*slot == nullptr) {
+      *slot = size;
+      return;
+    }
+    AddCheck(b, b.Binary(HloOpcode::kSubtract, *slot, size), b.IndexScalar(xla::S32, 0),
+             absl::StrCat("instruction %", i.name(), " (", HloOpcodeName(i.opcode()),
+                          "): operands have different runtime sizes in dimension ", d));
+  }
+
+  // Every operand's size of each dimension but `skip` where `sizes` has a
+  // runtime size must equal it, a static operand's being its bound (sort
+  // and concatenate take operands of one runtime shape): checks.
+  void RequireEqualSizes(ExpansionBuilder& b, const HloInstruction& i, const Sizes& sizes,
+                         int64_t skip = -1) {
+    for (const HloInstruction* operand : i.operands()) {
+      const Sizes s = SizesOf(operand);
+      const int64_t rank = static_cast<int64_t>(std::min(sizes.size(), s.size()));
+      for (int64_t d = 0; d < rank; ++d) {
+        if (d == skip || sizes[d] == nullptr || s[d] == sizes[d]) continue;
+        HloInstruction* own =
+            s[d] != nullptr ? s[d] : b.IndexScalar(xla::S32, operand->shape().dimensions(d));
+        AddCheck(b, b.Binary(HloOpcode::kSubtract, sizes[d], own), b.IndexScalar(xla::S32, 0),
+                 absl::StrCat("instruction %", i.name(), " (", HloOpcodeName(i.opcode()),
+                              "): operands have different runtime sizes in dimension ", d));
+      }
+    }
+  }
+
   // Rewrites one instruction; `out` gets its result's sizes.
   absl::Status Visit(HloInstruction* i, const Shape& declared, Sizes* out);
   absl::Status VisitReduce(HloInstruction* i, Sizes* out);
@@ -302,11 +339,9 @@ absl::Status ComputationPadder::Visit(HloInstruction* i, const Shape& declared, 
     for (HloInstruction* operand : i->operands()) {
       if (operand->shape().rank() != rank) continue;
       const Sizes& s = SizesOf(operand);
-      for (int64_t d = 0; d < rank; ++d) {
-        if ((*out)[d] == nullptr) (*out)[d] = s[d];
-      }
+      for (int64_t d = 0; d < rank; ++d) Unify(b, *i, d, s[d], &(*out)[d]);
     }
-    return absl::OkStatus();
+    return b.status();
   }
   switch (op) {
     case HloOpcode::kBroadcast: {
@@ -341,6 +376,7 @@ absl::Status ComputationPadder::Visit(HloInstruction* i, const Shape& declared, 
           size = s[axis];
         }
       }
+      RequireEqualSizes(b, *i, *out, axis);
       if (size != nullptr) {
         (*out)[axis] = b.Binary(HloOpcode::kAdd, size, b.IndexScalar(xla::S32, static_part));
       }
@@ -367,16 +403,86 @@ absl::Status ComputationPadder::Visit(HloInstruction* i, const Shape& declared, 
   }
 }
 
+// The identity of `reducer` for `type` when the reducer is add, multiply,
+// maximum, minimum, and or or of its two scalar parameters: what padding
+// must hold for the reduction to see only the valid elements whatever the
+// init value (masking with a non-identity init would count it once per
+// padding element). nullopt for any other reducer or type.
+std::optional<Literal> ReducerIdentity(const HloComputation& reducer, PrimitiveType type) {
+  if (reducer.num_parameters() != 2 || reducer.root() == nullptr) return std::nullopt;
+  const HloInstruction* root = reducer.root();
+  if (root->operand_count() != 2 || !root->shape().IsArray() || root->shape().rank() != 0) {
+    return std::nullopt;
+  }
+  const HloInstruction* a = root->operand(0);
+  const HloInstruction* b = root->operand(1);
+  if (a->opcode() != HloOpcode::kParameter || b->opcode() != HloOpcode::kParameter ||
+      a == b) {
+    return std::nullopt;
+  }
+  const bool is_float = IsFloatingPoint(type) && !IsNarrowFloat(type);
+  const bool is_int = (IsSignedInteger(type) || IsUnsignedInteger(type)) && BitWidth(type) >= 8 &&
+                      !(IsUnsignedInteger(type) && BitWidth(type) == 64);
+  const bool is_pred = type == xla::PRED;
+  if (!is_float && !is_int && !is_pred) return std::nullopt;
+  Literal identity(Shape::Scalar(type));
+  const int bits = is_pred ? 1 : BitWidth(type);
+  const bool is_signed = IsSignedInteger(type);
+  // The integer extremes of `type` (pred: 0 and 1).
+  const int64_t lowest = is_pred || !is_signed ? 0
+                         : bits == 64          ? INT64_MIN
+                                               : -(int64_t{1} << (bits - 1));
+  const int64_t highest = is_pred ? 1
+                          : is_signed ? (bits == 64 ? INT64_MAX : (int64_t{1} << (bits - 1)) - 1)
+                                      : (int64_t{1} << bits) - 1;
+  switch (root->opcode()) {
+    case HloOpcode::kAdd:
+    case HloOpcode::kOr: identity.SetFromInt64(0, 0); break;
+    case HloOpcode::kMultiply: identity.SetFromInt64(0, 1); break;
+    case HloOpcode::kAnd:
+      if (is_float) return std::nullopt;
+      identity.SetFromInt64(0, is_pred ? 1 : (is_signed ? -1 : highest));
+      break;
+    case HloOpcode::kMaximum:
+      if (is_float) {
+        identity.SetFromDouble(0, -std::numeric_limits<double>::infinity());
+      } else {
+        identity.SetFromInt64(0, lowest);
+      }
+      break;
+    case HloOpcode::kMinimum:
+      if (is_float) {
+        identity.SetFromDouble(0, std::numeric_limits<double>::infinity());
+      } else {
+        identity.SetFromInt64(0, highest);
+      }
+      break;
+    default: return std::nullopt;
+  }
+  if (root->opcode() == HloOpcode::kOr && is_float) return std::nullopt;
+  return identity;
+}
+
 absl::Status ComputationPadder::VisitReduce(HloInstruction* i, Sizes* out) {
   ExpansionBuilder b(computation_, i);
   const int64_t inputs = i->operand_count() / 2;
   const std::vector<int64_t>& reduced = i->dimensions();
+  // One input: padding holds the reducer's identity where it has a known
+  // one, else the init value (several inputs: the init values, which a
+  // variadic reducer such as argmax's treats as its identity).
+  std::optional<Literal> identity;
+  if (inputs == 1) identity = ReducerIdentity(*i->to_apply(), i->shape().element_type());
   for (int64_t k = 0; k < inputs; ++k) {
     HloInstruction* x = i->operand(k);
     const Sizes s = SizesOf(x);
     HloInstruction* masked = x;
+    HloInstruction* fill = nullptr;
     for (int64_t d : reduced) {
-      if (s[d] != nullptr) masked = Mask(b, masked, d, s[d], i->operand(inputs + k));
+      if (s[d] == nullptr) continue;
+      if (fill == nullptr) {
+        fill = identity.has_value() ? b.Constant(*identity) : i->operand(inputs + k);
+      }
+      masked = Mask(b, masked, d, s[d], fill);
     }
     HLOC_RETURN_IF_ERROR(b.status());
     if (masked != x) i->ReplaceOperandWith(k, masked);
@@ -421,8 +527,9 @@ absl::Status ComputationPadder::VisitDot(HloInstruction* i, Sizes* out) {
   };
   out->clear();
   for (int k = 0; k < dn.lhs_batch_dimensions_size(); ++k) {
-    HloInstruction* l = ls[dn.lhs_batch_dimensions(k)];
-    out->push_back(l != nullptr ? l : rs[dn.rhs_batch_dimensions(k)]);
+    HloInstruction* size = ls[dn.lhs_batch_dimensions(k)];
+    Unify(b, *i, k, rs[dn.rhs_batch_dimensions(k)], &size);
+    out->push_back(size);
   }
   for (int64_t d = 0; d < static_cast<int64_t>(ls.size()); ++d) {
     if (!contains(dn.lhs_batch_dimensions(), d) && !contains(dn.lhs_contracting_dimensions(), d)) {
@@ -529,6 +636,7 @@ absl::Status ComputationPadder::VisitReverse(HloInstruction* i, Sizes* out) {
 // last, the valid elements sorted before it, and every operand (values
 // sorted with keys, argsort's iota) is permuted alike.
 absl::Status ComputationPadder::VisitSort(HloInstruction* i, Sizes* out) {
+  ExpansionBuilder b(computation_, i);
   const int64_t n = i->operand_count();
   const int64_t d = i->dimensions(0);
   // The operands share their dimensions; any of them may carry the sizes
@@ -540,6 +648,8 @@ absl::Status ComputationPadder::VisitSort(HloInstruction* i, Sizes* out) {
       if ((*out)[k] == nullptr) (*out)[k] = s[k];
     }
   }
+  RequireEqualSizes(b, *i, *out);
+  HLOC_RETURN_IF_ERROR(b.status());
   if ((*out)[d] == nullptr) {
     if (i->shape().IsTuple()) {
       if (AnySize(*out)) {
@@ -549,7 +659,6 @@ absl::Status ComputationPadder::VisitSort(HloInstruction* i, Sizes* out) {
     }
     return absl::OkStatus();
   }
-  ExpansionBuilder b(computation_, i);
   const std::vector<int64_t>& dims = i->operand(0)->shape().dimensions();
   HloInstruction* valid = b.Compare(b.Iota(xla::S32, dims, d), b.Splat((*out)[d], dims),
                                     ComparisonDirection::kLt);

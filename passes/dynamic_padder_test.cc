@@ -433,6 +433,92 @@ TEST(DynamicPadderTest, SizeChecksInLoopsAndBranches) {
   EXPECT_GT(failures, 2);  // Both the loop's and the branch's checks fail somewhere.
 }
 
+// A reduce over a runtime-sized dimension whose init value is not its
+// reducer's identity (init 9 for add, 2 for multiply, 5 for max, and an
+// s32 min from 3): the padding holds the identity, so the init counts once,
+// as in the interpreter.
+TEST(DynamicPadderTest, ReduceWithAnInitThatIsNotTheIdentity) {
+  constexpr char kInits[] = R"(
+HloModule inits
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+mul {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] multiply(b, a)
+}
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] maximum(a, b)
+}
+min {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT s = s32[] minimum(a, b)
+}
+ENTRY e {
+  p = f32[<=8] parameter(0)
+  nine = f32[] constant(9)
+  two = f32[] constant(2)
+  five = f32[] constant(5)
+  s = f32[] reduce(p, nine), dimensions={0}, to_apply=add
+  m = f32[] reduce(p, two), dimensions={0}, to_apply=mul
+  x = f32[] reduce(p, five), dimensions={0}, to_apply=max
+  q = s32[<=8] convert(p)
+  three = s32[] constant(3)
+  n = s32[] reduce(q, three), dimensions={0}, to_apply=min
+  ROOT t = (f32[], f32[], f32[], s32[]) tuple(s, m, x, n)
+}
+)";
+  for (int n : {0, 1, 5, 8}) {
+    SCOPED_TRACE(n);
+    ExpectSameAnswer(kInits, {Text(DynamicParametersP(n))});
+  }
+}
+
+// Operands whose runtime sizes must agree (elementwise, sort, concatenate
+// beside its axis) but do not: the interpreter refuses them, and so does
+// the padded module, by instruction.
+TEST(DynamicPadderTest, OperandsOfDifferentRuntimeSizesAreAnError) {
+  constexpr char kMismatch[] = R"(
+HloModule mismatch
+lt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  c = f32[] parameter(2)
+  d = f32[] parameter(3)
+  ROOT r = pred[] compare(a, b), direction=LT
+}
+ENTRY e {
+  p = f32[<=8] parameter(0)
+  q = f32[<=8] parameter(1)
+  s = f32[<=8] add(p, q)
+  t = (f32[<=8], f32[<=8]) sort(p, q), dimensions={0}, to_apply=lt
+  u = f32[<=8] get-tuple-element(t), index=1
+  ROOT r = (f32[<=8], f32[<=8]) tuple(s, u)
+}
+)";
+  for (int n : {0, 3, 8}) {
+    for (int m : {0, 3, 8}) {
+      SCOPED_TRACE(absl::StrCat("n=", n, " m=", m));
+      const std::vector<Literal> args = {Text(DynamicParametersP(n)), Text(DynamicParametersP(m))};
+      if (n == m) {
+        ExpectSameAnswer(kMismatch, args);
+        continue;
+      }
+      absl::StatusOr<Literal> r = RunPadded(kMismatch, args);
+      ASSERT_FALSE(r.ok()) << r->ToString();
+      EXPECT_NE(r.status().message().find("operands have different runtime sizes in dimension 0"),
+                std::string::npos)
+          << r.status();
+    }
+  }
+}
+
 TEST(DynamicPadderTest, StaticModuleIsUnchanged) {
   absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(R"(
 HloModule m
