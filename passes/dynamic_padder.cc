@@ -1,38 +1,26 @@
+// DynamicPadder (dynamic_padder.h): the pass itself. Loops and branches
+// are in dynamic_padder_calls.cc, the contract it leaves on the module in
+// dynamic_padder_contract.cc (dynamic_padder_internal.h).
 #include "passes/dynamic_padder.h"
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <map>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
 #include "hlo/status_macros.h"
-#include "hlo/text_parser.h"
+#include "passes/dynamic_padder_internal.h"
 #include "passes/expanders/expansion_builder.h"
 
 namespace hloc {
-namespace {
-
-using expanders::ExpansionBuilder;
-
-// The lines of kDynamicResultAttribute.
-constexpr absl::string_view kResultLine = "result ";
-constexpr absl::string_view kParameterLine = "parameter ";
-constexpr absl::string_view kCheckLine = "check ";
-
-// Per dimension, the s32 scalar holding its runtime size; null: the bound.
-using Sizes = std::vector<HloInstruction*>;
-// A tuple-valued instruction's sized array leaves, by their index path
-// ({1} the second element, {0, 2} the third element of the first).
-using LeafSizes = std::map<std::vector<int64_t>, Sizes>;
+namespace dynamic_padder_internal {
 
 void MakeStatic(Shape* shape) {
   if (shape->IsTuple()) {
@@ -62,13 +50,6 @@ absl::Status Refuse(const HloInstruction& i, absl::string_view why) {
                                                HloOpcodeName(i.opcode()), "): ", why));
 }
 
-// One dynamic dimension of a (possibly tuple) shape: the array leaf at
-// `path`, its dimension and bound.
-struct DynamicDim {
-  std::vector<int64_t> path;
-  int64_t dimension;
-  int64_t bound;
-};
 
 void CollectDynamicDims(const Shape& shape, std::vector<int64_t>* path,
                         std::vector<DynamicDim>* out) {
@@ -97,196 +78,6 @@ bool HasUnbounded(const std::vector<DynamicDim>& dims) {
   return std::any_of(dims.begin(), dims.end(),
                      [](const DynamicDim& d) { return d.bound == Shape::kUnboundedSize; });
 }
-
-// Pads one computation: the entry (RunEntry), or a copy of a loop body,
-// loop condition or branch made by PadCallee, whose parameter's sizes come
-// in beside it.
-class ComputationPadder {
- public:
-  explicit ComputationPadder(HloComputation* computation) : computation_(computation) {}
-
-  // The entry: parameters, instructions, then the root (result, sizes,
-  // checks).
-  absl::Status RunEntry();
-  // Every instruction, in post order (sizes of parameters set beforehand).
-  absl::Status PadInstructions();
-  const std::vector<std::string>& checks() const { return check_messages_; }
-  // Two per check: the value and the limit it must not exceed.
-  const std::vector<HloInstruction*>& check_values() const { return checks_; }
-  // The entry parameters' shapes before the pass; empty when none was dynamic.
-  const std::vector<Shape>& declared_parameters() const { return declared_parameters_; }
-
- private:
-  Sizes& SizesOf(const HloInstruction* i) {
-    Sizes& s = sizes_[i];
-    if (s.empty() && i->shape().IsArray()) s.assign(i->shape().rank(), nullptr);
-    return s;
-  }
-  // x with the elements at index >= size along `dimension` replaced by `fill`.
-  HloInstruction* Mask(ExpansionBuilder& b, HloInstruction* x, int64_t dimension,
-                       HloInstruction* size, HloInstruction* fill) {
-    const std::vector<int64_t>& dims = x->shape().dimensions();
-    HloInstruction* iota = b.Iota(xla::S32, dims, dimension);
-    HloInstruction* valid = b.Compare(iota, b.Splat(size, dims), ComparisonDirection::kLt);
-    return b.Select(valid, x, b.Splat(fill, dims));
-  }
-  HloInstruction* SizeOrBound(ExpansionBuilder& b, HloInstruction* x, int64_t d) {
-    HloInstruction* s = SizesOf(x)[d];
-    return s != nullptr ? s : b.IndexScalar(xla::S32, x->shape().dimensions(d));
-  }
-  // Whether `i` (an array or a tuple) has a runtime-sized dimension.
-  bool Sized(const HloInstruction* i) const {
-    if (auto it = sizes_.find(i); it != sizes_.end() && AnySize(it->second)) return true;
-    auto it = leaf_sizes_.find(i);
-    return it != leaf_sizes_.end() && !it->second.empty();
-  }
-  // The sizes of the array leaf at `path` in `value` (all null: the bound).
-  Sizes SizesAt(const HloInstruction* value, const std::vector<int64_t>& path) {
-    if (path.empty()) return SizesOf(value);
-    if (auto it = leaf_sizes_.find(value); it != leaf_sizes_.end()) {
-      if (auto leaf = it->second.find(path); leaf != it->second.end()) return leaf->second;
-    }
-    const Shape* shape = &value->shape();
-    for (int64_t k : path) shape = &shape->tuple_shapes(k);
-    return Sizes(shape->IsArray() ? shape->rank() : 0, nullptr);
-  }
-  // Records the sized leaves of `from` (an array or a tuple) as the element
-  // `index` of the tuple-valued `to`.
-  void AddElementSizes(const HloInstruction* from, int64_t index, LeafSizes* to) {
-    if (from->shape().IsArray()) {
-      const Sizes& s = SizesOf(from);
-      if (AnySize(s)) (*to)[{index}] = s;
-      return;
-    }
-    auto it = leaf_sizes_.find(from);
-    if (it == leaf_sizes_.end()) return;
-    for (const auto& [path, s] : it->second) {
-      std::vector<int64_t> nested = {index};
-      nested.insert(nested.end(), path.begin(), path.end());
-      (*to)[nested] = s;
-    }
-  }
-  void AddCheck(ExpansionBuilder& b, HloInstruction* value, HloInstruction* limit,
-                std::string message) {
-    checks_.push_back(value);
-    checks_.push_back(limit);
-    check_messages_.push_back(std::move(message));
-    (void)b;
-  }
-
-  // The runtime size of `dim` of `value` (its bound when not tracked).
-  HloInstruction* SizeAt(ExpansionBuilder& b, const HloInstruction* value, const DynamicDim& dim) {
-    HloInstruction* s = SizesAt(value, dim.path)[dim.dimension];
-    return s != nullptr ? s : b.IndexScalar(xla::S32, dim.bound);
-  }
-  // Records `sizes[j]` as the size of dims[j] of `value`.
-  void SetSizes(const HloInstruction* value, const std::vector<DynamicDim>& dims,
-                const std::vector<HloInstruction*>& sizes) {
-    for (size_t j = 0; j < dims.size(); ++j) {
-      const DynamicDim& dim = dims[j];
-      Sizes* leaf;
-      if (dim.path.empty()) {
-        leaf = &SizesOf(value);
-      } else {
-        leaf = &leaf_sizes_[value][dim.path];
-        if (leaf->empty()) {
-          const Shape* shape = &value->shape();
-          for (int64_t k : dim.path) shape = &shape->tuple_shapes(k);
-          leaf->assign(shape->rank(), nullptr);
-        }
-      }
-      (*leaf)[dim.dimension] = sizes[j];
-    }
-  }
-
-  // Dimension `d` of `i`'s result takes the size `size` of one of its
-  // operands: `*slot` keeps the first such size; a second, different one
-  // must equal it at run time (the interpreter refuses operands of
-  // different runtime sizes), a check.
-  void Unify(ExpansionBuilder& b, const HloInstruction& i, int64_t d, HloInstruction* size,
-             HloInstruction** slot) {
-    if (size == nullptr || size == *slot) return;
-    if (*slot == nullptr) {
-      *slot = size;
-      return;
-    }
-    AddCheck(b, b.Binary(HloOpcode::kSubtract, *slot, size), b.IndexScalar(xla::S32, 0),
-             absl::StrCat("instruction %", i.name(), " (", HloOpcodeName(i.opcode()),
-                          "): operands have different runtime sizes in dimension ", d));
-  }
-
-  // Every operand's size of each dimension but `skip` where `sizes` has a
-  // runtime size must equal it, a static operand's being its bound (sort
-  // and concatenate take operands of one runtime shape): checks.
-  void RequireEqualSizes(ExpansionBuilder& b, const HloInstruction& i, const Sizes& sizes,
-                         int64_t skip = -1) {
-    for (const HloInstruction* operand : i.operands()) {
-      const Sizes s = SizesOf(operand);
-      const int64_t rank = static_cast<int64_t>(std::min(sizes.size(), s.size()));
-      for (int64_t d = 0; d < rank; ++d) {
-        if (d == skip || sizes[d] == nullptr || s[d] == sizes[d]) continue;
-        HloInstruction* own =
-            s[d] != nullptr ? s[d] : b.IndexScalar(xla::S32, operand->shape().dimensions(d));
-        AddCheck(b, b.Binary(HloOpcode::kSubtract, sizes[d], own), b.IndexScalar(xla::S32, 0),
-                 absl::StrCat("instruction %", i.name(), " (", HloOpcodeName(i.opcode()),
-                              "): operands have different runtime sizes in dimension ", d));
-      }
-    }
-  }
-
-  // Rewrites one instruction; `out` gets its result's sizes.
-  absl::Status Visit(HloInstruction* i, const Shape& declared, Sizes* out);
-  absl::Status VisitReduce(HloInstruction* i, Sizes* out);
-  absl::Status VisitDot(HloInstruction* i, Sizes* out);
-  absl::Status VisitReshape(HloInstruction* i, const Shape& declared, Sizes* out);
-  absl::Status VisitSlice(HloInstruction* i, const Shape& declared, Sizes* out);
-  absl::Status VisitGather(HloInstruction* i, Sizes* out);
-  absl::Status VisitReverse(HloInstruction* i, Sizes* out);
-  absl::Status VisitSort(HloInstruction* i, Sizes* out);
-  absl::Status VisitTupleOps(HloInstruction* i, Sizes* out);
-  absl::Status VisitWhile(HloInstruction* i, const Shape& declared);
-  absl::Status VisitConditional(HloInstruction* i, const Shape& declared);
-  // A padded copy of a loop's or branch's computation (one parameter): it
-  // takes `parameter`, which is (the parameter at its bound, its sizes...)
-  // when the parameter is dynamic or `tuple_parameter`, and `padder` holds
-  // the sizes and checks made inside.
-  struct PaddedCallee {
-    HloComputation* computation = nullptr;
-    HloInstruction* parameter = nullptr;
-    std::unique_ptr<ComputationPadder> padder;
-  };
-  absl::StatusOr<PaddedCallee> PadCallee(ExpansionBuilder& b, const HloInstruction& caller,
-                                         const HloComputation& callee, bool tuple_parameter);
-  // Makes the copy return (its result, the result's sizes at `dims`...,
-  // `tail`...), or its result alone when both are empty.
-  absl::Status FinishCallee(PaddedCallee& callee, const std::vector<DynamicDim>& dims,
-                            const std::vector<HloInstruction*>& tail);
-  // `value` followed by its sizes at `dims` and `tail`, as one tuple
-  // (`value` alone when there are none).
-  HloInstruction* WithSizes(ExpansionBuilder& b, HloInstruction* value,
-                            const std::vector<DynamicDim>& dims,
-                            const std::vector<HloInstruction*>& tail = {});
-  // `padded` (a while or conditional built from padded callees, returning
-  // (value, sizes..., check pairs...) when `wrapped`) standing for `i` (of
-  // declared shape `declared`): its value, sizes recorded, checks added.
-  absl::Status ReplaceByPadded(ExpansionBuilder& b, HloInstruction* i, const Shape& declared,
-                               HloInstruction* padded, bool wrapped,
-                               const std::vector<std::string>& check_messages);
-  absl::Status FinishRoot(const Shape& declared);
-  // Each dynamic entry parameter at its bound, its sizes new trailing s32
-  // parameters.
-  absl::Status PadParameters();
-  absl::Status AddSizeParameters(HloInstruction* p, const Shape& shape,
-                                 std::vector<int64_t>* path, int64_t* next_number);
-
-  HloComputation* computation_;
-  std::vector<Shape> declared_parameters_;
-  absl::flat_hash_map<const HloInstruction*, Sizes> sizes_;
-  absl::flat_hash_map<const HloInstruction*, LeafSizes> leaf_sizes_;
-  std::vector<HloInstruction*> checks_;
-  std::vector<std::string> check_messages_;
-  std::vector<HloInstruction*> dead_;
-};
 
 bool IsElementwise(HloOpcode op) {
   return IsElementwiseUnary(op) || IsElementwiseBinary(op) || op == HloOpcode::kSelect ||
@@ -733,191 +524,6 @@ absl::Status ComputationPadder::VisitTupleOps(HloInstruction* i, Sizes* out) {
   return absl::OkStatus();
 }
 
-HloInstruction* ComputationPadder::WithSizes(ExpansionBuilder& b, HloInstruction* value,
-                                             const std::vector<DynamicDim>& dims,
-                                             const std::vector<HloInstruction*>& tail) {
-  if (dims.empty() && tail.empty()) return value;
-  std::vector<HloInstruction*> parts = {value};
-  for (const DynamicDim& dim : dims) parts.push_back(SizeAt(b, value, dim));
-  parts.insert(parts.end(), tail.begin(), tail.end());
-  return b.Tuple(parts);
-}
-
-absl::StatusOr<ComputationPadder::PaddedCallee> ComputationPadder::PadCallee(
-    ExpansionBuilder& b, const HloInstruction& caller, const HloComputation& callee,
-    bool tuple_parameter) {
-  if (callee.num_parameters() != 1) {
-    return Refuse(caller, absl::StrCat("calls ", callee.name(), " with ",
-                                       callee.num_parameters(), " parameters"));
-  }
-  const Shape declared_parameter = callee.parameter(0)->shape();
-  const std::vector<DynamicDim> in = DynamicDims(declared_parameter);
-  if (HasUnbounded(in) || HasUnbounded(DynamicDims(callee.root()->shape()))) {
-    return Refuse(caller, absl::StrCat(callee.name(), " has an unbounded dynamic dimension"));
-  }
-  PaddedCallee padded;
-  padded.computation = b.NewComputation(absl::StrCat(callee.name(), ".padded"));
-  ExpansionBuilder c = b.ForComputation(padded.computation);
-  Shape parameter = declared_parameter;
-  MakeStatic(&parameter);
-  const bool wrapped = tuple_parameter || !in.empty();
-  if (wrapped) {
-    std::vector<Shape> parts = {parameter};
-    parts.resize(1 + in.size(), Shape::Scalar(xla::S32));
-    parameter = Shape::Tuple(std::move(parts));
-  }
-  padded.parameter = c.Parameter(0, parameter, "padded");
-  HloInstruction* value = wrapped ? c.GetTupleElement(padded.parameter, 0) : padded.parameter;
-  std::vector<HloInstruction*> sizes;
-  for (size_t j = 0; j < in.size(); ++j) {
-    sizes.push_back(c.GetTupleElement(padded.parameter, 1 + j));
-  }
-  HloInstruction* root = c.Inline(callee, {value});
-  HLOC_RETURN_IF_ERROR(c.status());
-  padded.computation->set_root(root);
-  padded.padder = std::make_unique<ComputationPadder>(padded.computation);
-  padded.padder->SetSizes(value, in, sizes);
-  HLOC_RETURN_IF_ERROR(padded.padder->PadInstructions());
-  return padded;
-}
-
-absl::Status ComputationPadder::FinishCallee(PaddedCallee& callee,
-                                             const std::vector<DynamicDim>& dims,
-                                             const std::vector<HloInstruction*>& tail) {
-  if (dims.empty() && tail.empty()) return absl::OkStatus();
-  ExpansionBuilder r(callee.computation, callee.computation->root());
-  HloInstruction* root = callee.padder->WithSizes(r, callee.computation->root(), dims, tail);
-  HLOC_RETURN_IF_ERROR(r.status());
-  callee.computation->set_root(root);
-  return absl::OkStatus();
-}
-
-absl::Status ComputationPadder::ReplaceByPadded(ExpansionBuilder& b, HloInstruction* i,
-                                                const Shape& declared, HloInstruction* padded,
-                                                bool wrapped,
-                                                const std::vector<std::string>& check_messages) {
-  const std::vector<DynamicDim> dims = DynamicDims(declared);
-  HloInstruction* value = wrapped ? b.GetTupleElement(padded, 0) : padded;
-  std::vector<HloInstruction*> sizes;
-  for (size_t j = 0; j < dims.size(); ++j) sizes.push_back(b.GetTupleElement(padded, 1 + j));
-  const int64_t first_check = 1 + static_cast<int64_t>(dims.size());
-  for (size_t c = 0; c < check_messages.size(); ++c) {
-    AddCheck(b, b.GetTupleElement(padded, first_check + 2 * c),
-             b.GetTupleElement(padded, first_check + 2 * c + 1), check_messages[c]);
-  }
-  HLOC_RETURN_IF_ERROR(b.status());
-  SetSizes(value, dims, sizes);
-  HLOC_RETURN_IF_ERROR(i->ReplaceAllUsesWith(value));
-  dead_.push_back(i);
-  return absl::OkStatus();
-}
-
-// Appends `count` s32 scalars to the tuple shape of `parameter`.
-void AppendScalars(HloInstruction* parameter, size_t count) {
-  std::vector<Shape> parts = parameter->shape().tuple_shapes();
-  parts.resize(parts.size() + count, Shape::Scalar(xla::S32));
-  *parameter->mutable_shape() = Shape::Tuple(std::move(parts));
-}
-
-// A while whose carried value holds runtime-sized arrays carries their
-// sizes too: (value, sizes..., check pairs...) through a padded condition
-// and body; the body returns the sizes its result has. A size check in the
-// body is carried as a (value, limit) pair that keeps the first failing
-// one, and checked after the loop.
-absl::Status ComputationPadder::VisitWhile(HloInstruction* i, const Shape& declared) {
-  ExpansionBuilder b(computation_, i);
-  const std::vector<DynamicDim> dims = DynamicDims(declared);
-  if (HasUnbounded(dims)) return Refuse(*i, "carries an unbounded dynamic dimension");
-  const HloComputation& condition_callee = *i->called_computations()[0];
-  HLOC_ASSIGN_OR_RETURN(PaddedCallee condition, PadCallee(b, *i, condition_callee, true));
-  HLOC_ASSIGN_OR_RETURN(PaddedCallee body, PadCallee(b, *i, *i->called_computations()[1], true));
-  if (!condition.padder->checks().empty()) {
-    return Refuse(*i, absl::StrCat("a runtime size check in its condition ",
-                                   condition_callee.name(), " (",
-                                   condition.padder->checks().front(), ")"));
-  }
-  const std::vector<std::string> messages = body.padder->checks();
-  const std::vector<HloInstruction*>& values = body.padder->check_values();
-  AppendScalars(body.parameter, values.size());
-  AppendScalars(condition.parameter, values.size());
-  ExpansionBuilder c(body.computation, body.computation->root());
-  std::vector<HloInstruction*> carried;
-  const int64_t first_check = 1 + static_cast<int64_t>(dims.size());
-  for (size_t k = 0; k < messages.size(); ++k) {
-    HloInstruction* old_value = c.GetTupleElement(body.parameter, first_check + 2 * k);
-    HloInstruction* old_limit = c.GetTupleElement(body.parameter, first_check + 2 * k + 1);
-    HloInstruction* failed =
-        c.Binary(HloOpcode::kOr,
-                 c.Compare(old_value, c.IndexScalar(xla::S32, 0), ComparisonDirection::kLt),
-                 c.Compare(old_value, old_limit, ComparisonDirection::kGt));
-    carried.push_back(c.Select(failed, old_value, values[2 * k]));
-    carried.push_back(c.Select(failed, old_limit, values[2 * k + 1]));
-  }
-  HLOC_RETURN_IF_ERROR(c.status());
-  HLOC_RETURN_IF_ERROR(FinishCallee(body, dims, carried));
-  std::vector<HloInstruction*> passing(values.size(), b.IndexScalar(xla::S32, 0));
-  HloInstruction* init = i->operand(0);
-  std::vector<HloInstruction*> parts = {init};
-  for (const DynamicDim& dim : dims) parts.push_back(SizeAt(b, init, dim));
-  parts.insert(parts.end(), passing.begin(), passing.end());
-  HloInstruction* loop = b.Build(
-      HloOpcode::kWhile, {b.Tuple(parts)},
-      [&](HloInstruction& built) {
-        *built.mutable_attrs() = i->attrs();
-        built.AppendCalledComputation(condition.computation);
-        built.AppendCalledComputation(body.computation);
-      },
-      Shape(), "padded");
-  HLOC_RETURN_IF_ERROR(b.status());
-  return ReplaceByPadded(b, i, declared, loop, /*wrapped=*/true, messages);
-}
-
-// A conditional: each branch operand with its sizes, each branch padded to
-// return its result's sizes and one (value, limit) pair per size check of
-// any branch ((0, 0), which passes, for the other branches' checks).
-absl::Status ComputationPadder::VisitConditional(HloInstruction* i, const Shape& declared) {
-  ExpansionBuilder b(computation_, i);
-  const std::vector<HloComputation*> callees = i->called_computations();
-  if (i->operand_count() != static_cast<int64_t>(callees.size()) + 1) {
-    return Refuse(*i, "operands do not match its branches");
-  }
-  std::vector<HloInstruction*> operands = {i->operand(0)};
-  std::vector<PaddedCallee> branches;
-  std::vector<std::string> messages;
-  for (size_t k = 0; k < callees.size(); ++k) {
-    HLOC_ASSIGN_OR_RETURN(PaddedCallee branch, PadCallee(b, *i, *callees[k], false));
-    const std::vector<std::string>& checks = branch.padder->checks();
-    messages.insert(messages.end(), checks.begin(), checks.end());
-    branches.push_back(std::move(branch));
-    const std::vector<DynamicDim> dims = DynamicDims(callees[k]->parameter(0)->shape());
-    operands.push_back(WithSizes(b, i->operand(1 + k), dims));
-  }
-  const std::vector<DynamicDim> out = DynamicDims(declared);
-  size_t first = 0;
-  for (PaddedCallee& branch : branches) {
-    ExpansionBuilder c(branch.computation, branch.computation->root());
-    const std::vector<HloInstruction*>& values = branch.padder->check_values();
-    std::vector<HloInstruction*> tail(2 * messages.size(), nullptr);
-    for (HloInstruction*& slot : tail) slot = c.IndexScalar(xla::S32, 0);
-    for (size_t v = 0; v < values.size(); ++v) tail[2 * first + v] = values[v];
-    first += values.size() / 2;
-    HLOC_RETURN_IF_ERROR(c.status());
-    HLOC_RETURN_IF_ERROR(FinishCallee(branch, out, tail));
-  }
-  HloInstruction* conditional = b.Build(
-      HloOpcode::kConditional, operands,
-      [&](HloInstruction& built) {
-        *built.mutable_attrs() = i->attrs();
-        for (const PaddedCallee& branch : branches) {
-          built.AppendCalledComputation(branch.computation);
-        }
-      },
-      Shape(), "padded");
-  HLOC_RETURN_IF_ERROR(b.status());
-  return ReplaceByPadded(b, i, declared, conditional, !out.empty() || !messages.empty(),
-                         messages);
-}
-
 absl::Status ComputationPadder::VisitGather(HloInstruction* i, Sizes* out) {
   if (AnySize(SizesOf(i->operand(0)))) {
     return Refuse(*i, "gathers from a runtime-sized operand");
@@ -1109,7 +715,15 @@ std::string CalledBy(const HloModule& module, const HloComputation* callee) {
   return "";
 }
 
-}  // namespace
+}  // namespace dynamic_padder_internal
+
+using dynamic_padder_internal::CalledBy;
+using dynamic_padder_internal::ComputationPadder;
+using dynamic_padder_internal::EncodeDynamicResultContract;
+using dynamic_padder_internal::HasDynamicShape;
+using dynamic_padder_internal::MakeStatic;
+using dynamic_padder_internal::Reachable;
+using dynamic_padder_internal::RemoveStaticSizeOps;
 
 absl::StatusOr<bool> DynamicPadder::Run(HloModule& module) {
   if (module.entry() == nullptr) return false;
@@ -1155,223 +769,13 @@ absl::StatusOr<bool> DynamicPadder::Run(HloModule& module) {
       }
     }
   }
-  // One line each: "result SHAPE", "parameter NAME SHAPE" (every entry
-  // parameter as declared, when one was dynamic), "check MESSAGE".
-  std::vector<std::string> lines = {
-      absl::StrCat(kResultLine, declared.ToString(/*print_layout=*/false))};
+  std::vector<std::string> names;
   for (size_t k = 0; k < padder.declared_parameters().size(); ++k) {
-    lines.push_back(absl::StrCat(kParameterLine, module.entry()->parameter(k)->name(), " ",
-                                 padder.declared_parameters()[k].ToString(/*print_layout=*/false)));
+    names.push_back(module.entry()->parameter(k)->name());
   }
-  for (const std::string& check : padder.checks()) lines.push_back(absl::StrCat(kCheckLine, check));
   (*config->frontend_attributes.mutable_map())[kDynamicResultAttribute] =
-      absl::StrJoin(lines, "\n");
+      EncodeDynamicResultContract(declared, names, padder.declared_parameters(), padder.checks());
   return true;
-}
-
-absl::StatusOr<std::optional<DynamicResultContract>> FindDynamicResultContract(
-    const HloModule& module) {
-  const auto& map = module.config().frontend_attributes.map();
-  auto it = map.find(kDynamicResultAttribute);
-  if (it == map.end()) return std::nullopt;
-  DynamicResultContract contract;
-  bool have_result = false;
-  for (absl::string_view line : absl::StrSplit(it->second, '\n')) {
-    if (absl::ConsumePrefix(&line, kResultLine)) {
-      HLOC_ASSIGN_OR_RETURN(contract.declared, ParseShape(line));
-      have_result = true;
-    } else if (absl::ConsumePrefix(&line, kParameterLine)) {
-      const size_t space = line.find(' ');
-      if (space == absl::string_view::npos) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "frontend attribute ", kDynamicResultAttribute, ": no shape in \"", line, "\""));
-      }
-      HLOC_ASSIGN_OR_RETURN(Shape parameter, ParseShape(line.substr(space + 1)));
-      contract.parameter_names.emplace_back(line.substr(0, space));
-      contract.parameters.push_back(std::move(parameter));
-    } else if (absl::ConsumePrefix(&line, kCheckLine)) {
-      contract.checks.emplace_back(line);
-    } else {
-      return absl::InvalidArgumentError(absl::StrCat("frontend attribute ", kDynamicResultAttribute,
-                                                     ": unknown line \"", line, "\""));
-    }
-  }
-  if (!have_result) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("frontend attribute ", kDynamicResultAttribute, " has no result line"));
-  }
-  return contract;
-}
-
-namespace {
-
-// Copies the leading box `box` (no larger than either) of `from` into `to`,
-// both dense row-major arrays of one element type.
-void CopyLeadingBox(const Literal& from, const std::vector<int64_t>& box, Literal* to) {
-  const int64_t rank = static_cast<int64_t>(box.size());
-  int64_t count = 1;
-  for (int64_t n : box) count *= n;
-  if (count == 0) return;
-  const int width = ByteWidth(from.shape().element_type());
-  auto strides = [rank](const Shape& shape) {
-    std::vector<int64_t> strides(rank, 1);
-    for (int64_t d = rank - 2; d >= 0; --d) strides[d] = strides[d + 1] * shape.dimensions(d + 1);
-    return strides;
-  };
-  const std::vector<int64_t> from_strides = strides(from.shape());
-  const std::vector<int64_t> to_strides = strides(to->shape());
-  std::vector<int64_t> index(rank, 0);
-  for (int64_t linear = 0; linear < count; ++linear) {
-    int64_t source = 0, target = 0;
-    for (int64_t d = 0; d < rank; ++d) {
-      source += index[d] * from_strides[d];
-      target += index[d] * to_strides[d];
-    }
-    std::memcpy(to->mutable_raw() + target * width, from.raw() + source * width, width);
-    for (int64_t d = rank - 1; d >= 0 && ++index[d] == box[d]; --d) index[d] = 0;
-  }
-}
-
-// Copies the leading box of `in` given by the runtime sizes.
-Literal CutToSizes(const Literal& in, const std::vector<int64_t>& dims) {
-  Literal out(Shape(in.shape().element_type(), dims));
-  CopyLeadingBox(in, dims, &out);
-  return out;
-}
-
-// `argument` (`which`, for messages) for the entry parameter (or tuple
-// element of one) `declared`: at its bound, the sizes of its dynamic
-// dimensions appended to `sizes` in leaf then dimension order.
-absl::StatusOr<Literal> PadValue(const Literal& argument, const std::string& which,
-                                 const Shape& declared, std::vector<Literal>* sizes) {
-  const Shape& shape = argument.shape();
-  auto mismatch = [&]() {
-    return absl::InvalidArgumentError(absl::StrCat(which, " has shape ", shape.ToString(false),
-                                                   ", the parameter is ",
-                                                   declared.ToString(false)));
-  };
-  if (declared.IsTuple()) {
-    if (!shape.IsTuple() || shape.tuple_shapes_size() != declared.tuple_shapes_size()) {
-      return mismatch();
-    }
-    std::vector<Literal> elements;
-    for (int64_t k = 0; k < declared.tuple_shapes_size(); ++k) {
-      HLOC_ASSIGN_OR_RETURN(Literal element,
-                            PadValue(argument.tuple_elements()[k],
-                                     absl::StrCat(which, " tuple element ", k),
-                                     declared.tuple_shapes(k), sizes));
-      elements.push_back(std::move(element));
-    }
-    return Literal::Tuple(std::move(elements));
-  }
-  if (declared.is_static()) {
-    if (!shape.Compatible(declared)) return mismatch();
-    return argument;
-  }
-  if (!shape.IsArray() || shape.element_type() != declared.element_type() ||
-      shape.rank() != declared.rank()) {
-    return mismatch();
-  }
-  for (int64_t d = 0; d < declared.rank(); ++d) {
-    const int64_t size = shape.dimensions(d), bound = declared.dimensions(d);
-    if (size < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(which, " dimension ", d,
-                                                     " has negative size ", size));
-    }
-    if (!declared.is_dynamic_dimension(d)) {
-      if (size != bound) {
-        return absl::InvalidArgumentError(absl::StrCat(which, " dimension ", d, " has size ", size,
-                                                       ", the parameter's is ", bound, " (",
-                                                       declared.ToString(false), ")"));
-      }
-      continue;
-    }
-    if (size > bound) {
-      return absl::InvalidArgumentError(absl::StrCat(which, " dimension ", d, " has size ", size,
-                                                     ", above its bound ", bound, " (",
-                                                     declared.ToString(false), ")"));
-    }
-    sizes->push_back(Literal::Scalar<int32_t>(xla::S32, static_cast<int32_t>(size)));
-  }
-  Shape bound_shape = declared;
-  for (int64_t d = 0; d < bound_shape.rank(); ++d) bound_shape.set_dynamic_dimension(d, false);
-  Literal padded(bound_shape);
-  CopyLeadingBox(argument, shape.dimensions(), &padded);
-  return padded;
-}
-
-}  // namespace
-
-absl::StatusOr<std::vector<Literal>> PadDynamicArguments(absl::Span<const Literal> arguments,
-                                                         const DynamicResultContract& contract) {
-  const std::vector<Shape>& parameters = contract.parameters;
-  if (arguments.size() != parameters.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("the entry computation takes ",
-                                                   parameters.size(), " arguments, got ",
-                                                   arguments.size()));
-  }
-  std::vector<Literal> padded, sizes;
-  padded.reserve(arguments.size());
-  for (size_t k = 0; k < arguments.size(); ++k) {
-    if (parameters[k].is_static()) {
-      if (!arguments[k].shape().Compatible(parameters[k])) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "argument ", k, " has shape ", arguments[k].shape().ToString(false),
-            ", the parameter is ", parameters[k].ToString(false)));
-      }
-      padded.push_back(arguments[k]);
-      continue;
-    }
-    const std::string name = k < contract.parameter_names.size() ? contract.parameter_names[k] : "";
-    HLOC_ASSIGN_OR_RETURN(Literal argument,
-                          PadValue(arguments[k],
-                                   absl::StrCat("argument ", k, " (parameter %", name, ")"),
-                                   parameters[k], &sizes));
-    padded.push_back(std::move(argument));
-  }
-  for (Literal& size : sizes) padded.push_back(std::move(size));
-  return padded;
-}
-
-absl::StatusOr<Literal> ShrinkDynamicResult(const Literal& padded,
-                                            const DynamicResultContract& contract) {
-  if (!padded.shape().IsTuple() || padded.tuple_elements().size() != 3) {
-    return absl::InternalError("a dynamic-padded result is not (result, sizes, checks)");
-  }
-  const Literal& result = padded.tuple_elements()[0];
-  const std::vector<Literal>& sizes = padded.tuple_elements()[1].tuple_elements();
-  const std::vector<Literal>& checks = padded.tuple_elements()[2].tuple_elements();
-  if (checks.size() != 2 * contract.checks.size()) {
-    return absl::InternalError("dynamic-padded result: checks do not match the contract");
-  }
-  for (size_t k = 0; k < contract.checks.size(); ++k) {
-    const int64_t value = checks[2 * k].GetAsInt64(0), limit = checks[2 * k + 1].GetAsInt64(0);
-    if (value < 0 || value > limit) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(contract.checks[k], " (value ", value, ", limit ", limit, ")"));
-    }
-  }
-  size_t next = 0;
-  auto shrink_leaf = [&](const Literal& leaf, const Shape& declared) -> absl::StatusOr<Literal> {
-    if (!declared.IsArray() || declared.is_static()) return leaf;
-    std::vector<int64_t> dims = leaf.shape().dimensions();
-    for (int64_t d = 0; d < declared.rank(); ++d) {
-      if (!declared.is_dynamic_dimension(d)) continue;
-      if (next >= sizes.size()) return absl::InternalError("dynamic-padded result: sizes missing");
-      dims[d] = std::clamp<int64_t>(sizes[next++].GetAsInt64(0), 0, dims[d]);
-    }
-    return CutToSizes(leaf, dims);
-  };
-  if (contract.declared.IsTuple()) {
-    std::vector<Literal> elements;
-    for (size_t k = 0; k < result.tuple_elements().size(); ++k) {
-      HLOC_ASSIGN_OR_RETURN(Literal e, shrink_leaf(result.tuple_elements()[k],
-                                                   contract.declared.tuple_shapes(k)));
-      elements.push_back(std::move(e));
-    }
-    return Literal::Tuple(std::move(elements));
-  }
-  return shrink_leaf(result, contract.declared);
 }
 
 }  // namespace hloc
