@@ -230,6 +230,22 @@ TEST(ApiDynamicTest, SizeChecksInLoopsAndBranches) {
   }
 }
 
+// Calls whose callees have dynamic shapes.
+TEST(ApiDynamicTest, CallsWithDynamicShapes) {
+  auto client = NewClient();
+  for (Backend backend : kBackends) {
+    SCOPED_TRACE(BackendName(backend));
+    std::shared_ptr<Executable> exe = CompileOn(*client, mods::kDynamicCalls, backend);
+    if (exe == nullptr) continue;
+    for (int n : {0, 1, 5, 8}) {
+      SCOPED_TRACE(n);
+      std::vector<Literal> arguments;
+      arguments.push_back(Arg(mods::DynamicParametersP(n)));
+      ExpectInterpretersAnswer(mods::kDynamicCalls, *exe, arguments);
+    }
+  }
+}
+
 // Sizes no caller should pass: negative (possible only through ArrayViews;
 // Buffers refuse them), past the bound, huge. Each is an error naming the
 // argument and its parameter, on every target, and nothing runs.

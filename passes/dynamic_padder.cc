@@ -715,12 +715,37 @@ std::string CalledBy(const HloModule& module, const HloComputation* callee) {
   return "";
 }
 
+// Calls whose callee has dynamic shapes, in any computation, inlined (the
+// sizes then flow through the callee's instructions like any others).
+absl::StatusOr<bool> InlineDynamicCalls(HloModule& module) {
+  bool changed = false;
+  for (bool again = true; again;) {
+    again = false;
+    for (HloComputation* c : module.computations()) {
+      for (HloInstruction* i : c->MakeInstructionPostOrder()) {
+        if (i->opcode() != HloOpcode::kCall || i->called_computations().size() != 1) continue;
+        const HloComputation& callee = *i->called_computations()[0];
+        if (!HasDynamicShape(callee)) continue;
+        ExpansionBuilder b(c, i);
+        const std::vector<HloInstruction*> operands(i->operands().begin(), i->operands().end());
+        HloInstruction* inlined = b.Inline(callee, operands);
+        HLOC_RETURN_IF_ERROR(b.status());
+        HLOC_RETURN_IF_ERROR(i->ReplaceAllUsesWith(inlined));
+        HLOC_RETURN_IF_ERROR(c->RemoveInstruction(i));
+        changed = again = true;
+      }
+    }
+  }
+  return changed;
+}
+
 }  // namespace dynamic_padder_internal
 
 using dynamic_padder_internal::CalledBy;
 using dynamic_padder_internal::ComputationPadder;
 using dynamic_padder_internal::EncodeDynamicResultContract;
 using dynamic_padder_internal::HasDynamicShape;
+using dynamic_padder_internal::InlineDynamicCalls;
 using dynamic_padder_internal::MakeStatic;
 using dynamic_padder_internal::Reachable;
 using dynamic_padder_internal::RemoveStaticSizeOps;
@@ -728,9 +753,10 @@ using dynamic_padder_internal::RemoveStaticSizeOps;
 absl::StatusOr<bool> DynamicPadder::Run(HloModule& module) {
   if (module.entry() == nullptr) return false;
   HLOC_ASSIGN_OR_RETURN(const bool removed, RemoveStaticSizeOps(module));
+  HLOC_ASSIGN_OR_RETURN(const bool inlined, InlineDynamicCalls(module));
   bool dynamic = false;
   for (const HloComputation* c : Reachable(module)) dynamic = dynamic || HasDynamicShape(*c);
-  if (!dynamic) return removed;
+  if (!dynamic) return removed || inlined;
   if (module.config().input_output_alias.entries_size() > 0) {
     return absl::UnimplementedError(
         "dynamic-padder: a module with dynamic shapes and input/output aliasing");
@@ -749,8 +775,8 @@ absl::StatusOr<bool> DynamicPadder::Run(HloModule& module) {
     if (c == module.entry() || !HasDynamicShape(*c)) continue;
     return absl::UnimplementedError(absl::StrCat(
         "dynamic-padder: computation ", c->name(), CalledBy(module, c),
-        " has dynamic shapes; runtime sizes are carried into while loops and conditional "
-        "branches only"));
+        " has dynamic shapes; runtime sizes are carried into while loops, conditional "
+        "branches and calls only"));
   }
   HloModuleConfig* config = module.mutable_config();
   if (config->entry_computation_layout.has_value()) {

@@ -44,11 +44,12 @@
 // (value, limit) pair beside the result, and the entry checks it: a loop
 // carries the first failing pair of all its iterations, a conditional has
 // a slot per check of every branch ((0, 0), passing, in the branches that
-// do not make it). Checks in a loop condition are refused.
+// do not make it). Checks in a loop condition are refused. A call whose
+// callee has dynamic shapes is inlined first.
 //
 // Anything else meeting a dynamic shape is refused with an error naming the
 // instruction, as are dynamic shapes in computations other than the entry,
-// loops and branches (calls, maps, custom calls' computations).
+// loops, branches and calls (custom calls' computations, say).
 //
 // Entry parameters. A dynamic array parameter (p: f32[<=8, 3]) becomes a
 // parameter at its bound (f32[8, 3]) and one new trailing s32[] parameter

@@ -181,20 +181,38 @@ absl::Status PadOnly(absl::string_view text) {
 }
 
 TEST(DynamicPadderTest, RefusesWhatItCannotRewriteByName) {
-  // A call: sizes are carried into loops and branches only.
-  absl::Status call = PadOnly(R"(
+  // A size check in a loop condition (which returns only a pred).
+  absl::Status condition = PadOnly(R"(
 HloModule m
-f {
-  a = f32[<=4] parameter(0)
-  ROOT n = f32[<=4] negate(a)
+cond {
+  c = (f32[<=4], s32[]) parameter(0)
+  x = f32[<=4] get-tuple-element(c), index=0
+  i = s32[] get-tuple-element(c), index=1
+  y = f32[<=4] set-dimension-size(x, i), dimensions={0}
+  n = s32[] get-dimension-size(y), dimensions={0}
+  l = s32[] constant(3)
+  ROOT r = pred[] compare(n, l), direction=LT
+}
+body {
+  b = (f32[<=4], s32[]) parameter(0)
+  x = f32[<=4] get-tuple-element(b), index=0
+  i = s32[] get-tuple-element(b), index=1
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  ROOT t = (f32[<=4], s32[]) tuple(x, j)
 }
 ENTRY e {
   p = f32[<=4] parameter(0)
-  ROOT c = f32[<=4] call(p), to_apply=f
+  z = s32[] constant(0)
+  t = (f32[<=4], s32[]) tuple(p, z)
+  ROOT w = (f32[<=4], s32[]) while(t), condition=cond, body=body
 }
 )");
-  EXPECT_EQ(call.code(), absl::StatusCode::kUnimplemented);
-  EXPECT_NE(call.message().find("instruction %c (call)"), std::string::npos) << call;
+  EXPECT_EQ(condition.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_NE(condition.message().find("instruction %w (while): a runtime size check in its "
+                                     "condition cond"),
+            std::string::npos)
+      << condition;
   absl::Status unbounded = PadOnly(R"(
 HloModule m
 ENTRY e {
@@ -516,6 +534,14 @@ ENTRY e {
                 std::string::npos)
           << r.status();
     }
+  }
+}
+
+// A call whose callee has dynamic shapes is inlined, nested calls too.
+TEST(DynamicPadderTest, CallsWithDynamicShapesAreInlined) {
+  for (int n : {0, 1, 5, 8}) {
+    SCOPED_TRACE(n);
+    ExpectSameAnswer(dynamic_test_modules::kDynamicCalls, {Text(DynamicParametersP(n))});
   }
 }
 

@@ -375,6 +375,36 @@ ENTRY main {
 }
 )";
 
+// Calls whose callees have dynamic shapes (one nested in the other): p of
+// size n -> p times (sum of exp of p, plus 1).
+inline constexpr char kDynamicCalls[] = R"(
+HloModule calls
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+inner {
+  x = f32[<=8] parameter(0)
+  z = f32[] constant(0)
+  ROOT s = f32[] reduce(x, z), dimensions={0}, to_apply=add
+}
+outer {
+  x = f32[<=8] parameter(0)
+  k = f32[] parameter(1)
+  e = f32[<=8] exponential(x)
+  s = f32[] call(e), to_apply=inner
+  sk = f32[] add(s, k)
+  b = f32[<=8] broadcast(sk), dimensions={}
+  ROOT m = f32[<=8] multiply(x, b)
+}
+ENTRY e {
+  p = f32[<=8] parameter(0)
+  one = f32[] constant(1)
+  ROOT c = f32[<=8] call(p, one), to_apply=outer
+}
+)";
+
 }  // namespace dynamic_test_modules
 }  // namespace hloc
 

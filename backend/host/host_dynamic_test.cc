@@ -252,6 +252,15 @@ TEST(HostDynamicTest, SizeChecksInLoopsAndBranches) {
   EXPECT_GT(failures, 2);
 }
 
+// Calls whose callees have dynamic shapes: inlined by the padder.
+TEST(HostDynamicTest, CallsWithDynamicShapes) {
+  for (int n : {0, 1, 5, 8}) {
+    SCOPED_TRACE(n);
+    ExpectSameAsInterpreter(dynamic_test_modules::kDynamicCalls,
+                            {ParseLiteralText(DynamicParametersP(n))});
+  }
+}
+
 // The corpus's import_bounded_dynamism shapes: a dynamic parameter straight
 // to a dynamic result through broadcast, convert and a unit-dimension reshape.
 TEST(HostDynamicTest, DynamicParameterToDynamicResult) {

@@ -50,7 +50,7 @@ constexpr int64_t kMaxWhileIterations = 200;
 const char* const kSources[] = {mods::kReduceExp,          mods::kSortReverse,
                                 mods::kDynamicParameters,  mods::kTupleParameter,
                                 mods::kSortWithValues,     mods::kLoopAndBranches,
-                                mods::kChecksInLoopAndBranch};
+                                mods::kChecksInLoopAndBranch, mods::kDynamicCalls};
 
 bool SmallEnough(const HloModule& module) {
   if (module.instruction_count() > kMaxInstructions) return false;
