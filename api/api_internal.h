@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "api/hloc.h"
+#include "hlo/literal.h"
 
 namespace hloc {
 namespace cuda {
@@ -101,6 +102,16 @@ class ExecutableImpl {
   }
   // The parameter whose memory output j may be computed in, or -1.
   virtual int64_t AliasedParameter(int64_t output) const { return -1; }
+  // Whether the target runs the module as declared, bounded dynamic shapes
+  // and all (the interpreter): DescribeEntry then sets runs_declared for a
+  // module with such shapes, and Executable calls RunDeclared.
+  virtual bool RunsDeclaredModule() const { return false; }
+  // `arguments` (one per entry parameter, at their runtime sizes) -> the
+  // entry's result at its runtime sizes. Only where runs_declared.
+  virtual absl::StatusOr<Literal> RunDeclared(absl::Span<const Literal> arguments,
+                                              const ExecuteOptions& options) const {
+    return absl::InternalError("this target runs compiled programs");
+  }
 
   std::vector<ArraySpec> parameters;
   std::vector<ArraySpec> results;
@@ -113,8 +124,23 @@ class ExecutableImpl {
   // the bounds, Run writes the program's (result, sizes, checks) leaves of
   // `program_result_shape`, and Execute returns the result cut to its
   // runtime sizes (or the failed check's error).
+  //
+  // A target that runs the declared module (RunsDeclaredModule) instead
+  // gets the arguments at their runtime sizes and returns the result at
+  // its runtime sizes through RunDeclared (runs_declared); dynamic_dims,
+  // declared_parameters and padded_result mean the same there, and
+  // dynamic_entry is null.
+  //
+  // An argument is one array leaf of an entry parameter: `parameters`,
+  // dynamic_dims and argument_names hold one entry per leaf, in order, and
+  // Executable regroups the leaves into declared_parameters' shapes.
   std::shared_ptr<const backend::DeclaredResult> dynamic_entry;
-  std::vector<std::vector<bool>> dynamic_dims;  // Per parameter; empty: all static.
+  bool runs_declared = false;
+  std::vector<std::vector<bool>> dynamic_dims;  // Per argument; empty: all static.
+  std::vector<Shape> declared_parameters;       // With dynamic_dims only.
+  // "parameter %p", "parameter %p, tuple element 1": what each argument is,
+  // for messages (with dynamic_dims only).
+  std::vector<std::string> argument_names;
   bool padded_result = false;
   Shape program_result_shape;
   Shape result_shape;

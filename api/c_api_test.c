@@ -237,6 +237,64 @@ static void test_collective_timeout(void) {
   expect_error(hloc_client_create(&options, &client), HLOC_ERROR_INVALID_ARGUMENT,
                "collective_timeout_seconds is NaN", "NaN timeout");
   CHECK(client == NULL, "client set on error");
+/* A tuple parameter holding a bounded dynamic array: its leaves are the
+ * arguments, the array of any size up to its bound; the result comes back
+ * at the runtime size; past the bound is an error naming the parameter. */
+static const char kDynamicTuple[] =
+    "HloModule dyn_tuple\n"
+    "ENTRY main {\n"
+    "  p = (f32[<=8], s32[]) parameter(0)\n"
+    "  x = f32[<=8] get-tuple-element(p), index=0\n"
+    "  k = s32[] get-tuple-element(p), index=1\n"
+    "  kf = f32[] convert(k)\n"
+    "  b = f32[<=8] broadcast(kf), dimensions={}\n"
+    "  ROOT y = f32[<=8] add(x, b)\n"
+    "}\n";
+
+static void test_dynamic_parameters(hloc_client* client) {
+  const hloc_backend backends[] = {HLOC_BACKEND_HOST, HLOC_BACKEND_INTERPRETER};
+  for (size_t b = 0; b < 2; ++b) {
+    hloc_compile_options options;
+    memset(&options, 0, sizeof(options));
+    options.struct_size = sizeof(options);
+    options.backend = backends[b];
+    hloc_executable* exe = NULL;
+    expect_ok(hloc_compile(client, kDynamicTuple, sizeof(kDynamicTuple) - 1, &options, &exe),
+              "compile dynamic");
+    if (exe == NULL) continue;
+    CHECK(hloc_executable_num_parameters(exe) == 2, "dynamic tuple: %zu parameters",
+          hloc_executable_num_parameters(exe));
+    float x[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    int32_t k = 3;
+    const int64_t no_dims[1] = {0};
+    for (int64_t n = 0; n <= 9; n += 3) {
+      hloc_buffer* args[2] = {NULL, NULL};
+      expect_ok(hloc_buffer_wrap_host(HLOC_F32, &n, 1, x, NULL, NULL, &args[0]), "wrap x");
+      expect_ok(hloc_buffer_wrap_host(HLOC_S32, no_dims, 0, &k, NULL, NULL, &args[1]), "wrap k");
+      hloc_buffer* y = NULL;
+      hloc_error* error = hloc_execute(exe, args, 2, NULL, &y, 1);
+      if (n > 8) {
+        expect_error(error, HLOC_ERROR_INVALID_ARGUMENT,
+                     "argument 0 (parameter %p, tuple element 0) dimension 0 has size 9, above "
+                     "its bound 8",
+                     "dynamic past the bound");
+      } else {
+        expect_ok(error, "execute dynamic");
+        hloc_array_spec spec;
+        spec.struct_size = sizeof(spec);
+        if (y != NULL) expect_ok(hloc_buffer_spec(y, &spec), "dynamic result spec");
+        CHECK(y != NULL && spec.rank == 1 && spec.dims[0] == n, "dynamic result size (n %d)",
+              (int)n);
+        const float* v = y != NULL ? (const float*)hloc_buffer_data(y) : NULL;
+        CHECK(n == 0 || (v != NULL && v[0] == 4 && v[n - 1] == n + 3), "dynamic values (n %d)",
+              (int)n);
+      }
+      hloc_buffer_destroy(y);
+      hloc_buffer_destroy(args[0]);
+      hloc_buffer_destroy(args[1]);
+    }
+    hloc_executable_destroy(exe);
+  }
 }
 
 int main(void) {
@@ -505,6 +563,7 @@ int main(void) {
 
   test_custom_calls();
   test_collective_timeout();
+  test_dynamic_parameters(client);
 
   /* Buffer errors. */
   hloc_buffer* buffer = NULL;

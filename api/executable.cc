@@ -127,12 +127,17 @@ absl::StatusOr<bool> WithinDynamicBounds(absl::Span<const int64_t> dims, size_t 
     if (!dynamic[d] && dims[d] != bounds[d]) return false;
   }
   for (size_t d = 0; d < dims.size(); ++d) {
-    if (dynamic[d] && dims[d] > bounds[d]) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "argument ", i, " dimension ", d, " has size ", dims[d], ", above its bound ",
-          bounds[d], " (the parameter is ", impl.parameters[i].ToString(), " with dimension ", d,
-          " dynamic)"));
+    if (!dynamic[d] || (dims[d] >= 0 && dims[d] <= bounds[d])) continue;
+    const std::string which =
+        i < impl.argument_names.size() ? absl::StrCat(" (", impl.argument_names[i], ")") : "";
+    if (dims[d] < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("argument ", i, which, " dimension ", d,
+                                                     " has negative size ", dims[d]));
     }
+    return absl::InvalidArgumentError(absl::StrCat(
+        "argument ", i, which, " dimension ", d, " has size ", dims[d], ", above its bound ",
+        bounds[d], " (the parameter is ", impl.parameters[i].ToString(), " with dimension ", d,
+        " dynamic)"));
   }
   return true;
 }
@@ -195,9 +200,51 @@ absl::InlinedVector<const void*, 8> ArgumentPointers(absl::Span<const ArrayView>
 }
 
 
-// Whether the executable has bounded dynamic entry parameters (its
-// arguments are padded before Run).
-bool PadsArguments(const ExecutableImpl& impl) { return !impl.dynamic_dims.empty(); }
+// Whether the executable has bounded dynamic entry parameters whose
+// arguments are padded before Run (not a target that runs the declared
+// module).
+bool PadsArguments(const ExecutableImpl& impl) {
+  return !impl.dynamic_dims.empty() && !impl.runs_declared;
+}
+
+// `declared` with each array leaf at the dims of the next argument (made
+// static): the runtime shape of one entry parameter.
+Shape RuntimeShape(const Shape& declared, absl::Span<const ArrayView> arguments, size_t* next) {
+  if (declared.IsTuple()) {
+    std::vector<Shape> elements;
+    for (const Shape& element : declared.tuple_shapes()) {
+      elements.push_back(RuntimeShape(element, arguments, next));
+    }
+    return Shape::Tuple(std::move(elements));
+  }
+  if (!declared.IsArray() || *next >= arguments.size()) return declared;
+  const ArrayView& view = arguments[(*next)++];
+  return Shape(declared.element_type(), std::vector<int64_t>(view.dims.begin(), view.dims.end()));
+}
+
+// The arguments (array leaves, checked by CheckArguments, in host memory)
+// as one literal per declared entry parameter, at their runtime sizes.
+absl::StatusOr<std::vector<Literal>> DeclaredArguments(const ExecutableImpl& impl,
+                                                       absl::Span<const ArrayView> arguments,
+                                                       const Flags& places) {
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    if (places[i] != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "argument ", i, " is on the device; an executable with dynamic entry parameters ",
+          "takes host arguments (Buffer::ToHost copies one to the host)"));
+    }
+  }
+  std::vector<Shape> shapes;
+  size_t next = 0;
+  for (const Shape& parameter : impl.declared_parameters) {
+    shapes.push_back(RuntimeShape(parameter, arguments, &next));
+  }
+  if (next != arguments.size()) {
+    return absl::InternalError(absl::StrCat("the declared parameters hold ", next,
+                                            " arrays for ", arguments.size(), " arguments"));
+  }
+  return backend::LiteralsFromBuffers(shapes, ArgumentPointers(arguments));
+}
 
 // The arguments of an executable with dynamic entry parameters as its
 // program takes them: copied into host arrays of their bounds, their sizes
@@ -212,28 +259,45 @@ struct PaddedArguments {
 absl::StatusOr<PaddedArguments> PadArguments(const ExecutableImpl& impl,
                                              absl::Span<const ArrayView> arguments,
                                              const Flags& places) {
-  std::vector<Literal> declared;
-  declared.reserve(arguments.size());
-  for (size_t i = 0; i < arguments.size(); ++i) {
-    if (places[i] != 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "argument ", i, " is on the device; an executable with dynamic entry parameters ",
-          "takes host arguments (Buffer::ToHost copies one to the host)"));
-    }
-    const ArrayView& view = arguments[i];
-    Literal literal(Shape(view.type, std::vector<int64_t>(view.dims.begin(), view.dims.end())));
-    if (literal.size_bytes() > 0) {
-      std::memcpy(literal.mutable_raw(), view.data, literal.size_bytes());
-    }
-    declared.push_back(std::move(literal));
-  }
+  absl::StatusOr<std::vector<Literal>> declared = DeclaredArguments(impl, arguments, places);
+  if (!declared.ok()) return declared.status();
   PaddedArguments padded;
-  absl::StatusOr<std::vector<Literal>> literals = impl.dynamic_entry->PadArguments(declared);
+  absl::StatusOr<std::vector<Literal>> literals = impl.dynamic_entry->PadArguments(*declared);
   if (!literals.ok()) return literals.status();
   padded.literals = *std::move(literals);
-  for (const Literal& literal : padded.literals) padded.pointers.push_back(literal.raw());
-  padded.places.assign(padded.literals.size(), 0);
+  for (const void* leaf : backend::ArgumentLeafData(padded.literals)) {
+    padded.pointers.push_back(leaf);
+  }
+  padded.places.assign(padded.pointers.size(), 0);
   return padded;
+}
+
+// A run of a target that runs the declared module (runs_declared): the
+// arguments at their runtime sizes in, the result at its runtime sizes out.
+absl::StatusOr<Literal> RunDeclared(const ExecutableImpl& impl,
+                                    absl::Span<const ArrayView> arguments, const Flags& places,
+                                    const ExecuteOptions& options) {
+  absl::StatusOr<std::vector<Literal>> declared = DeclaredArguments(impl, arguments, places);
+  if (!declared.ok()) return declared.status();
+  return impl.RunDeclared(*declared, options);
+}
+
+// Host Buffers holding the array leaves of `result`.
+absl::StatusOr<std::vector<Buffer>> LeafBuffers(const Literal& result) {
+  std::vector<const Literal*> leaves;
+  backend::CollectLiteralLeaves(result, &leaves);
+  std::vector<Buffer> buffers;
+  buffers.reserve(leaves.size());
+  for (const Literal* leaf : leaves) {
+    absl::StatusOr<Buffer> buffer =
+        Buffer::AllocateHost(leaf->shape().element_type(), leaf->shape().dimensions());
+    if (!buffer.ok()) return buffer.status();
+    if (leaf->size_bytes() > 0) {
+      std::memcpy(BufferAccess::address(*buffer), leaf->raw(), leaf->size_bytes());
+    }
+    buffers.push_back(*std::move(buffer));
+  }
+  return buffers;
 }
 
 // ExecuteInto's checks and run, for arguments and results in `*_places`
@@ -292,6 +356,23 @@ absl::Status ExecuteIntoPlaces(const ExecutableImpl& impl, absl::Span<const Arra
     }
     outputs.push_back(result.data);
   }
+  if (impl.runs_declared) {
+    absl::StatusOr<Literal> result = RunDeclared(impl, arguments, argument_places, options);
+    if (!result.ok()) return result.status();
+    std::vector<const Literal*> leaves;
+    backend::CollectLiteralLeaves(*result, &leaves);
+    for (size_t j = 0; j < leaves.size() && j < outputs.size(); ++j) {
+      if (leaves[j]->size_bytes() != ViewBytes(results[j])) {
+        return absl::InternalError(absl::StrCat("result ", j, " is ",
+                                                leaves[j]->shape().ToString(false), ", not ",
+                                                impl.results[j].ToString()));
+      }
+      if (leaves[j]->size_bytes() > 0) {
+        std::memcpy(outputs[j], leaves[j]->raw(), leaves[j]->size_bytes());
+      }
+    }
+    return absl::OkStatus();
+  }
   if (PadsArguments(impl)) {
     absl::StatusOr<PaddedArguments> padded = PadArguments(impl, arguments, argument_places);
     if (!padded.ok()) return padded.status();
@@ -334,20 +415,7 @@ absl::StatusOr<std::vector<Buffer>> PaddedResultRun(const ExecutableImpl& impl,
   if (!ran.ok()) return ran;
   absl::StatusOr<Literal> result = impl.dynamic_entry->FromRun(std::move(program_result->literal));
   if (!result.ok()) return result.status();
-  std::vector<const Literal*> leaves;
-  backend::CollectLiteralLeaves(*result, &leaves);
-  std::vector<Buffer> buffers;
-  buffers.reserve(leaves.size());
-  for (const Literal* leaf : leaves) {
-    absl::StatusOr<Buffer> buffer =
-        Buffer::AllocateHost(leaf->shape().element_type(), leaf->shape().dimensions());
-    if (!buffer.ok()) return buffer.status();
-    if (leaf->size_bytes() > 0) {
-      std::memcpy(BufferAccess::address(*buffer), leaf->raw(), leaf->size_bytes());
-    }
-    buffers.push_back(*std::move(buffer));
-  }
-  return buffers;
+  return LeafBuffers(*result);
 }
 
 }  // namespace
@@ -374,6 +442,16 @@ absl::StatusOr<std::vector<Buffer>> Executable::Execute(absl::Span<const Buffer>
     if (!made.ok()) return made.status();
     padded = *std::move(made);
     donated->assign(views.size(), 0);  // Padded copies run.
+  }
+  if (impl_->runs_declared) {
+    if (options.results == ResultLocation::kDevice) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "results on the device were asked for, but this executable (",
+          BackendName(impl_->stats.backend), " backend) runs on the host"));
+    }
+    absl::StatusOr<Literal> result = RunDeclared(*impl_, views, places, options);
+    if (!result.ok()) return result.status();
+    return LeafBuffers(*result);
   }
   if (impl_->padded_result) {
     if (options.results == ResultLocation::kDevice) {

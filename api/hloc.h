@@ -288,7 +288,7 @@ class Executable {
   // Runs once. `arguments` are the parameters' array leaves (see the top of
   // this file); the result is the root's array leaves. Arguments may be
   // device buffers on the executable's device when it is a cuda one (see
-  // Buffer). Bounded dynamic shapes (f32[<=8]; host and cuda): an argument
+  // Buffer). Bounded dynamic shapes (f32[<=8]; every target): an argument
   // of a dynamic parameter may be smaller than parameters() along a dynamic
   // dimension (host memory), and a dynamic result comes back in host memory
   // at its runtime sizes (results() give the bounds, result_shape() the

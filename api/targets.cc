@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "api/profile.h"
 #include "backend/common/declared_result.h"
 #include "backend/gpu/gpu_compiler.h"
@@ -82,35 +83,53 @@ absl::Status OptimizeForBackend(Backend backend, const CompileOptions& options, 
   }
   // Bounded dynamic shapes: DescribeEntry records the contract; Executable
   // pads the arguments and cuts the result (DeclaredResult).
-  HLOC_ASSIGN_OR_RETURN(backend::DeclaredResult declared,
-                        backend::DeclaredResult::ForModule(module));
-  if (declared.dynamic_parameters()) {
-    for (const Shape& parameter : declared.declared_parameters()) {
-      if (!parameter.IsArray()) {
-        return absl::UnimplementedError(absl::StrCat(
-            "module ", module.name(), " has dynamic entry parameters beside a tuple parameter ",
-            parameter.ToString(false), ": the API takes dynamic parameters with array ones only"));
+  return backend::DeclaredResult::ForModule(module).status();
+}
+
+namespace {
+
+// The array leaves of `parameters` as the API's arguments: their specs at
+// the bounds and, when `dynamic`, which of their dimensions are dynamic and
+// which parameter (and tuple element) each is.
+void DescribeArguments(absl::Span<const Shape> parameters, absl::Span<const std::string> names,
+                       bool dynamic, ExecutableImpl* impl) {
+  for (size_t k = 0; k < parameters.size(); ++k) {
+    for (const ArrayLeaf& leaf : ArrayLeaves(parameters[k])) {
+      impl->parameters.push_back({leaf.shape->element_type(), leaf.shape->dimensions()});
+      if (!dynamic) continue;
+      impl->dynamic_dims.push_back(leaf.shape->dynamic_dimensions());
+      std::string name = absl::StrCat("parameter %", k < names.size() ? names[k] : "");
+      if (!leaf.index.empty()) {
+        absl::StrAppend(&name, ", tuple element ", absl::StrJoin(leaf.index, "."));
       }
+      impl->argument_names.push_back(std::move(name));
     }
   }
-  return absl::OkStatus();
+  if (dynamic) impl->declared_parameters.assign(parameters.begin(), parameters.end());
 }
+
+}  // namespace
 
 void DescribeEntry(const HloModule& module, ExecutableImpl* impl) {
   // OptimizeForBackend read the contract already: no error here.
   absl::StatusOr<backend::DeclaredResult> declared = backend::DeclaredResult::ForModule(module);
   const bool dynamic = declared.ok() && declared->dynamic();
   if (dynamic && declared->dynamic_parameters()) {
-    for (const Shape& parameter : declared->declared_parameters()) {
-      impl->parameters.push_back({parameter.element_type(), parameter.dimensions()});
-      impl->dynamic_dims.push_back(parameter.dynamic_dimensions());
-    }
+    DescribeArguments(declared->declared_parameters(), declared->declared_parameter_names(),
+                      /*dynamic=*/true, impl);
   } else {
+    std::vector<Shape> shapes;
+    std::vector<std::string> names;
+    bool any_dynamic = !module.entry()->root()->shape().is_static();
     for (const HloInstruction* parameter : module.entry()->parameters()) {
-      for (const ArrayLeaf& leaf : ArrayLeaves(parameter->shape())) {
-        impl->parameters.push_back({leaf.shape->element_type(), leaf.shape->dimensions()});
-      }
+      shapes.push_back(parameter->shape());
+      names.push_back(parameter->name());
+      any_dynamic = any_dynamic || !parameter->shape().is_static();
     }
+    // A target running the module as declared takes and returns runtime
+    // sizes itself.
+    impl->runs_declared = !dynamic && any_dynamic && impl->RunsDeclaredModule();
+    DescribeArguments(shapes, names, impl->runs_declared, impl);
   }
   // A padded module's root is (result, sizes, checks): the result as
   // declared is what the caller sees, at its bounds.
@@ -119,6 +138,7 @@ void DescribeEntry(const HloModule& module, ExecutableImpl* impl) {
   for (const ArrayLeaf& leaf : ArrayLeaves(impl->result_shape)) {
     impl->results.push_back({leaf.shape->element_type(), leaf.shape->dimensions()});
   }
+  if (impl->runs_declared) impl->padded_result = !impl->result_shape.is_static();
   if (dynamic) {
     impl->padded_result = declared->dynamic_result() || declared->num_checks() > 0;
     impl->program_result_shape = module.entry()->root()->shape();
@@ -203,6 +223,14 @@ class InterpreterImpl : public ExecutableImpl {
         num_threads_(num_threads),
         custom_calls_(std::move(custom_calls)) {}
 
+  bool RunsDeclaredModule() const override { return true; }
+
+  absl::StatusOr<Literal> RunDeclared(absl::Span<const Literal> arguments,
+                                      const ExecuteOptions& options) const override {
+    if (options.profile != nullptr) return ProfileUnsupported("interpreter");
+    return Evaluate(*module_, arguments, Options(options));
+  }
+
   absl::Status Run(absl::Span<const void* const> parameters, absl::Span<void* const> outputs,
                    const ExecuteOptions& options) const override {
     if (options.profile != nullptr) return ProfileUnsupported("interpreter");
@@ -220,11 +248,7 @@ class InterpreterImpl : public ExecutableImpl {
       }
       arguments.push_back(std::move(argument));
     }
-    EvaluatorOptions evaluator;
-    evaluator.num_threads = num_threads_;
-    evaluator.max_while_iterations = options.max_while_iterations;
-    evaluator.custom_calls = custom_calls_.get();
-    HLOC_ASSIGN_OR_RETURN(Literal result, Evaluate(*module_, arguments, evaluator));
+    HLOC_ASSIGN_OR_RETURN(Literal result, Evaluate(*module_, arguments, Options(options)));
     std::vector<Literal*> leaves;
     CollectLeaves(&result, &leaves);
     if (leaves.size() != outputs.size()) {
@@ -245,6 +269,14 @@ class InterpreterImpl : public ExecutableImpl {
   }
 
  private:
+  EvaluatorOptions Options(const ExecuteOptions& options) const {
+    EvaluatorOptions evaluator;
+    evaluator.num_threads = num_threads_;
+    evaluator.max_while_iterations = options.max_while_iterations;
+    evaluator.custom_calls = custom_calls_.get();
+    return evaluator;
+  }
+
   std::unique_ptr<HloModule> module_;
   int num_threads_;
   CustomCalls custom_calls_;

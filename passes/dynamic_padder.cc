@@ -1,30 +1,26 @@
+// DynamicPadder (dynamic_padder.h): the pass itself. Loops and branches
+// are in dynamic_padder_calls.cc, the contract it leaves on the module in
+// dynamic_padder_contract.cc (dynamic_padder_internal.h).
 #include "passes/dynamic_padder.h"
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
 #include "hlo/status_macros.h"
-#include "hlo/text_parser.h"
+#include "passes/dynamic_padder_internal.h"
 #include "passes/expanders/expansion_builder.h"
 
 namespace hloc {
-namespace {
-
-using expanders::ExpansionBuilder;
-
-// The lines of kDynamicResultAttribute.
-constexpr absl::string_view kResultLine = "result ";
-constexpr absl::string_view kParameterLine = "parameter ";
-constexpr absl::string_view kCheckLine = "check ";
-
-// Per dimension, the s32 scalar holding its runtime size; null: the bound.
-using Sizes = std::vector<HloInstruction*>;
+namespace dynamic_padder_internal {
 
 void MakeStatic(Shape* shape) {
   if (shape->IsTuple()) {
@@ -54,70 +50,42 @@ absl::Status Refuse(const HloInstruction& i, absl::string_view why) {
                                                HloOpcodeName(i.opcode()), "): ", why));
 }
 
-class EntryPadder {
- public:
-  explicit EntryPadder(HloComputation* entry) : entry_(entry) {}
 
-  absl::Status Run();
-  const std::vector<std::string>& checks() const { return check_messages_; }
-  // The entry parameters' shapes before the pass; empty when none was dynamic.
-  const std::vector<Shape>& declared_parameters() const { return declared_parameters_; }
+void CollectDynamicDims(const Shape& shape, std::vector<int64_t>* path,
+                        std::vector<DynamicDim>* out) {
+  if (shape.IsTuple()) {
+    for (int64_t k = 0; k < shape.tuple_shapes_size(); ++k) {
+      path->push_back(k);
+      CollectDynamicDims(shape.tuple_shapes(k), path, out);
+      path->pop_back();
+    }
+    return;
+  }
+  if (!shape.IsArray()) return;
+  for (int64_t d = 0; d < shape.rank(); ++d) {
+    if (shape.is_dynamic_dimension(d)) out->push_back({*path, d, shape.dimensions(d)});
+  }
+}
 
- private:
-  Sizes& SizesOf(const HloInstruction* i) {
-    Sizes& s = sizes_[i];
-    if (s.empty() && i->shape().IsArray()) s.assign(i->shape().rank(), nullptr);
-    return s;
-  }
-  // x with the elements at index >= size along `dimension` replaced by `fill`.
-  HloInstruction* Mask(ExpansionBuilder& b, HloInstruction* x, int64_t dimension,
-                       HloInstruction* size, HloInstruction* fill) {
-    const std::vector<int64_t>& dims = x->shape().dimensions();
-    HloInstruction* iota = b.Iota(xla::S32, dims, dimension);
-    HloInstruction* valid = b.Compare(iota, b.Splat(size, dims), ComparisonDirection::kLt);
-    return b.Select(valid, x, b.Splat(fill, dims));
-  }
-  HloInstruction* SizeOrBound(ExpansionBuilder& b, HloInstruction* x, int64_t d) {
-    HloInstruction* s = SizesOf(x)[d];
-    return s != nullptr ? s : b.IndexScalar(xla::S32, x->shape().dimensions(d));
-  }
-  void AddCheck(ExpansionBuilder& b, HloInstruction* value, HloInstruction* limit,
-                std::string message) {
-    checks_.push_back(value);
-    checks_.push_back(limit);
-    check_messages_.push_back(std::move(message));
-    (void)b;
-  }
+std::vector<DynamicDim> DynamicDims(const Shape& shape) {
+  std::vector<DynamicDim> dims;
+  std::vector<int64_t> path;
+  CollectDynamicDims(shape, &path, &dims);
+  return dims;
+}
 
-  // Rewrites one instruction; `out` gets its result's sizes.
-  absl::Status Visit(HloInstruction* i, const Shape& declared, Sizes* out);
-  absl::Status VisitReduce(HloInstruction* i, Sizes* out);
-  absl::Status VisitDot(HloInstruction* i, Sizes* out);
-  absl::Status VisitReshape(HloInstruction* i, const Shape& declared, Sizes* out);
-  absl::Status VisitSlice(HloInstruction* i, const Shape& declared, Sizes* out);
-  absl::Status VisitGather(HloInstruction* i, Sizes* out);
-  absl::Status VisitReverse(HloInstruction* i, Sizes* out);
-  absl::Status VisitSort(HloInstruction* i, Sizes* out);
-  absl::Status FinishRoot(const Shape& declared);
-  // Each dynamic entry parameter at its bound, its sizes new trailing s32
-  // parameters.
-  absl::Status PadParameters();
-
-  HloComputation* entry_;
-  std::vector<Shape> declared_parameters_;
-  absl::flat_hash_map<const HloInstruction*, Sizes> sizes_;
-  std::vector<HloInstruction*> checks_;
-  std::vector<std::string> check_messages_;
-  std::vector<HloInstruction*> dead_;
-};
+bool HasUnbounded(const std::vector<DynamicDim>& dims) {
+  return std::any_of(dims.begin(), dims.end(),
+                     [](const DynamicDim& d) { return d.bound == Shape::kUnboundedSize; });
+}
 
 bool IsElementwise(HloOpcode op) {
   return IsElementwiseUnary(op) || IsElementwiseBinary(op) || op == HloOpcode::kSelect ||
          op == HloOpcode::kClamp || op == HloOpcode::kMap;
 }
 
-absl::Status EntryPadder::Visit(HloInstruction* i, const Shape& declared, Sizes* out) {
-  ExpansionBuilder b(entry_, i);
+absl::Status ComputationPadder::Visit(HloInstruction* i, const Shape& declared, Sizes* out) {
+  ExpansionBuilder b(computation_, i);
   const HloOpcode op = i->opcode();
   if (op == HloOpcode::kParameter) return absl::OkStatus();  // PadParameters sized it.
   if (op == HloOpcode::kSetDimensionSize) {
@@ -147,8 +115,14 @@ absl::Status EntryPadder::Visit(HloInstruction* i, const Shape& declared, Sizes*
     return absl::OkStatus();
   }
   if (op == HloOpcode::kConstant || op == HloOpcode::kIota) return absl::OkStatus();
+  if (op == HloOpcode::kTuple || op == HloOpcode::kGetTupleElement) return VisitTupleOps(i, out);
+  if (op == HloOpcode::kWhile) return VisitWhile(i, declared);
+  if (op == HloOpcode::kConditional) return VisitConditional(i, declared);
+  if (op == HloOpcode::kSort) return VisitSort(i, out);
+  if (op == HloOpcode::kReduce) return VisitReduce(i, out);
   if (!i->shape().IsArray()) {
-    return Refuse(*i, "a tuple with runtime-sized elements is supported only as the entry root");
+    return Refuse(*i, "a tuple-valued instruction with runtime-sized elements and no rule for it "
+                      "(tuple, get-tuple-element, sort and reduce have one)");
   }
   const int64_t rank = i->shape().rank();
   out->assign(rank, nullptr);
@@ -156,11 +130,9 @@ absl::Status EntryPadder::Visit(HloInstruction* i, const Shape& declared, Sizes*
     for (HloInstruction* operand : i->operands()) {
       if (operand->shape().rank() != rank) continue;
       const Sizes& s = SizesOf(operand);
-      for (int64_t d = 0; d < rank; ++d) {
-        if ((*out)[d] == nullptr) (*out)[d] = s[d];
-      }
+      for (int64_t d = 0; d < rank; ++d) Unify(b, *i, d, s[d], &(*out)[d]);
     }
-    return absl::OkStatus();
+    return b.status();
   }
   switch (op) {
     case HloOpcode::kBroadcast: {
@@ -174,8 +146,6 @@ absl::Status EntryPadder::Visit(HloInstruction* i, const Shape& declared, Sizes*
       return absl::OkStatus();
     }
     case HloOpcode::kReverse: return VisitReverse(i, out);
-    case HloOpcode::kSort: return VisitSort(i, out);
-    case HloOpcode::kReduce: return VisitReduce(i, out);
     case HloOpcode::kDot: return VisitDot(i, out);
     case HloOpcode::kReshape: return VisitReshape(i, declared, out);
     case HloOpcode::kSlice: return VisitSlice(i, declared, out);
@@ -197,6 +167,7 @@ absl::Status EntryPadder::Visit(HloInstruction* i, const Shape& declared, Sizes*
           size = s[axis];
         }
       }
+      RequireEqualSizes(b, *i, *out, axis);
       if (size != nullptr) {
         (*out)[axis] = b.Binary(HloOpcode::kAdd, size, b.IndexScalar(xla::S32, static_part));
       }
@@ -223,16 +194,86 @@ absl::Status EntryPadder::Visit(HloInstruction* i, const Shape& declared, Sizes*
   }
 }
 
-absl::Status EntryPadder::VisitReduce(HloInstruction* i, Sizes* out) {
-  ExpansionBuilder b(entry_, i);
+// The identity of `reducer` for `type` when the reducer is add, multiply,
+// maximum, minimum, and or or of its two scalar parameters: what padding
+// must hold for the reduction to see only the valid elements whatever the
+// init value (masking with a non-identity init would count it once per
+// padding element). nullopt for any other reducer or type.
+std::optional<Literal> ReducerIdentity(const HloComputation& reducer, PrimitiveType type) {
+  if (reducer.num_parameters() != 2 || reducer.root() == nullptr) return std::nullopt;
+  const HloInstruction* root = reducer.root();
+  if (root->operand_count() != 2 || !root->shape().IsArray() || root->shape().rank() != 0) {
+    return std::nullopt;
+  }
+  const HloInstruction* a = root->operand(0);
+  const HloInstruction* b = root->operand(1);
+  if (a->opcode() != HloOpcode::kParameter || b->opcode() != HloOpcode::kParameter ||
+      a == b) {
+    return std::nullopt;
+  }
+  const bool is_float = IsFloatingPoint(type) && !IsNarrowFloat(type);
+  const bool is_int = (IsSignedInteger(type) || IsUnsignedInteger(type)) && BitWidth(type) >= 8 &&
+                      !(IsUnsignedInteger(type) && BitWidth(type) == 64);
+  const bool is_pred = type == xla::PRED;
+  if (!is_float && !is_int && !is_pred) return std::nullopt;
+  Literal identity(Shape::Scalar(type));
+  const int bits = is_pred ? 1 : BitWidth(type);
+  const bool is_signed = IsSignedInteger(type);
+  // The integer extremes of `type` (pred: 0 and 1).
+  const int64_t lowest = is_pred || !is_signed ? 0
+                         : bits == 64          ? INT64_MIN
+                                               : -(int64_t{1} << (bits - 1));
+  const int64_t highest = is_pred ? 1
+                          : is_signed ? (bits == 64 ? INT64_MAX : (int64_t{1} << (bits - 1)) - 1)
+                                      : (int64_t{1} << bits) - 1;
+  switch (root->opcode()) {
+    case HloOpcode::kAdd:
+    case HloOpcode::kOr: identity.SetFromInt64(0, 0); break;
+    case HloOpcode::kMultiply: identity.SetFromInt64(0, 1); break;
+    case HloOpcode::kAnd:
+      if (is_float) return std::nullopt;
+      identity.SetFromInt64(0, is_pred ? 1 : (is_signed ? -1 : highest));
+      break;
+    case HloOpcode::kMaximum:
+      if (is_float) {
+        identity.SetFromDouble(0, -std::numeric_limits<double>::infinity());
+      } else {
+        identity.SetFromInt64(0, lowest);
+      }
+      break;
+    case HloOpcode::kMinimum:
+      if (is_float) {
+        identity.SetFromDouble(0, std::numeric_limits<double>::infinity());
+      } else {
+        identity.SetFromInt64(0, highest);
+      }
+      break;
+    default: return std::nullopt;
+  }
+  if (root->opcode() == HloOpcode::kOr && is_float) return std::nullopt;
+  return identity;
+}
+
+absl::Status ComputationPadder::VisitReduce(HloInstruction* i, Sizes* out) {
+  ExpansionBuilder b(computation_, i);
   const int64_t inputs = i->operand_count() / 2;
   const std::vector<int64_t>& reduced = i->dimensions();
+  // One input: padding holds the reducer's identity where it has a known
+  // one, else the init value (several inputs: the init values, which a
+  // variadic reducer such as argmax's treats as its identity).
+  std::optional<Literal> identity;
+  if (inputs == 1) identity = ReducerIdentity(*i->to_apply(), i->shape().element_type());
   for (int64_t k = 0; k < inputs; ++k) {
     HloInstruction* x = i->operand(k);
     const Sizes s = SizesOf(x);
     HloInstruction* masked = x;
+    HloInstruction* fill = nullptr;
     for (int64_t d : reduced) {
-      if (s[d] != nullptr) masked = Mask(b, masked, d, s[d], i->operand(inputs + k));
+      if (s[d] == nullptr) continue;
+      if (fill == nullptr) {
+        fill = identity.has_value() ? b.Constant(*identity) : i->operand(inputs + k);
+      }
+      masked = Mask(b, masked, d, s[d], fill);
     }
     HLOC_RETURN_IF_ERROR(b.status());
     if (masked != x) i->ReplaceOperandWith(k, masked);
@@ -243,16 +284,19 @@ absl::Status EntryPadder::VisitReduce(HloInstruction* i, Sizes* out) {
     if (std::find(reduced.begin(), reduced.end(), d) == reduced.end()) kept.push_back(s[d]);
   }
   if (i->shape().IsTuple()) {
-    if (AnySize(kept)) return Refuse(*i, "a variadic reduce keeping a runtime-sized dimension");
     out->clear();
+    if (AnySize(kept)) {
+      LeafSizes& leaves = leaf_sizes_[i];
+      for (int64_t k = 0; k < inputs; ++k) leaves[{k}] = kept;
+    }
     return absl::OkStatus();
   }
   *out = kept;
   return absl::OkStatus();
 }
 
-absl::Status EntryPadder::VisitDot(HloInstruction* i, Sizes* out) {
-  ExpansionBuilder b(entry_, i);
+absl::Status ComputationPadder::VisitDot(HloInstruction* i, Sizes* out) {
+  ExpansionBuilder b(computation_, i);
   const xla::DotDimensionNumbers& dn = i->attrs().dot_dimension_numbers;
   HloInstruction* lhs = i->operand(0);
   HloInstruction* rhs = i->operand(1);
@@ -274,8 +318,9 @@ absl::Status EntryPadder::VisitDot(HloInstruction* i, Sizes* out) {
   };
   out->clear();
   for (int k = 0; k < dn.lhs_batch_dimensions_size(); ++k) {
-    HloInstruction* l = ls[dn.lhs_batch_dimensions(k)];
-    out->push_back(l != nullptr ? l : rs[dn.rhs_batch_dimensions(k)]);
+    HloInstruction* size = ls[dn.lhs_batch_dimensions(k)];
+    Unify(b, *i, k, rs[dn.rhs_batch_dimensions(k)], &size);
+    out->push_back(size);
   }
   for (int64_t d = 0; d < static_cast<int64_t>(ls.size()); ++d) {
     if (!contains(dn.lhs_batch_dimensions(), d) && !contains(dn.lhs_contracting_dimensions(), d)) {
@@ -290,8 +335,8 @@ absl::Status EntryPadder::VisitDot(HloInstruction* i, Sizes* out) {
   return absl::OkStatus();
 }
 
-absl::Status EntryPadder::VisitReshape(HloInstruction* i, const Shape& declared, Sizes* out) {
-  ExpansionBuilder b(entry_, i);
+absl::Status ComputationPadder::VisitReshape(HloInstruction* i, const Shape& declared, Sizes* out) {
+  ExpansionBuilder b(computation_, i);
   const Sizes& s = SizesOf(i->operand(0));
   if (!AnySize(s)) return absl::OkStatus();
   const Shape& in = i->operand(0)->shape();
@@ -327,8 +372,8 @@ absl::Status EntryPadder::VisitReshape(HloInstruction* i, const Shape& declared,
   return b.status();
 }
 
-absl::Status EntryPadder::VisitSlice(HloInstruction* i, const Shape& declared, Sizes* out) {
-  ExpansionBuilder b(entry_, i);
+absl::Status ComputationPadder::VisitSlice(HloInstruction* i, const Shape& declared, Sizes* out) {
+  ExpansionBuilder b(computation_, i);
   const Sizes& s = SizesOf(i->operand(0));
   const HloAttributes& a = i->attrs();
   for (int64_t d = 0; d < static_cast<int64_t>(s.size()); ++d) {
@@ -352,8 +397,8 @@ absl::Status EntryPadder::VisitSlice(HloInstruction* i, const Shape& declared, S
 // Reversing a sized dimension of bound B and size n: the operand first
 // rotated by n (x' = concat(x, x)[n : n + B]) so that its n valid elements
 // end at B; reversed, they start at 0.
-absl::Status EntryPadder::VisitReverse(HloInstruction* i, Sizes* out) {
-  ExpansionBuilder b(entry_, i);
+absl::Status ComputationPadder::VisitReverse(HloInstruction* i, Sizes* out) {
+  ExpansionBuilder b(computation_, i);
   HloInstruction* x = i->operand(0);
   *out = SizesOf(x);
   const std::vector<int64_t>& dims = x->shape().dimensions();
@@ -376,48 +421,110 @@ absl::Status EntryPadder::VisitReverse(HloInstruction* i, Sizes* out) {
   return absl::OkStatus();
 }
 
-// Sorting along a sized dimension: a second operand keys the padding
+// Sorting along a sized dimension: one more operand keys the padding
 // (0 valid, 1 past the size) and the comparator puts the lower key first,
 // the original comparator deciding between equal keys; the padding ends up
-// last, the valid elements sorted before it.
-absl::Status EntryPadder::VisitSort(HloInstruction* i, Sizes* out) {
-  if (i->operand_count() != 1) return Refuse(*i, "only a one-operand sort is supported");
-  HloInstruction* x = i->operand(0);
-  *out = SizesOf(x);
+// last, the valid elements sorted before it, and every operand (values
+// sorted with keys, argsort's iota) is permuted alike.
+absl::Status ComputationPadder::VisitSort(HloInstruction* i, Sizes* out) {
+  ExpansionBuilder b(computation_, i);
+  const int64_t n = i->operand_count();
   const int64_t d = i->dimensions(0);
-  if ((*out)[d] == nullptr) return absl::OkStatus();
-  ExpansionBuilder b(entry_, i);
-  const std::vector<int64_t>& dims = x->shape().dimensions();
+  // The operands share their dimensions; any of them may carry the sizes
+  // (argsort's iota carries none).
+  out->assign(i->operand(0)->shape().rank(), nullptr);
+  for (HloInstruction* operand : i->operands()) {
+    const Sizes& s = SizesOf(operand);
+    for (size_t k = 0; k < out->size() && k < s.size(); ++k) {
+      if ((*out)[k] == nullptr) (*out)[k] = s[k];
+    }
+  }
+  RequireEqualSizes(b, *i, *out);
+  HLOC_RETURN_IF_ERROR(b.status());
+  if ((*out)[d] == nullptr) {
+    if (i->shape().IsTuple()) {
+      if (AnySize(*out)) {
+        for (int64_t k = 0; k < n; ++k) leaf_sizes_[i][{k}] = *out;
+      }
+      out->clear();
+    }
+    return absl::OkStatus();
+  }
+  const std::vector<int64_t>& dims = i->operand(0)->shape().dimensions();
   HloInstruction* valid = b.Compare(b.Iota(xla::S32, dims, d), b.Splat((*out)[d], dims),
                                     ComparisonDirection::kLt);
   HloInstruction* key = b.Select(valid, b.Splat(b.IndexScalar(xla::S32, 0), dims),
                                  b.Splat(b.IndexScalar(xla::S32, 1), dims));
   HloComputation* comparator = b.NewComputation("padding_last");
   ExpansionBuilder c = b.ForComputation(comparator);
-  const Shape element = Shape::Scalar(x->shape().element_type());
   const Shape s32 = Shape::Scalar(xla::S32);
-  HloInstruction* xa = c.Parameter(0, element, "lhs");
-  HloInstruction* xb = c.Parameter(1, element, "rhs");
-  HloInstruction* ka = c.Parameter(2, s32, "lhs_key");
-  HloInstruction* kb = c.Parameter(3, s32, "rhs_key");
-  HloInstruction* original = c.Inline(*i->to_apply(), {xa, xb});
+  std::vector<HloInstruction*> pairs;
+  for (int64_t k = 0; k < n; ++k) {
+    const Shape element = Shape::Scalar(i->operand(k)->shape().element_type());
+    pairs.push_back(c.Parameter(2 * k, element, absl::StrCat("lhs", k)));
+    pairs.push_back(c.Parameter(2 * k + 1, element, absl::StrCat("rhs", k)));
+  }
+  HloInstruction* ka = c.Parameter(2 * n, s32, "lhs_key");
+  HloInstruction* kb = c.Parameter(2 * n + 1, s32, "rhs_key");
+  HloInstruction* original = c.Inline(*i->to_apply(), pairs);
   HloInstruction* root = c.Select(c.Compare(ka, kb, ComparisonDirection::kNe),
                                   c.Compare(ka, kb, ComparisonDirection::kLt), original);
   HLOC_RETURN_IF_ERROR(c.status());
   comparator->set_root(root);
-  HloInstruction* sort = b.Build(HloOpcode::kSort, {x, key}, [&](HloInstruction& built) {
+  std::vector<HloInstruction*> operands(i->operands().begin(), i->operands().end());
+  operands.push_back(key);
+  HloInstruction* sort = b.Build(HloOpcode::kSort, operands, [&](HloInstruction& built) {
     *built.mutable_attrs() = i->attrs();
     built.AppendCalledComputation(comparator);
   });
-  HloInstruction* sorted = b.GetTupleElement(sort, 0);
-  HLOC_RETURN_IF_ERROR(b.status());
+  HloInstruction* sorted;
+  if (i->shape().IsArray()) {
+    sorted = b.GetTupleElement(sort, 0);
+    HLOC_RETURN_IF_ERROR(b.status());
+    sizes_[sorted] = *out;
+  } else {
+    std::vector<HloInstruction*> elements;
+    for (int64_t k = 0; k < n; ++k) elements.push_back(b.GetTupleElement(sort, k));
+    sorted = b.Tuple(elements);
+    HLOC_RETURN_IF_ERROR(b.status());
+    for (int64_t k = 0; k < n; ++k) {
+      sizes_[elements[k]] = *out;
+      leaf_sizes_[sorted][{k}] = *out;
+    }
+    out->clear();
+  }
   HLOC_RETURN_IF_ERROR(i->ReplaceAllUsesWith(sorted));
-  sizes_[sorted] = *out;
   dead_.push_back(i);
   return absl::OkStatus();
 }
 
-absl::Status EntryPadder::VisitGather(HloInstruction* i, Sizes* out) {
+// A tuple's sized leaves are its operands'; a get-tuple-element's, the
+// element's.
+absl::Status ComputationPadder::VisitTupleOps(HloInstruction* i, Sizes* out) {
+  if (i->opcode() == HloOpcode::kTuple) {
+    LeafSizes leaves;
+    for (int64_t k = 0; k < i->operand_count(); ++k) AddElementSizes(i->operand(k), k, &leaves);
+    if (!leaves.empty()) leaf_sizes_[i] = std::move(leaves);
+    return absl::OkStatus();
+  }
+  const int64_t index = i->tuple_index();
+  if (i->shape().IsArray()) {
+    *out = SizesAt(i->operand(0), {index});
+    return absl::OkStatus();
+  }
+  auto it = leaf_sizes_.find(i->operand(0));
+  if (it == leaf_sizes_.end()) return absl::OkStatus();
+  LeafSizes leaves;
+  for (const auto& [path, s] : it->second) {
+    if (path.size() > 1 && path[0] == index) {
+      leaves[std::vector<int64_t>(path.begin() + 1, path.end())] = s;
+    }
+  }
+  if (!leaves.empty()) leaf_sizes_[i] = std::move(leaves);
+  return absl::OkStatus();
+}
+
+absl::Status ComputationPadder::VisitGather(HloInstruction* i, Sizes* out) {
   if (AnySize(SizesOf(i->operand(0)))) {
     return Refuse(*i, "gathers from a runtime-sized operand");
   }
@@ -436,37 +543,68 @@ absl::Status EntryPadder::VisitGather(HloInstruction* i, Sizes* out) {
   return absl::OkStatus();
 }
 
-absl::Status EntryPadder::FinishRoot(const Shape& declared) {
-  HloInstruction* root = entry_->root();
-  ExpansionBuilder b(entry_, root);
+absl::Status ComputationPadder::FinishRoot(const Shape& declared) {
+  HloInstruction* root = computation_->root();
+  ExpansionBuilder b(computation_, root);
   std::vector<HloInstruction*> sizes;
-  auto add_leaf = [&](HloInstruction* leaf, const Shape& shape) {
+  auto add_leaf = [&](const Sizes& s, const Shape& shape) {
     for (int64_t d = 0; d < shape.rank(); ++d) {
-      if (shape.is_dynamic_dimension(d)) sizes.push_back(SizeOrBound(b, leaf, d));
+      if (!shape.is_dynamic_dimension(d)) continue;
+      sizes.push_back(s[d] != nullptr ? s[d] : b.IndexScalar(xla::S32, shape.dimensions(d)));
     }
   };
   if (declared.IsArray()) {
-    add_leaf(root, declared);
+    add_leaf(SizesOf(root), declared);
   } else if (declared.IsTuple() && !declared.is_static()) {
-    if (root->opcode() != HloOpcode::kTuple) {
-      return Refuse(*root, "a tuple-shaped dynamic entry result must be a tuple instruction");
-    }
     for (int64_t k = 0; k < declared.tuple_shapes_size(); ++k) {
       const Shape& element = declared.tuple_shapes(k);
       if (element.IsTuple() && !element.is_static()) {
         return Refuse(*root, "a nested tuple with runtime-sized elements in the entry result");
       }
-      if (element.IsArray()) add_leaf(root->operand(k), element);
+      if (element.IsArray()) add_leaf(SizesAt(root, {k}), element);
     }
   }
   HloInstruction* new_root = b.Tuple({root, b.Tuple(sizes), b.Tuple(checks_)});
   HLOC_RETURN_IF_ERROR(b.status());
-  entry_->set_root(new_root);
+  computation_->set_root(new_root);
   return absl::OkStatus();
 }
 
-absl::Status EntryPadder::PadParameters() {
-  const std::vector<HloInstruction*> parameters = entry_->parameters();
+// Walks the array leaves of parameter `p` (`shape` at `path`), adding a
+// trailing s32 parameter per dynamic dimension.
+absl::Status ComputationPadder::AddSizeParameters(HloInstruction* p, const Shape& shape,
+                                            std::vector<int64_t>* path, int64_t* next_number) {
+  if (shape.IsTuple()) {
+    for (int64_t k = 0; k < shape.tuple_shapes_size(); ++k) {
+      path->push_back(k);
+      HLOC_RETURN_IF_ERROR(AddSizeParameters(p, shape.tuple_shapes(k), path, next_number));
+      path->pop_back();
+    }
+    return absl::OkStatus();
+  }
+  if (!shape.IsArray() || shape.is_static()) return absl::OkStatus();
+  Sizes sizes(shape.rank(), nullptr);
+  std::string prefix = p->name();
+  for (int64_t k : *path) absl::StrAppend(&prefix, ".", k);
+  for (int64_t d = 0; d < shape.rank(); ++d) {
+    if (!shape.is_dynamic_dimension(d)) continue;
+    if (shape.dimensions(d) == Shape::kUnboundedSize) {
+      return Refuse(*p, absl::StrCat("an entry parameter of unbounded dynamic shape ",
+                                     p->shape().ToString(false), " has no bound to pad to"));
+    }
+    sizes[d] = computation_->AddInstruction(HloInstruction::CreateParameter(
+        (*next_number)++, Shape::Scalar(xla::S32), absl::StrCat(prefix, ".size", d)));
+  }
+  if (path->empty()) {
+    sizes_[p] = std::move(sizes);
+  } else {
+    leaf_sizes_[p][*path] = std::move(sizes);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ComputationPadder::PadParameters() {
+  const std::vector<HloInstruction*> parameters = computation_->parameters();
   bool any = false;
   for (const HloInstruction* p : parameters) any = any || !p->shape().is_static();
   if (!any) return absl::OkStatus();
@@ -474,48 +612,45 @@ absl::Status EntryPadder::PadParameters() {
   for (HloInstruction* p : parameters) {
     declared_parameters_.push_back(p->shape());
     if (p->shape().is_static()) continue;
-    if (!p->shape().IsArray()) {
-      return Refuse(*p, absl::StrCat("a tuple entry parameter with runtime-sized elements (",
-                                     p->shape().ToString(false), ")"));
-    }
-    Sizes& sizes = SizesOf(p);
-    for (int64_t d = 0; d < p->shape().rank(); ++d) {
-      if (!p->shape().is_dynamic_dimension(d)) continue;
-      if (p->shape().dimensions(d) == Shape::kUnboundedSize) {
-        return Refuse(*p, absl::StrCat("an entry parameter of unbounded dynamic shape ",
-                                       p->shape().ToString(false), " has no bound to pad to"));
-      }
-      sizes[d] = entry_->AddInstruction(HloInstruction::CreateParameter(
-          next_number++, Shape::Scalar(xla::S32), absl::StrCat(p->name(), ".size", d)));
-    }
+    std::vector<int64_t> path;
+    HLOC_RETURN_IF_ERROR(AddSizeParameters(p, p->shape(), &path, &next_number));
     MakeStatic(p->mutable_shape());
   }
   return absl::OkStatus();
 }
 
-absl::Status EntryPadder::Run() {
-  const Shape declared_root = entry_->root()->shape();
-  HLOC_RETURN_IF_ERROR(PadParameters());
-  for (HloInstruction* i : entry_->MakeInstructionPostOrder()) {
+// Whether `i` is a loop or branch whose computations have dynamic shapes
+// (a while of static shape may still size values inside its body).
+bool CallsDynamic(const HloInstruction& i) {
+  if (i.opcode() != HloOpcode::kWhile && i.opcode() != HloOpcode::kConditional) return false;
+  for (const HloComputation* c : i.called_computations()) {
+    if (HasDynamicShape(*c)) return true;
+  }
+  return false;
+}
+
+absl::Status ComputationPadder::PadInstructions() {
+  for (HloInstruction* i : computation_->MakeInstructionPostOrder()) {
     const Shape declared = i->shape();
     bool sized_operand = false;
-    for (HloInstruction* operand : i->operands()) {
-      auto it = sizes_.find(operand);
-      sized_operand = sized_operand || (it != sizes_.end() && AnySize(it->second));
-    }
+    for (HloInstruction* operand : i->operands()) sized_operand = sized_operand || Sized(operand);
     const HloOpcode op = i->opcode();
     const bool size_op = op == HloOpcode::kSetDimensionSize || op == HloOpcode::kGetDimensionSize;
-    if (!sized_operand && declared.is_static() && !size_op) continue;
-    if (op == HloOpcode::kTuple && i == entry_->root()) {
-      MakeStatic(i->mutable_shape());
-      continue;
-    }
+    if (!sized_operand && declared.is_static() && !size_op && !CallsDynamic(*i)) continue;
     MakeStatic(i->mutable_shape());
     Sizes out;
     HLOC_RETURN_IF_ERROR(Visit(i, declared, &out));
     if (AnySize(out)) sizes_[i] = std::move(out);
   }
-  for (HloInstruction* i : dead_) HLOC_RETURN_IF_ERROR(entry_->RemoveInstruction(i));
+  for (HloInstruction* i : dead_) HLOC_RETURN_IF_ERROR(computation_->RemoveInstruction(i));
+  dead_.clear();
+  return absl::OkStatus();
+}
+
+absl::Status ComputationPadder::RunEntry() {
+  const Shape declared_root = computation_->root()->shape();
+  HLOC_RETURN_IF_ERROR(PadParameters());
+  HLOC_RETURN_IF_ERROR(PadInstructions());
   return FinishRoot(declared_root);
 }
 
@@ -550,25 +685,99 @@ absl::StatusOr<bool> RemoveStaticSizeOps(HloModule& module) {
   return changed;
 }
 
-}  // namespace
+// The computations the entry calls, directly or not, and the entry.
+absl::flat_hash_set<const HloComputation*> Reachable(const HloModule& module) {
+  absl::flat_hash_set<const HloComputation*> seen = {module.entry()};
+  std::vector<const HloComputation*> stack = {module.entry()};
+  while (!stack.empty()) {
+    const HloComputation* c = stack.back();
+    stack.pop_back();
+    for (const HloInstruction* i : c->instructions()) {
+      for (const HloComputation* callee : i->called_computations()) {
+        if (seen.insert(callee).second) stack.push_back(callee);
+      }
+    }
+  }
+  return seen;
+}
+
+// " (called by %w (while))": the first instruction calling `callee`, for
+// messages.
+std::string CalledBy(const HloModule& module, const HloComputation* callee) {
+  for (const HloComputation* c : module.computations()) {
+    for (const HloInstruction* i : c->instructions()) {
+      const auto& called = i->called_computations();
+      if (std::find(called.begin(), called.end(), callee) != called.end()) {
+        return absl::StrCat(" (called by %", i->name(), " (", HloOpcodeName(i->opcode()), "))");
+      }
+    }
+  }
+  return "";
+}
+
+// Calls whose callee has dynamic shapes, in any computation, inlined (the
+// sizes then flow through the callee's instructions like any others).
+absl::StatusOr<bool> InlineDynamicCalls(HloModule& module) {
+  bool changed = false;
+  for (bool again = true; again;) {
+    again = false;
+    for (HloComputation* c : module.computations()) {
+      for (HloInstruction* i : c->MakeInstructionPostOrder()) {
+        if (i->opcode() != HloOpcode::kCall || i->called_computations().size() != 1) continue;
+        const HloComputation& callee = *i->called_computations()[0];
+        if (!HasDynamicShape(callee)) continue;
+        ExpansionBuilder b(c, i);
+        const std::vector<HloInstruction*> operands(i->operands().begin(), i->operands().end());
+        HloInstruction* inlined = b.Inline(callee, operands);
+        HLOC_RETURN_IF_ERROR(b.status());
+        HLOC_RETURN_IF_ERROR(i->ReplaceAllUsesWith(inlined));
+        HLOC_RETURN_IF_ERROR(c->RemoveInstruction(i));
+        changed = again = true;
+      }
+    }
+  }
+  return changed;
+}
+
+}  // namespace dynamic_padder_internal
+
+using dynamic_padder_internal::CalledBy;
+using dynamic_padder_internal::ComputationPadder;
+using dynamic_padder_internal::EncodeDynamicResultContract;
+using dynamic_padder_internal::HasDynamicShape;
+using dynamic_padder_internal::InlineDynamicCalls;
+using dynamic_padder_internal::MakeStatic;
+using dynamic_padder_internal::Reachable;
+using dynamic_padder_internal::RemoveStaticSizeOps;
 
 absl::StatusOr<bool> DynamicPadder::Run(HloModule& module) {
   if (module.entry() == nullptr) return false;
   HLOC_ASSIGN_OR_RETURN(const bool removed, RemoveStaticSizeOps(module));
-  for (HloComputation* c : module.computations()) {
-    if (c == module.entry() || !HasDynamicShape(*c)) continue;
-    return absl::UnimplementedError(
-        absl::StrCat("dynamic-padder: computation ", c->name(),
-                     " has dynamic shapes; only the entry computation may"));
-  }
-  if (!HasDynamicShape(*module.entry())) return removed;
+  HLOC_ASSIGN_OR_RETURN(const bool inlined, InlineDynamicCalls(module));
+  bool dynamic = false;
+  for (const HloComputation* c : Reachable(module)) dynamic = dynamic || HasDynamicShape(*c);
+  if (!dynamic) return removed || inlined;
   if (module.config().input_output_alias.entries_size() > 0) {
     return absl::UnimplementedError(
         "dynamic-padder: a module with dynamic shapes and input/output aliasing");
   }
   const Shape declared = module.entry()->root()->shape();
-  EntryPadder padder(module.entry());
-  HLOC_RETURN_IF_ERROR(padder.Run());
+  ComputationPadder padder(module.entry());
+  HLOC_RETURN_IF_ERROR(padder.RunEntry());
+  // The loops and branches now call padded copies; the originals go.
+  std::vector<HloComputation*> unreachable;
+  const absl::flat_hash_set<const HloComputation*> reachable = Reachable(module);
+  for (HloComputation* c : module.computations()) {
+    if (!reachable.contains(c)) unreachable.push_back(c);
+  }
+  HLOC_RETURN_IF_ERROR(module.RemoveComputations(unreachable));
+  for (HloComputation* c : module.computations()) {
+    if (c == module.entry() || !HasDynamicShape(*c)) continue;
+    return absl::UnimplementedError(absl::StrCat(
+        "dynamic-padder: computation ", c->name(), CalledBy(module, c),
+        " has dynamic shapes; runtime sizes are carried into while loops, conditional "
+        "branches and calls only"));
+  }
   HloModuleConfig* config = module.mutable_config();
   if (config->entry_computation_layout.has_value()) {
     ProgramShape& layout = *config->entry_computation_layout;
@@ -586,197 +795,13 @@ absl::StatusOr<bool> DynamicPadder::Run(HloModule& module) {
       }
     }
   }
-  // One line each: "result SHAPE", "parameter NAME SHAPE" (every entry
-  // parameter as declared, when one was dynamic), "check MESSAGE".
-  std::vector<std::string> lines = {
-      absl::StrCat(kResultLine, declared.ToString(/*print_layout=*/false))};
+  std::vector<std::string> names;
   for (size_t k = 0; k < padder.declared_parameters().size(); ++k) {
-    lines.push_back(absl::StrCat(kParameterLine, module.entry()->parameter(k)->name(), " ",
-                                 padder.declared_parameters()[k].ToString(/*print_layout=*/false)));
+    names.push_back(module.entry()->parameter(k)->name());
   }
-  for (const std::string& check : padder.checks()) lines.push_back(absl::StrCat(kCheckLine, check));
   (*config->frontend_attributes.mutable_map())[kDynamicResultAttribute] =
-      absl::StrJoin(lines, "\n");
+      EncodeDynamicResultContract(declared, names, padder.declared_parameters(), padder.checks());
   return true;
-}
-
-absl::StatusOr<std::optional<DynamicResultContract>> FindDynamicResultContract(
-    const HloModule& module) {
-  const auto& map = module.config().frontend_attributes.map();
-  auto it = map.find(kDynamicResultAttribute);
-  if (it == map.end()) return std::nullopt;
-  DynamicResultContract contract;
-  bool have_result = false;
-  for (absl::string_view line : absl::StrSplit(it->second, '\n')) {
-    if (absl::ConsumePrefix(&line, kResultLine)) {
-      HLOC_ASSIGN_OR_RETURN(contract.declared, ParseShape(line));
-      have_result = true;
-    } else if (absl::ConsumePrefix(&line, kParameterLine)) {
-      const size_t space = line.find(' ');
-      if (space == absl::string_view::npos) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "frontend attribute ", kDynamicResultAttribute, ": no shape in \"", line, "\""));
-      }
-      HLOC_ASSIGN_OR_RETURN(Shape parameter, ParseShape(line.substr(space + 1)));
-      contract.parameter_names.emplace_back(line.substr(0, space));
-      contract.parameters.push_back(std::move(parameter));
-    } else if (absl::ConsumePrefix(&line, kCheckLine)) {
-      contract.checks.emplace_back(line);
-    } else {
-      return absl::InvalidArgumentError(absl::StrCat("frontend attribute ", kDynamicResultAttribute,
-                                                     ": unknown line \"", line, "\""));
-    }
-  }
-  if (!have_result) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("frontend attribute ", kDynamicResultAttribute, " has no result line"));
-  }
-  return contract;
-}
-
-namespace {
-
-// Copies the leading box `box` (no larger than either) of `from` into `to`,
-// both dense row-major arrays of one element type.
-void CopyLeadingBox(const Literal& from, const std::vector<int64_t>& box, Literal* to) {
-  const int64_t rank = static_cast<int64_t>(box.size());
-  int64_t count = 1;
-  for (int64_t n : box) count *= n;
-  if (count == 0) return;
-  const int width = ByteWidth(from.shape().element_type());
-  auto strides = [rank](const Shape& shape) {
-    std::vector<int64_t> strides(rank, 1);
-    for (int64_t d = rank - 2; d >= 0; --d) strides[d] = strides[d + 1] * shape.dimensions(d + 1);
-    return strides;
-  };
-  const std::vector<int64_t> from_strides = strides(from.shape());
-  const std::vector<int64_t> to_strides = strides(to->shape());
-  std::vector<int64_t> index(rank, 0);
-  for (int64_t linear = 0; linear < count; ++linear) {
-    int64_t source = 0, target = 0;
-    for (int64_t d = 0; d < rank; ++d) {
-      source += index[d] * from_strides[d];
-      target += index[d] * to_strides[d];
-    }
-    std::memcpy(to->mutable_raw() + target * width, from.raw() + source * width, width);
-    for (int64_t d = rank - 1; d >= 0 && ++index[d] == box[d]; --d) index[d] = 0;
-  }
-}
-
-// Copies the leading box of `in` given by the runtime sizes.
-Literal CutToSizes(const Literal& in, const std::vector<int64_t>& dims) {
-  Literal out(Shape(in.shape().element_type(), dims));
-  CopyLeadingBox(in, dims, &out);
-  return out;
-}
-
-// Argument `k` for the dynamic array parameter `declared`: at its bound,
-// the argument's sizes of its dynamic dimensions appended to `sizes`.
-absl::StatusOr<Literal> PadArgument(const Literal& argument, int64_t k, const Shape& declared,
-                                    absl::string_view name, std::vector<Literal>* sizes) {
-  const std::string which = absl::StrCat("argument ", k, " (parameter %", name, ")");
-  const Shape& shape = argument.shape();
-  if (!shape.IsArray() || shape.element_type() != declared.element_type() ||
-      shape.rank() != declared.rank()) {
-    return absl::InvalidArgumentError(absl::StrCat(which, " has shape ", shape.ToString(false),
-                                                   ", the parameter is ",
-                                                   declared.ToString(false)));
-  }
-  for (int64_t d = 0; d < declared.rank(); ++d) {
-    const int64_t size = shape.dimensions(d), bound = declared.dimensions(d);
-    if (!declared.is_dynamic_dimension(d)) {
-      if (size != bound) {
-        return absl::InvalidArgumentError(absl::StrCat(which, " dimension ", d, " has size ", size,
-                                                       ", the parameter's is ", bound, " (",
-                                                       declared.ToString(false), ")"));
-      }
-      continue;
-    }
-    if (size > bound) {
-      return absl::InvalidArgumentError(absl::StrCat(which, " dimension ", d, " has size ", size,
-                                                     ", above its bound ", bound, " (",
-                                                     declared.ToString(false), ")"));
-    }
-    sizes->push_back(Literal::Scalar<int32_t>(xla::S32, static_cast<int32_t>(size)));
-  }
-  Shape bound_shape = declared;
-  for (int64_t d = 0; d < bound_shape.rank(); ++d) bound_shape.set_dynamic_dimension(d, false);
-  Literal padded(bound_shape);
-  CopyLeadingBox(argument, shape.dimensions(), &padded);
-  return padded;
-}
-
-}  // namespace
-
-absl::StatusOr<std::vector<Literal>> PadDynamicArguments(absl::Span<const Literal> arguments,
-                                                         const DynamicResultContract& contract) {
-  const std::vector<Shape>& parameters = contract.parameters;
-  if (arguments.size() != parameters.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("the entry computation takes ",
-                                                   parameters.size(), " arguments, got ",
-                                                   arguments.size()));
-  }
-  std::vector<Literal> padded, sizes;
-  padded.reserve(arguments.size());
-  for (size_t k = 0; k < arguments.size(); ++k) {
-    if (parameters[k].is_static()) {
-      if (!arguments[k].shape().Compatible(parameters[k])) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "argument ", k, " has shape ", arguments[k].shape().ToString(false),
-            ", the parameter is ", parameters[k].ToString(false)));
-      }
-      padded.push_back(arguments[k]);
-      continue;
-    }
-    const std::string name = k < contract.parameter_names.size() ? contract.parameter_names[k] : "";
-    HLOC_ASSIGN_OR_RETURN(Literal argument,
-                          PadArgument(arguments[k], static_cast<int64_t>(k), parameters[k], name,
-                                      &sizes));
-    padded.push_back(std::move(argument));
-  }
-  for (Literal& size : sizes) padded.push_back(std::move(size));
-  return padded;
-}
-
-absl::StatusOr<Literal> ShrinkDynamicResult(const Literal& padded,
-                                            const DynamicResultContract& contract) {
-  if (!padded.shape().IsTuple() || padded.tuple_elements().size() != 3) {
-    return absl::InternalError("a dynamic-padded result is not (result, sizes, checks)");
-  }
-  const Literal& result = padded.tuple_elements()[0];
-  const std::vector<Literal>& sizes = padded.tuple_elements()[1].tuple_elements();
-  const std::vector<Literal>& checks = padded.tuple_elements()[2].tuple_elements();
-  if (checks.size() != 2 * contract.checks.size()) {
-    return absl::InternalError("dynamic-padded result: checks do not match the contract");
-  }
-  for (size_t k = 0; k < contract.checks.size(); ++k) {
-    const int64_t value = checks[2 * k].GetAsInt64(0), limit = checks[2 * k + 1].GetAsInt64(0);
-    if (value < 0 || value > limit) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(contract.checks[k], " (value ", value, ", limit ", limit, ")"));
-    }
-  }
-  size_t next = 0;
-  auto shrink_leaf = [&](const Literal& leaf, const Shape& declared) -> absl::StatusOr<Literal> {
-    if (!declared.IsArray() || declared.is_static()) return leaf;
-    std::vector<int64_t> dims = leaf.shape().dimensions();
-    for (int64_t d = 0; d < declared.rank(); ++d) {
-      if (!declared.is_dynamic_dimension(d)) continue;
-      if (next >= sizes.size()) return absl::InternalError("dynamic-padded result: sizes missing");
-      dims[d] = std::clamp<int64_t>(sizes[next++].GetAsInt64(0), 0, dims[d]);
-    }
-    return CutToSizes(leaf, dims);
-  };
-  if (contract.declared.IsTuple()) {
-    std::vector<Literal> elements;
-    for (size_t k = 0; k < result.tuple_elements().size(); ++k) {
-      HLOC_ASSIGN_OR_RETURN(Literal e, shrink_leaf(result.tuple_elements()[k],
-                                                   contract.declared.tuple_shapes(k)));
-      elements.push_back(std::move(e));
-    }
-    return Literal::Tuple(std::move(elements));
-  }
-  return shrink_leaf(result, contract.declared);
 }
 
 }  // namespace hloc

@@ -23,24 +23,43 @@
 //   pad                        low edge padding only on a sized dimension
 //   reverse along a sized dim  operand rotated by the size first, so
 //                              the valid elements end at the bound
-//   one-operand sort along a   a second operand keys the padding last
-//   sized dim                  (0 valid, 1 padding; lower key first)
+//   sort along a sized dim     one more operand keys the padding last
+//   (any number of operands)   (0 valid, 1 padding; lower key first)
+//   tuple, get-tuple-element   sizes kept per array leaf of the tuple
+//   variadic reduce            each result element the kept sizes
 //
 // First, in every computation, a set-dimension-size whose result dimension
 // is static becomes its operand and a get-dimension-size of a static
 // dimension its bound (TF emits both around ops of known size).
 //
+// Loops and branches. A while whose carried value holds runtime-sized
+// arrays, or a conditional whose branch operands or result do, calls padded
+// copies of its computations: each takes (its parameter at the bound, one
+// s32 size per dynamic dimension of it) and a body or branch returns (its
+// result at the bound, the result's sizes); the copy is padded like the
+// entry, starting from those sizes, so the loop carries the sizes from one
+// iteration to the next. The originals, no longer called, are removed.
+// A runtime size check inside a body or branch (a set-dimension-size, a
+// static slice of a runtime-sized dimension) comes out as one more
+// (value, limit) pair beside the result, and the entry checks it: a loop
+// carries the first failing pair of all its iterations, a conditional has
+// a slot per check of every branch ((0, 0), passing, in the branches that
+// do not make it). Checks in a loop condition are refused. A call whose
+// callee has dynamic shapes is inlined first.
+//
 // Anything else meeting a dynamic shape is refused with an error naming the
-// instruction, as are dynamic shapes outside the entry computation.
+// instruction, as are dynamic shapes in computations other than the entry,
+// loops, branches and calls (custom calls' computations, say).
 //
 // Entry parameters. A dynamic array parameter (p: f32[<=8, 3]) becomes a
 // parameter at its bound (f32[8, 3]) and one new trailing s32[] parameter
-// per dynamic dimension (p.size0), in parameter then dimension order; that
+// per dynamic dimension (p.size0), in parameter, array leaf, then dimension
+// order (a tuple parameter q: (f32[<=8], s32[]) gets q.0.size0); that
 // parameter is the dimension's tracked size. The caller copies each argument,
 // of any size up to the bound, into a buffer of the bound and passes its
 // sizes (PadDynamicArguments below; compiled programs and the API call it
-// through backend/common/declared_result.h). Tuple parameters with dynamic
-// leaves and unbounded ("?") dimensions are refused.
+// through backend/common/declared_result.h). Unbounded ("?") dimensions are
+// refused.
 //
 // The entry result. When the module had dynamic shapes, the entry root
 // becomes the tuple (result, (sizes...), (checks...)): the result at its
@@ -92,8 +111,8 @@ absl::StatusOr<std::optional<DynamicResultContract>> FindDynamicResultContract(
 // The rewritten entry's arguments for `arguments` of the declared entry
 // (contract.parameters non-empty): an argument of a dynamic parameter, of
 // any size up to the bound along its dynamic dimensions, copied into an
-// array of the bound (the padding is zeros), and those sizes appended as
-// s32 scalars. Any other argument must match its parameter. A wrong count,
+// array of the bound (the padding is zeros; a tuple argument leaf by leaf),
+// and those sizes appended as s32 scalars. Any other argument must match its parameter. A wrong count,
 // element type, rank, static dimension or a size past its bound is an
 // InvalidArgument error naming the argument, parameter, dimension, size and
 // bound.

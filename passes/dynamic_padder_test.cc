@@ -29,13 +29,16 @@ Literal Lit(absl::string_view shape, absl::string_view value) {
 
 Literal Text(const std::string& text) { return testdata::ParseLiteralText(text); }
 
-// The original in the interpreter vs the padded module in the interpreter.
-absl::StatusOr<std::pair<Literal, Literal>> RunBothWays(absl::string_view text,
-                                                        const std::vector<Literal>& args) {
+Literal TupleArgument(int n, int m) {
+  return Literal::Tuple({Text(dynamic_test_modules::TupleParameterX(n)), Lit("s32[]", "7"),
+                         Text(dynamic_test_modules::TupleParameterY(m))});
+}
+
+// The padded module in the interpreter, its result cut by
+// ShrinkDynamicResult.
+absl::StatusOr<Literal> RunPadded(absl::string_view text, const std::vector<Literal>& args) {
   absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text);
   if (!module.ok()) return module.status();
-  absl::StatusOr<Literal> expected = Evaluate(**module, args);
-  if (!expected.ok()) return expected.status();
   DynamicPadder padder;
   absl::StatusOr<bool> changed = padder.Run(**module);
   if (!changed.ok()) return changed.status();
@@ -61,7 +64,17 @@ absl::StatusOr<std::pair<Literal, Literal>> RunBothWays(absl::string_view text,
   }
   absl::StatusOr<Literal> padded = Evaluate(**module, program_args);
   if (!padded.ok()) return padded.status();
-  absl::StatusOr<Literal> actual = ShrinkDynamicResult(*padded, **contract);
+  return ShrinkDynamicResult(*padded, **contract);
+}
+
+// The original in the interpreter vs the padded module in the interpreter.
+absl::StatusOr<std::pair<Literal, Literal>> RunBothWays(absl::string_view text,
+                                                        const std::vector<Literal>& args) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text);
+  if (!module.ok()) return module.status();
+  absl::StatusOr<Literal> expected = Evaluate(**module, args);
+  if (!expected.ok()) return expected.status();
+  absl::StatusOr<Literal> actual = RunPadded(text, args);
   if (!actual.ok()) return actual.status();
   return std::make_pair(*std::move(expected), *std::move(actual));
 }
@@ -168,37 +181,38 @@ absl::Status PadOnly(absl::string_view text) {
 }
 
 TEST(DynamicPadderTest, RefusesWhatItCannotRewriteByName) {
-  absl::Status sort = PadOnly(R"(
+  // A size check in a loop condition (which returns only a pred).
+  absl::Status condition = PadOnly(R"(
 HloModule m
-lt {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  c = s32[] parameter(2)
-  d = s32[] parameter(3)
-  ROOT r = pred[] compare(a, b), direction=LT
+cond {
+  c = (f32[<=4], s32[]) parameter(0)
+  x = f32[<=4] get-tuple-element(c), index=0
+  i = s32[] get-tuple-element(c), index=1
+  y = f32[<=4] set-dimension-size(x, i), dimensions={0}
+  n = s32[] get-dimension-size(y), dimensions={0}
+  l = s32[] constant(3)
+  ROOT r = pred[] compare(n, l), direction=LT
+}
+body {
+  b = (f32[<=4], s32[]) parameter(0)
+  x = f32[<=4] get-tuple-element(b), index=0
+  i = s32[] get-tuple-element(b), index=1
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  ROOT t = (f32[<=4], s32[]) tuple(x, j)
 }
 ENTRY e {
-  p = f32[4] parameter(0)
-  i = s32[4] parameter(1)
-  n = s32[] parameter(2)
-  d = f32[<=4] set-dimension-size(p, n), dimensions={0}
-  j = s32[<=4] set-dimension-size(i, n), dimensions={0}
-  ROOT s = (f32[<=4], s32[<=4]) sort(d, j), dimensions={0}, to_apply=lt
+  p = f32[<=4] parameter(0)
+  z = s32[] constant(0)
+  t = (f32[<=4], s32[]) tuple(p, z)
+  ROOT w = (f32[<=4], s32[]) while(t), condition=cond, body=body
 }
 )");
-  EXPECT_EQ(sort.code(), absl::StatusCode::kUnimplemented);
-  EXPECT_NE(sort.message().find("instruction %s (sort): a tuple with runtime-sized elements"),
+  EXPECT_EQ(condition.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_NE(condition.message().find("instruction %w (while): a runtime size check in its "
+                                     "condition cond"),
             std::string::npos)
-      << sort;
-  absl::Status tuple = PadOnly(R"(
-HloModule m
-ENTRY e {
-  ROOT p = (f32[<=4], f32[2]) parameter(0)
-}
-)");
-  EXPECT_NE(tuple.message().find("instruction %p (parameter): a tuple entry parameter"),
-            std::string::npos)
-      << tuple;
+      << condition;
   absl::Status unbounded = PadOnly(R"(
 HloModule m
 ENTRY e {
@@ -309,6 +323,225 @@ ENTRY main {
   ROOT r = f32[1,<=5] reshape(p)
 }
 )", {Text(DynamicParametersP(n))});
+  }
+}
+
+TEST(DynamicPadderTest, TupleParameterWithDynamicLeaves) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module =
+      ParseHloModule(dynamic_test_modules::kTupleParameter);
+  ASSERT_TRUE(module.ok()) << module.status();
+  DynamicPadder padder;
+  ASSERT_TRUE(padder.Run(**module).ok());
+  const HloComputation& entry = *(*module)->entry();
+  ASSERT_EQ(entry.num_parameters(), 3);
+  EXPECT_EQ(entry.parameter(0)->shape().ToString(false), "(f32[8], s32[], f32[2,3])");
+  EXPECT_EQ(entry.parameter(1)->name(), "p.0.size0");
+  EXPECT_EQ(entry.parameter(2)->name(), "p.2.size1");
+  auto contract = FindDynamicResultContract(**module);
+  ASSERT_TRUE(contract.ok() && contract->has_value()) << contract.status();
+  ASSERT_EQ((*contract)->parameters.size(), 1u);
+  EXPECT_EQ((*contract)->parameters[0].ToString(false), "(f32[<=8], s32[], f32[2,<=3])");
+
+  absl::StatusOr<std::vector<Literal>> padded = PadDynamicArguments(
+      {TupleArgument(2, 1)}, **contract);
+  ASSERT_TRUE(padded.ok()) << padded.status();
+  ASSERT_EQ(padded->size(), 3u);
+  EXPECT_EQ((*padded)[0].shape().ToString(false), "(f32[8], s32[], f32[2,3])");
+  EXPECT_EQ((*padded)[1].ToString(), "s32[] 2");
+  EXPECT_EQ((*padded)[2].ToString(), "s32[] 1");
+  absl::StatusOr<std::vector<Literal>> past = PadDynamicArguments(
+      {TupleArgument(2, 4)}, **contract);
+  ASSERT_FALSE(past.ok());
+  EXPECT_NE(past.status().message().find(
+                "argument 0 (parameter %p) tuple element 2 dimension 1 has size 4, above its "
+                "bound 3"),
+            std::string::npos)
+      << past.status();
+  absl::StatusOr<std::vector<Literal>> flat =
+      PadDynamicArguments({Lit("f32[2]", "{1, 2}")}, **contract);
+  ASSERT_FALSE(flat.ok());
+  EXPECT_NE(flat.status().message().find("argument 0 (parameter %p) has shape f32[2], the "
+                                         "parameter is (f32[<=8], s32[], f32[2,<=3])"),
+            std::string::npos)
+      << flat.status();
+
+  for (int n : {0, 1, 5, 8}) {
+    for (int m : {0, 2, 3}) {
+      SCOPED_TRACE(absl::StrCat("n=", n, " m=", m));
+      ExpectSameAnswer(dynamic_test_modules::kTupleParameter,
+                       {TupleArgument(n, m)});
+    }
+  }
+}
+
+// A tuple parameter returned as it is, and one nested in another.
+TEST(DynamicPadderTest, TupleParameterAsTheResultAndNested) {
+  for (int n : {0, 3, 4}) {
+    SCOPED_TRACE(n);
+    const Literal x = Text(DynamicParametersP(n));
+    ExpectSameAnswer(R"(
+HloModule m
+ENTRY e {
+  ROOT p = (f32[<=4], s32[]) parameter(0)
+}
+)", {Literal::Tuple({x, Lit("s32[]", "5")})});
+    ExpectSameAnswer(R"(
+HloModule m
+ENTRY e {
+  p = ((f32[<=4], s32[]), f32[2]) parameter(0)
+  a = (f32[<=4], s32[]) get-tuple-element(p), index=0
+  x = f32[<=4] get-tuple-element(a), index=0
+  y = f32[<=4] negate(x)
+  b = f32[2] get-tuple-element(p), index=1
+  ROOT t = (f32[<=4], f32[2]) tuple(y, b)
+}
+)", {Literal::Tuple({Literal::Tuple({x, Lit("s32[]", "5")}), Lit("f32[2]", "{1, 2}")})});
+  }
+}
+
+// Several operands sorted along a runtime-sized dimension: the padding
+// (values that would sort first) stays out of every operand's result.
+TEST(DynamicPadderTest, MultiOperandSortAlongARuntimeSizedDimension) {
+  const Literal p = Text(dynamic_test_modules::kSortWithValuesP);
+  for (const char* n : {"0", "1", "4", "6"}) {
+    for (int m : {0, 1, 5, 8}) {
+      SCOPED_TRACE(absl::StrCat("n=", n, " m=", m));
+      ExpectSameAnswer(dynamic_test_modules::kSortWithValues,
+                       {p, Lit("s32[]", n), Text(dynamic_test_modules::SortWithValuesQ(m))});
+    }
+  }
+}
+
+// Sizes carried into a while loop (its condition reads the size, its body
+// reduces over it) and into conditional branches (an array operand and a
+// tuple one).
+TEST(DynamicPadderTest, SizesFlowIntoLoopsAndBranches) {
+  for (int n : {0, 1, 5, 8}) {
+    for (const char* k : {"0", "1", "7"}) {
+      SCOPED_TRACE(absl::StrCat("n=", n, " k=", k));
+      ExpectSameAnswer(dynamic_test_modules::kLoopAndBranches,
+                       {Text(DynamicParametersP(n)), Lit("s32[]", k)});
+    }
+  }
+}
+
+// Size checks inside a loop body and a branch are carried out and checked
+// in the entry: the interpreter's answer where it has one, else an error
+// naming the set-dimension-size.
+TEST(DynamicPadderTest, SizeChecksInLoopsAndBranches) {
+  int failures = 0;
+  for (int n : {0, 1, 3, 4}) {
+    for (const char* m : {"0", "1", "2", "3", "4"}) {
+      SCOPED_TRACE(absl::StrCat("n=", n, " m=", m));
+      std::vector<Literal> args = {Text(DynamicParametersP(n)), Lit("s32[]", m)};
+      absl::StatusOr<std::unique_ptr<HloModule>> module =
+          ParseHloModule(dynamic_test_modules::kChecksInLoopAndBranch);
+      ASSERT_TRUE(module.ok());
+      if (Evaluate(**module, args).ok()) {
+        ExpectSameAnswer(dynamic_test_modules::kChecksInLoopAndBranch, args);
+        continue;
+      }
+      ++failures;
+      absl::StatusOr<Literal> r = RunPadded(dynamic_test_modules::kChecksInLoopAndBranch, args);
+      ASSERT_FALSE(r.ok()) << r->ToString();
+      EXPECT_NE(r.status().message().find("(set-dimension-size)"), std::string::npos)
+          << r.status();
+    }
+  }
+  EXPECT_GT(failures, 2);  // Both the loop's and the branch's checks fail somewhere.
+}
+
+// A reduce over a runtime-sized dimension whose init value is not its
+// reducer's identity (init 9 for add, 2 for multiply, 5 for max, and an
+// s32 min from 3): the padding holds the identity, so the init counts once,
+// as in the interpreter.
+TEST(DynamicPadderTest, ReduceWithAnInitThatIsNotTheIdentity) {
+  constexpr char kInits[] = R"(
+HloModule inits
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+mul {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] multiply(b, a)
+}
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] maximum(a, b)
+}
+min {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT s = s32[] minimum(a, b)
+}
+ENTRY e {
+  p = f32[<=8] parameter(0)
+  nine = f32[] constant(9)
+  two = f32[] constant(2)
+  five = f32[] constant(5)
+  s = f32[] reduce(p, nine), dimensions={0}, to_apply=add
+  m = f32[] reduce(p, two), dimensions={0}, to_apply=mul
+  x = f32[] reduce(p, five), dimensions={0}, to_apply=max
+  q = s32[<=8] convert(p)
+  three = s32[] constant(3)
+  n = s32[] reduce(q, three), dimensions={0}, to_apply=min
+  ROOT t = (f32[], f32[], f32[], s32[]) tuple(s, m, x, n)
+}
+)";
+  for (int n : {0, 1, 5, 8}) {
+    SCOPED_TRACE(n);
+    ExpectSameAnswer(kInits, {Text(DynamicParametersP(n))});
+  }
+}
+
+// Operands whose runtime sizes must agree (elementwise, sort, concatenate
+// beside its axis) but do not: the interpreter refuses them, and so does
+// the padded module, by instruction.
+TEST(DynamicPadderTest, OperandsOfDifferentRuntimeSizesAreAnError) {
+  constexpr char kMismatch[] = R"(
+HloModule mismatch
+lt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  c = f32[] parameter(2)
+  d = f32[] parameter(3)
+  ROOT r = pred[] compare(a, b), direction=LT
+}
+ENTRY e {
+  p = f32[<=8] parameter(0)
+  q = f32[<=8] parameter(1)
+  s = f32[<=8] add(p, q)
+  t = (f32[<=8], f32[<=8]) sort(p, q), dimensions={0}, to_apply=lt
+  u = f32[<=8] get-tuple-element(t), index=1
+  ROOT r = (f32[<=8], f32[<=8]) tuple(s, u)
+}
+)";
+  for (int n : {0, 3, 8}) {
+    for (int m : {0, 3, 8}) {
+      SCOPED_TRACE(absl::StrCat("n=", n, " m=", m));
+      const std::vector<Literal> args = {Text(DynamicParametersP(n)), Text(DynamicParametersP(m))};
+      if (n == m) {
+        ExpectSameAnswer(kMismatch, args);
+        continue;
+      }
+      absl::StatusOr<Literal> r = RunPadded(kMismatch, args);
+      ASSERT_FALSE(r.ok()) << r->ToString();
+      EXPECT_NE(r.status().message().find("operands have different runtime sizes in dimension 0"),
+                std::string::npos)
+          << r.status();
+    }
+  }
+}
+
+// A call whose callee has dynamic shapes is inlined, nested calls too.
+TEST(DynamicPadderTest, CallsWithDynamicShapesAreInlined) {
+  for (int n : {0, 1, 5, 8}) {
+    SCOPED_TRACE(n);
+    ExpectSameAnswer(dynamic_test_modules::kDynamicCalls, {Text(DynamicParametersP(n))});
   }
 }
 

@@ -157,6 +157,254 @@ inline std::string DynamicParametersQ(int m) {
   return text + "}";
 }
 
+// A tuple entry parameter with dynamic leaves. p: (f32[<=8], s32[],
+// f32[2,<=3]) -> (sum of exp of p.0 plus p.1, exp of p.0, row sums of p.2,
+// p.2 itself).
+inline constexpr char kTupleParameter[] = R"(
+HloModule tuple_parameter
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  p = (f32[<=8], s32[], f32[2,<=3]) parameter(0)
+  x = f32[<=8] get-tuple-element(p), index=0
+  k = s32[] get-tuple-element(p), index=1
+  y = f32[2,<=3] get-tuple-element(p), index=2
+  e = f32[<=8] exponential(x)
+  z = f32[] constant(0)
+  s = f32[] reduce(e, z), dimensions={0}, to_apply=add
+  kf = f32[] convert(k)
+  t = f32[] add(s, kf)
+  ys = f32[2] reduce(y, z), dimensions={1}, to_apply=add
+  ROOT out = (f32[], f32[<=8], f32[2], f32[2,<=3]) tuple(t, e, ys, y)
+}
+)";
+// The argument of kTupleParameter, element by element: p.0 of size n,
+// p.1 = 7, p.2 of m columns.
+inline std::string TupleParameterX(int n) {
+  std::string x = "f32[" + std::to_string(n) + "] {";
+  for (int k = 0; k < n; ++k) x += (k ? ", " : "") + std::to_string(0.25 * k - 1);
+  return x + "}";
+}
+inline std::string TupleParameterY(int m) {
+  std::string y = "f32[2," + std::to_string(m) + "] {";
+  for (int r = 0; r < 2; ++r) {
+    y += r ? ", {" : "{";
+    for (int k = 0; k < m; ++k) y += (k ? ", " : "") + std::to_string(r * 10 + k + 1);
+    y += "}";
+  }
+  return y + "}";
+}
+
+// Sorts of several operands along a runtime-sized dimension, as argsort
+// and sort-by-key lower. p: f32[2,6], n: s32[], q: f32[<=8] -> (the first
+// n columns of p sorted ascending with their column indices (stable), q's
+// argsort descending and q's negation permuted alike). The padding of p
+// holds values that would sort first.
+inline constexpr char kSortWithValues[] = R"(
+HloModule sort_with_values
+by_key {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  c = s32[] parameter(2)
+  d = s32[] parameter(3)
+  ROOT r = pred[] compare(a, b), direction=LT
+}
+by_key_descending {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  c = s32[] parameter(2)
+  d = s32[] parameter(3)
+  e = f32[] parameter(4)
+  f = f32[] parameter(5)
+  ROOT r = pred[] compare(a, b), direction=GT
+}
+ENTRY main {
+  p = f32[2,6] parameter(0)
+  n = s32[] parameter(1)
+  q = f32[<=8] parameter(2)
+  d = f32[2,<=6] set-dimension-size(p, n), dimensions={1}
+  i = s32[2,6] iota(), iota_dimension=1
+  j = s32[2,<=6] set-dimension-size(i, n), dimensions={1}
+  s = (f32[2,<=6], s32[2,<=6]) sort(d, j), dimensions={1}, to_apply=by_key, is_stable=true
+  keys = f32[2,<=6] get-tuple-element(s), index=0
+  index = s32[2,<=6] get-tuple-element(s), index=1
+  m = s32[] get-dimension-size(q), dimensions={0}
+  qi = s32[8] iota(), iota_dimension=0
+  qj = s32[<=8] set-dimension-size(qi, m), dimensions={0}
+  qn = f32[<=8] negate(q)
+  t = (f32[<=8], s32[<=8], f32[<=8]) sort(q, qj, qn), dimensions={0},
+    to_apply=by_key_descending, is_stable=true
+  tq = f32[<=8] get-tuple-element(t), index=0
+  ti = s32[<=8] get-tuple-element(t), index=1
+  tn = f32[<=8] get-tuple-element(t), index=2
+  ROOT out = (f32[2,<=6], s32[2,<=6], f32[<=8], s32[<=8], f32[<=8]) tuple(keys, index, tq, ti, tn)
+}
+)";
+inline constexpr char kSortWithValuesP[] =
+    "f32[2,6] {{3, -1, 7, 3, -99, -100}, {-4, 2, 2, 8, -50, -60}}";
+// q of kSortWithValues, size n (with ties).
+inline std::string SortWithValuesQ(int n) {
+  std::string text = "f32[" + std::to_string(n) + "] {";
+  for (int k = 0; k < n; ++k) {
+    text += (k ? ", " : "") + std::to_string((k * 5) % 7 - 3 + (k % 3 == 0));
+  }
+  return text + "}";
+}
+
+// Runtime sizes into a while loop and conditional branches. w: a loop run
+// size(p) times whose carried f32[<=8] grows by its (masked) sum each
+// time; c: branch k of (negate p, p times (sum of p + 2)), k out of range
+// taking the last branch.
+inline constexpr char kLoopAndBranches[] = R"(
+HloModule loop_and_branches
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+cond {
+  c = (f32[<=8], s32[]) parameter(0)
+  i = s32[] get-tuple-element(c), index=1
+  x = f32[<=8] get-tuple-element(c), index=0
+  n = s32[] get-dimension-size(x), dimensions={0}
+  ROOT r = pred[] compare(i, n), direction=LT
+}
+body {
+  b = (f32[<=8], s32[]) parameter(0)
+  x = f32[<=8] get-tuple-element(b), index=0
+  i = s32[] get-tuple-element(b), index=1
+  z = f32[] constant(0)
+  s = f32[] reduce(x, z), dimensions={0}, to_apply=add
+  eighth = f32[] constant(0.125)
+  t = f32[] multiply(s, eighth)
+  sb = f32[<=8] broadcast(t), dimensions={}
+  y = f32[<=8] add(x, sb)
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  ROOT r = (f32[<=8], s32[]) tuple(y, j)
+}
+negate_branch {
+  a = f32[<=8] parameter(0)
+  ROOT n = f32[<=8] negate(a)
+}
+scale_branch {
+  a = (f32[<=8], f32[]) parameter(0)
+  x = f32[<=8] get-tuple-element(a), index=0
+  c = f32[] get-tuple-element(a), index=1
+  z = f32[] constant(0)
+  s = f32[] reduce(x, z), dimensions={0}, to_apply=add
+  t = f32[] add(s, c)
+  tb = f32[<=8] broadcast(t), dimensions={}
+  ROOT m = f32[<=8] multiply(x, tb)
+}
+ENTRY main {
+  p = f32[<=8] parameter(0)
+  k = s32[] parameter(1)
+  zero = s32[] constant(0)
+  t = (f32[<=8], s32[]) tuple(p, zero)
+  w = (f32[<=8], s32[]) while(t), condition=cond, body=body
+  wx = f32[<=8] get-tuple-element(w), index=0
+  wi = s32[] get-tuple-element(w), index=1
+  two = f32[] constant(2)
+  pc = (f32[<=8], f32[]) tuple(p, two)
+  c = f32[<=8] conditional(k, p, pc), branch_computations={negate_branch, scale_branch}
+  ROOT out = (f32[<=8], s32[], f32[<=8]) tuple(wx, wi, c)
+}
+)";
+
+// Size checks inside a loop body and a branch. p: f32[<=4], m: s32[] ->
+// (the loop's carried value after m iterations, each shrinking it by the
+// iteration number with set-dimension-size, and the sum of what each saw;
+// negate p (m = 0) or p less its last element (m >= 1)). A size that goes
+// negative (m = 4 for p of 4, or p of 0 with m >= 1) is the error naming
+// the set-dimension-size.
+inline constexpr char kChecksInLoopAndBranch[] = R"(
+HloModule checks_in_loop_and_branch
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+cond {
+  c = (f32[<=4], s32[], s32[], f32[]) parameter(0)
+  i = s32[] get-tuple-element(c), index=1
+  m = s32[] get-tuple-element(c), index=2
+  ROOT r = pred[] compare(i, m), direction=LT
+}
+body {
+  b = (f32[<=4], s32[], s32[], f32[]) parameter(0)
+  x = f32[<=4] get-tuple-element(b), index=0
+  i = s32[] get-tuple-element(b), index=1
+  m = s32[] get-tuple-element(b), index=2
+  acc = f32[] get-tuple-element(b), index=3
+  n = s32[] get-dimension-size(x), dimensions={0}
+  k = s32[] subtract(n, i)
+  y = f32[<=4] set-dimension-size(x, k), dimensions={0}
+  z = f32[] constant(0)
+  s = f32[] reduce(y, z), dimensions={0}, to_apply=add
+  a = f32[] add(acc, s)
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  ROOT t = (f32[<=4], s32[], s32[], f32[]) tuple(y, j, m, a)
+}
+keep {
+  a = f32[<=4] parameter(0)
+  ROOT n = f32[<=4] negate(a)
+}
+shrink {
+  a = f32[<=4] parameter(0)
+  n = s32[] get-dimension-size(a), dimensions={0}
+  one = s32[] constant(1)
+  k = s32[] subtract(n, one)
+  ROOT y = f32[<=4] set-dimension-size(a, k), dimensions={0}
+}
+ENTRY main {
+  p = f32[<=4] parameter(0)
+  m = s32[] parameter(1)
+  zero = s32[] constant(0)
+  z = f32[] constant(0)
+  t = (f32[<=4], s32[], s32[], f32[]) tuple(p, zero, m, z)
+  w = (f32[<=4], s32[], s32[], f32[]) while(t), condition=cond, body=body
+  wx = f32[<=4] get-tuple-element(w), index=0
+  wa = f32[] get-tuple-element(w), index=3
+  c = f32[<=4] conditional(m, p, p), branch_computations={keep, shrink}
+  ROOT out = (f32[<=4], f32[], f32[<=4]) tuple(wx, wa, c)
+}
+)";
+
+// Calls whose callees have dynamic shapes (one nested in the other): p of
+// size n -> p times (sum of exp of p, plus 1).
+inline constexpr char kDynamicCalls[] = R"(
+HloModule calls
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+inner {
+  x = f32[<=8] parameter(0)
+  z = f32[] constant(0)
+  ROOT s = f32[] reduce(x, z), dimensions={0}, to_apply=add
+}
+outer {
+  x = f32[<=8] parameter(0)
+  k = f32[] parameter(1)
+  e = f32[<=8] exponential(x)
+  s = f32[] call(e), to_apply=inner
+  sk = f32[] add(s, k)
+  b = f32[<=8] broadcast(sk), dimensions={}
+  ROOT m = f32[<=8] multiply(x, b)
+}
+ENTRY e {
+  p = f32[<=8] parameter(0)
+  one = f32[] constant(1)
+  ROOT c = f32[<=8] call(p, one), to_apply=outer
+}
+)";
+
 }  // namespace dynamic_test_modules
 }  // namespace hloc
 

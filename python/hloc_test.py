@@ -136,15 +136,69 @@ ENTRY e {
   ROOT y = f32[<=8] multiply(x, b)
 }"""
 
+    TUPLE = """
+HloModule dyn_tuple
+ENTRY e {
+  p = (f32[<=8], s32[]) parameter(0)
+  x = f32[<=8] get-tuple-element(p), index=0
+  k = s32[] get-tuple-element(p), index=1
+  kf = f32[] convert(k)
+  b = f32[<=8] broadcast(kf), dimensions={}
+  ROOT y = f32[<=8] add(x, b)
+}"""
+
+    ARGSORT = """
+HloModule argsort
+lt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  c = s32[] parameter(2)
+  d = s32[] parameter(3)
+  ROOT r = pred[] compare(a, b), direction=LT
+}
+ENTRY e {
+  x = f32[<=8] parameter(0)
+  n = s32[] get-dimension-size(x), dimensions={0}
+  i = s32[8] iota(), iota_dimension=0
+  j = s32[<=8] set-dimension-size(i, n), dimensions={0}
+  s = (f32[<=8], s32[<=8]) sort(x, j), dimensions={0}, to_apply=lt, is_stable=true
+  ROOT r = s32[<=8] get-tuple-element(s), index=1
+}"""
+
+    BACKENDS = ("interpreter", "host")
+
     def test_sizes_up_to_the_bound(self):
-        exe = hloc.compile(self.MODULE, backend="host")
-        for n in (0, 3, 8):
-            x = np.arange(n, dtype=np.float32)
-            (y,) = exe(x)
-            np.testing.assert_array_equal(y, 2 * x)
-        with self.assertRaises(ValueError) as cm:
-            exe(np.ones(9, np.float32))
-        self.assertIn("above its bound 8", str(cm.exception))
+        for backend in self.BACKENDS:
+            exe = hloc.compile(self.MODULE, backend=backend)
+            for n in (0, 3, 8):
+                x = np.arange(n, dtype=np.float32)
+                (y,) = exe(x)
+                np.testing.assert_array_equal(y, 2 * x)
+            with self.assertRaises(ValueError) as cm:
+                exe(np.ones(9, np.float32))
+            self.assertIn("(parameter %x) dimension 0 has size 9, above its bound 8",
+                          str(cm.exception))
+
+    def test_tuple_parameter_is_its_leaves(self):
+        for backend in self.BACKENDS:
+            exe = hloc.compile(self.TUPLE, backend=backend)
+            for n in (0, 5, 8):
+                x = np.linspace(-1, 1, n, dtype=np.float32)
+                (y,) = exe(x, np.array(3, np.int32))
+                np.testing.assert_array_equal(y, x + 3)
+            with self.assertRaises(ValueError) as cm:
+                exe(np.ones(9, np.float32), np.array(3, np.int32))
+            self.assertIn("(parameter %p, tuple element 0) dimension 0 has size 9",
+                          str(cm.exception))
+
+    def test_argsort_along_a_dynamic_dimension(self):
+        # The padding (zeros) would sort among these values if it leaked.
+        values = np.array([0.5, -2, 3, -1, 0.25, 7, -4, 1], np.float32)
+        for backend in self.BACKENDS:
+            exe = hloc.compile(self.ARGSORT, backend=backend)
+            for n in (0, 1, 4, 8):
+                (order,) = exe(values[:n].copy())
+                np.testing.assert_array_equal(order, np.argsort(values[:n], kind="stable"))
 
 
 class ErrorTest(unittest.TestCase):

@@ -288,5 +288,32 @@ else echo "FAIL run-dynamic-host-matches"; cat "$tmp/out" "$tmp/dyn_interpreter.
 check run-dynamic-host-past-bound 1 "$hloc" run "$tmp/dyn.hlo" --backend=host --inputs="$tmp/arg9.pb"
 expect_in run-dynamic-host-past-bound-says "$tmp/err" "parameter %p) dimension 0 has size 9, above its bound 8"
 
+# The same with a tuple parameter holding the dynamic array.
+cat >"$tmp/dyn_tuple.hlo" <<'HLO'
+HloModule dyn_tuple
+ENTRY main {
+  p = (f32[<=8], s32[]) parameter(0)
+  x = f32[<=8] get-tuple-element(p), index=0
+  k = s32[] get-tuple-element(p), index=1
+  kf = f32[] convert(k)
+  b = f32[<=8] broadcast(kf), dimensions={}
+  ROOT y = f32[<=8] add(x, b)
+}
+HLO
+for n in 3 9; do
+  printf 'HloModule a\nENTRY e {\n  ROOT p = (f32[%d], s32[]) parameter(0)\n}\n' "$n" >"$tmp/targ$n.hlo"
+  check "run-dynamic-tuple-args-$n" 0 "$hloc" run "$tmp/targ$n.hlo" --backend=interpreter --output="$tmp/targ$n.pb"
+done
+check run-dynamic-tuple-interpreter 0 "$hloc" run "$tmp/dyn_tuple.hlo" --backend=interpreter --inputs="$tmp/targ3.pb"
+cp "$tmp/out" "$tmp/dyn_tuple_interpreter.txt"
+expect_in run-dynamic-tuple-interpreter-size "$tmp/out" "f32\[3\]"
+check run-dynamic-tuple-host 0 "$hloc" run "$tmp/dyn_tuple.hlo" --backend=host --inputs="$tmp/targ3.pb"
+if cmp -s "$tmp/out" "$tmp/dyn_tuple_interpreter.txt"; then echo "ok   run-dynamic-tuple-host-matches"
+else echo "FAIL run-dynamic-tuple-host-matches"; cat "$tmp/out" "$tmp/dyn_tuple_interpreter.txt"; failures=$((failures+1)); fi
+check run-dynamic-tuple-host-past-bound 1 "$hloc" run "$tmp/dyn_tuple.hlo" --backend=host --inputs="$tmp/targ9.pb"
+expect_in run-dynamic-tuple-host-past-bound-says "$tmp/err" "parameter %p) tuple element 0 dimension 0 has size 9, above its bound 8"
+check run-dynamic-tuple-interpreter-past-bound 1 "$hloc" run "$tmp/dyn_tuple.hlo" --backend=interpreter --inputs="$tmp/targ9.pb"
+expect_in run-dynamic-tuple-interpreter-past-bound-says "$tmp/err" "parameter %p has shape .*: tuple element 0 dimension 0 has size 9, above its bound 8"
+
 echo "cli checks: $failures failed"
 [ "$failures" -eq 0 ]

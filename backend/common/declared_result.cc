@@ -2,6 +2,7 @@
 // applied by passes/dynamic_padder.cc, next to the code that writes it.
 #include "backend/common/declared_result.h"
 
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -19,6 +20,11 @@ absl::StatusOr<DeclaredResult> DeclaredResult::ForModule(const HloModule& module
 const std::vector<Shape>& DeclaredResult::declared_parameters() const {
   static const std::vector<Shape>* none = new std::vector<Shape>();
   return contract_.has_value() ? contract_->parameters : *none;
+}
+
+const std::vector<std::string>& DeclaredResult::declared_parameter_names() const {
+  static const std::vector<std::string>* none = new std::vector<std::string>();
+  return contract_.has_value() ? contract_->parameter_names : *none;
 }
 
 absl::StatusOr<std::vector<Literal>> DeclaredResult::PadArguments(

@@ -22,6 +22,7 @@
 #define HLOC_BACKEND_COMMON_DECLARED_RESULT_H_
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -58,6 +59,8 @@ class DeclaredResult {
   const Shape& declared_result_shape() const { return contract_->declared; }
   // The entry parameters as declared (dynamic_parameters() only).
   const std::vector<Shape>& declared_parameters() const;
+  // Their names, beside them.
+  const std::vector<std::string>& declared_parameter_names() const;
 
   // The program's arguments for `arguments` of the declared entry; see above.
   // Only when dynamic_parameters().

@@ -151,6 +151,31 @@ const std::vector<DynamicCase>& Cases() {
                          Arg(mods::DynamicParametersQ(n > 4 ? 4 : n)));
        },
        "argument 0 (parameter %p) dimension 0 has size 9, above its bound 8"},
+      // A tuple entry parameter with dynamic leaves.
+      {"tuple_parameter", mods::kTupleParameter, {0, 1, 5, 8},
+       [](int n) {
+         return Literals(Literal::Tuple(Literals(Arg(mods::TupleParameterX(n)), Arg("s32[] 7"),
+                                                 Arg(mods::TupleParameterY(n > 3 ? 3 : n)))));
+       },
+       "argument 0 (parameter %p) tuple element 0 dimension 0 has size 9, above its bound 8"},
+      // Sort-by-key and argsort along a runtime-sized dimension.
+      {"sort_with_values", mods::kSortWithValues, {0, 1, 4, 6},
+       [](int n) {
+         return Literals(Arg(mods::kSortWithValuesP), Size(n), Arg(mods::SortWithValuesQ(n)));
+       },
+       "argument 2 (parameter %q) dimension 0 has size 9, above its bound 8"},
+      // Sizes carried into a while loop and conditional branches.
+      {"loop_and_branches", mods::kLoopAndBranches, {0, 1, 5, 8},
+       [](int n) { return Literals(Arg(mods::DynamicParametersP(n)), Size(n % 3)); },
+       "argument 0 (parameter %p) dimension 0 has size 9, above its bound 8"},
+      // Size checks inside a loop body and a branch (sizes where they pass).
+      {"checks_in_loop_and_branch", mods::kChecksInLoopAndBranch, {0, 1, 3, 4},
+       [](int n) { return Literals(Arg(mods::DynamicParametersP(n)), Size(n == 0 ? 0 : 2)); },
+       "argument 0 (parameter %p) dimension 0 has size 9, above its bound 4"},
+      // Calls whose callees have dynamic shapes (inlined).
+      {"dynamic_calls", mods::kDynamicCalls, {0, 1, 5, 8},
+       [](int n) { return Literals(Arg(mods::DynamicParametersP(n))); },
+       "argument 0 (parameter %p) dimension 0 has size 9, above its bound 8"},
   };
   return *cases;
 }

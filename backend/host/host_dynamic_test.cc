@@ -167,6 +167,100 @@ TEST(HostDynamicTest, SortAndReverseAlongARuntimeSizedDimension) {
   }
 }
 
+// A tuple entry parameter with dynamic leaves: padded leaf by leaf, its
+// sizes appended after it.
+TEST(HostDynamicTest, TupleParameterWithDynamicLeaves) {
+  for (int n : {0, 1, 5, 8}) {
+    for (int m : {0, 2, 3}) {
+      SCOPED_TRACE(absl::StrCat("n=", n, " m=", m));
+      ExpectSameAsInterpreter(
+          dynamic_test_modules::kTupleParameter,
+          {Literal::Tuple({ParseLiteralText(dynamic_test_modules::TupleParameterX(n)),
+                           ParseLiteralText("s32[] 7"),
+                           ParseLiteralText(dynamic_test_modules::TupleParameterY(m))})});
+    }
+  }
+  absl::StatusOr<std::unique_ptr<HloModule>> module =
+      ParseHloModule(dynamic_test_modules::kTupleParameter);
+  ASSERT_TRUE(module.ok());
+  ASSERT_TRUE(host::OptimizeForHost(**module).ok());
+  absl::StatusOr<Literal> r = RunOnHost(
+      **module,
+      {Literal::Tuple({ParseLiteralText(dynamic_test_modules::TupleParameterX(9)),
+                       ParseLiteralText("s32[] 7"),
+                       ParseLiteralText(dynamic_test_modules::TupleParameterY(1))})},
+      host_testing::TestOptions());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("argument 0 (parameter %p) tuple element 0 dimension 0 "
+                                      "has size 9, above its bound 8"),
+            std::string::npos)
+      << r.status();
+}
+
+// Sort-by-key and argsort along a runtime-sized dimension: no padding in
+// any operand's result.
+TEST(HostDynamicTest, MultiOperandSortAlongARuntimeSizedDimension) {
+  const Literal p = ParseLiteralText(dynamic_test_modules::kSortWithValuesP);
+  for (int n : {0, 1, 4, 6}) {
+    for (int m : {0, 5, 8}) {
+      SCOPED_TRACE(absl::StrCat("n=", n, " m=", m));
+      ExpectSameAsInterpreter(dynamic_test_modules::kSortWithValues,
+                              {p, ParseLiteralText(absl::StrCat("s32[] ", n)),
+                               ParseLiteralText(dynamic_test_modules::SortWithValuesQ(m))});
+    }
+  }
+}
+
+// Sizes carried into a while loop and conditional branches.
+TEST(HostDynamicTest, SizesFlowIntoLoopsAndBranches) {
+  for (int n : {0, 1, 5, 8}) {
+    for (int k : {0, 1, 7}) {
+      SCOPED_TRACE(absl::StrCat("n=", n, " k=", k));
+      ExpectSameAsInterpreter(dynamic_test_modules::kLoopAndBranches,
+                              {ParseLiteralText(DynamicParametersP(n)),
+                               ParseLiteralText(absl::StrCat("s32[] ", k))});
+    }
+  }
+}
+
+// Size checks inside a loop body and a branch: the interpreter's answer
+// where it has one, else an error naming the set-dimension-size.
+TEST(HostDynamicTest, SizeChecksInLoopsAndBranches) {
+  int failures = 0;
+  for (int n : {0, 1, 3, 4}) {
+    for (int m : {0, 1, 2, 3, 4}) {
+      SCOPED_TRACE(absl::StrCat("n=", n, " m=", m));
+      std::vector<Literal> args = {ParseLiteralText(DynamicParametersP(n)),
+                                   ParseLiteralText(absl::StrCat("s32[] ", m))};
+      BothRuns run = RunBoth(dynamic_test_modules::kChecksInLoopAndBranch, args);
+      if (run.status.ok()) {
+        ExpectSameAsInterpreter(dynamic_test_modules::kChecksInLoopAndBranch, args);
+        continue;
+      }
+      // The interpreter refused: the host must too, by instruction.
+      ++failures;
+      absl::StatusOr<std::unique_ptr<HloModule>> module =
+          ParseHloModule(dynamic_test_modules::kChecksInLoopAndBranch);
+      ASSERT_TRUE(module.ok());
+      ASSERT_TRUE(host::OptimizeForHost(**module).ok());
+      absl::StatusOr<Literal> r = RunOnHost(**module, args, host_testing::TestOptions());
+      ASSERT_FALSE(r.ok()) << r->ToString();
+      EXPECT_NE(r.status().message().find("(set-dimension-size)"), std::string::npos)
+          << r.status();
+    }
+  }
+  EXPECT_GT(failures, 2);
+}
+
+// Calls whose callees have dynamic shapes: inlined by the padder.
+TEST(HostDynamicTest, CallsWithDynamicShapes) {
+  for (int n : {0, 1, 5, 8}) {
+    SCOPED_TRACE(n);
+    ExpectSameAsInterpreter(dynamic_test_modules::kDynamicCalls,
+                            {ParseLiteralText(DynamicParametersP(n))});
+  }
+}
+
 // The corpus's import_bounded_dynamism shapes: a dynamic parameter straight
 // to a dynamic result through broadcast, convert and a unit-dimension reshape.
 TEST(HostDynamicTest, DynamicParameterToDynamicResult) {

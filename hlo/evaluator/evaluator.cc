@@ -585,10 +585,11 @@ absl::Status CheckArguments(const HloComputation& computation,
   for (size_t i = 0; i < args.size(); ++i) {
     const Shape& expected = computation.parameter(i)->shape();
     // A dynamic dimension takes an array of any size up to its bound.
-    if (!eval::FitsDeclaredShape(args[i]->shape(), expected)) {
+    const std::string why = eval::DeclaredShapeMismatch(args[i]->shape(), expected);
+    if (!why.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "argument ", i, " has shape ", args[i]->shape().ToString(false), " but parameter %",
-          computation.parameter(i)->name(), " has shape ", expected.ToString(false)));
+          computation.parameter(i)->name(), " has shape ", expected.ToString(false), ": ", why));
     }
   }
   return absl::OkStatus();

@@ -134,6 +134,33 @@ ENTRY e {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("argument 0 has shape f32[5]"), std::string::npos)
       << r.status();
+  EXPECT_NE(r.status().message().find(": dimension 0 has size 5, above its bound 4"),
+            std::string::npos)
+      << r.status();
+}
+
+// A tuple parameter's dynamic leaves take any size up to their bounds too;
+// past one, the error says which element and dimension.
+TEST(EvaluatorDynamicTest, TupleParameterLeavesTakeAnySizeUpToTheirBounds) {
+  constexpr char kTuple[] = R"(
+HloModule m
+ENTRY e {
+  p = (f32[<=4], s32[]) parameter(0)
+  x = f32[<=4] get-tuple-element(p), index=0
+  g = s32[] get-dimension-size(x), dimensions={0}
+  ROOT t = (f32[<=4], s32[]) tuple(x, g)
+}
+)";
+  EXPECT_EQ(Str(Eval(kTuple, {Literal::Tuple({L("f32[2]", "{5, 6}"), L("s32[]", "1")})})),
+            "(f32[2] {5, 6}, s32[] 2)");
+  absl::StatusOr<Literal> r =
+      Eval(kTuple, {Literal::Tuple({L("f32[5]", "{1, 2, 3, 4, 5}"), L("s32[]", "1")})});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find(
+                "parameter %p has shape (f32[<=4], s32[]): tuple element 0 dimension 0 has size "
+                "5, above its bound 4"),
+            std::string::npos)
+      << r.status();
 }
 
 TEST(EvaluatorDynamicTest, UnsizedOpIsALocatedError) {

@@ -156,6 +156,19 @@ int64_t IndexBoundForUse(const HloInstruction& user, int64_t operand_number) {
   return bound == std::numeric_limits<int64_t>::max() ? 0 : bound;
 }
 
+// `shape` with its bounded dynamic dimensions made static at their bounds,
+// tuple leaves included (unbounded ones stay, and are refused later).
+void AtBounds(Shape* shape) {
+  if (shape->IsTuple()) {
+    for (Shape& element : *shape->mutable_tuple_shapes()) AtBounds(&element);
+    return;
+  }
+  if (!shape->IsArray()) return;
+  for (int64_t d = 0; d < shape->rank(); ++d) {
+    if (shape->dimensions(d) != Shape::kUnboundedSize) shape->set_dynamic_dimension(d, false);
+  }
+}
+
 // The tightest bound over every index use reachable from `value`.
 int64_t IndexBound(const HloInstruction* value, absl::flat_hash_set<const HloInstruction*>& seen) {
   if (!seen.insert(value).second) return 0;
@@ -197,13 +210,10 @@ absl::StatusOr<std::vector<Literal>> MakeRandomArguments(const HloModule& module
       absl::flat_hash_set<const HloInstruction*> seen;
       bound = IndexBound(param, seen);
     }
-    // A bounded dynamic parameter (f32[<=8]) gets an argument at its bound.
+    // A bounded dynamic parameter (f32[<=8], or a tuple holding one) gets
+    // an argument at its bound.
     Shape shape = param->shape();
-    if (shape.IsArray()) {
-      for (int64_t d = 0; d < shape.rank(); ++d) {
-        if (shape.dimensions(d) != Shape::kUnboundedSize) shape.set_dynamic_dimension(d, false);
-      }
-    }
+    AtBounds(&shape);
     absl::StatusOr<Literal> literal =
         MakeRandomLiteral(shape, seed * 0x100000001b3ull + static_cast<uint64_t>(i) + 1, bound);
     if (!literal.ok()) {

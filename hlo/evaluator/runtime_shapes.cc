@@ -1,7 +1,9 @@
 #include "hlo/evaluator/runtime_shapes.h"
 
 #include <algorithm>
+#include <string>
 
+#include "absl/strings/str_cat.h"
 #include "hlo/evaluator/strided_copy.h"
 #include "hlo/shape_inference.h"
 #include "hlo/status_macros.h"
@@ -343,24 +345,36 @@ absl::StatusOr<Literal> EvalGetDimensionSize(const HloInstruction& hlo, Operands
   return size;
 }
 
-bool FitsDeclaredShape(const Shape& value, const Shape& declared) {
-  if (value.Compatible(declared)) return true;
+std::string DeclaredShapeMismatch(const Shape& value, const Shape& declared) {
+  if (value.Compatible(declared)) return "";
   if (declared.IsTuple()) {
-    if (!value.IsTuple() || value.tuple_shapes_size() != declared.tuple_shapes_size()) return false;
-    for (int64_t i = 0; i < declared.tuple_shapes_size(); ++i) {
-      if (!FitsDeclaredShape(value.tuple_shapes(i), declared.tuple_shapes(i))) return false;
+    if (!value.IsTuple() || value.tuple_shapes_size() != declared.tuple_shapes_size()) {
+      return "not a tuple of as many elements";
     }
-    return true;
+    for (int64_t i = 0; i < declared.tuple_shapes_size(); ++i) {
+      std::string why = DeclaredShapeMismatch(value.tuple_shapes(i), declared.tuple_shapes(i));
+      if (!why.empty()) return absl::StrCat("tuple element ", i, " ", why);
+    }
+    return "";
   }
   if (!declared.IsArray() || !value.IsArray() || value.element_type() != declared.element_type() ||
       value.rank() != declared.rank()) {
-    return false;
+    return "of another element type or rank";
   }
   for (int64_t d = 0; d < declared.rank(); ++d) {
     const int64_t n = value.dimensions(d), bound = declared.dimensions(d);
-    if (declared.is_dynamic_dimension(d) ? n > bound : n != bound) return false;
+    if (n < 0) return absl::StrCat("dimension ", d, " has negative size ", n);
+    if (!declared.is_dynamic_dimension(d)) {
+      if (n != bound) return absl::StrCat("dimension ", d, " has size ", n, ", not ", bound);
+    } else if (bound != Shape::kUnboundedSize && n > bound) {
+      return absl::StrCat("dimension ", d, " has size ", n, ", above its bound ", bound);
+    }
   }
-  return true;
+  return "";
+}
+
+bool FitsDeclaredShape(const Shape& value, const Shape& declared) {
+  return DeclaredShapeMismatch(value, declared).empty();
 }
 
 }  // namespace eval

@@ -36,6 +36,7 @@
 #define HLOC_HLO_EVALUATOR_RUNTIME_SHAPES_H_
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -67,6 +68,9 @@ absl::StatusOr<Literal> EvalGetDimensionSize(const HloInstruction& hlo, Operands
 // Whether a value of shape `value` may be passed where `declared` is
 // expected: compatible, or a dynamic dimension no larger than its bound.
 bool FitsDeclaredShape(const Shape& value, const Shape& declared);
+// Why it may not ("tuple element 0 dimension 0 has size 9, above its bound
+// 8"); empty when it may.
+std::string DeclaredShapeMismatch(const Shape& value, const Shape& declared);
 
 }  // namespace eval
 }  // namespace hloc
