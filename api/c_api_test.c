@@ -237,6 +237,8 @@ static void test_collective_timeout(void) {
   expect_error(hloc_client_create(&options, &client), HLOC_ERROR_INVALID_ARGUMENT,
                "collective_timeout_seconds is NaN", "NaN timeout");
   CHECK(client == NULL, "client set on error");
+}
+
 /* A tuple parameter holding a bounded dynamic array: its leaves are the
  * arguments, the array of any size up to its bound; the result comes back
  * at the runtime size; past the bound is an error naming the parameter. */
