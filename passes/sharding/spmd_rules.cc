@@ -1,0 +1,356 @@
+// The SPMD partitioner's per-op rules (see spmd_rules.h and the table in
+// spmd_partitioner.h).
+#include "passes/sharding/spmd_rules.h"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+
+#include "hlo/computation.h"
+
+namespace hloc {
+namespace {
+
+bool IsElementwise(const HloInstruction& hlo) {
+  const HloOpcode op = hlo.opcode();
+  if (!IsElementwiseUnary(op) && !IsElementwiseBinary(op) && op != HloOpcode::kSelect &&
+      op != HloOpcode::kClamp) {
+    return false;
+  }
+  if (!hlo.shape().IsArray()) return false;
+  for (const HloInstruction* operand : hlo.operands()) {
+    if (!operand->shape().IsArray() || !operand->shape().SameDimensions(hlo.shape())) return false;
+  }
+  return true;
+}
+
+std::vector<int64_t> Iota(int64_t n, int64_t start = 0) {
+  std::vector<int64_t> v(n);
+  std::iota(v.begin(), v.end(), start);
+  return v;
+}
+
+bool Increasing(const std::vector<int64_t>& v) {
+  for (size_t i = 1; i < v.size(); ++i) {
+    if (v[i] <= v[i - 1]) return false;
+  }
+  return true;
+}
+
+// Reshape: per operand dimension, the result dimension it survives as (same
+// size, same product of the dimensions before it), or -1.
+std::vector<int64_t> ReshapeDimMap(const Shape& from, const Shape& to) {
+  std::vector<int64_t> map(from.rank(), -1);
+  int64_t before_from = 1;
+  for (int64_t i = 0; i < from.rank(); ++i) {
+    int64_t before_to = 1;
+    for (int64_t j = 0; j < to.rank(); ++j) {
+      if (before_to == before_from && to.dimensions(j) == from.dimensions(i)) {
+        map[i] = j;
+        break;
+      }
+      before_to *= to.dimensions(j);
+    }
+    before_from *= from.dimensions(i);
+  }
+  return map;
+}
+
+// A sharding of rank `rank` whose dimension k is `src`'s dimension
+// `axis_of[k]` (-1: untiled); nullopt where a tiled dimension of `src` has
+// no place. Tiled dimensions must keep their order (reshape maps do).
+std::optional<TileSharding> Remap(const TileSharding& src, const std::vector<int64_t>& axis_of,
+                                  int64_t rank) {
+  TileArray array;
+  int64_t placed = 1;
+  for (int64_t k = 0; k < rank; ++k) {
+    const int64_t t = axis_of[k] < 0 ? 1 : src.tiles(axis_of[k]);
+    array.dims.push_back(t);
+    placed *= t;
+  }
+  if (placed != src.TileCount()) return std::nullopt;
+  array.dims.push_back(src.replicas());
+  array.devices = src.array().devices;
+  return TileSharding::Of(std::move(array));
+}
+
+std::optional<TileSharding> ReshapeForward(const HloInstruction& hlo, const TileSharding& in) {
+  const std::vector<int64_t> map = ReshapeDimMap(hlo.operand(0)->shape(), hlo.shape());
+  std::vector<int64_t> axis_of(hlo.shape().rank(), -1);
+  for (int64_t i = 0; i < in.rank(); ++i) {
+    if (map[i] >= 0 && in.tiles(i) > 1) axis_of[map[i]] = i;
+  }
+  return Remap(in, axis_of, hlo.shape().rank());
+}
+
+std::optional<TileSharding> ReshapeBackward(const HloInstruction& hlo, const TileSharding& out) {
+  const std::vector<int64_t> map = ReshapeDimMap(hlo.operand(0)->shape(), hlo.shape());
+  std::vector<int64_t> axis_of(map.size(), -1);
+  for (size_t i = 0; i < map.size(); ++i) {
+    if (map[i] >= 0 && out.tiles(map[i]) > 1) axis_of[i] = map[i];
+  }
+  return Remap(out, axis_of, static_cast<int64_t>(map.size()));
+}
+
+std::vector<int64_t> InversePermutation(const std::vector<int64_t>& perm) {
+  std::vector<int64_t> inv(perm.size());
+  for (size_t j = 0; j < perm.size(); ++j) inv[perm[j]] = static_cast<int64_t>(j);
+  return inv;
+}
+
+// The reducer's combiner when `init` is its identity: add 0, multiply 1,
+// maximum -inf (or the type's lowest), minimum +inf (or highest), and true
+// or false for and / or.
+bool ReducerWithIdentity(const HloInstruction& reduce) {
+  const HloComputation* reducer = reduce.to_apply();
+  const HloInstruction* root = reducer->root();
+  const HloInstruction* init = reduce.operand(1);
+  if (reducer->num_parameters() != 2 || root->operand_count() != 2 ||
+      init->opcode() != HloOpcode::kConstant) {
+    return false;
+  }
+  const bool params = root->operand(0)->opcode() == HloOpcode::kParameter &&
+                      root->operand(1)->opcode() == HloOpcode::kParameter &&
+                      root->operand(0) != root->operand(1);
+  if (!params) return false;
+  const double v = init->literal().GetAsDouble(0);
+  const PrimitiveType type = init->shape().element_type();
+  const bool is_pred = type == xla::PRED;
+  switch (root->opcode()) {
+    case HloOpcode::kAdd: return v == 0;
+    case HloOpcode::kMultiply: return v == 1;
+    case HloOpcode::kMaximum:
+      return v == -std::numeric_limits<double>::infinity() ||
+             (type == xla::S32 && v == std::numeric_limits<int32_t>::min());
+    case HloOpcode::kMinimum:
+      return v == std::numeric_limits<double>::infinity() ||
+             (type == xla::S32 && v == std::numeric_limits<int32_t>::max());
+    case HloOpcode::kAnd: return is_pred && v == 1;
+    case HloOpcode::kOr: return is_pred && v == 0;
+    default: return false;
+  }
+}
+
+std::optional<SpmdPlan> PlanReduce(const HloInstruction& hlo, const TileSharding& in) {
+  if (hlo.operand_count() != 2 || !hlo.shape().IsArray()) return std::nullopt;
+  const std::vector<int64_t>& reduced = hlo.dimensions();
+  std::vector<int64_t> kept, tiled_reduced;
+  for (int64_t d = 0; d < in.rank(); ++d) {
+    const bool r = std::find(reduced.begin(), reduced.end(), d) != reduced.end();
+    if (!r) kept.push_back(d);
+    if (r && in.tiles(d) > 1) tiled_reduced.push_back(d);
+  }
+  SpmdPlan plan;
+  plan.partitioned = true;
+  if (!tiled_reduced.empty()) {
+    if (!ReducerWithIdentity(hlo)) return std::nullopt;
+    plan.all_reduce_groups = in.array().GroupsAlong(tiled_reduced);
+    plan.reducer = hlo.to_apply();
+  }
+  plan.operands = {in, TileSharding::Replicated(0, in.device_count())};
+  plan.result = TileSharding::Project(in.array(), kept);
+  return plan;
+}
+
+// Dot: the loop space has axes [output dims (batch, lhs free, rhs free),
+// contracting dims, replicas]; each operand is the loop array read along its
+// own dimensions.
+struct DotSpace {
+  std::vector<int64_t> lhs_axis, rhs_axis;  // Per operand dimension, its loop axis.
+  int64_t out_rank = 0, contracting = 0;
+};
+
+DotSpace DotSpaceOf(const HloInstruction& hlo) {
+  const xla::DotDimensionNumbers& dn = *hlo.attrs().dot_dimension_numbers;
+  const Shape& l = hlo.operand(0)->shape();
+  const Shape& r = hlo.operand(1)->shape();
+  DotSpace s;
+  s.lhs_axis.assign(l.rank(), -1);
+  s.rhs_axis.assign(r.rank(), -1);
+  const int64_t batch = dn.lhs_batch_dimensions_size();
+  for (int64_t k = 0; k < batch; ++k) {
+    s.lhs_axis[dn.lhs_batch_dimensions(k)] = k;
+    s.rhs_axis[dn.rhs_batch_dimensions(k)] = k;
+  }
+  const int64_t lhs_free = l.rank() - batch - dn.lhs_contracting_dimensions_size();
+  const int64_t rhs_free = r.rank() - batch - dn.rhs_contracting_dimensions_size();
+  s.out_rank = batch + lhs_free + rhs_free;
+  s.contracting = dn.lhs_contracting_dimensions_size();
+  for (int64_t k = 0; k < s.contracting; ++k) {
+    s.lhs_axis[dn.lhs_contracting_dimensions(k)] = s.out_rank + k;
+    s.rhs_axis[dn.rhs_contracting_dimensions(k)] = s.out_rank + k;
+  }
+  int64_t next = batch;
+  for (auto& a : s.lhs_axis) {
+    if (a < 0) a = next++;
+  }
+  for (auto& a : s.rhs_axis) {
+    if (a < 0) a = next++;
+  }
+  return s;
+}
+
+// The loop array an operand's sharding gives (axes it lacks get one tile).
+TileArray LoopFromOperand(const DotSpace& s, const std::vector<int64_t>& operand_axis,
+                          const TileSharding& sharding) {
+  const int64_t loop_rank = s.out_rank + s.contracting;
+  // Order the operand's axes by their loop axis; then insert unit axes.
+  std::vector<int64_t> order = Iota(sharding.rank());
+  std::sort(order.begin(), order.end(),
+            [&](int64_t a, int64_t b) { return operand_axis[a] < operand_axis[b]; });
+  order.push_back(sharding.rank());  // Replicas last.
+  const TileArray moved = sharding.array().Transpose(order);
+  TileArray loop;
+  loop.dims.assign(loop_rank + 1, 1);
+  for (int64_t d = 0; d < sharding.rank(); ++d) loop.dims[operand_axis[d]] = sharding.tiles(d);
+  loop.dims[loop_rank] = sharding.replicas();
+  loop.devices = moved.devices;
+  return loop;
+}
+
+TileArray LoopFromResult(const DotSpace& s, const TileSharding& result) {
+  TileArray loop;
+  loop.dims.assign(result.array().dims.begin(), result.array().dims.end() - 1);
+  loop.dims.resize(s.out_rank + s.contracting, 1);
+  loop.dims.push_back(result.replicas());
+  loop.devices = result.array().devices;
+  return loop;
+}
+
+SpmdPlan PlanDotWithLoop(const DotSpace& s, const TileArray& loop) {
+  SpmdPlan plan;
+  plan.partitioned = true;
+  plan.operands = {TileSharding::Project(loop, s.lhs_axis), TileSharding::Project(loop, s.rhs_axis)};
+  plan.result = TileSharding::Project(loop, Iota(s.out_rank));
+  std::vector<int64_t> tiled_contracting;
+  for (int64_t k = 0; k < s.contracting; ++k) {
+    if (loop.dims[s.out_rank + k] > 1) tiled_contracting.push_back(s.out_rank + k);
+  }
+  if (!tiled_contracting.empty()) plan.all_reduce_groups = loop.GroupsAlong(tiled_contracting);
+  return plan;
+}
+
+std::optional<SpmdPlan> PlanDot(const HloInstruction& hlo,
+                                const std::vector<std::optional<TileSharding>>& operands,
+                                const std::optional<TileSharding>& preferred) {
+  const DotSpace s = DotSpaceOf(hlo);
+  std::vector<SpmdPlan> candidates;
+  if (operands[0]) candidates.push_back(PlanDotWithLoop(s, LoopFromOperand(s, s.lhs_axis, *operands[0])));
+  if (operands[1]) candidates.push_back(PlanDotWithLoop(s, LoopFromOperand(s, s.rhs_axis, *operands[1])));
+  if (preferred) candidates.push_back(PlanDotWithLoop(s, LoopFromResult(s, *preferred)));
+  if (candidates.empty()) return std::nullopt;
+  // Cheapest: the fewest elements resharded (operands, then the result).
+  auto cost = [&](const SpmdPlan& p) {
+    int64_t c = 0;
+    for (int i = 0; i < 2; ++i) {
+      if (operands[i] && *operands[i] != p.operands[i]) c += hlo.operand(i)->shape().element_count();
+    }
+    if (preferred && *preferred != p.result) c += hlo.shape().element_count();
+    return c;
+  };
+  size_t best = 0;
+  for (size_t i = 1; i < candidates.size(); ++i) {
+    if (cost(candidates[i]) < cost(candidates[best])) best = i;
+  }
+  return candidates[best];
+}
+
+}  // namespace
+
+std::optional<SpmdPlan> PlanSpmdOp(const HloInstruction& hlo,
+                                   const std::vector<std::optional<TileSharding>>& operands,
+                                   const std::optional<TileSharding>& preferred, int64_t devices) {
+  SpmdPlan plan;
+  plan.partitioned = true;
+  if (IsElementwise(hlo)) {
+    // The wanted result, else the most tiled known operand (the first on ties).
+    std::optional<TileSharding> target = preferred;
+    if (!target) {
+      for (const auto& s : operands) {
+        if (s && (!target || s->TileCount() > target->TileCount())) target = s;
+      }
+    }
+    if (!target) return std::nullopt;
+    plan.operands.assign(hlo.operand_count(), *target);
+    plan.result = *target;
+    return plan;
+  }
+  switch (hlo.opcode()) {
+    case HloOpcode::kConstant:
+    case HloOpcode::kIota:
+      if (!hlo.shape().IsArray()) return std::nullopt;
+      plan.result = TileSharding::Replicated(hlo.shape().rank(), devices);
+      return plan;
+    case HloOpcode::kBroadcast: {
+      if (!Increasing(hlo.dimensions())) return std::nullopt;
+      if (preferred) {
+        plan.result = *preferred;
+      } else if (operands[0]) {
+        std::vector<int64_t> axis_of(hlo.shape().rank(), -1);
+        for (size_t i = 0; i < hlo.dimensions().size(); ++i) axis_of[hlo.dimensions(i)] = i;
+        std::optional<TileSharding> r = Remap(*operands[0], axis_of, hlo.shape().rank());
+        if (!r) return std::nullopt;
+        plan.result = *r;
+      } else {
+        return std::nullopt;
+      }
+      plan.operands = {TileSharding::Project(plan.result.array(), hlo.dimensions())};
+      return plan;
+    }
+    case HloOpcode::kTranspose: {
+      if (preferred) {
+        plan.result = *preferred;
+      } else if (operands[0]) {
+        std::vector<int64_t> perm = hlo.dimensions();
+        plan.result = TileSharding::Project(operands[0]->array(), perm);
+      } else {
+        return std::nullopt;
+      }
+      plan.operands = {TileSharding::Project(plan.result.array(),
+                                             InversePermutation(hlo.dimensions()))};
+      return plan;
+    }
+    case HloOpcode::kReshape: {
+      if (!hlo.shape().IsArray()) return std::nullopt;
+      std::optional<TileSharding> result =
+          preferred ? preferred : (operands[0] ? ReshapeForward(hlo, *operands[0]) : std::nullopt);
+      if (!result) return std::nullopt;
+      std::optional<TileSharding> in = ReshapeBackward(hlo, *result);
+      if (!in) return std::nullopt;
+      // Every tiled result dimension must come from the operand.
+      if (std::optional<TileSharding> back = ReshapeForward(hlo, *in); !back || *back != *result) {
+        return std::nullopt;
+      }
+      plan.result = *result;
+      plan.operands = {*in};
+      return plan;
+    }
+    case HloOpcode::kDot:
+      return PlanDot(hlo, operands, preferred);
+    case HloOpcode::kReduce:
+      if (!operands[0]) return std::nullopt;
+      return PlanReduce(hlo, *operands[0]);
+    default:
+      return std::nullopt;
+  }
+}
+
+std::optional<TileSharding> SpmdOperandWant(const HloInstruction& user,
+                                            const TileSharding& user_sharding, int64_t index) {
+  if (IsElementwise(user)) return user_sharding;
+  switch (user.opcode()) {
+    case HloOpcode::kBroadcast:
+    case HloOpcode::kTranspose:
+    case HloOpcode::kReshape: {
+      std::vector<std::optional<TileSharding>> unknown(user.operand_count());
+      std::optional<SpmdPlan> plan = PlanSpmdOp(user, unknown, user_sharding,
+                                                user_sharding.device_count());
+      if (!plan || plan->operands.empty()) return std::nullopt;
+      return plan->operands[index];
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace hloc
