@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "hlo/computation.h"
 #include "hlo/status_macros.h"
+#include "passes/call_inliner.h"
 #include "passes/sharding/shard_map_to_per_device.h"
 #include "passes/sharding/spmd_rules.h"
 #include "passes/sharding/spmd_sharding.h"
@@ -306,8 +307,13 @@ std::string SpmdReport::ToString() const {
 }
 
 bool NeedsSpmdPartitioning(const HloModule& module) {
-  if (module.config().num_partitions * module.config().replica_count != 1) return false;
-  if (HasShardMap(module)) return false;
+  if (HasShardMap(module) || !CheckPartitionable(module).ok()) return false;
+  // A module with tiled shardings and num_partitions > 1 may be partitioned
+  // already (XLA's dumps after partitioning, with no collective where none
+  // was needed); JAX's lowerings say they are not by their Shardy mesh.
+  const bool global = module.config().num_partitions * module.config().replica_count == 1 ||
+                      module.config().frontend_attributes.map().contains("xla.sdy.meshes");
+  if (!global) return false;
   for (const HloInstruction* hlo : module.entry()->instructions()) {
     if (IsCustomCall(hlo, kShardingTarget)) return true;
     if (hlo->has_sharding() && IsTiled(hlo->sharding())) return true;
@@ -318,8 +324,13 @@ bool NeedsSpmdPartitioning(const HloModule& module) {
 absl::StatusOr<bool> SpmdPartition::Run(HloModule& module) {
   if (!NeedsSpmdPartitioning(module)) return false;
   HLOC_RETURN_IF_ERROR(CheckPartitionable(module));
+  // JAX wraps jax.nn functions in calls: partition their bodies too.
+  HLOC_RETURN_IF_ERROR(CallInliner().Run(module).status());
   HloComputation* entry = module.entry();
   int64_t devices = options_.devices;
+  if (devices < 1 && module.config().num_partitions > 1) {
+    devices = module.config().num_partitions;
+  }
   for (const HloInstruction* hlo : entry->instructions()) {
     if (devices > 0) break;
     if (hlo->has_sharding()) devices = TileAssignmentSize(hlo->sharding());

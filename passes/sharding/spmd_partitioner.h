@@ -5,10 +5,12 @@
 //
 // What JAX 0.10.2 lowers (jax.jit(f).lower(*args).compiler_ir("hlo"), a mesh
 // of 4 forced host devices; checked by hand, see spmd_partitioner_test.cc):
-//   * Shapes are global. num_partitions is 1 (not printed): the device count
-//     comes from the compile options, or from the shardings (a tiled sharding
-//     lists every device). The mesh is in the module's frontend attribute
-//     xla.sdy.meshes={mesh = #sdy.mesh<["d"=4]>}.
+//   * Shapes are global. num_partitions is 1 in what lower() gives (not
+//     printed) and 4 in XLA's before_optimizations dump of the same module:
+//     the device count comes from the options, num_partitions, or the
+//     shardings (a tiled sharding lists every device). The mesh is in the
+//     module's frontend attribute xla.sdy.meshes={mesh = #sdy.mesh<["d"=4]>}.
+//   * jax.nn functions (relu, ...) are `call`s: inlined first.
 //   * Entry parameters carry HLO shardings (`sharding={devices=[4,1]<=[4]}`,
 //     `sharding={replicated}`, for a 2x2 mesh `{devices=[2,2]<=[4]}` or
 //     `{devices=[1,2,2]<=[2,2]T(1,0) last_tile_dim_replicate}`) next to the
@@ -82,7 +84,8 @@ struct SpmdReport {
 
 struct SpmdPartitionOptions {
   // 0: the module's num_partitions when above 1, else the size of the first
-  // tiled sharding's tile assignment.
+  // tiled sharding's tile assignment. (JAX's jax.jit(f).lower() proto says
+  // num_partitions=1; its before-optimizations dump says 4.)
   int64_t devices = 0;
   SpmdReport* report = nullptr;  // Not owned; may be null.
 };
@@ -98,8 +101,10 @@ class SpmdPartition : public HloPass {
   SpmdPartitionOptions options_;
 };
 
-// Whether the entry has sharding annotations and no shard_map: what
-// SpmdPartition is for.
+// Whether the entry has tiled shardings (or Sharding custom calls), no
+// shard_map and no collective, on global shapes: num_partitions is 1, or the
+// module has JAX's xla.sdy.meshes attribute (XLA's partitioned dumps drop
+// it). What SpmdPartition is for.
 bool NeedsSpmdPartitioning(const HloModule& module);
 
 }  // namespace hloc

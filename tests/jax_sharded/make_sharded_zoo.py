@@ -36,6 +36,9 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ZOO = os.path.join(HERE, "zoo")
 DEVICES = 4
+# jax.jit over sharded inputs (no shard_map): inputs to hloc's SPMD partitioner.
+SPMD_MODELS = ["spmd_mlp_dp", "spmd_tp_matmul", "spmd_reduce", "spmd_reshard_chain",
+               "spmd_mesh2x2"]
 
 
 def _models():
@@ -169,7 +172,62 @@ def _models():
         return [np.stack([w] * DEVICES), normal(rng, (DEVICES, 8, 8)),
                 normal(rng, (DEVICES, 8, 4))]
 
+    # jax.jit over NamedSharding arguments, no shard_map: the module carries
+    # sharding annotations only and needs an SPMD partitioner
+    # (passes/sharding/spmd_partitioner.h). An entry may add jax.jit keyword
+    # arguments (out_shardings) as a third element.
+    from jax.sharding import NamedSharding
+
+    def placed(a, *spec, on=mesh):
+        return jax.device_put(a, NamedSharding(on, P(*spec)))
+
+    def spmd_mlp_dp(x, w1, b1, w2):
+        return jnp.tanh(x @ w1 + b1) @ w2
+
+    def spmd_mlp_dp_args(rng):
+        return [placed(normal(rng, (16, 8)), "d", None), placed(normal(rng, (8, 16), 0.3)),
+                placed(normal(rng, (16,))), placed(normal(rng, (16, 4), 0.3))]
+
+    # Megatron-style: w1 split on its output dimension, w2 on its contracting one.
+    def spmd_tp_matmul(x, w1, w2):
+        return jax.nn.relu(x @ w1) @ w2
+
+    def spmd_tp_matmul_args(rng):
+        return [placed(normal(rng, (8, 16))), placed(normal(rng, (16, 32), 0.3), None, "d"),
+                placed(normal(rng, (32, 16), 0.3), "d", None)]
+
+    def spmd_reduce(x):
+        return x.sum(axis=0), x.max(axis=0), x.mean(axis=1)
+
+    def spmd_reduce_args(rng):
+        return [placed(normal(rng, (16, 8)), "d", None)]
+
+    def spmd_reshard_chain(x, y):
+        z = jnp.exp(x + y) * 2.0
+        z = lax.with_sharding_constraint(z, NamedSharding(mesh, P(None, "d")))
+        return z - 1.0
+
+    def spmd_reshard_chain_args(rng):
+        return [placed(normal(rng, (8, 8), 0.5), "d", None),
+                placed(normal(rng, (8, 8), 0.5), None, "d")]
+
+    mesh2 = Mesh(np.array(jax.devices()[:DEVICES]).reshape(2, 2), ("a", "b"))
+
+    def spmd_mesh2x2(x, w):
+        return jnp.sum(x @ w, axis=0)
+
+    def spmd_mesh2x2_args(rng):
+        return [placed(normal(rng, (8, 4)), "a", "b", on=mesh2),
+                placed(normal(rng, (4, 6)), "b", None, on=mesh2)]
+
     return {
+        "spmd_mlp_dp": (spmd_mlp_dp_args, spmd_mlp_dp),
+        "spmd_tp_matmul": (spmd_tp_matmul_args, spmd_tp_matmul,
+                           {"out_shardings": NamedSharding(mesh, P())}),
+        "spmd_reduce": (spmd_reduce_args, spmd_reduce),
+        "spmd_reshard_chain": (spmd_reshard_chain_args, spmd_reshard_chain,
+                               {"out_shardings": NamedSharding(mesh, P(None, "d"))}),
+        "spmd_mesh2x2": (spmd_mesh2x2_args, spmd_mesh2x2),
         "dp_train_step": (dp_args, dp_train_step),
         "tp_mlp": (tp_args, tp_mlp),
         "ring_attention": (ring_args, ring_attention),
@@ -202,11 +260,13 @@ def _literal_text(a):
 def _child(name, dump):
     import jax
     import numpy as np
-    make_args, fn = _models()[name]
+    entry = _models()[name]
+    make_args, fn = entry[:2]
+    jit_options = entry[2] if len(entry) > 2 else {}
     seed = sum(ord(c) for c in name)
     args = make_args(np.random.default_rng(seed))
     lines = []
-    jitted = jax.jit(fn, keep_unused=True)
+    jitted = jax.jit(fn, keep_unused=True, **jit_options)
     outs = jitted(*args)
     outs = outs if isinstance(outs, (tuple, list)) else (outs,)
     for i, a in enumerate(args):
@@ -265,7 +325,7 @@ def main():
         return
     os.makedirs(ZOO, exist_ok=True)
     names = sys.argv[1:] or ["dp_train_step", "tp_mlp", "ring_attention", "moe_all_to_all",
-                             "pmap_step"]
+                             "pmap_step"] + SPMD_MODELS
     for name in names:
         _generate(name)
 

@@ -1,0 +1,83 @@
+// The SPMD partitioner on JAX's own lowerings of jax.jit over NamedSharding
+// arguments (the spmd_* models of the sharded zoo, make_sharded_zoo.py):
+// each NAME.sdy.hlo is partitioned for 4 devices, run on the interpreter's 4
+// devices and on the host backend's, gathered by the result shardings and
+// compared with the module on one device and with JAX's outputs. The
+// collectives the partitioner made are counted per model (a partitioner
+// that gathers everything, or misses an all-reduce, fails).
+#include <string>
+#include <tuple>
+
+#include "gtest/gtest.h"
+#include "backend/host/run_on_host_devices.h"
+#include "hlo/evaluator/compare.h"
+#include "hlo/text_parser.h"
+#include "passes/sharding/spmd_check.h"
+#include "tests/jax_sharded/sharded_zoo.h"
+
+namespace hloc {
+namespace {
+
+struct Expected {
+  int64_t all_gathers, all_reduces, dynamic_slices;
+};
+
+Expected ExpectedFor(const std::string& model) {
+  if (model == "spmd_mlp_dp") return {0, 0, 0};         // Batch rows stay local.
+  if (model == "spmd_tp_matmul") return {0, 1, 0};      // One all-reduce after w2.
+  if (model == "spmd_reduce") return {0, 2, 0};         // sum and max over rows.
+  if (model == "spmd_reshard_chain") return {2, 0, 2};  // y to rows, result to columns.
+  return {0, 2, 0};  // spmd_mesh2x2: dot over "b", sum over "a".
+}
+
+enum class Runner { kInterpreter, kHost };
+
+class SpmdZooTest : public ::testing::TestWithParam<std::tuple<std::string, Runner>> {};
+
+TEST_P(SpmdZooTest, PartitionedModuleMatchesJax) {
+  const auto& [name, runner] = GetParam();
+  absl::StatusOr<ShardedZooModel> model = ReadShardedZooModel(name);
+  ASSERT_TRUE(model.ok()) << model.status();
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(model->sdy_text);
+  ASSERT_TRUE(module.ok()) << module.status();
+  ASSERT_TRUE(NeedsSpmdPartitioning(**module));
+  host::HostCompileReport host_report;
+  DeviceRunner run = RunOnInterpreterDevices;
+  if (runner == Runner::kHost) {
+    run = [&](const HloModule& m, absl::Span<const std::vector<Literal>> args) {
+      RunOnHostDevicesOptions options;
+      options.report = &host_report;
+      return RunOnHostDevices(m, args, options);
+    };
+  }
+  absl::StatusOr<SpmdCheck> check = CheckSpmdPartition(**module, 4, run, model->global_inputs);
+  ASSERT_TRUE(check.ok()) << check.status();
+  EXPECT_EQ(check->mismatches, "") << name;
+  ASSERT_EQ(check->actual.size(), model->global_outputs.size());
+  for (size_t i = 0; i < check->actual.size(); ++i) {
+    ComparisonReport cmp = CompareLiterals(model->global_outputs[i], check->actual[i]);
+    EXPECT_TRUE(cmp.ok) << name << " output " << i << " vs JAX: " << cmp.ToString();
+  }
+  EXPECT_TRUE(check->report.replicated_ops.empty()) << check->report.ToString();
+  const Expected want = ExpectedFor(name);
+  EXPECT_EQ(CountOps(*check->partitioned, HloOpcode::kAllGather), want.all_gathers)
+      << check->report.ToString();
+  EXPECT_EQ(CountOps(*check->partitioned, HloOpcode::kAllReduce), want.all_reduces)
+      << check->report.ToString();
+  EXPECT_EQ(check->report.dynamic_slices, want.dynamic_slices) << check->report.ToString();
+  if (runner == Runner::kHost) {
+    EXPECT_EQ(host_report.interpreter_calls, 0) << host_report.ToString();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Zoo, SpmdZooTest,
+    ::testing::Combine(::testing::ValuesIn(SpmdZooModels()),
+                       ::testing::Values(Runner::kInterpreter, Runner::kHost)),
+    [](const auto& info) {
+      return std::get<0>(info.param) +
+             (std::get<1>(info.param) == Runner::kHost ? "_host" : "_interpreter");
+    });
+
+}  // namespace
+}  // namespace hloc
