@@ -11,6 +11,10 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_join.h"
 #include "hlo/computation.h"
 #include "hlo/status_macros.h"
@@ -297,6 +301,51 @@ absl::StatusOr<ShardingMap> Propagate(const HloComputation& entry, const Results
   return known;
 }
 
+// `{mesh = #sdy.mesh<["a"=2, "b"=2]>, empty_mesh = #sdy.mesh<[]>}`: the one
+// mesh with axes, in iota order; false where there is not exactly one.
+bool ParseShardyMesh(absl::string_view text, SpmdMeshShardings* mesh) {
+  int meshes = 0;
+  for (size_t at = text.find("#sdy.mesh<["); at != absl::string_view::npos;
+       at = text.find("#sdy.mesh<[", at + 1)) {
+    const size_t close = text.find(']', at);
+    if (close == absl::string_view::npos) return false;
+    absl::string_view axes = text.substr(at + 11, close - at - 11);
+    if (axes.empty()) continue;
+    if (++meshes > 1) return false;
+    if (text.substr(close, 20).find("device_ids") != absl::string_view::npos) return false;
+    for (absl::string_view axis : absl::StrSplit(axes, ',')) {
+      axis = absl::StripAsciiWhitespace(axis);
+      const size_t eq = axis.rfind('=');
+      int64_t size = 0;
+      if (eq == absl::string_view::npos || axis.size() < 2 || axis[0] != '"' ||
+          axis[eq - 1] != '"' || !absl::SimpleAtoi(axis.substr(eq + 1), &size) || size < 1) {
+        return false;
+      }
+      mesh->axis_names.emplace_back(axis.substr(1, eq - 2));
+      mesh->axis_sizes.push_back(size);
+    }
+  }
+  return meshes == 1;
+}
+
+// Fills `mesh` where every sharding is an assignment of the mesh's axes.
+void DescribeOnMesh(const HloModule& module, const std::vector<TileSharding>& parameters,
+                    const std::vector<TileSharding>& results, SpmdMeshShardings* mesh) {
+  *mesh = SpmdMeshShardings();
+  const auto& attrs = module.config().frontend_attributes.map();
+  auto it = attrs.find("xla.sdy.meshes");
+  SpmdMeshShardings out;
+  if (it == attrs.end() || !ParseShardyMesh(it->second, &out)) return;
+  for (const auto* list : {&parameters, &results}) {
+    for (const TileSharding& s : *list) {
+      std::optional<std::vector<std::vector<int64_t>>> axes = MeshAxesOf(s, out.axis_sizes);
+      if (!axes) return;
+      (list == &parameters ? out.parameters : out.results).push_back(std::move(*axes));
+    }
+  }
+  *mesh = std::move(out);
+}
+
 }  // namespace
 
 std::string SpmdReport::ToString() const {
@@ -437,11 +486,13 @@ absl::StatusOr<bool> SpmdPartition::Run(HloModule& module) {
   std::vector<HloInstruction*> outs;
   xla::OpSharding root_sharding;
   root_sharding.set_type(xla::OpSharding::TUPLE);
+  std::vector<TileSharding> result_shardings;
   for (size_t i = 0; i < results.elements.size(); ++i) {
     const HloInstruction* e = results.elements[i];
     const TileSharding want = results.shardings[i] ? *results.shardings[i] : value.at(e).second;
     HLOC_ASSIGN_OR_RETURN(HloInstruction * x, operand_as(e, want));
     outs.push_back(x);
+    result_shardings.push_back(want);
     *root_sharding.add_tuple_shardings() = want.ToOpSharding();
   }
   HloInstruction* root = outs[0];
@@ -455,6 +506,13 @@ absl::StatusOr<bool> SpmdPartition::Run(HloModule& module) {
     root->set_sharding(root_sharding.tuple_shardings(0));
   }
   comp->set_root(root);
+  if (options_.mesh_shardings != nullptr) {
+    std::vector<TileSharding> parameter_shardings;
+    for (const HloInstruction* p : entry->parameters()) {
+      parameter_shardings.push_back(value.at(p).second);
+    }
+    DescribeOnMesh(module, parameter_shardings, result_shardings, options_.mesh_shardings);
+  }
   const std::string name = entry->name();
   module.set_entry(comp);
   HLOC_RETURN_IF_ERROR(module.RemoveComputation(entry));

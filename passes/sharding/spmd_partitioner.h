@@ -82,12 +82,24 @@ struct SpmdReport {
   std::string ToString() const;
 };
 
+// The module's Shardy mesh (xla.sdy.meshes, JAX's) and, per entry parameter
+// and result, the mesh axes that split each dimension (major first): what
+// JAX needs to place results as NamedShardings. Empty axis_names where the
+// module names no single mesh with axes in iota order, or a parameter's or
+// result's sharding is not an assignment of its axes.
+struct SpmdMeshShardings {
+  std::vector<std::string> axis_names;
+  std::vector<int64_t> axis_sizes;
+  std::vector<std::vector<std::vector<int64_t>>> parameters, results;
+};
+
 struct SpmdPartitionOptions {
   // 0: the module's num_partitions when above 1, else the size of the first
   // tiled sharding's tile assignment. (JAX's jax.jit(f).lower() proto says
   // num_partitions=1; its before-optimizations dump says 4.)
   int64_t devices = 0;
   SpmdReport* report = nullptr;  // Not owned; may be null.
+  SpmdMeshShardings* mesh_shardings = nullptr;  // Not owned; may be null.
 };
 
 class SpmdPartition : public HloPass {

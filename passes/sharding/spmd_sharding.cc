@@ -2,6 +2,7 @@
 #include "passes/sharding/spmd_sharding.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <utility>
 
@@ -207,6 +208,45 @@ std::string TileSharding::ToString() const {
   return absl::StrCat("{devices=[", absl::StrJoin(dims, ","), "] ",
                       absl::StrJoin(array_.devices, ","),
                       replicas() > 1 ? " last_tile_dim_replicate}" : "}");
+}
+
+std::optional<std::vector<std::vector<int64_t>>> MeshAxesOf(const TileSharding& sharding,
+                                                            const std::vector<int64_t>& axis_sizes) {
+  const int64_t k = static_cast<int64_t>(axis_sizes.size());
+  if (Product(axis_sizes) != sharding.device_count()) return std::nullopt;
+  TileArray mesh;
+  mesh.dims = axis_sizes;
+  mesh.devices.resize(sharding.device_count());
+  std::iota(mesh.devices.begin(), mesh.devices.end(), 0);
+  // Each axis goes to a dimension or to replication (value rank); try all.
+  const int64_t choices = sharding.rank() + 1;
+  std::vector<int64_t> where(k, 0);
+  for (int64_t tries = 0, n = static_cast<int64_t>(std::pow(choices, k)); tries < n; ++tries) {
+    std::vector<std::vector<int64_t>> dims(sharding.rank());
+    std::vector<int64_t> unused;
+    for (int64_t a = 0; a < k; ++a) {
+      (where[a] < sharding.rank() ? dims[where[a]] : unused).push_back(a);
+    }
+    std::vector<int64_t> perm;
+    TileArray array;
+    for (const auto& axes : dims) {
+      perm.insert(perm.end(), axes.begin(), axes.end());
+      int64_t t = 1;
+      for (int64_t a : axes) t *= axis_sizes[a];
+      array.dims.push_back(t);
+    }
+    perm.insert(perm.end(), unused.begin(), unused.end());
+    int64_t r = 1;
+    for (int64_t a : unused) r *= axis_sizes[a];
+    array.dims.push_back(r);
+    array.devices = mesh.Transpose(perm).devices;
+    if (TileSharding::Of(std::move(array)) == sharding) return dims;
+    for (int64_t a = 0; a < k; ++a) {
+      if (++where[a] < choices) break;
+      where[a] = 0;
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace hloc

@@ -19,6 +19,7 @@
 #define HLOC_PASSES_SHARDING_SPMD_SHARDING_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -84,6 +85,12 @@ class TileSharding {
   explicit TileSharding(TileArray array);
   TileArray array_;
 };
+
+// The mesh axes (indices, major first per dimension) that give `sharding`
+// on an iota mesh of `axis_sizes` (JAX's PartitionSpec), or nullopt where no
+// assignment of axes in mesh order does.
+std::optional<std::vector<std::vector<int64_t>>> MeshAxesOf(const TileSharding& sharding,
+                                                            const std::vector<int64_t>& axis_sizes);
 
 }  // namespace hloc
 

@@ -71,5 +71,24 @@ TEST(TileShardingTest, RefusesWrongTileCountsAndUnevenBlocks) {
   EXPECT_NE(local.status().message().find("%x"), std::string::npos);
 }
 
+TEST(TileShardingTest, MeshAxesAreJaxPartitionSpecs) {
+  // P(None, "b") on mesh ("a"=2, "b"=2).
+  absl::StatusOr<TileSharding> s =
+      TileSharding::FromOpSharding(Tiled({1, 2, 2}, {2, 2}, {1, 0}, true), 2, 4, "x");
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(MeshAxesOf(*s, {2, 2}), (std::vector<std::vector<int64_t>>{{}, {1}}));
+  // P(("a", "b"), None) on the same mesh is [4,1] in device order.
+  absl::StatusOr<TileSharding> rows = TileSharding::FromOpSharding(Tiled({4, 1}), 2, 4, "x");
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(MeshAxesOf(*rows, {2, 2}), (std::vector<std::vector<int64_t>>{{0, 1}, {}}));
+  EXPECT_EQ(MeshAxesOf(TileSharding::Replicated(1, 4), {4}), (std::vector<std::vector<int64_t>>{{}}));
+  // Rows in the order 0,2,1,3 are not a mesh-order split of a 4-device axis.
+  xla::OpSharding odd = Tiled({4, 1});
+  for (int64_t d : {0, 2, 1, 3}) odd.add_tile_assignment_devices(d);
+  absl::StatusOr<TileSharding> o = TileSharding::FromOpSharding(odd, 2, 4, "x");
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(MeshAxesOf(*o, {4}), std::nullopt);
+}
+
 }  // namespace
 }  // namespace hloc

@@ -70,6 +70,26 @@ TEST_P(SpmdZooTest, PartitionedModuleMatchesJax) {
   }
 }
 
+TEST(SpmdZooMeshTest, ResultsAreDescribedOnJaxsMesh) {
+  absl::StatusOr<ShardedZooModel> model = ReadShardedZooModel("spmd_mesh2x2");
+  ASSERT_TRUE(model.ok()) << model.status();
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(model->sdy_text);
+  ASSERT_TRUE(module.ok()) << module.status();
+  SpmdMeshShardings mesh;
+  SpmdPartitionOptions options;
+  options.mesh_shardings = &mesh;
+  ASSERT_TRUE(SpmdPartition(options).Run(**module).ok());
+  EXPECT_EQ(mesh.axis_names, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(mesh.axis_sizes, (std::vector<int64_t>{2, 2}));
+  // x is P("a", "b"), w P("b", None); the column sums are replicated.
+  using Axes = std::vector<std::vector<int64_t>>;
+  ASSERT_EQ(mesh.parameters.size(), 2u);
+  EXPECT_EQ(mesh.parameters[0], (Axes{{0}, {1}}));
+  EXPECT_EQ(mesh.parameters[1], (Axes{{1}, {}}));
+  ASSERT_EQ(mesh.results.size(), 1u);
+  EXPECT_EQ(mesh.results[0], (Axes{{}}));
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Zoo, SpmdZooTest,
     ::testing::Combine(::testing::ValuesIn(SpmdZooModels()),
