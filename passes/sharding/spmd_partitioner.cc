@@ -301,6 +301,21 @@ absl::StatusOr<ShardingMap> Propagate(const HloComputation& entry, const Results
   return known;
 }
 
+// Attributes that name sizes of split dimensions, made per-device: a slice
+// that keeps a split dimension whole ends at its block, a dynamic-slice
+// takes its block's size (the rules split only dimensions these ops keep whole).
+void LocalizeAttributes(HloInstruction* local) {
+  if (local->opcode() == HloOpcode::kSlice) {
+    HloAttributes* a = local->mutable_attrs();
+    const Shape& in = local->operand(0)->shape();
+    for (int64_t d = 0; d < in.rank(); ++d) {
+      if (a->slice_limits[d] > in.dimensions(d)) a->slice_limits[d] = in.dimensions(d);
+    }
+  } else if (local->opcode() == HloOpcode::kDynamicSlice) {
+    local->mutable_attrs()->dynamic_slice_sizes = local->shape().dimensions();
+  }
+}
+
 // `{mesh = #sdy.mesh<["a"=2, "b"=2]>, empty_mesh = #sdy.mesh<[]>}`: the one
 // mesh with axes, in iota order; false where there is not exactly one.
 bool ParseShardyMesh(absl::string_view text, SpmdMeshShardings* mesh) {
@@ -459,6 +474,7 @@ absl::StatusOr<bool> SpmdPartition::Run(HloModule& module) {
       }
       HLOC_ASSIGN_OR_RETURN(Shape local, plan->result.LocalShape(hlo->shape(), what));
       HloInstruction* x = b.Add(hlo->CloneWithNewOperands(local, operands));
+      LocalizeAttributes(x);
       if (!plan->all_reduce_groups.empty()) x = b.AllReduce(x, plan->all_reduce_groups, plan->reducer);
       HLOC_ASSIGN_OR_RETURN(x, b.Reshard(x, hlo->shape(), plan->result, target, what));
       value.emplace(hlo, std::make_pair(x, target));

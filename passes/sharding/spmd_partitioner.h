@@ -47,6 +47,12 @@
 //        reduce          reduced dims tiled -> local reduce + all-reduce with
 //                        the reducer (add/mul/max/min/and/or with its
 //                        identity as init), else local
+//        convolution     batch dimension split, kernel replicated
+//        slice, pad, reverse, concatenate, sort (one operand), reduce-window,
+//        dynamic-slice, dynamic-update-slice
+//                        the dimensions they change are made whole; the
+//                        others keep their split (slice limits and
+//                        dynamic-slice sizes become the block's)
 //        constant, iota  replicated (sliced by partition-id where a user
 //                        wants them tiled)
 //      Any other op: operands gathered to replicated, runs on global shapes,

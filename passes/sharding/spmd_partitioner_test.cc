@@ -182,19 +182,84 @@ ENTRY main {
   EXPECT_EQ(check->partitioned->entry()->root()->shape().ToString(false), "f32[8,2]");
 }
 
+TEST(SpmdPartitionTest, DimensionWiseOpsKeepTheSplitDimension) {
+  absl::StatusOr<SpmdCheck> check = Check(R"(
+HloModule dimwise
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[8,6] parameter(0), sharding={devices=[4,1]<=[4]}
+  i = s32[] parameter(1), sharding={replicated}
+  zero = f32[] constant(0)
+  s = f32[8,4] slice(x), slice={[0:8], [1:5]}
+  p = f32[8,6] pad(s, zero), padding=0_0x1_1
+  r = f32[8,6] reverse(p), dimensions={1}
+  c = f32[8,12] concatenate(r, x), dimensions={1}
+  w = f32[8,12] reduce-window(c, zero), window={size=1x3 pad=0_0x2_0}, to_apply=add
+  z = s32[] constant(0)
+  d = f32[8,5] dynamic-slice(w, z, i), dynamic_slice_sizes={8,5}
+  ROOT o = f32[8,5] sort(d), dimensions={1}, to_apply=%lt
+}
+lt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT l = pred[] compare(a, b), direction=LT
+})");
+  ASSERT_TRUE(check.ok()) << check.status();
+  ExpectMatches(*check, {});
+  EXPECT_TRUE(check->report.replicated_ops.empty()) << check->report.ToString();
+  EXPECT_EQ(check->partitioned->entry()->root()->shape().ToString(false), "f32[2,5]");
+}
+
+TEST(SpmdPartitionTest, SliceAlongTheSplitDimensionGathersIt) {
+  absl::StatusOr<SpmdCheck> check = Check(R"(
+HloModule slice_split
+ENTRY main {
+  x = f32[8,6] parameter(0), sharding={devices=[4,1]<=[4]}
+  ROOT s = f32[3,6] slice(x), slice={[2:5], [0:6]}
+})");
+  ASSERT_TRUE(check.ok()) << check.status();
+  ExpectMatches(*check, {1, 0, 0});
+}
+
+TEST(SpmdPartitionTest, ConvolutionWithTheBatchSplit) {
+  absl::StatusOr<SpmdCheck> check = Check(R"(
+HloModule conv
+ENTRY main {
+  x = f32[8,5,5,3] parameter(0), sharding={devices=[4,1,1,1]<=[4]}
+  k = f32[3,3,3,2] parameter(1), sharding={replicated}
+  ROOT y = f32[8,5,5,2] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+})");
+  ASSERT_TRUE(check.ok()) << check.status();
+  ExpectMatches(*check, {});
+  EXPECT_EQ(check->partitioned->entry()->root()->shape().ToString(false), "f32[2,5,5,2]");
+}
+
 TEST(SpmdPartitionTest, OpsWithoutARuleRunReplicatedAndAreReported) {
   absl::StatusOr<SpmdCheck> check = Check(R"(
 HloModule fb
 ENTRY main {
   x = f32[8,4] parameter(0), sharding={devices=[4,1]<=[4]}
-  rev = f32[8,4] reverse(x), dimensions={0}
-  r = f32[32] reshape(rev)
-  ROOT e = f32[32] exponential(r)
+  y = f32[8,4] parameter(1), sharding={devices=[4,1]<=[4]}
+  s = (f32[8,4], f32[8,4]) sort(x, y), dimensions={0}, to_apply=lt
+  k = f32[8,4] get-tuple-element(s), index=1
+  ROOT e = f32[8,4] exponential(k)
+}
+lt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  c = f32[] parameter(2)
+  d = f32[] parameter(3)
+  ROOT l = pred[] compare(a, b), direction=LT
 })");
   ASSERT_TRUE(check.ok()) << check.status();
   EXPECT_EQ(check->mismatches, "");
-  EXPECT_EQ(check->report.replicated_ops, std::vector<std::string>{"%rev (reverse)"});
-  EXPECT_EQ(check->report.all_gathers, 1);
+  // A two-operand sort (a tuple) has no rule: both operands gathered.
+  EXPECT_EQ(check->report.replicated_ops, std::vector<std::string>{"%s (sort)"});
+  EXPECT_EQ(check->report.all_gathers, 2);
 }
 
 TEST(SpmdPartitionTest, TwoByTwoMesh) {

@@ -255,6 +255,113 @@ std::optional<SpmdPlan> PlanDot(const HloInstruction& hlo,
   return candidates[best];
 }
 
+// Ops whose result dimension d is operand dimension d, changed only along
+// some dimensions (slice, pad, reverse, concatenate, sort, reduce-window,
+// dynamic-slice, dynamic-update-slice): the dimensions they change, where
+// every same-rank operand must be whole; nullopt for other ops. Scalar
+// operands (pad values, init values, start indices) are replicated.
+std::optional<std::vector<int64_t>> ChangedDims(const HloInstruction& hlo) {
+  if (hlo.operand_count() == 0) return std::nullopt;
+  const Shape& in = hlo.operand(0)->shape();
+  const Shape& out = hlo.shape();
+  if (!out.IsArray() || !in.IsArray() || in.rank() != out.rank()) return std::nullopt;
+  std::vector<int64_t> changed;
+  const HloAttributes& a = hlo.attrs();
+  switch (hlo.opcode()) {
+    case HloOpcode::kSlice:
+      for (int64_t d = 0; d < in.rank(); ++d) {
+        if (a.slice_starts[d] != 0 || a.slice_limits[d] != in.dimensions(d) ||
+            a.slice_strides[d] != 1) {
+          changed.push_back(d);
+        }
+      }
+      return changed;
+    case HloOpcode::kPad:
+      for (int64_t d = 0; d < in.rank(); ++d) {
+        const auto& p = a.padding_config->dimensions(d);
+        if (p.edge_padding_low() != 0 || p.edge_padding_high() != 0 || p.interior_padding() != 0) {
+          changed.push_back(d);
+        }
+      }
+      return changed;
+    case HloOpcode::kReverse:
+      return hlo.dimensions();
+    case HloOpcode::kConcatenate:
+      return hlo.dimensions();
+    case HloOpcode::kSort:
+      if (hlo.operand_count() != 1) return std::nullopt;
+      return hlo.dimensions();
+    case HloOpcode::kReduceWindow:
+      if (hlo.operand_count() != 2) return std::nullopt;
+      for (int64_t d = 0; d < in.rank(); ++d) {
+        const auto& w = a.window->dimensions(d);
+        if (w.size() != 1 || w.stride() != 1 || w.padding_low() != 0 || w.padding_high() != 0 ||
+            w.window_dilation() > 1 || w.base_dilation() > 1 || w.window_reversal()) {
+          changed.push_back(d);
+        }
+      }
+      return changed;
+    case HloOpcode::kDynamicSlice:
+    case HloOpcode::kDynamicUpdateSlice: {
+      const Shape& piece = hlo.opcode() == HloOpcode::kDynamicSlice ? out : hlo.operand(1)->shape();
+      for (int64_t d = 0; d < in.rank(); ++d) {
+        if (piece.dimensions(d) != in.dimensions(d)) changed.push_back(d);
+      }
+      return changed;
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+std::optional<SpmdPlan> PlanDimensionWise(const HloInstruction& hlo,
+                                          const std::vector<int64_t>& changed,
+                                          const std::vector<std::optional<TileSharding>>& operands,
+                                          const std::optional<TileSharding>& preferred) {
+  const int64_t rank = hlo.shape().rank();
+  std::optional<TileSharding> base = preferred;
+  for (int64_t i = 0; i < hlo.operand_count() && !base; ++i) {
+    if (operands[i] && operands[i]->rank() == rank) base = operands[i];
+  }
+  if (!base) return std::nullopt;
+  SpmdPlan plan;
+  plan.partitioned = true;
+  plan.result = base->Untile(changed);
+  for (const HloInstruction* o : hlo.operands()) {
+    plan.operands.push_back(o->shape().rank() == rank
+                                ? plan.result
+                                : TileSharding::Replicated(o->shape().rank(),
+                                                           base->device_count()));
+  }
+  return plan;
+}
+
+// Convolution with the batch dimension split (feature and spatial
+// dimensions whole, the kernel replicated): a local convolution per batch
+// block.
+std::optional<SpmdPlan> PlanConvolution(const HloInstruction& hlo,
+                                        const std::optional<TileSharding>& lhs) {
+  const HloAttributes& a = hlo.attrs();
+  if (!lhs || a.feature_group_count != 1 || a.batch_group_count != 1) return std::nullopt;
+  const xla::ConvolutionDimensionNumbers& dn = *a.convolution_dimension_numbers;
+  const int64_t batch = dn.input_batch_dimension();
+  std::vector<int64_t> others;
+  for (int64_t d = 0; d < lhs->rank(); ++d) {
+    if (d != batch) others.push_back(d);
+  }
+  SpmdPlan plan;
+  plan.partitioned = true;
+  const TileSharding in = lhs->Untile(others);
+  std::vector<int64_t> axis_of(hlo.shape().rank(), -1);
+  axis_of[dn.output_batch_dimension()] = batch;
+  std::optional<TileSharding> out = Remap(in, axis_of, hlo.shape().rank());
+  if (!out) return std::nullopt;
+  plan.operands = {in, TileSharding::Replicated(hlo.operand(1)->shape().rank(),
+                                                in.device_count())};
+  plan.result = *out;
+  return plan;
+}
+
 }  // namespace
 
 std::optional<SpmdPlan> PlanSpmdOp(const HloInstruction& hlo,
@@ -330,7 +437,12 @@ std::optional<SpmdPlan> PlanSpmdOp(const HloInstruction& hlo,
     case HloOpcode::kReduce:
       if (!operands[0]) return std::nullopt;
       return PlanReduce(hlo, *operands[0]);
+    case HloOpcode::kConvolution:
+      return PlanConvolution(hlo, operands[0]);
     default:
+      if (std::optional<std::vector<int64_t>> changed = ChangedDims(hlo)) {
+        return PlanDimensionWise(hlo, *changed, operands, preferred);
+      }
       return std::nullopt;
   }
 }
@@ -338,6 +450,10 @@ std::optional<SpmdPlan> PlanSpmdOp(const HloInstruction& hlo,
 std::optional<TileSharding> SpmdOperandWant(const HloInstruction& user,
                                             const TileSharding& user_sharding, int64_t index) {
   if (IsElementwise(user)) return user_sharding;
+  if (std::optional<std::vector<int64_t>> changed = ChangedDims(user)) {
+    if (user.operand(index)->shape().rank() != user_sharding.rank()) return std::nullopt;
+    return user_sharding.Untile(*changed);
+  }
   switch (user.opcode()) {
     case HloOpcode::kBroadcast:
     case HloOpcode::kTranspose:

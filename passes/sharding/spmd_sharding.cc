@@ -182,6 +182,23 @@ xla::OpSharding TileSharding::ToOpSharding() const {
   return out;
 }
 
+TileSharding TileSharding::Untile(const std::vector<int64_t>& dims) const {
+  auto untiled = [&](int64_t d) { return std::find(dims.begin(), dims.end(), d) != dims.end(); };
+  std::vector<int64_t> perm, moved;
+  for (int64_t d = 0; d < rank(); ++d) (untiled(d) ? moved : perm).push_back(d);
+  perm.insert(perm.end(), moved.begin(), moved.end());
+  perm.push_back(rank());
+  TileArray array;
+  array.devices = array_.Transpose(perm).devices;
+  int64_t replicas = this->replicas();
+  for (int64_t d = 0; d < rank(); ++d) {
+    array.dims.push_back(untiled(d) ? 1 : tiles(d));
+    if (untiled(d)) replicas *= tiles(d);
+  }
+  array.dims.push_back(replicas);
+  return TileSharding(std::move(array));
+}
+
 absl::StatusOr<Shape> TileSharding::LocalShape(const Shape& global, const std::string& what) const {
   Shape local = global;
   for (int64_t d = 0; d < rank(); ++d) {

@@ -59,6 +59,9 @@ class TileSharding {
                                                      int64_t rank, int64_t devices,
                                                      const std::string& what);
   xla::OpSharding ToOpSharding() const;
+  // This sharding with dimensions `dims` no longer tiled: their tiles fold
+  // into replication (each device then holds those dimensions whole).
+  TileSharding Untile(const std::vector<int64_t>& dims) const;
 
   int64_t rank() const { return static_cast<int64_t>(array_.dims.size()) - 1; }
   int64_t tiles(int64_t dim) const { return array_.dims[dim]; }

@@ -71,6 +71,17 @@ TEST(TileShardingTest, RefusesWrongTileCountsAndUnevenBlocks) {
   EXPECT_NE(local.status().message().find("%x"), std::string::npos);
 }
 
+TEST(TileShardingTest, UntileFoldsADimensionIntoReplication) {
+  absl::StatusOr<TileSharding> s = TileSharding::FromOpSharding(Tiled({2, 2}), 2, 4, "x");
+  ASSERT_TRUE(s.ok());
+  // Columns whole: rows split by the major device bit, devices {0,1} and {2,3}.
+  TileSharding rows = s->Untile({1});
+  EXPECT_EQ(rows.ToString(), "{devices=[2,1,2] 0,1,2,3 last_tile_dim_replicate}");
+  // Rows whole: column blocks on {0,2} and {1,3}.
+  EXPECT_EQ(s->Untile({0}).ToString(), "{devices=[1,2,2] 0,2,1,3 last_tile_dim_replicate}");
+  EXPECT_TRUE(s->Untile({0, 1}).IsReplicated());
+}
+
 TEST(TileShardingTest, MeshAxesAreJaxPartitionSpecs) {
   // P(None, "b") on mesh ("a"=2, "b"=2).
   absl::StatusOr<TileSharding> s =
