@@ -38,7 +38,7 @@ ZOO = os.path.join(HERE, "zoo")
 DEVICES = 4
 # jax.jit over sharded inputs (no shard_map): inputs to hloc's SPMD partitioner.
 SPMD_MODELS = ["spmd_mlp_dp", "spmd_tp_matmul", "spmd_reduce", "spmd_reshard_chain",
-               "spmd_mesh2x2"]
+               "spmd_mesh2x2", "spmd_dp_train_step"]
 
 
 def _models():
@@ -211,6 +211,21 @@ def _models():
         return [placed(normal(rng, (8, 8), 0.5), "d", None),
                 placed(normal(rng, (8, 8), 0.5), None, "d")]
 
+    # A data-parallel training step by jax.jit alone: the batch split, the
+    # weights replicated; the partitioner finds the gradient all-reduces.
+    def spmd_dp_train_step(w1, b1, w2, x, y):
+        def loss(params):
+            w1, b1, w2 = params
+            return jnp.mean(jnp.square(jnp.tanh(x @ w1 + b1) @ w2 - y))
+
+        l, (g1, gb, g2) = jax.value_and_grad(loss)((w1, b1, w2))
+        return w1 - 0.1 * g1, b1 - 0.1 * gb, w2 - 0.1 * g2, l
+
+    def spmd_dp_train_step_args(rng):
+        return [placed(normal(rng, (8, 16), 0.3)), placed(normal(rng, (16,), 0.1)),
+                placed(normal(rng, (16, 4), 0.3)), placed(normal(rng, (32, 8)), "d", None),
+                placed(normal(rng, (32, 4)), "d", None)]
+
     mesh2 = Mesh(np.array(jax.devices()[:DEVICES]).reshape(2, 2), ("a", "b"))
 
     def spmd_mesh2x2(x, w):
@@ -228,6 +243,7 @@ def _models():
         "spmd_reshard_chain": (spmd_reshard_chain_args, spmd_reshard_chain,
                                {"out_shardings": NamedSharding(mesh, P(None, "d"))}),
         "spmd_mesh2x2": (spmd_mesh2x2_args, spmd_mesh2x2),
+        "spmd_dp_train_step": (spmd_dp_train_step_args, spmd_dp_train_step),
         "dp_train_step": (dp_args, dp_train_step),
         "tp_mlp": (tp_args, tp_mlp),
         "ring_attention": (ring_args, ring_attention),

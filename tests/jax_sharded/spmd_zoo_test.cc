@@ -27,6 +27,8 @@ Expected ExpectedFor(const std::string& model) {
   if (model == "spmd_tp_matmul") return {0, 1, 0};      // One all-reduce after w2.
   if (model == "spmd_reduce") return {0, 2, 0};         // sum and max over rows.
   if (model == "spmd_reshard_chain") return {2, 0, 2};  // y to rows, result to columns.
+  // Gradients of the replicated weights and the loss: four sums over the batch.
+  if (model == "spmd_dp_train_step") return {0, 4, 0};
   return {0, 2, 0};  // spmd_mesh2x2: dot over "b", sum over "a".
 }
 
