@@ -102,6 +102,9 @@ class Builder {
                                           const TileSharding& from, const TileSharding& to,
                                           const std::string& what) {
     if (from == to) return x;
+    if (std::optional<std::pair<int64_t, int64_t>> dims = AllToAllDims(from, to)) {
+      return AllToAll(x, global, from, dims->first, dims->second);
+    }
     // To replicated: one all-gather per tiled dimension.
     for (int64_t d = 0; d < from.rank() && !from.IsReplicated(); ++d) {
       if (from.tiles(d) == 1) continue;
@@ -125,6 +128,80 @@ class Builder {
     s->mutable_attrs()->dynamic_slice_sizes = local.dimensions();
     ++report_->dynamic_slices;
     return s;
+  }
+
+  // `from` splits one dimension a, `to` another dimension b into as many
+  // blocks on the same devices (replicas alike): {a, b}, for one all-to-all.
+  static std::optional<std::pair<int64_t, int64_t>> AllToAllDims(const TileSharding& from,
+                                                                 const TileSharding& to) {
+    if (from.rank() != to.rank() || from.array().devices != to.array().devices ||
+        from.replicas() != to.replicas()) {
+      return std::nullopt;
+    }
+    std::vector<int64_t> a, b;
+    for (int64_t d = 0; d < from.rank(); ++d) {
+      if (from.tiles(d) > 1) a.push_back(d);
+      if (to.tiles(d) > 1) b.push_back(d);
+    }
+    if (a.size() != 1 || b.size() != 1 || a[0] == b[0] || from.tiles(a[0]) != to.tiles(b[0])) {
+      return std::nullopt;
+    }
+    return std::make_pair(a[0], b[0]);
+  }
+
+  // Rows to columns without gathering: each device cuts its block along b
+  // into t pieces, sends piece i to the group's i-th device, and stacks what
+  // it receives along a:
+  //   [A/t, B] -> reshape [A/t, t, B/t] -> transpose [t, A/t, B/t]
+  //   -> all-to-all(dim 0) -> transpose/reshape [A, B/t]
+  absl::StatusOr<HloInstruction*> AllToAll(HloInstruction* x, const Shape& global,
+                                           const TileSharding& from, int64_t a, int64_t b) {
+    const int64_t t = from.tiles(a);
+    const PrimitiveType type = x->shape().element_type();
+    const std::vector<int64_t> local = x->shape().dimensions();
+    if (local[b] % t != 0) {
+      return absl::UnimplementedError(absl::StrCat("spmd-partition: all-to-all of ",
+                                                   x->shape().ToString(false), " in ", t,
+                                                   " pieces along dimension ", b, " is uneven"));
+    }
+    auto shape = [&](std::vector<int64_t> dims) {
+      Shape s(type, dims);
+      s.set_layout(Layout::RowMajor(static_cast<int64_t>(dims.size())));
+      return s;
+    };
+    std::vector<int64_t> split = local;
+    split[b] = local[b] / t;
+    split.insert(split.begin() + b, t);
+    HloInstruction* r = Add(HloInstruction::Create(HloOpcode::kReshape, shape(split), {x}));
+    // The t axis (at b) first.
+    std::vector<int64_t> perm = {b};
+    for (int64_t k = 0; k < static_cast<int64_t>(split.size()); ++k) {
+      if (k != b) perm.push_back(k);
+    }
+    std::vector<int64_t> front;
+    for (int64_t k : perm) front.push_back(split[k]);
+    HloInstruction* tr = Add(HloInstruction::Create(HloOpcode::kTranspose, shape(front), {r}));
+    tr->mutable_attrs()->dimensions = perm;
+    HloInstruction* sent = Add(HloInstruction::Create(HloOpcode::kAllToAll, shape(front), {tr}));
+    HloAttributes* attrs = sent->mutable_attrs();
+    attrs->dimensions = {0};
+    attrs->replica_groups = from.array().GroupsAlong({a});
+    attrs->channel_id = next_channel_++;  // Ids are partitions (no global ids on all-to-all).
+    ++report_->all_to_alls;
+    // Received pieces are indexed by the sender's block along a: move that
+    // axis to just before a, then merge.
+    std::vector<int64_t> back;
+    for (int64_t k = 1; k <= a; ++k) back.push_back(k);
+    back.push_back(0);
+    for (int64_t k = a + 1; k < static_cast<int64_t>(front.size()); ++k) back.push_back(k);
+    std::vector<int64_t> placed;
+    for (int64_t k : back) placed.push_back(front[k]);
+    HloInstruction* tb = Add(HloInstruction::Create(HloOpcode::kTranspose, shape(placed), {sent}));
+    tb->mutable_attrs()->dimensions = back;
+    Shape out = x->shape();
+    out.set_dimension(a, global.dimensions(a));
+    out.set_dimension(b, local[b] / t);
+    return Add(HloInstruction::Create(HloOpcode::kReshape, out, {tb}));
   }
 
   HloInstruction* AllReduce(HloInstruction* x, std::vector<std::vector<int64_t>> groups,
@@ -365,7 +442,8 @@ void DescribeOnMesh(const HloModule& module, const std::vector<TileSharding>& pa
 
 std::string SpmdReport::ToString() const {
   return absl::StrCat("spmd-partition on ", devices, " devices: ", all_gathers, " all-gather, ",
-                      all_reduces, " all-reduce, ", dynamic_slices, " dynamic-slice; ",
+                      all_reduces, " all-reduce, ", all_to_alls, " all-to-all, ", dynamic_slices,
+                      " dynamic-slice; ",
                       replicated_ops.size(), " replicated op(s)",
                       replicated_ops.empty() ? "" : ": ", absl::StrJoin(replicated_ops, ", "));
 }

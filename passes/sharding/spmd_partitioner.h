@@ -58,10 +58,13 @@
 //      Any other op: operands gathered to replicated, runs on global shapes,
 //      and its name goes into SpmdReport::replicated_ops (never silent).
 //   3. Rewrite into a new entry: per-device shapes, resharding where a
-//      value's sharding is not the one its user needs: all-gather per tiled
-//      dimension (to replicated), then dynamic-slice at offsets read from a
-//      per-device table by partition-id (to tiled). Collectives use explicit
-//      device groups, channel ids and use_global_device_ids=true;
+//      value's sharding is not the one its user needs: one all-to-all
+//      where one split dimension becomes another on the same devices (rows
+//      to columns); else all-gather per tiled dimension (to replicated),
+//      then dynamic-slice at offsets read from a per-device table by
+//      partition-id (to tiled). Collectives use explicit
+//      device groups and channel ids (use_global_device_ids=true where the
+//      op has it; all-to-all's ids are then partitions, the same here);
 //      num_partitions becomes N; parameters and root carry their shardings
 //      (as in XLA's partitioned modules), so the API and tests split and
 //      gather global arrays with PlacementOfSharding.
@@ -84,7 +87,7 @@ struct SpmdReport {
   int64_t devices = 0;
   // Ops that ran on global shapes because no rule partitions them: "%name (opcode)".
   std::vector<std::string> replicated_ops;
-  int64_t all_gathers = 0, all_reduces = 0, dynamic_slices = 0;
+  int64_t all_gathers = 0, all_reduces = 0, all_to_alls = 0, dynamic_slices = 0;
   std::string ToString() const;
 };
 

@@ -16,7 +16,7 @@ namespace hloc {
 namespace {
 
 struct Counts {
-  int64_t all_gathers = 0, all_reduces = 0, dynamic_slices = 0;
+  int64_t all_gathers = 0, all_reduces = 0, dynamic_slices = 0, all_to_alls = 0;
 };
 
 absl::StatusOr<SpmdCheck> Check(absl::string_view text) {
@@ -32,6 +32,9 @@ void ExpectMatches(const SpmdCheck& check, Counts counts) {
   EXPECT_EQ(CountOps(*check.partitioned, HloOpcode::kAllReduce), counts.all_reduces)
       << PrintModule(*check.partitioned);
   EXPECT_EQ(check.report.dynamic_slices, counts.dynamic_slices) << PrintModule(*check.partitioned);
+  EXPECT_EQ(CountOps(*check.partitioned, HloOpcode::kAllToAll), counts.all_to_alls)
+      << PrintModule(*check.partitioned);
+  EXPECT_EQ(check.report.all_to_alls, counts.all_to_alls);
   EXPECT_EQ(check.report.all_gathers, counts.all_gathers);
   EXPECT_EQ(check.report.all_reduces, counts.all_reduces);
   EXPECT_EQ(check.partitioned->config().num_partitions, 4);
@@ -158,14 +161,40 @@ ENTRY main {
   ROOT m = f32[8,8] multiply(c, b)
 })");
   ASSERT_TRUE(check.ok()) << check.status();
-  // y to rows (gather + slice), e to columns (gather + slice); the
+  // y to rows, e to columns: one all-to-all each (no gather); the
   // broadcast constant is made at its block size.
-  ExpectMatches(*check, {2, 0, 2});
+  ExpectMatches(*check, {0, 0, 0, 2});
   for (const HloInstruction* hlo : check->partitioned->entry()->instructions()) {
     if (hlo->opcode() == HloOpcode::kBroadcast) {
       EXPECT_EQ(hlo->shape().ToString(false), "f32[8,2]");
     }
   }
+}
+
+TEST(SpmdPartitionTest, ReshardingBetweenMeshAxesGathersWhenNoAllToAllFits) {
+  // Rows split 4 ways to columns split 2 ways (replicated in pairs): not one
+  // all-to-all; gathered, then sliced.
+  absl::StatusOr<SpmdCheck> check = Check(R"(
+HloModule reshard2
+ENTRY main {
+  x = f32[8,8,2] parameter(0), sharding={devices=[4,1,1]<=[4]}
+  c = f32[8,8,2] custom-call(x), custom_call_target="Sharding", sharding={devices=[1,2,1,2]<=[4] last_tile_dim_replicate}
+  ROOT n = f32[8,8,2] negate(c)
+})");
+  ASSERT_TRUE(check.ok()) << check.status();
+  ExpectMatches(*check, {1, 0, 1, 0});
+}
+
+TEST(SpmdPartitionTest, AllToAllMovesTheSplitBetweenInnerDimensions) {
+  absl::StatusOr<SpmdCheck> check = Check(R"(
+HloModule a2a
+ENTRY main {
+  x = f32[2,8,12,3] parameter(0), sharding={devices=[1,1,4,1]<=[4]}
+  c = f32[2,8,12,3] custom-call(x), custom_call_target="Sharding", sharding={devices=[1,4,1,1]<=[4]}
+  ROOT n = f32[2,8,12,3] negate(c)
+})");
+  ASSERT_TRUE(check.ok()) << check.status();
+  ExpectMatches(*check, {0, 0, 0, 1});
 }
 
 TEST(SpmdPartitionTest, TransposeAndReshapeKeepTheShardedDimension) {

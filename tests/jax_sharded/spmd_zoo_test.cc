@@ -19,14 +19,14 @@ namespace hloc {
 namespace {
 
 struct Expected {
-  int64_t all_gathers, all_reduces, dynamic_slices;
+  int64_t all_gathers, all_reduces, dynamic_slices, all_to_alls = 0;
 };
 
 Expected ExpectedFor(const std::string& model) {
   if (model == "spmd_mlp_dp") return {0, 0, 0};         // Batch rows stay local.
   if (model == "spmd_tp_matmul") return {0, 1, 0};      // One all-reduce after w2.
   if (model == "spmd_reduce") return {0, 2, 0};         // sum and max over rows.
-  if (model == "spmd_reshard_chain") return {2, 0, 2};  // y to rows, result to columns.
+  if (model == "spmd_reshard_chain") return {0, 0, 0, 2};  // y to rows, z to columns.
   // Gradients of the replicated weights and the loss: four sums over the batch.
   if (model == "spmd_dp_train_step") return {0, 4, 0};
   return {0, 2, 0};  // spmd_mesh2x2: dot over "b", sum over "a".
@@ -67,6 +67,8 @@ TEST_P(SpmdZooTest, PartitionedModuleMatchesJax) {
   EXPECT_EQ(CountOps(*check->partitioned, HloOpcode::kAllReduce), want.all_reduces)
       << check->report.ToString();
   EXPECT_EQ(check->report.dynamic_slices, want.dynamic_slices) << check->report.ToString();
+  EXPECT_EQ(CountOps(*check->partitioned, HloOpcode::kAllToAll), want.all_to_alls)
+      << check->report.ToString();
   if (runner == Runner::kHost) {
     EXPECT_EQ(host_report.interpreter_calls, 0) << host_report.ToString();
   }
