@@ -335,6 +335,12 @@ absl::StatusOr<ShardingMap> Propagate(const HloComputation& entry, const Results
       return TileSharding::FromOpSharding(hlo->sharding(), hlo->shape().rank(), devices,
                                           absl::StrCat("%", hlo->name()));
     }
+    // A sharding written on any other array op is kept too (as GSPMD does).
+    if (hlo->has_sharding() && hlo->shape().IsArray() &&
+        hlo->sharding().type() != xla::OpSharding::TUPLE) {
+      return TileSharding::FromOpSharding(hlo->sharding(), hlo->shape().rank(), devices,
+                                          absl::StrCat("%", hlo->name()));
+    }
     return std::nullopt;
   };
   for (const HloInstruction* hlo : post) {
@@ -552,6 +558,7 @@ absl::StatusOr<bool> SpmdPartition::Run(HloModule& module) {
       }
       HLOC_ASSIGN_OR_RETURN(Shape local, plan->result.LocalShape(hlo->shape(), what));
       HloInstruction* x = b.Add(hlo->CloneWithNewOperands(local, operands));
+      x->clear_sharding();  // Global shardings mean nothing per device.
       LocalizeAttributes(x);
       if (!plan->all_reduce_groups.empty()) x = b.AllReduce(x, plan->all_reduce_groups, plan->reducer);
       HLOC_ASSIGN_OR_RETURN(x, b.Reshard(x, hlo->shape(), plan->result, target, what));
@@ -568,6 +575,7 @@ absl::StatusOr<bool> SpmdPartition::Run(HloModule& module) {
       operands.push_back(x);
     }
     HloInstruction* x = b.Add(hlo->CloneWithNewOperands(hlo->shape(), operands));
+    x->clear_sharding();
     if (array) {
       HLOC_ASSIGN_OR_RETURN(x, b.Reshard(x, hlo->shape(),
                                          TileSharding::Replicated(hlo->shape().rank(), devices),

@@ -26,7 +26,8 @@
 //
 // The pass, in three steps over the entry computation:
 //   1. Propagation (one TileSharding per array value, spmd_sharding.h):
-//      fixed at parameters and Sharding custom calls; forward in post order
+//      fixed at parameters, Sharding custom calls and any other op that
+//      carries a `sharding=`; forward in post order
 //      by the per-op rules below (a value none of whose operands is known,
 //      e.g. a constant, stays open); backward in reverse post order, an open
 //      value takes what its first user wants of it (elementwise: the user's

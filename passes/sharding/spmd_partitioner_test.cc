@@ -87,6 +87,22 @@ ENTRY main {
   EXPECT_EQ(check->partitioned->entry()->root()->sharding().type(), xla::OpSharding::REPLICATED);
 }
 
+TEST(SpmdPartitionTest, AShardingOnAnInnerOpIsKept) {
+  // Replicated operands, rows wanted: the lhs is sliced by partition-id and
+  // the dot runs on its rows only.
+  absl::StatusOr<SpmdCheck> check = Check(R"(
+HloModule inner
+ENTRY main {
+  x = f32[8,4] parameter(0), sharding={replicated}
+  w = f32[4,6] parameter(1), sharding={replicated}
+  d = f32[8,6] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={devices=[4,1]<=[4]}
+  ROOT e = f32[8,6] exponential(d)
+})");
+  ASSERT_TRUE(check.ok()) << check.status();
+  ExpectMatches(*check, {0, 0, 1});
+  EXPECT_EQ(check->partitioned->entry()->root()->shape().ToString(false), "f32[2,6]");
+}
+
 TEST(SpmdPartitionTest, BatchedDotWithTheBatchSharded) {
   absl::StatusOr<SpmdCheck> check = Check(R"(
 HloModule bmm
