@@ -2,6 +2,7 @@
 // a new entry computation with resharding collectives.
 #include "passes/sharding/spmd_partitioner.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <optional>
@@ -105,9 +106,23 @@ class Builder {
     if (std::optional<std::pair<int64_t, int64_t>> dims = AllToAllDims(from, to)) {
       return AllToAll(x, global, from, dims->first, dims->second);
     }
-    // To replicated: one all-gather per tiled dimension.
-    for (int64_t d = 0; d < from.rank() && !from.IsReplicated(); ++d) {
-      if (from.tiles(d) == 1) continue;
+    // Gather the dimensions `to` does not split (kept splits stay when they
+    // are `to`'s), then slice the ones only `to` splits; anything else goes
+    // through replication.
+    std::vector<int64_t> gather, slice;
+    for (int64_t d = 0; d < from.rank(); ++d) {
+      if (from.tiles(d) > 1 && to.tiles(d) == 1) gather.push_back(d);
+      if (to.tiles(d) > 1 && from.tiles(d) == 1) slice.push_back(d);
+    }
+    if (from.Untile(gather) != to.Untile(slice)) {
+      gather.clear();
+      slice.clear();
+      for (int64_t d = 0; d < from.rank(); ++d) {
+        if (from.tiles(d) > 1) gather.push_back(d);
+        if (to.tiles(d) > 1) slice.push_back(d);
+      }
+    }
+    for (int64_t d : gather) {
       Shape shape = x->shape();
       shape.set_dimension(d, global.dimensions(d));
       HloInstruction* g = Add(HloInstruction::Create(HloOpcode::kAllGather, shape, {x}));
@@ -117,12 +132,14 @@ class Builder {
       ++report_->all_gathers;
       x = g;
     }
-    if (to.IsReplicated()) return x;
-    // To tiled: each device slices its block at offsets read by partition-id.
+    if (slice.empty()) return x;
+    // Each device slices its block of the dimensions it now holds whole, at
+    // offsets read by partition-id.
     HLOC_ASSIGN_OR_RETURN(Shape local, to.LocalShape(global, what));
     std::vector<HloInstruction*> operands = {x};
     for (int64_t d = 0; d < to.rank(); ++d) {
-      operands.push_back(to.tiles(d) == 1 ? Zero() : Offset(to.OffsetsAlong(d, local.dimensions(d))));
+      const bool sliced = std::find(slice.begin(), slice.end(), d) != slice.end();
+      operands.push_back(sliced ? Offset(to.OffsetsAlong(d, local.dimensions(d))) : Zero());
     }
     HloInstruction* s = Add(HloInstruction::Create(HloOpcode::kDynamicSlice, local, operands));
     s->mutable_attrs()->dynamic_slice_sizes = local.dimensions();

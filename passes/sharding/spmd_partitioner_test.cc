@@ -201,6 +201,26 @@ ENTRY main {
   ExpectMatches(*check, {1, 0, 1, 0});
 }
 
+TEST(SpmdPartitionTest, ReshardingGathersOrSlicesOnlyTheDimensionsThatChange) {
+  // [2,2] -> columns whole (rows kept): one all-gather, no slice; then back
+  // to [2,2]: one slice, no gather.
+  absl::StatusOr<SpmdCheck> check = Check(R"(
+HloModule partial
+ENTRY main {
+  x = f32[8,6] parameter(0), sharding={devices=[2,2]<=[4]}
+  c = f32[8,6] custom-call(x), custom_call_target="Sharding", sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}
+  n = f32[8,6] negate(c)
+  ROOT d = f32[8,6] custom-call(n), custom_call_target="Sharding", sharding={devices=[2,2]<=[4]}
+})");
+  ASSERT_TRUE(check.ok()) << check.status();
+  ExpectMatches(*check, {1, 0, 1, 0});
+  for (const HloInstruction* hlo : check->partitioned->entry()->instructions()) {
+    if (hlo->opcode() == HloOpcode::kAllGather) {
+      EXPECT_EQ(hlo->dimensions(), std::vector<int64_t>{1});
+    }
+  }
+}
+
 TEST(SpmdPartitionTest, AllToAllMovesTheSplitBetweenInnerDimensions) {
   absl::StatusOr<SpmdCheck> check = Check(R"(
 HloModule a2a
