@@ -347,6 +347,30 @@ ENTRY main {
   EXPECT_TRUE(check->report.replicated_ops.empty()) << check->report.ToString();
 }
 
+TEST(SpmdPartitionTest, DataAndTensorParallelDotOnATwoByTwoMesh) {
+  // x rows by mesh axis "a", w columns by "b": each device multiplies its
+  // rows by its columns, no collective; the second dot contracts over "b"
+  // (one all-reduce in the "b" groups).
+  absl::StatusOr<SpmdCheck> check = Check(R"(
+HloModule dp_tp
+ENTRY main {
+  x = f32[8,4] parameter(0), sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}
+  w = f32[4,6] parameter(1), sharding={devices=[1,2,2]<=[2,2]T(1,0) last_tile_dim_replicate}
+  v = f32[6,5] parameter(2), sharding={devices=[2,1,2]<=[2,2]T(1,0) last_tile_dim_replicate}
+  h = f32[8,6] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  t = f32[8,6] tanh(h)
+  ROOT y = f32[8,5] dot(t, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})");
+  ASSERT_TRUE(check.ok()) << check.status();
+  ExpectMatches(*check, {0, 1, 0});
+  for (const HloInstruction* hlo : check->partitioned->entry()->instructions()) {
+    if (hlo->opcode() == HloOpcode::kTanh) EXPECT_EQ(hlo->shape().ToString(false), "f32[4,3]");
+    if (hlo->opcode() == HloOpcode::kAllReduce) {
+      EXPECT_EQ(*hlo->attrs().replica_groups, (std::vector<std::vector<int64_t>>{{0, 1}, {2, 3}}));
+    }
+  }
+}
+
 TEST(SpmdPartitionTest, RefusesUnevenTilesNamingTheInstruction) {
   absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(R"(
 HloModule uneven

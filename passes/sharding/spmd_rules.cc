@@ -230,6 +230,42 @@ SpmdPlan PlanDotWithLoop(const DotSpace& s, const TileArray& loop) {
   return plan;
 }
 
+// Two loop arrays over the same axes, each splitting axes the other leaves
+// whole (x split by mesh axis "a" on its rows, w by "b" on its columns): one
+// array splitting both, where every device lies in the block of each that
+// its own blocks say. nullopt where they do not fit together.
+std::optional<TileArray> MergeLoops(const TileArray& l, const TileArray& r) {
+  const size_t axes = l.dims.size() - 1;  // Without the replicas.
+  const int64_t n = static_cast<int64_t>(l.devices.size());
+  std::vector<int64_t> dims(axes);
+  int64_t tiles = 1;
+  for (size_t k = 0; k < axes; ++k) {
+    if (l.dims[k] > 1 && r.dims[k] > 1 && l.dims[k] != r.dims[k]) return std::nullopt;
+    dims[k] = std::max(l.dims[k], r.dims[k]);
+    tiles *= dims[k];
+  }
+  if (n % tiles != 0) return std::nullopt;
+  const auto lc = l.CoordinatesByDevice(), rc = r.CoordinatesByDevice();
+  // Devices per block of the merged array, in device order.
+  std::vector<std::vector<int64_t>> blocks(tiles);
+  for (int64_t d = 0; d < n; ++d) {
+    int64_t block = 0;
+    for (size_t k = 0; k < axes; ++k) {
+      if (l.dims[k] > 1 && r.dims[k] > 1 && lc[d][k] != rc[d][k]) return std::nullopt;
+      block = block * dims[k] + (l.dims[k] > 1 ? lc[d][k] : rc[d][k]);
+    }
+    blocks[block].push_back(d);
+  }
+  TileArray merged;
+  merged.dims = dims;
+  merged.dims.push_back(n / tiles);
+  for (const auto& devices : blocks) {
+    if (static_cast<int64_t>(devices.size()) != n / tiles) return std::nullopt;
+    merged.devices.insert(merged.devices.end(), devices.begin(), devices.end());
+  }
+  return merged;
+}
+
 std::optional<SpmdPlan> PlanDot(const HloInstruction& hlo,
                                 const std::vector<std::optional<TileSharding>>& operands,
                                 const std::optional<TileSharding>& preferred) {
@@ -238,6 +274,13 @@ std::optional<SpmdPlan> PlanDot(const HloInstruction& hlo,
   if (operands[0]) candidates.push_back(PlanDotWithLoop(s, LoopFromOperand(s, s.lhs_axis, *operands[0])));
   if (operands[1]) candidates.push_back(PlanDotWithLoop(s, LoopFromOperand(s, s.rhs_axis, *operands[1])));
   if (preferred) candidates.push_back(PlanDotWithLoop(s, LoopFromResult(s, *preferred)));
+  if (operands[0] && operands[1]) {
+    // Both operands as they are, where their splits fit together (2-D meshes).
+    std::optional<TileArray> both =
+        MergeLoops(LoopFromOperand(s, s.lhs_axis, *operands[0]),
+                   LoopFromOperand(s, s.rhs_axis, *operands[1]));
+    if (both) candidates.push_back(PlanDotWithLoop(s, *both));
+  }
   if (candidates.empty()) return std::nullopt;
   // Cheapest: the fewest elements resharded (operands, then the result).
   auto cost = [&](const SpmdPlan& p) {

@@ -38,7 +38,7 @@ ZOO = os.path.join(HERE, "zoo")
 DEVICES = 4
 # jax.jit over sharded inputs (no shard_map): inputs to hloc's SPMD partitioner.
 SPMD_MODELS = ["spmd_mlp_dp", "spmd_tp_matmul", "spmd_reduce", "spmd_reshard_chain",
-               "spmd_mesh2x2", "spmd_dp_train_step"]
+               "spmd_mesh2x2", "spmd_dp_train_step", "spmd_mesh2x2_mlp"]
 
 
 def _models():
@@ -235,7 +235,18 @@ def _models():
         return [placed(normal(rng, (8, 4)), "a", "b", on=mesh2),
                 placed(normal(rng, (4, 6)), "b", None, on=mesh2)]
 
+    # Data and tensor parallel at once: the batch by "a", the hidden
+    # dimension by "b" (w1's columns, w2's rows).
+    def spmd_mesh2x2_mlp(x, w1, w2):
+        return jnp.tanh(x @ w1) @ w2
+
+    def spmd_mesh2x2_mlp_args(rng):
+        return [placed(normal(rng, (8, 8)), "a", None, on=mesh2),
+                placed(normal(rng, (8, 16), 0.3), None, "b", on=mesh2),
+                placed(normal(rng, (16, 8), 0.3), "b", None, on=mesh2)]
+
     return {
+        "spmd_mesh2x2_mlp": (spmd_mesh2x2_mlp_args, spmd_mesh2x2_mlp),
         "spmd_mlp_dp": (spmd_mlp_dp_args, spmd_mlp_dp),
         "spmd_tp_matmul": (spmd_tp_matmul_args, spmd_tp_matmul,
                            {"out_shardings": NamedSharding(mesh, P())}),

@@ -4,10 +4,12 @@
 // devices and on the host backend's, gathered by the result shardings and
 // compared with the module on one device and with JAX's outputs. The
 // collectives the partitioner made are counted per model (a partitioner
-// that gathers everything, or misses an all-reduce, fails).
+// that gathers everything, or misses an all-reduce, fails), and must be as
+// many of each kind as XLA's SPMD partitioner made (NAME.partitioned.hlo).
 #include <string>
 #include <tuple>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "backend/host/run_on_host_devices.h"
 #include "hlo/evaluator/compare.h"
@@ -29,6 +31,8 @@ Expected ExpectedFor(const std::string& model) {
   if (model == "spmd_reshard_chain") return {0, 0, 0, 2};  // y to rows, z to columns.
   // Gradients of the replicated weights and the loss: four sums over the batch.
   if (model == "spmd_dp_train_step") return {0, 4, 0};
+  // Rows by "a" times columns by "b" locally; the second dot sums over "b".
+  if (model == "spmd_mesh2x2_mlp") return {0, 1, 0};
   return {0, 2, 0};  // spmd_mesh2x2: dot over "b", sum over "a".
 }
 
@@ -69,6 +73,20 @@ TEST_P(SpmdZooTest, PartitionedModuleMatchesJax) {
   EXPECT_EQ(check->report.dynamic_slices, want.dynamic_slices) << check->report.ToString();
   EXPECT_EQ(CountOps(*check->partitioned, HloOpcode::kAllToAll), want.all_to_alls)
       << check->report.ToString();
+  // The same collectives as XLA's own SPMD partitioner made for JAX (the
+  // zoo's NAME.partitioned.hlo, counted in its text: its replica groups
+  // use XLA's newer `mesh[...]` form, which hloc's parser does not read).
+  for (HloOpcode op : {HloOpcode::kAllGather, HloOpcode::kAllReduce, HloOpcode::kAllToAll,
+                       HloOpcode::kCollectivePermute, HloOpcode::kReduceScatter}) {
+    const std::string call = absl::StrCat(" ", HloOpcodeName(op), "(");
+    int64_t xla = 0;
+    for (size_t at = model->partitioned_text.find(call); at != std::string::npos;
+         at = model->partitioned_text.find(call, at + 1)) {
+      ++xla;
+    }
+    EXPECT_EQ(CountOps(*check->partitioned, op), xla)
+        << name << ": " << HloOpcodeName(op) << " count differs from XLA's partitioner";
+  }
   if (runner == Runner::kHost) {
     EXPECT_EQ(host_report.interpreter_calls, 0) << host_report.ToString();
   }
