@@ -112,6 +112,39 @@ TEST(SpmdZooMeshTest, ResultsAreDescribedOnJaxsMesh) {
   EXPECT_EQ(mesh.results[0], (Axes{{}}));
 }
 
+// Resharding the zoo does not need (partition-id offsets, gathers of one
+// dimension of a 2-D split, all-to-all inside a 4-D array) on the host
+// backend's 4 devices, compiled (no interpreter op).
+TEST(SpmdHostTest, ReshardingRunsCompiledOnHostDevices) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(R"(
+HloModule reshard_host
+ENTRY main {
+  x = f32[8,4] parameter(0), sharding={replicated}
+  w = f32[4,6] parameter(1), sharding={replicated}
+  d = f32[8,6] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={devices=[4,1]<=[4]}
+  y = f32[8,6] parameter(2), sharding={devices=[2,2]<=[4]}
+  c = f32[8,6] custom-call(y), custom_call_target="Sharding", sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}
+  s = f32[8,6] add(d, c)
+  z = f32[2,8,12,3] parameter(3), sharding={devices=[1,1,4,1]<=[4]}
+  t = f32[2,8,12,3] custom-call(z), custom_call_target="Sharding", sharding={devices=[1,4,1,1]<=[4]}
+  ROOT r = (f32[8,6], f32[2,8,12,3]) tuple(s, t)
+})");
+  ASSERT_TRUE(module.ok()) << module.status();
+  host::HostCompileReport host_report;
+  DeviceRunner run = [&](const HloModule& m, absl::Span<const std::vector<Literal>> args) {
+    RunOnHostDevicesOptions options;
+    options.report = &host_report;
+    return RunOnHostDevices(m, args, options);
+  };
+  absl::StatusOr<SpmdCheck> check = CheckSpmdPartition(**module, 4, run);
+  ASSERT_TRUE(check.ok()) << check.status();
+  EXPECT_EQ(check->mismatches, "");
+  EXPECT_GT(check->report.dynamic_slices, 0) << check->report.ToString();
+  EXPECT_GT(check->report.all_gathers, 0) << check->report.ToString();
+  EXPECT_EQ(check->report.all_to_alls, 1) << check->report.ToString();
+  EXPECT_EQ(host_report.interpreter_calls, 0) << host_report.ToString();
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Zoo, SpmdZooTest,
     ::testing::Combine(::testing::ValuesIn(SpmdZooModels()),
