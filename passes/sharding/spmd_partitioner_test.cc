@@ -233,6 +233,37 @@ ENTRY main {
   ExpectMatches(*check, {0, 0, 0, 1});
 }
 
+TEST(SpmdPartitionTest, ReshapeMovesTheSplitToTheMajorFactor) {
+  // Attention heads: the model dimension split in 2 becomes the heads
+  // dimension split in 2, and back; no collective.
+  absl::StatusOr<SpmdCheck> check = Check(R"(
+HloModule heads
+ENTRY main {
+  x = f32[2,8,16] parameter(0), sharding={devices=[1,1,2,2]<=[4] last_tile_dim_replicate}
+  h = f32[2,8,4,4] reshape(x)
+  e = f32[2,8,4,4] exponential(h)
+  ROOT m = f32[2,8,16] reshape(e)
+})");
+  ASSERT_TRUE(check.ok()) << check.status();
+  ExpectMatches(*check, {});
+  for (const HloInstruction* hlo : check->partitioned->entry()->instructions()) {
+    if (hlo->opcode() == HloOpcode::kExp) EXPECT_EQ(hlo->shape().ToString(false), "f32[2,8,2,4]");
+  }
+}
+
+TEST(SpmdPartitionTest, ReshapeThatCutsABlockRunsOnWholeArrays) {
+  // 8 rows in 4 blocks of 2 are not blocks of [2,16]'s rows.
+  absl::StatusOr<SpmdCheck> check = Check(R"(
+HloModule cut
+ENTRY main {
+  x = f32[8,4] parameter(0), sharding={devices=[4,1]<=[4]}
+  r = f32[2,16] reshape(x)
+  ROOT n = f32[2,16] negate(r)
+})");
+  ASSERT_TRUE(check.ok()) << check.status();
+  ExpectMatches(*check, {1, 0, 0});
+}
+
 TEST(SpmdPartitionTest, TransposeAndReshapeKeepTheShardedDimension) {
   absl::StatusOr<SpmdCheck> check = Check(R"(
 HloModule tr

@@ -37,21 +37,41 @@ bool Increasing(const std::vector<int64_t>& v) {
   return true;
 }
 
-// Reshape: per operand dimension, the result dimension it survives as (same
-// size, same product of the dimensions before it), or -1.
+// Reshape: per operand dimension, the result dimension that carries its
+// split, or -1. Dimensions correspond when the products of the dimensions
+// before them are equal and they are the same size, or the operand dimension
+// splits into result dimensions whose major-most is the result's, or the
+// result dimension merges it with more minor ones. A split of the major-most
+// dimension of such a group stays a block split (f32[16] in 2 blocks ->
+// f32[4,4] in 2 row blocks: elements 0-7 are rows 0-1) as long as the tile
+// count divides it.
 std::vector<int64_t> ReshapeDimMap(const Shape& from, const Shape& to) {
   std::vector<int64_t> map(from.rank(), -1);
-  int64_t before_from = 1;
+  // Products of the dimensions before each (prefix[rank] is the total).
+  auto prefix = [](const Shape& s) {
+    std::vector<int64_t> p(s.rank() + 1, 1);
+    for (int64_t d = 0; d < s.rank(); ++d) p[d + 1] = p[d] * s.dimensions(d);
+    return p;
+  };
+  const std::vector<int64_t> pf = prefix(from), pt = prefix(to);
   for (int64_t i = 0; i < from.rank(); ++i) {
-    int64_t before_to = 1;
+    int64_t group = -1;
     for (int64_t j = 0; j < to.rank(); ++j) {
-      if (before_to == before_from && to.dimensions(j) == from.dimensions(i)) {
+      if (pt[j] != pf[i]) continue;
+      if (to.dimensions(j) == from.dimensions(i)) {
         map[i] = j;
         break;
       }
-      before_to *= to.dimensions(j);
+      if (group >= 0 || to.dimensions(j) == 1) continue;
+      // Split: from[i] is to[j..k]; merge: to[j] is from[i..k].
+      for (int64_t k = j + 1; k <= to.rank() && group < 0; ++k) {
+        if (pt[k] == pf[i + 1]) group = j;
+      }
+      for (int64_t k = i + 1; k <= from.rank() && group < 0; ++k) {
+        if (pf[k] == pt[j + 1]) group = j;
+      }
     }
-    before_from *= from.dimensions(i);
+    if (map[i] < 0) map[i] = group;
   }
   return map;
 }
@@ -75,19 +95,25 @@ std::optional<TileSharding> Remap(const TileSharding& src, const std::vector<int
 }
 
 std::optional<TileSharding> ReshapeForward(const HloInstruction& hlo, const TileSharding& in) {
-  const std::vector<int64_t> map = ReshapeDimMap(hlo.operand(0)->shape(), hlo.shape());
+  const Shape& from = hlo.operand(0)->shape();
+  const std::vector<int64_t> map = ReshapeDimMap(from, hlo.shape());
   std::vector<int64_t> axis_of(hlo.shape().rank(), -1);
   for (int64_t i = 0; i < in.rank(); ++i) {
-    if (map[i] >= 0 && in.tiles(i) > 1) axis_of[map[i]] = i;
+    if (map[i] < 0 || in.tiles(i) == 1) continue;
+    if (hlo.shape().dimensions(map[i]) % in.tiles(i) != 0) return std::nullopt;
+    axis_of[map[i]] = i;
   }
   return Remap(in, axis_of, hlo.shape().rank());
 }
 
 std::optional<TileSharding> ReshapeBackward(const HloInstruction& hlo, const TileSharding& out) {
-  const std::vector<int64_t> map = ReshapeDimMap(hlo.operand(0)->shape(), hlo.shape());
+  const Shape& from = hlo.operand(0)->shape();
+  const std::vector<int64_t> map = ReshapeDimMap(from, hlo.shape());
   std::vector<int64_t> axis_of(map.size(), -1);
   for (size_t i = 0; i < map.size(); ++i) {
-    if (map[i] >= 0 && out.tiles(map[i]) > 1) axis_of[i] = map[i];
+    if (map[i] < 0 || out.tiles(map[i]) == 1) continue;
+    if (from.dimensions(i) % out.tiles(map[i]) != 0) return std::nullopt;
+    axis_of[i] = map[i];
   }
   return Remap(out, axis_of, static_cast<int64_t>(map.size()));
 }
