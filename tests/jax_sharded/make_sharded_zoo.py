@@ -38,7 +38,7 @@ ZOO = os.path.join(HERE, "zoo")
 DEVICES = 4
 # jax.jit over sharded inputs (no shard_map): inputs to hloc's SPMD partitioner.
 SPMD_MODELS = ["spmd_mlp_dp", "spmd_tp_matmul", "spmd_reduce", "spmd_reshard_chain",
-               "spmd_mesh2x2", "spmd_dp_train_step", "spmd_mesh2x2_mlp"]
+               "spmd_mesh2x2", "spmd_dp_train_step", "spmd_mesh2x2_mlp", "spmd_attention_2d"]
 
 
 def _models():
@@ -245,7 +245,29 @@ def _models():
                 placed(normal(rng, (8, 16), 0.3), None, "b", on=mesh2),
                 placed(normal(rng, (16, 8), 0.3), "b", None, on=mesh2)]
 
+    # A causal attention block with RMS norm on a ("data", "model") mesh:
+    # batch by data, heads (q/k/v columns, wo rows) by model.
+    def spmd_attention_2d(x, wq, wk, wv, wo):
+        b, t, d = x.shape
+        heads = 4
+
+        def split(a):
+            return a.reshape(b, t, heads, d // heads)
+
+        q, k, v = split(x @ wq), split(x @ wk), split(x @ wv)
+        s = jnp.einsum("bthd,bshd->bhts", q, k) / np.sqrt(d // heads)
+        s = jnp.where(jnp.tril(jnp.ones((t, t), bool)), s, -1e9)
+        o = jnp.einsum("bhts,bshd->bthd", jax.nn.softmax(s, axis=-1), v).reshape(b, t, d)
+        y = x + o @ wo
+        return y / jnp.sqrt(jnp.mean(y * y, axis=-1, keepdims=True) + 1e-6)
+
+    def spmd_attention_2d_args(rng):
+        return [placed(normal(rng, (4, 8, 16)), "a", None, None, on=mesh2)] + [
+            placed(normal(rng, (16, 16), 0.3), None, "b", on=mesh2) for _ in range(3)] + [
+            placed(normal(rng, (16, 16), 0.3), "b", None, on=mesh2)]
+
     return {
+        "spmd_attention_2d": (spmd_attention_2d_args, spmd_attention_2d),
         "spmd_mesh2x2_mlp": (spmd_mesh2x2_mlp_args, spmd_mesh2x2_mlp),
         "spmd_mlp_dp": (spmd_mlp_dp_args, spmd_mlp_dp),
         "spmd_tp_matmul": (spmd_tp_matmul_args, spmd_tp_matmul,

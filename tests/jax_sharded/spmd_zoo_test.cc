@@ -33,6 +33,8 @@ Expected ExpectedFor(const std::string& model) {
   if (model == "spmd_dp_train_step") return {0, 4, 0};
   // Rows by "a" times columns by "b" locally; the second dot sums over "b".
   if (model == "spmd_mesh2x2_mlp") return {0, 1, 0};
+  // Heads by "model" from q/k/v to wo: one all-reduce after wo.
+  if (model == "spmd_attention_2d") return {0, 1, 0};
   return {0, 2, 0};  // spmd_mesh2x2: dot over "b", sum over "a".
 }
 
