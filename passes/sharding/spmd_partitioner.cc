@@ -492,6 +492,15 @@ absl::StatusOr<bool> SpmdPartition::Run(HloModule& module) {
   // JAX wraps jax.nn functions in calls: partition their bodies too.
   HLOC_RETURN_IF_ERROR(CallInliner().Run(module).status());
   HloComputation* entry = module.entry();
+  // Inlined calls that returned tuples leave gte(tuple(...)): read the
+  // element, so that no value passes through a (replicated) tuple.
+  for (HloInstruction* hlo : entry->MakeInstructionPostOrder()) {
+    if (hlo->opcode() != HloOpcode::kGetTupleElement || hlo == entry->root() ||
+        hlo->operand(0)->opcode() != HloOpcode::kTuple) {
+      continue;
+    }
+    HLOC_RETURN_IF_ERROR(hlo->ReplaceAllUsesWith(hlo->operand(0)->operand(hlo->tuple_index())));
+  }
   int64_t devices = options_.devices;
   if (devices < 1 && module.config().num_partitions > 1) {
     devices = module.config().num_partitions;

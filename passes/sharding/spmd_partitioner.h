@@ -10,7 +10,9 @@
 //     the device count comes from the options, num_partitions, or the
 //     shardings (a tiled sharding lists every device). The mesh is in the
 //     module's frontend attribute xla.sdy.meshes={mesh = #sdy.mesh<["d"=4]>}.
-//   * jax.nn functions (relu, ...) are `call`s: inlined first.
+//   * jax.nn functions (relu, ...) and custom_jvp bodies (jnp.where, tril in
+//     gradients) are `call`s, some returning tuples: inlined first, and
+//     gte(tuple(x)) read as x.
 //   * Entry parameters carry HLO shardings (`sharding={devices=[4,1]<=[4]}`,
 //     `sharding={replicated}`, for a 2x2 mesh `{devices=[2,2]<=[4]}` or
 //     `{devices=[1,2,2]<=[2,2]T(1,0) last_tile_dim_replicate}`) next to the

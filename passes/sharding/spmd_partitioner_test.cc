@@ -402,6 +402,31 @@ ENTRY main {
   }
 }
 
+TEST(SpmdPartitionTest, CallsReturningTuplesAreInlinedWithoutGathering) {
+  absl::StatusOr<SpmdCheck> check = Check(R"(
+HloModule calls
+where {
+  m = pred[8,6] parameter(0)
+  a = f32[8,6] parameter(1)
+  z = f32[] constant(0)
+  zb = f32[8,6] broadcast(z), dimensions={}
+  s = f32[8,6] select(m, a, zb)
+  ROOT t = (f32[8,6], pred[8,6]) tuple(s, m)
+}
+ENTRY main {
+  x = f32[8,6] parameter(0), sharding={devices=[4,1]<=[4]}
+  zero = f32[] constant(0)
+  zx = f32[8,6] broadcast(zero), dimensions={}
+  m = pred[8,6] compare(x, zx), direction=GT
+  c = (f32[8,6], pred[8,6]) call(m, x), to_apply=where
+  s = f32[8,6] get-tuple-element(c), index=0
+  ROOT e = f32[8,6] exponential(s)
+})");
+  ASSERT_TRUE(check.ok()) << check.status();
+  ExpectMatches(*check, {});
+  EXPECT_TRUE(check->report.replicated_ops.empty()) << check->report.ToString();
+}
+
 TEST(SpmdPartitionTest, RefusesUnevenTilesNamingTheInstruction) {
   absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(R"(
 HloModule uneven
