@@ -61,7 +61,8 @@
 //      Any other op: operands gathered to replicated, runs on global shapes,
 //      and its name goes into SpmdReport::replicated_ops (never silent).
 //   3. Rewrite into a new entry: per-device shapes, resharding where a
-//      value's sharding is not the one its user needs: one all-to-all
+//      value's sharding is not the one its user needs (a broadcast is made
+//      again in the wanted sharding instead, where its operand allows): one all-to-all
 //      where one split dimension becomes another on the same devices (rows
 //      to columns); else all-gather per tiled dimension (to replicated),
 //      then dynamic-slice at offsets read from a per-device table by

@@ -427,6 +427,22 @@ ENTRY main {
   EXPECT_TRUE(check->report.replicated_ops.empty()) << check->report.ToString();
 }
 
+TEST(SpmdPartitionTest, ABroadcastIsMadeAgainForUsersThatSplitItDifferently) {
+  absl::StatusOr<SpmdCheck> check = Check(R"(
+HloModule rebroadcast
+ENTRY main {
+  x = f32[8,8] parameter(0), sharding={devices=[4,1]<=[4]}
+  y = f32[8,8] parameter(1), sharding={devices=[1,4]<=[4]}
+  b = f32[8] parameter(2), sharding={replicated}
+  bb = f32[8,8] broadcast(b), dimensions={1}
+  p = f32[8,8] add(x, bb)
+  q = f32[8,8] multiply(y, bb)
+  ROOT t = (f32[8,8], f32[8,8]) tuple(p, q)
+})");
+  ASSERT_TRUE(check.ok()) << check.status();
+  ExpectMatches(*check, {});
+}
+
 TEST(SpmdPartitionTest, RefusesUnevenTilesNamingTheInstruction) {
   absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(R"(
 HloModule uneven

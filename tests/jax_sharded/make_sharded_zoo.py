@@ -38,7 +38,8 @@ ZOO = os.path.join(HERE, "zoo")
 DEVICES = 4
 # jax.jit over sharded inputs (no shard_map): inputs to hloc's SPMD partitioner.
 SPMD_MODELS = ["spmd_mlp_dp", "spmd_tp_matmul", "spmd_reduce", "spmd_reshard_chain",
-               "spmd_mesh2x2", "spmd_dp_train_step", "spmd_mesh2x2_mlp", "spmd_attention_2d"]
+               "spmd_mesh2x2", "spmd_dp_train_step", "spmd_mesh2x2_mlp", "spmd_attention_2d",
+               "spmd_attention_2d_train"]
 
 
 def _models():
@@ -266,7 +267,16 @@ def _models():
             placed(normal(rng, (16, 16), 0.3), None, "b", on=mesh2) for _ in range(3)] + [
             placed(normal(rng, (16, 16), 0.3), "b", None, on=mesh2)]
 
+    # Its training step: gradients through the heads and the norm.
+    def spmd_attention_2d_train(x, wq, wk, wv, wo):
+        def loss(ws):
+            return jnp.mean(jnp.square(spmd_attention_2d(x, *ws) - 0.5))
+
+        l, g = jax.value_and_grad(loss)((wq, wk, wv, wo))
+        return tuple(w - 0.1 * d for w, d in zip((wq, wk, wv, wo), g)) + (l,)
+
     return {
+        "spmd_attention_2d_train": (spmd_attention_2d_args, spmd_attention_2d_train),
         "spmd_attention_2d": (spmd_attention_2d_args, spmd_attention_2d),
         "spmd_mesh2x2_mlp": (spmd_mesh2x2_mlp_args, spmd_mesh2x2_mlp),
         "spmd_mlp_dp": (spmd_mlp_dp_args, spmd_mlp_dp),
