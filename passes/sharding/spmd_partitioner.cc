@@ -3,6 +3,7 @@
 #include "passes/sharding/spmd_partitioner.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -530,19 +531,22 @@ absl::StatusOr<bool> SpmdPartition::Run(HloModule& module) {
   Builder b(module, comp, devices, report);
   // Per old instruction: its new value and that value's sharding.
   absl::flat_hash_map<const HloInstruction*, std::pair<HloInstruction*, TileSharding>> value;
-  // Broadcasts made again in the sharding a user wants (from the operand
-  // they already have), rather than moved between devices.
+  // Broadcasts made again in the sharding a user wants (from their smaller
+  // operand, resharded if need be), rather than moved between devices.
   std::map<std::pair<const HloInstruction*, std::string>, HloInstruction*> rebroadcast;
-  auto operand_as = [&](const HloInstruction* o, const TileSharding& want)
-      -> absl::StatusOr<HloInstruction*> {
+  std::function<absl::StatusOr<HloInstruction*>(const HloInstruction*, const TileSharding&)>
+      operand_as = [&](const HloInstruction* o,
+                       const TileSharding& want) -> absl::StatusOr<HloInstruction*> {
     const auto& [x, have] = value.at(o);
     if (!o->shape().IsArray() || have == want) return x;
-    if (o->opcode() == HloOpcode::kBroadcast) {
-      const auto& [in, in_have] = value.at(o->operand(0));
-      std::optional<SpmdPlan> plan = PlanSpmdOp(*o, {in_have}, want, devices);
-      if (plan && plan->operands[0] == in_have && plan->result == want) {
+    if (o->opcode() == HloOpcode::kBroadcast &&
+        o->operand(0)->shape().element_count() < o->shape().element_count()) {
+      std::optional<SpmdPlan> plan =
+          PlanSpmdOp(*o, {value.at(o->operand(0)).second}, want, devices);
+      if (plan && plan->result == want) {
         HloInstruction*& again = rebroadcast[{o, want.ToString()}];
         if (again == nullptr) {
+          HLOC_ASSIGN_OR_RETURN(HloInstruction * in, operand_as(o->operand(0), plan->operands[0]));
           HLOC_ASSIGN_OR_RETURN(Shape local, want.LocalShape(o->shape(), o->name()));
           again = b.Add(o->CloneWithNewOperands(local, {in}));
           again->clear_sharding();
