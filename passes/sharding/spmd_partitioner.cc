@@ -222,6 +222,18 @@ class Builder {
     return Add(HloInstruction::Create(HloOpcode::kReshape, out, {tb}));
   }
 
+  HloInstruction* ReduceScatter(HloInstruction* x, const Shape& scattered, int64_t dim,
+                                std::vector<std::vector<int64_t>> groups,
+                                HloComputation* reducer) {
+    HloInstruction* r = Add(HloInstruction::Create(HloOpcode::kReduceScatter, scattered, {x}));
+    r->AppendCalledComputation(reducer != nullptr ? reducer
+                                                  : AddComputation(x->shape().element_type()));
+    r->mutable_attrs()->dimensions = {dim};
+    SetGroups(r->mutable_attrs(), std::move(groups));
+    ++report_->reduce_scatters;
+    return r;
+  }
+
   HloInstruction* AllReduce(HloInstruction* x, std::vector<std::vector<int64_t>> groups,
                             HloComputation* reducer) {
     HloInstruction* r = Add(HloInstruction::Create(HloOpcode::kAllReduce, x->shape(), {x}));
@@ -402,6 +414,30 @@ absl::StatusOr<ShardingMap> Propagate(const HloComputation& entry, const Results
   return known;
 }
 
+// The dimension d where `target` is `summed` split once more, across each
+// of the all-reduce `groups` in their order (member i holds block i along
+// d): then sum-and-split is one reduce-scatter along d. nullopt otherwise.
+std::optional<int64_t> ScatterDim(const std::vector<std::vector<int64_t>>& groups,
+                                  const TileSharding& summed, const TileSharding& target) {
+  std::optional<int64_t> dim;
+  for (int64_t d = 0; d < target.rank(); ++d) {
+    if (target.tiles(d) == summed.tiles(d)) continue;
+    if (dim || summed.tiles(d) != 1) return std::nullopt;
+    dim = d;
+  }
+  if (!dim || target.tiles(*dim) != static_cast<int64_t>(groups[0].size()) ||
+      target.Untile({*dim}) != summed) {
+    return std::nullopt;
+  }
+  const std::vector<int64_t> offsets = target.OffsetsAlong(*dim, 1);
+  for (const auto& group : groups) {
+    for (size_t i = 0; i < group.size(); ++i) {
+      if (offsets[group[i]] != static_cast<int64_t>(i)) return std::nullopt;
+    }
+  }
+  return dim;
+}
+
 // Attributes that name sizes of split dimensions, made per-device: a slice
 // that keeps a split dimension whole ends at its block, a dynamic-slice
 // takes its block's size (the rules split only dimensions these ops keep whole).
@@ -466,7 +502,8 @@ void DescribeOnMesh(const HloModule& module, const std::vector<TileSharding>& pa
 
 std::string SpmdReport::ToString() const {
   return absl::StrCat("spmd-partition on ", devices, " devices: ", all_gathers, " all-gather, ",
-                      all_reduces, " all-reduce, ", all_to_alls, " all-to-all, ", dynamic_slices,
+                      all_reduces, " all-reduce, ", reduce_scatters, " reduce-scatter, ", all_to_alls,
+                      " all-to-all, ", dynamic_slices,
                       " dynamic-slice; ",
                       replicated_ops.size(), " replicated op(s)",
                       replicated_ops.empty() ? "" : ": ", absl::StrJoin(replicated_ops, ", "));
@@ -606,7 +643,16 @@ absl::StatusOr<bool> SpmdPartition::Run(HloModule& module) {
       HloInstruction* x = b.Add(hlo->CloneWithNewOperands(local, operands));
       x->clear_sharding();  // Global shardings mean nothing per device.
       LocalizeAttributes(x);
-      if (!plan->all_reduce_groups.empty()) x = b.AllReduce(x, plan->all_reduce_groups, plan->reducer);
+      if (!plan->all_reduce_groups.empty()) {
+        // Summed, then split over the same groups: one reduce-scatter.
+        if (std::optional<int64_t> d = ScatterDim(plan->all_reduce_groups, plan->result, target)) {
+          HLOC_ASSIGN_OR_RETURN(Shape scattered, target.LocalShape(hlo->shape(), what));
+          x = b.ReduceScatter(x, scattered, *d, plan->all_reduce_groups, plan->reducer);
+          value.emplace(hlo, std::make_pair(x, target));
+          continue;
+        }
+        x = b.AllReduce(x, plan->all_reduce_groups, plan->reducer);
+      }
       HLOC_ASSIGN_OR_RETURN(x, b.Reshard(x, hlo->shape(), plan->result, target, what));
       value.emplace(hlo, std::make_pair(x, target));
       continue;

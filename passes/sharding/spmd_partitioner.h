@@ -46,7 +46,9 @@
 //        dot             a tile array over [output dims, contracting dims]
 //                        taken from the lhs, the rhs or the result (the one
 //                        that moves the fewest elements); contracting dims
-//                        tiled -> local dot + all-reduce(add)
+//                        tiled -> local dot + all-reduce(add), or one
+//                        reduce-scatter where the result is wanted split
+//                        across the same groups (also for reduce)
 //        reduce          reduced dims tiled -> local reduce + all-reduce with
 //                        the reducer (add/mul/max/min/and/or with its
 //                        identity as init), else local
@@ -91,7 +93,8 @@ struct SpmdReport {
   int64_t devices = 0;
   // Ops that ran on global shapes because no rule partitions them: "%name (opcode)".
   std::vector<std::string> replicated_ops;
-  int64_t all_gathers = 0, all_reduces = 0, all_to_alls = 0, dynamic_slices = 0;
+  int64_t all_gathers = 0, all_reduces = 0, reduce_scatters = 0, all_to_alls = 0,
+          dynamic_slices = 0;
   std::string ToString() const;
 };
 

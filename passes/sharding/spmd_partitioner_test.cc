@@ -103,6 +103,30 @@ ENTRY main {
   EXPECT_EQ(check->partitioned->entry()->root()->shape().ToString(false), "f32[2,6]");
 }
 
+TEST(SpmdPartitionTest, ContractingSplitWithTheResultWantedSplitIsOneReduceScatter) {
+  absl::StatusOr<SpmdCheck> check = Check(R"(
+HloModule rs
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[8,16] parameter(0), sharding={devices=[1,4]<=[4]}
+  w = f32[16,6] parameter(1), sharding={devices=[4,1]<=[4]}
+  d = f32[8,6] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={devices=[4,1]<=[4]}
+  y = f32[8,12] parameter(2), sharding={devices=[4,1]<=[4]}
+  zero = f32[] constant(0)
+  s = f32[12] reduce(y, zero), dimensions={0}, to_apply=add, sharding={devices=[4]<=[4]}
+  ROOT t = (f32[8,6], f32[12]) tuple(d, s)
+})");
+  ASSERT_TRUE(check.ok()) << check.status();
+  ExpectMatches(*check, {});
+  EXPECT_EQ(CountOps(*check->partitioned, HloOpcode::kReduceScatter), 2)
+      << PrintModule(*check->partitioned);
+  EXPECT_EQ(check->report.reduce_scatters, 2);
+}
+
 TEST(SpmdPartitionTest, BatchedDotWithTheBatchSharded) {
   absl::StatusOr<SpmdCheck> check = Check(R"(
 HloModule bmm

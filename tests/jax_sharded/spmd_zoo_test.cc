@@ -119,7 +119,7 @@ TEST(SpmdZooMeshTest, ResultsAreDescribedOnJaxsMesh) {
 }
 
 // Resharding the zoo does not need (partition-id offsets, gathers of one
-// dimension of a 2-D split, all-to-all inside a 4-D array) on the host
+// dimension of a 2-D split, all-to-all inside a 4-D array, reduce-scatter) on the host
 // backend's 4 devices, compiled (no interpreter op).
 TEST(SpmdHostTest, ReshardingRunsCompiledOnHostDevices) {
   absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(R"(
@@ -133,7 +133,10 @@ ENTRY main {
   s = f32[8,6] add(d, c)
   z = f32[2,8,12,3] parameter(3), sharding={devices=[1,1,4,1]<=[4]}
   t = f32[2,8,12,3] custom-call(z), custom_call_target="Sharding", sharding={devices=[1,4,1,1]<=[4]}
-  ROOT r = (f32[8,6], f32[2,8,12,3]) tuple(s, t)
+  a = f32[8,16] parameter(4), sharding={devices=[1,4]<=[4]}
+  v = f32[16,6] parameter(5), sharding={devices=[4,1]<=[4]}
+  rs = f32[8,6] dot(a, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={devices=[4,1]<=[4]}
+  ROOT r = (f32[8,6], f32[2,8,12,3], f32[8,6]) tuple(s, t, rs)
 })");
   ASSERT_TRUE(module.ok()) << module.status();
   host::HostCompileReport host_report;
@@ -148,6 +151,7 @@ ENTRY main {
   EXPECT_GT(check->report.dynamic_slices, 0) << check->report.ToString();
   EXPECT_GT(check->report.all_gathers, 0) << check->report.ToString();
   EXPECT_EQ(check->report.all_to_alls, 1) << check->report.ToString();
+  EXPECT_EQ(check->report.reduce_scatters, 1) << check->report.ToString();
   EXPECT_EQ(host_report.interpreter_calls, 0) << host_report.ToString();
 }
 
