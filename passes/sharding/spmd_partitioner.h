@@ -53,6 +53,8 @@
 //                        the reducer (add/mul/max/min/and/or with its
 //                        identity as init), else local
 //        convolution     batch dimension split, kernel replicated
+//        gather          indices split (not index_vector_dim), operand
+//                        replicated (embedding lookups): local gathers
 //        slice, pad, reverse, concatenate, sort (one operand), reduce-window,
 //        dynamic-slice, dynamic-update-slice
 //                        the dimensions they change are made whole; the

@@ -358,6 +358,21 @@ ENTRY main {
   EXPECT_EQ(check->partitioned->entry()->root()->shape().ToString(false), "f32[2,5,5,2]");
 }
 
+TEST(SpmdPartitionTest, EmbeddingGatherWithSplitIndicesIsLocal) {
+  // jnp.take(table, ids, axis=0) with ids split by batch.
+  absl::StatusOr<SpmdCheck> check = Check(R"(
+HloModule embed
+ENTRY main {
+  table = f32[10,6] parameter(0), sharding={replicated}
+  ids = s32[8,3] parameter(1), sharding={devices=[4,1]<=[4]}
+  ROOT g = f32[8,3,6] gather(table, ids), offset_dims={2}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=2, slice_sizes={1,6}
+})");
+  ASSERT_TRUE(check.ok()) << check.status();
+  ExpectMatches(*check, {});
+  EXPECT_TRUE(check->report.replicated_ops.empty()) << check->report.ToString();
+  EXPECT_EQ(check->partitioned->entry()->root()->shape().ToString(false), "f32[2,3,6]");
+}
+
 TEST(SpmdPartitionTest, OpsWithoutARuleRunReplicatedAndAreReported) {
   absl::StatusOr<SpmdCheck> check = Check(R"(
 HloModule fb

@@ -431,6 +431,39 @@ std::optional<SpmdPlan> PlanConvolution(const HloInstruction& hlo,
   return plan;
 }
 
+// Gather from a replicated operand (an embedding table) with split
+// indices: each device gathers the rows of its own indices; the result's
+// batch dimensions (those not in offset_dims) follow the indices' dimensions
+// other than index_vector_dim, in order.
+std::optional<SpmdPlan> PlanGather(const HloInstruction& hlo,
+                                   const std::optional<TileSharding>& indices) {
+  const xla::GatherDimensionNumbers& dn = *hlo.attrs().gather_dimension_numbers;
+  if (!indices || dn.operand_batching_dims_size() > 0 || !hlo.shape().IsArray()) {
+    return std::nullopt;
+  }
+  const int64_t vector_dim = dn.index_vector_dim();
+  const TileSharding idx =
+      vector_dim < indices->rank() ? indices->Untile({vector_dim}) : *indices;
+  std::vector<int64_t> axis_of(hlo.shape().rank(), -1);
+  int64_t next = 0;
+  for (int64_t k = 0; k < hlo.shape().rank(); ++k) {
+    if (std::find(dn.offset_dims().begin(), dn.offset_dims().end(), k) != dn.offset_dims().end()) {
+      continue;
+    }
+    if (next == vector_dim) ++next;
+    if (next >= idx.rank()) return std::nullopt;
+    axis_of[k] = next++;
+  }
+  std::optional<TileSharding> result = Remap(idx, axis_of, hlo.shape().rank());
+  if (!result) return std::nullopt;
+  SpmdPlan plan;
+  plan.partitioned = true;
+  plan.operands = {TileSharding::Replicated(hlo.operand(0)->shape().rank(), idx.device_count()),
+                   idx};
+  plan.result = *result;
+  return plan;
+}
+
 }  // namespace
 
 std::optional<SpmdPlan> PlanSpmdOp(const HloInstruction& hlo,
@@ -508,6 +541,8 @@ std::optional<SpmdPlan> PlanSpmdOp(const HloInstruction& hlo,
       return PlanReduce(hlo, *operands[0]);
     case HloOpcode::kConvolution:
       return PlanConvolution(hlo, operands[0]);
+    case HloOpcode::kGather:
+      return PlanGather(hlo, operands[1]);
     default:
       if (std::optional<std::vector<int64_t>> changed = ChangedDims(hlo)) {
         return PlanDimensionWise(hlo, *changed, operands, preferred);
