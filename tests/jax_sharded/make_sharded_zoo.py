@@ -39,7 +39,7 @@ DEVICES = 4
 # jax.jit over sharded inputs (no shard_map): inputs to hloc's SPMD partitioner.
 SPMD_MODELS = ["spmd_mlp_dp", "spmd_tp_matmul", "spmd_reduce", "spmd_reshard_chain",
                "spmd_mesh2x2", "spmd_dp_train_step", "spmd_mesh2x2_mlp", "spmd_attention_2d",
-               "spmd_attention_2d_train"]
+               "spmd_attention_2d_train", "spmd_embedding"]
 
 
 def _models():
@@ -275,7 +275,18 @@ def _models():
         l, g = jax.value_and_grad(loss)((wq, wk, wv, wo))
         return tuple(w - 0.1 * d for w, d in zip((wq, wk, wv, wo), g)) + (l,)
 
+    # Embedding lookup with the token ids split by batch, the table replicated.
+    def spmd_embedding(ids, table, w):
+        h = jnp.mean(jnp.take(table, ids, axis=0), axis=1)
+        return jax.nn.log_softmax(h @ w, axis=-1)
+
+    def spmd_embedding_args(rng):
+        ids = rng.integers(0, 32, size=(8, 4)).astype(i32)
+        return [placed(ids, "d", None), placed(normal(rng, (32, 16))),
+                placed(normal(rng, (16, 10), 0.3))]
+
     return {
+        "spmd_embedding": (spmd_embedding_args, spmd_embedding),
         "spmd_attention_2d_train": (spmd_attention_2d_args, spmd_attention_2d_train),
         "spmd_attention_2d": (spmd_attention_2d_args, spmd_attention_2d),
         "spmd_mesh2x2_mlp": (spmd_mesh2x2_mlp_args, spmd_mesh2x2_mlp),
