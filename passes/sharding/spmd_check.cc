@@ -54,9 +54,9 @@ absl::StatusOr<SpmdCheck> CheckSpmdPartition(const HloModule& original, int64_t 
   std::vector<std::vector<Literal>> per_device(devices);
   for (int64_t p = 0; p < entry->num_parameters(); ++p) {
     const HloInstruction* param = entry->parameter(p);
-    HLOC_ASSIGN_OR_RETURN(DevicePlacement placement,
-                          PlacementOfSharding(param->sharding(), param->shape(), devices,
-                                              param->name()));
+    HLOC_ASSIGN_OR_RETURN(
+        DevicePlacement placement,
+        PlacementOfSharding(param->sharding(), param->shape(), devices, param->name()));
     for (int64_t d = 0; d < devices; ++d) {
       Literal block(param->shape());
       CopyBlockToDevice(placement, d, arguments[p].raw(), block.mutable_raw());

@@ -11,17 +11,18 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
-#include "absl/strings/str_cat.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "absl/strings/ascii.h"
-#include "absl/strings/str_join.h"
 #include "hlo/computation.h"
 #include "hlo/status_macros.h"
 #include "passes/call_inliner.h"
 #include "passes/sharding/shard_map_to_per_device.h"
+#include "passes/sharding/spmd_builder.h"
 #include "passes/sharding/spmd_rules.h"
 #include "passes/sharding/spmd_sharding.h"
 
@@ -89,216 +90,6 @@ absl::Status CheckPartitionable(const HloModule& module) {
   return absl::OkStatus();
 }
 
-// Builds the per-device entry: resharding, collectives, partition-id offsets.
-class Builder {
- public:
-  Builder(HloModule& module, HloComputation* comp, int64_t devices, SpmdReport* report)
-      : module_(module), comp_(comp), devices_(devices), report_(report) {}
-
-  HloInstruction* Add(std::unique_ptr<HloInstruction> hlo) {
-    return comp_->AddInstruction(std::move(hlo));
-  }
-
-  // `x` (a block of `from`, of global shape `global`) as a block of `to`.
-  absl::StatusOr<HloInstruction*> Reshard(HloInstruction* x, const Shape& global,
-                                          const TileSharding& from, const TileSharding& to,
-                                          const std::string& what) {
-    if (from == to) return x;
-    if (std::optional<std::pair<int64_t, int64_t>> dims = AllToAllDims(from, to)) {
-      return AllToAll(x, global, from, dims->first, dims->second);
-    }
-    // Gather the dimensions `to` does not split (kept splits stay when they
-    // are `to`'s), then slice the ones only `to` splits; anything else goes
-    // through replication.
-    std::vector<int64_t> gather, slice;
-    for (int64_t d = 0; d < from.rank(); ++d) {
-      if (from.tiles(d) > 1 && to.tiles(d) == 1) gather.push_back(d);
-      if (to.tiles(d) > 1 && from.tiles(d) == 1) slice.push_back(d);
-    }
-    if (from.Untile(gather) != to.Untile(slice)) {
-      gather.clear();
-      slice.clear();
-      for (int64_t d = 0; d < from.rank(); ++d) {
-        if (from.tiles(d) > 1) gather.push_back(d);
-        if (to.tiles(d) > 1) slice.push_back(d);
-      }
-    }
-    for (int64_t d : gather) {
-      Shape shape = x->shape();
-      shape.set_dimension(d, global.dimensions(d));
-      HloInstruction* g = Add(HloInstruction::Create(HloOpcode::kAllGather, shape, {x}));
-      HloAttributes* a = g->mutable_attrs();
-      a->dimensions = {d};
-      SetGroups(a, from.array().GroupsAlong({d}));
-      ++report_->all_gathers;
-      x = g;
-    }
-    if (slice.empty()) return x;
-    // Each device slices its block of the dimensions it now holds whole, at
-    // offsets read by partition-id.
-    HLOC_ASSIGN_OR_RETURN(Shape local, to.LocalShape(global, what));
-    std::vector<HloInstruction*> operands = {x};
-    for (int64_t d = 0; d < to.rank(); ++d) {
-      const bool sliced = std::find(slice.begin(), slice.end(), d) != slice.end();
-      operands.push_back(sliced ? Offset(to.OffsetsAlong(d, local.dimensions(d))) : Zero());
-    }
-    HloInstruction* s = Add(HloInstruction::Create(HloOpcode::kDynamicSlice, local, operands));
-    s->mutable_attrs()->dynamic_slice_sizes = local.dimensions();
-    ++report_->dynamic_slices;
-    return s;
-  }
-
-  // `from` splits one dimension a, `to` another dimension b into as many
-  // blocks on the same devices (replicas alike): {a, b}, for one all-to-all.
-  static std::optional<std::pair<int64_t, int64_t>> AllToAllDims(const TileSharding& from,
-                                                                 const TileSharding& to) {
-    if (from.rank() != to.rank() || from.array().devices != to.array().devices ||
-        from.replicas() != to.replicas()) {
-      return std::nullopt;
-    }
-    std::vector<int64_t> a, b;
-    for (int64_t d = 0; d < from.rank(); ++d) {
-      if (from.tiles(d) > 1) a.push_back(d);
-      if (to.tiles(d) > 1) b.push_back(d);
-    }
-    if (a.size() != 1 || b.size() != 1 || a[0] == b[0] || from.tiles(a[0]) != to.tiles(b[0])) {
-      return std::nullopt;
-    }
-    return std::make_pair(a[0], b[0]);
-  }
-
-  // Rows to columns without gathering: each device cuts its block along b
-  // into t pieces, sends piece i to the group's i-th device, and stacks what
-  // it receives along a:
-  //   [A/t, B] -> reshape [A/t, t, B/t] -> transpose [t, A/t, B/t]
-  //   -> all-to-all(dim 0) -> transpose/reshape [A, B/t]
-  absl::StatusOr<HloInstruction*> AllToAll(HloInstruction* x, const Shape& global,
-                                           const TileSharding& from, int64_t a, int64_t b) {
-    const int64_t t = from.tiles(a);
-    const PrimitiveType type = x->shape().element_type();
-    const std::vector<int64_t> local = x->shape().dimensions();
-    if (local[b] % t != 0) {
-      return absl::UnimplementedError(absl::StrCat("spmd-partition: all-to-all of ",
-                                                   x->shape().ToString(false), " in ", t,
-                                                   " pieces along dimension ", b, " is uneven"));
-    }
-    auto shape = [&](std::vector<int64_t> dims) {
-      Shape s(type, dims);
-      s.set_layout(Layout::RowMajor(static_cast<int64_t>(dims.size())));
-      return s;
-    };
-    std::vector<int64_t> split = local;
-    split[b] = local[b] / t;
-    split.insert(split.begin() + b, t);
-    HloInstruction* r = Add(HloInstruction::Create(HloOpcode::kReshape, shape(split), {x}));
-    // The t axis (at b) first.
-    std::vector<int64_t> perm = {b};
-    for (int64_t k = 0; k < static_cast<int64_t>(split.size()); ++k) {
-      if (k != b) perm.push_back(k);
-    }
-    std::vector<int64_t> front;
-    for (int64_t k : perm) front.push_back(split[k]);
-    HloInstruction* tr = Add(HloInstruction::Create(HloOpcode::kTranspose, shape(front), {r}));
-    tr->mutable_attrs()->dimensions = perm;
-    HloInstruction* sent = Add(HloInstruction::Create(HloOpcode::kAllToAll, shape(front), {tr}));
-    HloAttributes* attrs = sent->mutable_attrs();
-    attrs->dimensions = {0};
-    attrs->replica_groups = from.array().GroupsAlong({a});
-    attrs->channel_id = next_channel_++;  // Ids are partitions (no global ids on all-to-all).
-    ++report_->all_to_alls;
-    // Received pieces are indexed by the sender's block along a: move that
-    // axis to just before a, then merge.
-    std::vector<int64_t> back;
-    for (int64_t k = 1; k <= a; ++k) back.push_back(k);
-    back.push_back(0);
-    for (int64_t k = a + 1; k < static_cast<int64_t>(front.size()); ++k) back.push_back(k);
-    std::vector<int64_t> placed;
-    for (int64_t k : back) placed.push_back(front[k]);
-    HloInstruction* tb = Add(HloInstruction::Create(HloOpcode::kTranspose, shape(placed), {sent}));
-    tb->mutable_attrs()->dimensions = back;
-    Shape out = x->shape();
-    out.set_dimension(a, global.dimensions(a));
-    out.set_dimension(b, local[b] / t);
-    return Add(HloInstruction::Create(HloOpcode::kReshape, out, {tb}));
-  }
-
-  HloInstruction* ReduceScatter(HloInstruction* x, const Shape& scattered, int64_t dim,
-                                std::vector<std::vector<int64_t>> groups,
-                                HloComputation* reducer) {
-    HloInstruction* r = Add(HloInstruction::Create(HloOpcode::kReduceScatter, scattered, {x}));
-    r->AppendCalledComputation(reducer != nullptr ? reducer
-                                                  : AddComputation(x->shape().element_type()));
-    r->mutable_attrs()->dimensions = {dim};
-    SetGroups(r->mutable_attrs(), std::move(groups));
-    ++report_->reduce_scatters;
-    return r;
-  }
-
-  HloInstruction* AllReduce(HloInstruction* x, std::vector<std::vector<int64_t>> groups,
-                            HloComputation* reducer) {
-    HloInstruction* r = Add(HloInstruction::Create(HloOpcode::kAllReduce, x->shape(), {x}));
-    r->AppendCalledComputation(reducer != nullptr ? reducer : AddComputation(x->shape().element_type()));
-    SetGroups(r->mutable_attrs(), std::move(groups));
-    ++report_->all_reduces;
-    return r;
-  }
-
- private:
-  void SetGroups(HloAttributes* a, std::vector<std::vector<int64_t>> groups) {
-    a->replica_groups = std::move(groups);
-    a->channel_id = next_channel_++;
-    a->use_global_device_ids = true;
-  }
-
-  HloInstruction* Zero() {
-    if (zero_ == nullptr) {
-      zero_ = Add(HloInstruction::CreateConstant(Literal::Scalar<int32_t>(xla::S32, 0)));
-    }
-    return zero_;
-  }
-
-  // table[partition-id] as an s32 scalar.
-  HloInstruction* Offset(const std::vector<int64_t>& table) {
-    auto it = offsets_.find(table);
-    if (it != offsets_.end()) return it->second;
-    if (partition_ == nullptr) {
-      HloInstruction* pid = Add(HloInstruction::Create(HloOpcode::kPartitionId, Shape::Scalar(xla::U32)));
-      partition_ = Add(HloInstruction::Create(HloOpcode::kConvert, Shape::Scalar(xla::S32), {pid}));
-    }
-    Literal values(Shape(xla::S32, {static_cast<int64_t>(table.size())}));
-    for (size_t i = 0; i < table.size(); ++i) values.SetFromInt64(i, table[i]);
-    HloInstruction* t = Add(HloInstruction::CreateConstant(std::move(values)));
-    HloInstruction* one = Add(HloInstruction::Create(HloOpcode::kDynamicSlice, Shape(xla::S32, {1}),
-                                                     {t, partition_}));
-    one->mutable_attrs()->dynamic_slice_sizes = {1};
-    HloInstruction* scalar = Add(HloInstruction::Create(HloOpcode::kReshape, Shape::Scalar(xla::S32), {one}));
-    offsets_[table] = scalar;
-    return scalar;
-  }
-
-  HloComputation* AddComputation(PrimitiveType type) {
-    auto it = adds_.find(type);
-    if (it != adds_.end()) return it->second;
-    HloComputation* c = module_.AddComputation(std::make_unique<HloComputation>(
-        module_.UniquifyComputationName(absl::StrCat("spmd_add_", PrimitiveTypeName(type)))));
-    HloInstruction* a = c->AddInstruction(HloInstruction::CreateParameter(0, Shape::Scalar(type), "a"));
-    HloInstruction* b = c->AddInstruction(HloInstruction::CreateParameter(1, Shape::Scalar(type), "b"));
-    c->set_root(c->AddInstruction(HloInstruction::Create(HloOpcode::kAdd, Shape::Scalar(type), {a, b})));
-    adds_[type] = c;
-    return c;
-  }
-
-  HloModule& module_;
-  HloComputation* comp_;
-  int64_t devices_;
-  SpmdReport* report_;
-  int64_t next_channel_ = 1;
-  HloInstruction* zero_ = nullptr;
-  HloInstruction* partition_ = nullptr;
-  std::map<std::vector<int64_t>, HloInstruction*> offsets_;
-  std::map<PrimitiveType, HloComputation*> adds_;
-};
-
 struct Results {
   std::vector<HloInstruction*> elements;
   std::vector<std::optional<TileSharding>> shardings;  // Requested, per element.
@@ -321,7 +112,8 @@ absl::StatusOr<Results> ResultsOf(HloComputation* entry, int64_t devices) {
       if (!root->has_sharding()) {
         requested.emplace_back();
       } else if (root->sharding().type() == xla::OpSharding::TUPLE) {
-        if (i >= root->sharding().tuple_shardings_size()) return Unsupported(*root, "short tuple sharding");
+        if (i >= root->sharding().tuple_shardings_size())
+          return Unsupported(*root, "short tuple sharding");
         requested.emplace_back(root->sharding().tuple_shardings(i));
       } else {
         requested.emplace_back(root->sharding());
@@ -338,8 +130,9 @@ absl::StatusOr<Results> ResultsOf(HloComputation* entry, int64_t devices) {
       r.shardings.emplace_back();
       continue;
     }
-    HLOC_ASSIGN_OR_RETURN(TileSharding s, TileSharding::FromOpSharding(
-        *requested[i], shape.rank(), devices, absl::StrCat("result ", i)));
+    HLOC_ASSIGN_OR_RETURN(TileSharding s,
+                          TileSharding::FromOpSharding(*requested[i], shape.rank(), devices,
+                                                       absl::StrCat("result ", i)));
     r.shardings.push_back(std::move(s));
   }
   return r;
@@ -414,30 +207,6 @@ absl::StatusOr<ShardingMap> Propagate(const HloComputation& entry, const Results
   return known;
 }
 
-// The dimension d where `target` is `summed` split once more, across each
-// of the all-reduce `groups` in their order (member i holds block i along
-// d): then sum-and-split is one reduce-scatter along d. nullopt otherwise.
-std::optional<int64_t> ScatterDim(const std::vector<std::vector<int64_t>>& groups,
-                                  const TileSharding& summed, const TileSharding& target) {
-  std::optional<int64_t> dim;
-  for (int64_t d = 0; d < target.rank(); ++d) {
-    if (target.tiles(d) == summed.tiles(d)) continue;
-    if (dim || summed.tiles(d) != 1) return std::nullopt;
-    dim = d;
-  }
-  if (!dim || target.tiles(*dim) != static_cast<int64_t>(groups[0].size()) ||
-      target.Untile({*dim}) != summed) {
-    return std::nullopt;
-  }
-  const std::vector<int64_t> offsets = target.OffsetsAlong(*dim, 1);
-  for (const auto& group : groups) {
-    for (size_t i = 0; i < group.size(); ++i) {
-      if (offsets[group[i]] != static_cast<int64_t>(i)) return std::nullopt;
-    }
-  }
-  return dim;
-}
-
 // Attributes that name sizes of split dimensions, made per-device: a slice
 // that keeps a split dimension whole ends at its block, a dynamic-slice
 // takes its block's size (the rules split only dimensions these ops keep whole).
@@ -502,9 +271,8 @@ void DescribeOnMesh(const HloModule& module, const std::vector<TileSharding>& pa
 
 std::string SpmdReport::ToString() const {
   return absl::StrCat("spmd-partition on ", devices, " devices: ", all_gathers, " all-gather, ",
-                      all_reduces, " all-reduce, ", reduce_scatters, " reduce-scatter, ", all_to_alls,
-                      " all-to-all, ", dynamic_slices,
-                      " dynamic-slice; ",
+                      all_reduces, " all-reduce, ", reduce_scatters, " reduce-scatter, ",
+                      all_to_alls, " all-to-all, ", dynamic_slices, " dynamic-slice; ",
                       replicated_ops.size(), " replicated op(s)",
                       replicated_ops.empty() ? "" : ": ", absl::StrJoin(replicated_ops, ", "));
 }
@@ -565,7 +333,7 @@ absl::StatusOr<bool> SpmdPartition::Run(HloModule& module) {
 
   HloComputation* comp = module.AddComputation(
       std::make_unique<HloComputation>(module.UniquifyComputationName(entry->name() + ".spmd")));
-  Builder b(module, comp, devices, report);
+  SpmdBuilder b(module, comp, report);
   // Per old instruction: its new value and that value's sharding.
   absl::flat_hash_map<const HloInstruction*, std::pair<HloInstruction*, TileSharding>> value;
   // Broadcasts made again in the sharding a user wants (from their smaller
@@ -615,8 +383,8 @@ absl::StatusOr<bool> SpmdPartition::Run(HloModule& module) {
     const TileSharding target = array ? sharding.at(hlo) : TileSharding::Replicated(0, devices);
     if (hlo->opcode() == HloOpcode::kParameter) {
       HLOC_ASSIGN_OR_RETURN(Shape local, target.LocalShape(hlo->shape(), what));
-      HloInstruction* p = b.Add(HloInstruction::CreateParameter(hlo->parameter_number(), local,
-                                                                hlo->name()));
+      HloInstruction* p =
+          b.Add(HloInstruction::CreateParameter(hlo->parameter_number(), local, hlo->name()));
       p->set_sharding(target.ToOpSharding());
       value.emplace(hlo, std::make_pair(p, target));
       continue;
@@ -662,16 +430,18 @@ absl::StatusOr<bool> SpmdPartition::Run(HloModule& module) {
       report->replicated_ops.push_back(absl::StrCat(what, " (", HloOpcodeName(hlo->opcode()), ")"));
     }
     for (const HloInstruction* o : hlo->operands()) {
-      HLOC_ASSIGN_OR_RETURN(HloInstruction * x,
-                            operand_as(o, TileSharding::Replicated(o->shape().IsArray() ? o->shape().rank() : 0, devices)));
+      HLOC_ASSIGN_OR_RETURN(
+          HloInstruction * x,
+          operand_as(
+              o, TileSharding::Replicated(o->shape().IsArray() ? o->shape().rank() : 0, devices)));
       operands.push_back(x);
     }
     HloInstruction* x = b.Add(hlo->CloneWithNewOperands(hlo->shape(), operands));
     x->clear_sharding();
     if (array) {
-      HLOC_ASSIGN_OR_RETURN(x, b.Reshard(x, hlo->shape(),
-                                         TileSharding::Replicated(hlo->shape().rank(), devices),
-                                         target, what));
+      HLOC_ASSIGN_OR_RETURN(
+          x, b.Reshard(x, hlo->shape(), TileSharding::Replicated(hlo->shape().rank(), devices),
+                       target, what));
     }
     value.emplace(hlo, std::make_pair(x, target));
   }

@@ -29,23 +29,27 @@
 // The pass, in three steps over the entry computation:
 //   1. Propagation (one TileSharding per array value, spmd_sharding.h):
 //      fixed at parameters, Sharding custom calls and any other op that
-//      carries a `sharding=`; forward in post order
-//      by the per-op rules below (a value none of whose operands is known,
-//      e.g. a constant, stays open); backward in reverse post order, an open
-//      value takes what its first user wants of it (elementwise: the user's
-//      sharding; broadcast, transpose, reshape: mapped back; Sharding: its
-//      sharding; else replicated).
+//      carries a `sharding=`; forward in post order by the per-op rules
+//      below (a value none of whose operands is known, e.g. a constant, or
+//      whose rule gives only "replicated", stays open); backward in reverse
+//      post order, an open value takes what its first user wants of it
+//      (elementwise: the user's sharding; broadcast, transpose, reshape,
+//      dimension-wise ops: mapped back; Sharding: its sharding; else
+//      replicated).
 //   2. Per op, a plan: the sharding each operand must have, the result's,
 //      and the all-reduce the op needs. Rules:
 //        elementwise     operands brought to one sharding (the given result's,
 //                        or the most tiled operand's)
 //        broadcast       operand = result with the broadcast dims replicated
 //        transpose       tile axes permuted
-//        reshape         when every sharded dimension survives unsplit (same
-//                        size, same product of the dimensions before it)
+//        reshape         each split dimension survives (same size, same
+//                        product of the dimensions before it) or is the
+//                        major-most of a group it splits into or merges
+//                        with, the tile count dividing it (head reshapes)
 //        dot             a tile array over [output dims, contracting dims]
-//                        taken from the lhs, the rhs or the result (the one
-//                        that moves the fewest elements); contracting dims
+//                        taken from the lhs, the rhs, the result, or both
+//                        operands merged (2-D meshes), the one that moves
+//                        the fewest elements; contracting dims
 //                        tiled -> local dot + all-reduce(add), or one
 //                        reduce-scatter where the result is wanted split
 //                        across the same groups (also for reduce)
@@ -64,15 +68,13 @@
 //                        wants them tiled)
 //      Any other op: operands gathered to replicated, runs on global shapes,
 //      and its name goes into SpmdReport::replicated_ops (never silent).
-//   3. Rewrite into a new entry: per-device shapes, resharding where a
-//      value's sharding is not the one its user needs (a broadcast is made
-//      again in the wanted sharding instead, where its operand allows): one all-to-all
-//      where one split dimension becomes another on the same devices (rows
-//      to columns); else all-gather per tiled dimension (to replicated),
-//      then dynamic-slice at offsets read from a per-device table by
-//      partition-id (to tiled). Collectives use explicit
-//      device groups and channel ids (use_global_device_ids=true where the
-//      op has it; all-to-all's ids are then partitions, the same here);
+//   3. Rewrite into a new entry: per-device shapes; where a value's
+//      sharding is not the one its user needs, a broadcast is made again in
+//      the wanted sharding, anything else resharded by SpmdBuilder
+//      (spmd_builder.h: one all-to-all where one split dimension becomes
+//      another, else all-gather only the dimensions no longer split and
+//      dynamic-slice by partition-id only the newly split ones); a partial
+//      sum wanted split across its own groups is one reduce-scatter.
 //      num_partitions becomes N; parameters and root carry their shardings
 //      (as in XLA's partitioned modules), so the API and tests split and
 //      gather global arrays with PlacementOfSharding.
@@ -116,7 +118,7 @@ struct SpmdPartitionOptions {
   // tiled sharding's tile assignment. (JAX's jax.jit(f).lower() proto says
   // num_partitions=1; its before-optimizations dump says 4.)
   int64_t devices = 0;
-  SpmdReport* report = nullptr;  // Not owned; may be null.
+  SpmdReport* report = nullptr;                 // Not owned; may be null.
   SpmdMeshShardings* mesh_shardings = nullptr;  // Not owned; may be null.
 };
 

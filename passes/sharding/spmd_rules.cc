@@ -143,17 +143,22 @@ bool ReducerWithIdentity(const HloInstruction& reduce) {
   const PrimitiveType type = init->shape().element_type();
   const bool is_pred = type == xla::PRED;
   switch (root->opcode()) {
-    case HloOpcode::kAdd: return v == 0;
-    case HloOpcode::kMultiply: return v == 1;
+    case HloOpcode::kAdd:
+      return v == 0;
+    case HloOpcode::kMultiply:
+      return v == 1;
     case HloOpcode::kMaximum:
       return v == -std::numeric_limits<double>::infinity() ||
              (type == xla::S32 && v == std::numeric_limits<int32_t>::min());
     case HloOpcode::kMinimum:
       return v == std::numeric_limits<double>::infinity() ||
              (type == xla::S32 && v == std::numeric_limits<int32_t>::max());
-    case HloOpcode::kAnd: return is_pred && v == 1;
-    case HloOpcode::kOr: return is_pred && v == 0;
-    default: return false;
+    case HloOpcode::kAnd:
+      return is_pred && v == 1;
+    case HloOpcode::kOr:
+      return is_pred && v == 0;
+    default:
+      return false;
   }
 }
 
@@ -246,7 +251,8 @@ TileArray LoopFromResult(const DotSpace& s, const TileSharding& result) {
 SpmdPlan PlanDotWithLoop(const DotSpace& s, const TileArray& loop) {
   SpmdPlan plan;
   plan.partitioned = true;
-  plan.operands = {TileSharding::Project(loop, s.lhs_axis), TileSharding::Project(loop, s.rhs_axis)};
+  plan.operands = {TileSharding::Project(loop, s.lhs_axis),
+                   TileSharding::Project(loop, s.rhs_axis)};
   plan.result = TileSharding::Project(loop, Iota(s.out_rank));
   std::vector<int64_t> tiled_contracting;
   for (int64_t k = 0; k < s.contracting; ++k) {
@@ -297,14 +303,15 @@ std::optional<SpmdPlan> PlanDot(const HloInstruction& hlo,
                                 const std::optional<TileSharding>& preferred) {
   const DotSpace s = DotSpaceOf(hlo);
   std::vector<SpmdPlan> candidates;
-  if (operands[0]) candidates.push_back(PlanDotWithLoop(s, LoopFromOperand(s, s.lhs_axis, *operands[0])));
-  if (operands[1]) candidates.push_back(PlanDotWithLoop(s, LoopFromOperand(s, s.rhs_axis, *operands[1])));
+  if (operands[0])
+    candidates.push_back(PlanDotWithLoop(s, LoopFromOperand(s, s.lhs_axis, *operands[0])));
+  if (operands[1])
+    candidates.push_back(PlanDotWithLoop(s, LoopFromOperand(s, s.rhs_axis, *operands[1])));
   if (preferred) candidates.push_back(PlanDotWithLoop(s, LoopFromResult(s, *preferred)));
   if (operands[0] && operands[1]) {
     // Both operands as they are, where their splits fit together (2-D meshes).
-    std::optional<TileArray> both =
-        MergeLoops(LoopFromOperand(s, s.lhs_axis, *operands[0]),
-                   LoopFromOperand(s, s.rhs_axis, *operands[1]));
+    std::optional<TileArray> both = MergeLoops(LoopFromOperand(s, s.lhs_axis, *operands[0]),
+                                               LoopFromOperand(s, s.rhs_axis, *operands[1]));
     if (both) candidates.push_back(PlanDotWithLoop(s, *both));
   }
   if (candidates.empty()) return std::nullopt;
@@ -312,7 +319,8 @@ std::optional<SpmdPlan> PlanDot(const HloInstruction& hlo,
   auto cost = [&](const SpmdPlan& p) {
     int64_t c = 0;
     for (int i = 0; i < 2; ++i) {
-      if (operands[i] && *operands[i] != p.operands[i]) c += hlo.operand(i)->shape().element_count();
+      if (operands[i] && *operands[i] != p.operands[i])
+        c += hlo.operand(i)->shape().element_count();
     }
     if (preferred && *preferred != p.result) c += hlo.shape().element_count();
     return c;
@@ -397,10 +405,10 @@ std::optional<SpmdPlan> PlanDimensionWise(const HloInstruction& hlo,
   plan.partitioned = true;
   plan.result = base->Untile(changed);
   for (const HloInstruction* o : hlo.operands()) {
-    plan.operands.push_back(o->shape().rank() == rank
-                                ? plan.result
-                                : TileSharding::Replicated(o->shape().rank(),
-                                                           base->device_count()));
+    plan.operands.push_back(
+        o->shape().rank() == rank
+            ? plan.result
+            : TileSharding::Replicated(o->shape().rank(), base->device_count()));
   }
   return plan;
 }
@@ -425,8 +433,7 @@ std::optional<SpmdPlan> PlanConvolution(const HloInstruction& hlo,
   axis_of[dn.output_batch_dimension()] = batch;
   std::optional<TileSharding> out = Remap(in, axis_of, hlo.shape().rank());
   if (!out) return std::nullopt;
-  plan.operands = {in, TileSharding::Replicated(hlo.operand(1)->shape().rank(),
-                                                in.device_count())};
+  plan.operands = {in, TileSharding::Replicated(hlo.operand(1)->shape().rank(), in.device_count())};
   plan.result = *out;
   return plan;
 }
@@ -442,8 +449,7 @@ std::optional<SpmdPlan> PlanGather(const HloInstruction& hlo,
     return std::nullopt;
   }
   const int64_t vector_dim = dn.index_vector_dim();
-  const TileSharding idx =
-      vector_dim < indices->rank() ? indices->Untile({vector_dim}) : *indices;
+  const TileSharding idx = vector_dim < indices->rank() ? indices->Untile({vector_dim}) : *indices;
   std::vector<int64_t> axis_of(hlo.shape().rank(), -1);
   int64_t next = 0;
   for (int64_t k = 0; k < hlo.shape().rank(); ++k) {
@@ -515,8 +521,8 @@ std::optional<SpmdPlan> PlanSpmdOp(const HloInstruction& hlo,
       } else {
         return std::nullopt;
       }
-      plan.operands = {TileSharding::Project(plan.result.array(),
-                                             InversePermutation(hlo.dimensions()))};
+      plan.operands = {
+          TileSharding::Project(plan.result.array(), InversePermutation(hlo.dimensions()))};
       return plan;
     }
     case HloOpcode::kReshape: {
@@ -563,8 +569,8 @@ std::optional<TileSharding> SpmdOperandWant(const HloInstruction& user,
     case HloOpcode::kTranspose:
     case HloOpcode::kReshape: {
       std::vector<std::optional<TileSharding>> unknown(user.operand_count());
-      std::optional<SpmdPlan> plan = PlanSpmdOp(user, unknown, user_sharding,
-                                                user_sharding.device_count());
+      std::optional<SpmdPlan> plan =
+          PlanSpmdOp(user, unknown, user_sharding, user_sharding.device_count());
       if (!plan || plan->operands.empty()) return std::nullopt;
       return plan->operands[index];
     }

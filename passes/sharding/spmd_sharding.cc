@@ -108,9 +108,9 @@ absl::StatusOr<TileSharding> TileSharding::FromOpSharding(const xla::OpSharding&
                                                           const std::string& what) {
   if (sharding.type() == xla::OpSharding::REPLICATED) return Replicated(rank, devices);
   if (sharding.type() != xla::OpSharding::OTHER) {
-    return absl::UnimplementedError(absl::StrCat(
-        what, ": sharding of kind ", xla::OpSharding::Type_Name(sharding.type()),
-        " (the SPMD partitioner takes replicated and tiled shardings)"));
+    return absl::UnimplementedError(
+        absl::StrCat(what, ": sharding of kind ", xla::OpSharding::Type_Name(sharding.type()),
+                     " (the SPMD partitioner takes replicated and tiled shardings)"));
   }
   if (sharding.last_tile_dims_size() > 0) {
     return absl::UnimplementedError(absl::StrCat(what, ": sharding with last_tile_dims"));
@@ -120,9 +120,8 @@ absl::StatusOr<TileSharding> TileSharding::FromOpSharding(const xla::OpSharding&
                     sharding.tile_assignment_dimensions().end());
   if (!sharding.replicate_on_last_tile_dim()) array.dims.push_back(1);
   if (static_cast<int64_t>(array.dims.size()) != rank + 1) {
-    return absl::InvalidArgumentError(absl::StrCat(what, ": tiled sharding of rank ",
-                                                   array.dims.size() - 1, " on an array of rank ",
-                                                   rank));
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ": tiled sharding of rank ", array.dims.size() - 1, " on an array of rank ", rank));
   }
   const int64_t tiles = Product(array.dims);
   if (tiles != devices) {
@@ -146,16 +145,16 @@ absl::StatusOr<TileSharding> TileSharding::FromOpSharding(const xla::OpSharding&
       std::iota(perm.begin(), perm.end(), 0);
     }
     if (perm.size() != iota.dims.size()) {
-      return absl::InvalidArgumentError(absl::StrCat(what, ": iota transpose of rank ",
-                                                     perm.size(), " for ", iota.dims.size(),
+      return absl::InvalidArgumentError(absl::StrCat(what, ": iota transpose of rank ", perm.size(),
+                                                     " for ", iota.dims.size(),
                                                      " reshape dimensions"));
     }
     array.devices = iota.Transpose(perm).devices;
   }
   std::vector<int64_t> seen(devices, 0);
   if (static_cast<int64_t>(array.devices.size()) != devices) {
-    return absl::InvalidArgumentError(absl::StrCat(what, ": sharding lists ",
-                                                   array.devices.size(), " devices for ", devices));
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": sharding lists ", array.devices.size(), " devices for ", devices));
   }
   for (int64_t d : array.devices) {
     if (d < 0 || d >= devices || seen[d]++) {
@@ -203,9 +202,9 @@ absl::StatusOr<Shape> TileSharding::LocalShape(const Shape& global, const std::s
   Shape local = global;
   for (int64_t d = 0; d < rank(); ++d) {
     if (global.dimensions(d) % tiles(d) != 0) {
-      return absl::UnimplementedError(absl::StrCat(
-          what, ": dimension ", d, " of ", global.ToString(false), " in ", tiles(d),
-          " tiles is uneven (the SPMD partitioner does not pad)"));
+      return absl::UnimplementedError(
+          absl::StrCat(what, ": dimension ", d, " of ", global.ToString(false), " in ", tiles(d),
+                       " tiles is uneven (the SPMD partitioner does not pad)"));
     }
     local.set_dimension(d, global.dimensions(d) / tiles(d));
   }
@@ -227,8 +226,8 @@ std::string TileSharding::ToString() const {
                       replicas() > 1 ? " last_tile_dim_replicate}" : "}");
 }
 
-std::optional<std::vector<std::vector<int64_t>>> MeshAxesOf(const TileSharding& sharding,
-                                                            const std::vector<int64_t>& axis_sizes) {
+std::optional<std::vector<std::vector<int64_t>>> MeshAxesOf(
+    const TileSharding& sharding, const std::vector<int64_t>& axis_sizes) {
   const int64_t k = static_cast<int64_t>(axis_sizes.size());
   if (Product(axis_sizes) != sharding.device_count()) return std::nullopt;
   TileArray mesh;

@@ -55,9 +55,8 @@ class TileSharding {
   // Replicated, or tiled (device list or iota, with a replicated last tile
   // dimension); other kinds, and tile counts that are not `devices`, are
   // errors naming `what`.
-  static absl::StatusOr<TileSharding> FromOpSharding(const xla::OpSharding& sharding,
-                                                     int64_t rank, int64_t devices,
-                                                     const std::string& what);
+  static absl::StatusOr<TileSharding> FromOpSharding(const xla::OpSharding& sharding, int64_t rank,
+                                                     int64_t devices, const std::string& what);
   xla::OpSharding ToOpSharding() const;
   // This sharding with dimensions `dims` no longer tiled: their tiles fold
   // into replication (each device then holds those dimensions whole).
@@ -79,8 +78,9 @@ class TileSharding {
   // `block_size` elements.
   std::vector<int64_t> OffsetsAlong(int64_t dim, int64_t block_size) const;
 
-  bool operator==(const TileSharding& other) const { return array_.dims == other.array_.dims &&
-                                                            array_.devices == other.array_.devices; }
+  bool operator==(const TileSharding& other) const {
+    return array_.dims == other.array_.dims && array_.devices == other.array_.devices;
+  }
   bool operator!=(const TileSharding& other) const { return !(*this == other); }
   std::string ToString() const;  // "{devices=[4,1] 0,1,2,3}", "{replicated}"
 

@@ -92,7 +92,8 @@ TEST(TileShardingTest, MeshAxesAreJaxPartitionSpecs) {
   absl::StatusOr<TileSharding> rows = TileSharding::FromOpSharding(Tiled({4, 1}), 2, 4, "x");
   ASSERT_TRUE(rows.ok());
   EXPECT_EQ(MeshAxesOf(*rows, {2, 2}), (std::vector<std::vector<int64_t>>{{0, 1}, {}}));
-  EXPECT_EQ(MeshAxesOf(TileSharding::Replicated(1, 4), {4}), (std::vector<std::vector<int64_t>>{{}}));
+  EXPECT_EQ(MeshAxesOf(TileSharding::Replicated(1, 4), {4}),
+            (std::vector<std::vector<int64_t>>{{}}));
   // Rows in the order 0,2,1,3 are not a mesh-order split of a 4-device axis.
   xla::OpSharding odd = Tiled({4, 1});
   for (int64_t d : {0, 2, 1, 3}) odd.add_tile_assignment_devices(d);

@@ -62,14 +62,15 @@ TEST_P(SpmdZooApiTest, JitModuleTakesAndReturnsGlobalArrays) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Zoo, SpmdZooApiTest,
-    ::testing::Combine(::testing::ValuesIn(SpmdZooModels()),
-                       ::testing::Values(Backend::kHost, Backend::kInterpreter)),
-    [](const auto& info) {
-      return std::get<0>(info.param) +
-             (std::get<1>(info.param) == Backend::kHost ? "_host" : "_interpreter");
-    });
+INSTANTIATE_TEST_SUITE_P(Zoo, SpmdZooApiTest,
+                         ::testing::Combine(::testing::ValuesIn(SpmdZooModels()),
+                                            ::testing::Values(Backend::kHost,
+                                                              Backend::kInterpreter)),
+                         [](const auto& info) {
+                           return std::get<0>(info.param) +
+                                  (std::get<1>(info.param) == Backend::kHost ? "_host"
+                                                                             : "_interpreter");
+                         });
 
 }  // namespace
 }  // namespace hloc

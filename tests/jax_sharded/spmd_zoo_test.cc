@@ -10,8 +10,8 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
-#include "gtest/gtest.h"
 #include "backend/host/run_on_host_devices.h"
+#include "gtest/gtest.h"
 #include "hlo/evaluator/compare.h"
 #include "hlo/text_parser.h"
 #include "hlo/text_printer.h"
@@ -26,9 +26,9 @@ struct Expected {
 };
 
 Expected ExpectedFor(const std::string& model) {
-  if (model == "spmd_mlp_dp") return {0, 0, 0};         // Batch rows stay local.
-  if (model == "spmd_tp_matmul") return {0, 1, 0};      // One all-reduce after w2.
-  if (model == "spmd_reduce") return {0, 2, 0};         // sum and max over rows.
+  if (model == "spmd_mlp_dp") return {0, 0, 0};            // Batch rows stay local.
+  if (model == "spmd_tp_matmul") return {0, 1, 0};         // One all-reduce after w2.
+  if (model == "spmd_reduce") return {0, 2, 0};            // sum and max over rows.
   if (model == "spmd_reshard_chain") return {0, 0, 0, 2};  // y to rows, z to columns.
   // Gradients of the replicated weights and the loss: four sums over the batch.
   if (model == "spmd_dp_train_step") return {0, 4, 0};
@@ -39,7 +39,7 @@ Expected ExpectedFor(const std::string& model) {
   // Its training step: six sums (gradients over the batch and heads, loss).
   if (model == "spmd_attention_2d_train") return {0, 6, 0};
   if (model == "spmd_embedding") return {0, 0, 0};  // Each device looks up its own ids.
-  return {0, 2, 0};  // spmd_mesh2x2: dot over "b", sum over "a".
+  return {0, 2, 0};                                 // spmd_mesh2x2: dot over "b", sum over "a".
 }
 
 enum class Runner { kInterpreter, kHost };
@@ -156,14 +156,14 @@ ENTRY main {
   EXPECT_EQ(host_report.interpreter_calls, 0) << host_report.ToString();
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Zoo, SpmdZooTest,
-    ::testing::Combine(::testing::ValuesIn(SpmdZooModels()),
-                       ::testing::Values(Runner::kInterpreter, Runner::kHost)),
-    [](const auto& info) {
-      return std::get<0>(info.param) +
-             (std::get<1>(info.param) == Runner::kHost ? "_host" : "_interpreter");
-    });
+INSTANTIATE_TEST_SUITE_P(Zoo, SpmdZooTest,
+                         ::testing::Combine(::testing::ValuesIn(SpmdZooModels()),
+                                            ::testing::Values(Runner::kInterpreter, Runner::kHost)),
+                         [](const auto& info) {
+                           return std::get<0>(info.param) +
+                                  (std::get<1>(info.param) == Runner::kHost ? "_host"
+                                                                            : "_interpreter");
+                         });
 
 }  // namespace
 }  // namespace hloc
