@@ -26,7 +26,8 @@ int64_t CountOps(const HloModule& module, HloOpcode opcode) {
 
 absl::StatusOr<SpmdCheck> CheckSpmdPartition(const HloModule& original, int64_t devices,
                                              const DeviceRunner& run,
-                                             std::vector<Literal> arguments) {
+                                             std::vector<Literal> arguments,
+                                             const Tolerance& tolerance) {
   SpmdCheck check;
   if (arguments.empty()) {
     HLOC_ASSIGN_OR_RETURN(arguments, MakeRandomArguments(original, 1));
@@ -79,7 +80,7 @@ absl::StatusOr<SpmdCheck> CheckSpmdPartition(const HloModule& original, int64_t 
       const Literal& block = tuple ? results[d].tuple_elements()[i] : results[d];
       CopyBlockFromDevice(placement, d, block.raw(), global.mutable_raw());
     }
-    ComparisonReport cmp = CompareLiterals(check.expected[i], global);
+    ComparisonReport cmp = CompareLiterals(check.expected[i], global, tolerance);
     if (!cmp.ok) absl::StrAppend(&check.mismatches, "result ", i, ": ", cmp.ToString(), "\n");
     check.actual.push_back(std::move(global));
   }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "hlo/evaluator/compare.h"
 #include "hlo/module.h"
 #include "passes/sharding/spmd_partitioner.h"
 
@@ -27,10 +28,12 @@ struct SpmdCheck {
   std::string mismatches;                 // Empty when every result matches.
 };
 
-// `arguments` empty: random ones (seed 1).
+// `arguments` empty: random ones (seed 1). `tolerance`: CompareLiterals'
+// (sums split over devices add in another order).
 absl::StatusOr<SpmdCheck> CheckSpmdPartition(const HloModule& original, int64_t devices,
                                              const DeviceRunner& run,
-                                             std::vector<Literal> arguments = {});
+                                             std::vector<Literal> arguments = {},
+                                             const Tolerance& tolerance = {});
 
 // The interpreter's N-device runner.
 absl::StatusOr<std::vector<Literal>> RunOnInterpreterDevices(

@@ -408,18 +408,32 @@ absl::StatusOr<bool> SpmdPartition::Run(HloModule& module) {
         operands.push_back(x);
       }
       HLOC_ASSIGN_OR_RETURN(Shape local, plan->result.LocalShape(hlo->shape(), what));
-      HloInstruction* x = b.Add(hlo->CloneWithNewOperands(local, operands));
+      // A bf16/f16 dot summed over devices keeps its partial sums in f32 (one
+      // device rounds once, after the whole sum), rounding after the sum.
+      const PrimitiveType type = hlo->shape().element_type();
+      const bool widen = !plan->all_reduce_groups.empty() && hlo->opcode() == HloOpcode::kDot &&
+                         (type == xla::BF16 || type == xla::F16);
+      Shape partial = local;
+      if (widen) partial.set_element_type(xla::F32);
+      HloInstruction* x = b.Add(hlo->CloneWithNewOperands(partial, operands));
       x->clear_sharding();  // Global shardings mean nothing per device.
       LocalizeAttributes(x);
+      auto narrow = [&](HloInstruction* sum) {
+        if (!widen) return sum;
+        Shape shape = sum->shape();
+        shape.set_element_type(type);
+        return b.Add(HloInstruction::Create(HloOpcode::kConvert, shape, {sum}));
+      };
       if (!plan->all_reduce_groups.empty()) {
         // Summed, then split over the same groups: one reduce-scatter.
         if (std::optional<int64_t> d = ScatterDim(plan->all_reduce_groups, plan->result, target)) {
           HLOC_ASSIGN_OR_RETURN(Shape scattered, target.LocalShape(hlo->shape(), what));
-          x = b.ReduceScatter(x, scattered, *d, plan->all_reduce_groups, plan->reducer);
+          scattered.set_element_type(x->shape().element_type());
+          x = narrow(b.ReduceScatter(x, scattered, *d, plan->all_reduce_groups, plan->reducer));
           value.emplace(hlo, std::make_pair(x, target));
           continue;
         }
-        x = b.AllReduce(x, plan->all_reduce_groups, plan->reducer);
+        x = narrow(b.AllReduce(x, plan->all_reduce_groups, plan->reducer));
       }
       HLOC_ASSIGN_OR_RETURN(x, b.Reshard(x, hlo->shape(), plan->result, target, what));
       value.emplace(hlo, std::make_pair(x, target));

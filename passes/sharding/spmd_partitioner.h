@@ -50,7 +50,8 @@
 //                        taken from the lhs, the rhs, the result, or both
 //                        operands merged (2-D meshes), the one that moves
 //                        the fewest elements; contracting dims
-//                        tiled -> local dot + all-reduce(add), or one
+//                        tiled -> local dot (bf16/f16: into f32, rounded
+//                        after the sum) + all-reduce(add), or one
 //                        reduce-scatter where the result is wanted split
 //                        across the same groups (also for reduce)
 //        reduce          reduced dims tiled -> local reduce + all-reduce with

@@ -120,7 +120,8 @@ TEST(SpmdZooMeshTest, ResultsAreDescribedOnJaxsMesh) {
 }
 
 // Resharding the zoo does not need (partition-id offsets, gathers of one
-// dimension of a 2-D split, all-to-all inside a 4-D array, reduce-scatter) on the host
+// dimension of a 2-D split, all-to-all inside a 4-D array, reduce-scatter, a
+// bf16 dot summed in f32) on the host
 // backend's 4 devices, compiled (no interpreter op).
 TEST(SpmdHostTest, ReshardingRunsCompiledOnHostDevices) {
   absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(R"(
@@ -137,7 +138,10 @@ ENTRY main {
   a = f32[8,16] parameter(4), sharding={devices=[1,4]<=[4]}
   v = f32[16,6] parameter(5), sharding={devices=[4,1]<=[4]}
   rs = f32[8,6] dot(a, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={devices=[4,1]<=[4]}
-  ROOT r = (f32[8,6], f32[2,8,12,3], f32[8,6]) tuple(s, t, rs)
+  hb = bf16[8,16] parameter(6), sharding={devices=[1,4]<=[4]}
+  wb = bf16[16,6] parameter(7), sharding={devices=[4,1]<=[4]}
+  db = bf16[8,6] dot(hb, wb), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT r = (f32[8,6], f32[2,8,12,3], f32[8,6], bf16[8,6]) tuple(s, t, rs, db)
 })");
   ASSERT_TRUE(module.ok()) << module.status();
   host::HostCompileReport host_report;
