@@ -1,8 +1,9 @@
 // The SPMD partitioner on every single-device model of the JAX zoo
-// (tests/jax/zoo, NAME.before.txt): for each array parameter and each of its
-// dimensions that 4 divides, the module with that parameter split 4 ways
-// along it (the rest replicated) is partitioned, run on the interpreter's 4
-// devices, gathered and compared with the module on one device. A split the
+// (tests/jax/zoo, NAME.before.txt): for each array parameter, the module
+// with that parameter split (the rest replicated) 4 ways along each
+// dimension 4 divides, 2 ways (replicated in pairs) along each dimension 2
+// divides, and 2x2 along each pair of such dimensions, is partitioned, run
+// on the interpreter's 4 devices, gathered and compared with one device. A split the
 // partitioner cannot make evenly may be refused (Unimplemented, naming the
 // instruction); any other error or any wrong value fails.
 // (hloc's SPMD partitioner: passes/sharding/spmd_partitioner.h.)
@@ -11,6 +12,7 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -58,29 +60,54 @@ TEST_P(SpmdJaxZooTest, EverySplitParameterMatchesOneDevice) {
   absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text.str());
   ASSERT_TRUE(module.ok()) << module.status();
   int splits = 0, refused = 0;
+  auto check_split = [&](int64_t p, const xla::OpSharding& s, const std::string& how) {
+    std::unique_ptr<HloModule> split = (*module)->Clone();
+    split->entry()->parameter(p)->set_sharding(s);
+    const std::string what = absl::StrCat(GetParam(), " parameter ", p, " ", how);
+    absl::StatusOr<SpmdCheck> check =
+        CheckSpmdPartition(*split, 4, RunOnInterpreterDevices, {}, kSplitSums);
+    if (!check.ok()) {
+      EXPECT_EQ(check.status().code(), absl::StatusCode::kUnimplemented)
+          << what << ": " << check.status();
+      std::cout << what << ": refused: " << check.status().message() << "\n";
+      ++refused;
+      return;
+    }
+    ++splits;
+    EXPECT_EQ(check->mismatches, "") << what << "\n" << check->report.ToString();
+  };
+  // Tiles per dimension (and replicas) on devices 0..3 in order.
+  auto tiled = [](int64_t rank, const std::vector<std::pair<int64_t, int64_t>>& dims,
+                  int64_t replicas) {
+    xla::OpSharding s;
+    s.set_type(xla::OpSharding::OTHER);
+    for (int64_t k = 0; k < rank; ++k) {
+      int64_t t = 1;
+      for (const auto& [d, n] : dims) t = d == k ? n : t;
+      s.add_tile_assignment_dimensions(t);
+    }
+    if (replicas > 1) {
+      s.add_tile_assignment_dimensions(replicas);
+      s.set_replicate_on_last_tile_dim(true);
+    }
+    for (int64_t k = 0; k < 4; ++k) s.add_tile_assignment_devices(k);
+    return s;
+  };
   for (int64_t p = 0; p < (*module)->entry()->num_parameters(); ++p) {
     const Shape& shape = (*module)->entry()->parameter(p)->shape();
     if (!shape.IsArray()) continue;
     for (int64_t d = 0; d < shape.rank(); ++d) {
-      if (shape.dimensions(d) % 4 != 0) continue;
-      std::unique_ptr<HloModule> split = (*module)->Clone();
-      xla::OpSharding s;
-      s.set_type(xla::OpSharding::OTHER);
-      for (int64_t k = 0; k < shape.rank(); ++k) s.add_tile_assignment_dimensions(k == d ? 4 : 1);
-      for (int64_t k = 0; k < 4; ++k) s.add_tile_assignment_devices(k);
-      split->entry()->parameter(p)->set_sharding(s);
-      const std::string what = absl::StrCat(GetParam(), " parameter ", p, " split along ", d);
-      absl::StatusOr<SpmdCheck> check =
-          CheckSpmdPartition(*split, 4, RunOnInterpreterDevices, {}, kSplitSums);
-      if (!check.ok()) {
-        EXPECT_EQ(check.status().code(), absl::StatusCode::kUnimplemented)
-            << what << ": " << check.status();
-        std::cout << what << ": refused: " << check.status().message() << "\n";
-        ++refused;
-        continue;
+      if (shape.dimensions(d) % 4 == 0) {
+        check_split(p, tiled(shape.rank(), {{d, 4}}, 1), absl::StrCat("split 4 along ", d));
       }
-      ++splits;
-      EXPECT_EQ(check->mismatches, "") << what << "\n" << check->report.ToString();
+      if (shape.dimensions(d) % 2 != 0) continue;
+      // A 2x2 mesh: this dimension by its major axis, replicated over the other.
+      check_split(p, tiled(shape.rank(), {{d, 2}}, 2), absl::StrCat("split 2 along ", d));
+      for (int64_t e = d + 1; e < shape.rank(); ++e) {
+        if (shape.dimensions(e) % 2 != 0) continue;
+        check_split(p, tiled(shape.rank(), {{d, 2}, {e, 2}}, 1),
+                    absl::StrCat("split 2x2 along ", d, ",", e));
+      }
     }
   }
   RecordProperty("splits", splits);
