@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "hlo/computation.h"
+#include "backend/host/run_on_host_devices.h"
 #include "hlo/text_parser.h"
 #include "passes/sharding/spmd_check.h"
 
@@ -51,6 +52,7 @@ std::vector<std::string> Models() {
 const Tolerance kSplitSums = {/*rtol=*/1e-3, /*atol=*/1e-4};
 
 class SpmdJaxZooTest : public ::testing::TestWithParam<std::string> {};
+class SpmdJaxZooHostTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(SpmdJaxZooTest, EverySplitParameterMatchesOneDevice) {
   std::ifstream in(ZooDir() + "/" + GetParam() + ".before.txt");
@@ -113,6 +115,36 @@ TEST_P(SpmdJaxZooTest, EverySplitParameterMatchesOneDevice) {
   RecordProperty("splits", splits);
   RecordProperty("refused", refused);
 }
+
+// The 4-way splits on the host backend's 4 devices (compiled; slower, so
+// only these).
+TEST_P(SpmdJaxZooHostTest, FourWaySplitsMatchOneDevice) {
+  std::ifstream in(ZooDir() + "/" + GetParam() + ".before.txt");
+  ASSERT_TRUE(in.good()) << GetParam();
+  std::stringstream text;
+  text << in.rdbuf();
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text.str());
+  ASSERT_TRUE(module.ok()) << module.status();
+  DeviceRunner run = [](const HloModule& m, absl::Span<const std::vector<Literal>> args) {
+    return RunOnHostDevices(m, args);
+  };
+  for (int64_t p = 0; p < (*module)->entry()->num_parameters(); ++p) {
+    const Shape& shape = (*module)->entry()->parameter(p)->shape();
+    if (!shape.IsArray() || shape.rank() == 0 || shape.dimensions(0) % 4 != 0) continue;
+    std::unique_ptr<HloModule> split = (*module)->Clone();
+    xla::OpSharding s;
+    s.set_type(xla::OpSharding::OTHER);
+    for (int64_t k = 0; k < shape.rank(); ++k) s.add_tile_assignment_dimensions(k == 0 ? 4 : 1);
+    for (int64_t k = 0; k < 4; ++k) s.add_tile_assignment_devices(k);
+    split->entry()->parameter(p)->set_sharding(s);
+    absl::StatusOr<SpmdCheck> check = CheckSpmdPartition(*split, 4, run, {}, kSplitSums);
+    ASSERT_TRUE(check.ok()) << GetParam() << " parameter " << p << ": " << check.status();
+    EXPECT_EQ(check->mismatches, "") << GetParam() << " parameter " << p;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(JaxZoo, SpmdJaxZooHostTest, ::testing::ValuesIn(Models()),
+                         [](const auto& info) { return info.param; });
 
 INSTANTIATE_TEST_SUITE_P(JaxZoo, SpmdJaxZooTest, ::testing::ValuesIn(Models()),
                          [](const auto& info) { return info.param; });
