@@ -24,6 +24,7 @@
 #include "hlo/status_macros.h"
 #include "passes/sharding/device_placement.h"
 #include "passes/sharding/shard_map_to_per_device.h"
+#include "passes/sharding/spmd_partitioner.h"
 
 namespace hloc {
 namespace api {
@@ -198,9 +199,22 @@ absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileOnDevices(
   }
   ShardMapSignature signature;
   HLOC_ASSIGN_OR_RETURN(const bool shard_map, ShardMapToPerDevice(&signature).Run(module));
+  // jax.jit over sharded arguments (sharding annotations on global shapes):
+  // hloc's SPMD partitioner makes the per-device module, its parameters and
+  // root carrying the shardings that split and gather the global arrays.
+  SpmdReport spmd_report;
+  SpmdMeshShardings spmd_mesh;
+  bool spmd = false;
+  if (!shard_map && NeedsSpmdPartitioning(module)) {
+    SpmdPartitionOptions spmd_options;
+    spmd_options.devices = options.devices > 1 ? options.devices : 0;
+    spmd_options.report = &spmd_report;
+    spmd_options.mesh_shardings = &spmd_mesh;
+    HLOC_ASSIGN_OR_RETURN(spmd, SpmdPartition(spmd_options).Run(module));
+  }
   HloModuleConfig& config = *module.mutable_config();
   const int64_t named = config.replica_count * config.num_partitions;
-  if (!shard_map && options.devices > 1 && named == 1) {
+  if (!shard_map && !spmd && options.devices > 1 && named == 1) {
     // Shardings on a module that names one device (jax.jit over sharded
     // inputs) describe global arrays that an SPMD partitioner would split;
     // run as replicas, they would be silently wrong.
@@ -290,6 +304,7 @@ absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileOnDevices(
   } else {
     report = absl::StrCat(n, " devices, every op on the reference interpreter\n");
   }
+  if (spmd) absl::StrAppend(&report, spmd_report.ToString(), "\n");
   absl::StrAppend(&report, "arguments:\n");
   for (const DevicePlacement& p : inputs) absl::StrAppend(&report, "  ", p.ToString(), "\n");
   absl::StrAppend(&report, "results:\n");
@@ -311,6 +326,13 @@ absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileOnDevices(
     mesh->axis_sizes = signature.axis_sizes;
     for (const ShardedValue& v : signature.inputs) mesh->parameters.push_back(v.dimension_axes);
     for (const ShardedValue& v : signature.outputs) mesh->results.push_back(v.dimension_axes);
+    impl->mesh_shardings = std::move(mesh);
+  } else if (spmd && !spmd_mesh.axis_names.empty()) {
+    auto mesh = std::make_unique<MeshShardings>();
+    mesh->axis_names = spmd_mesh.axis_names;
+    mesh->axis_sizes = spmd_mesh.axis_sizes;
+    mesh->parameters = spmd_mesh.parameters;
+    mesh->results = spmd_mesh.results;
     impl->mesh_shardings = std::move(mesh);
   }
   return impl;

@@ -172,15 +172,35 @@ ENTRY e {
   EXPECT_EQ(dynamic.status().code(), absl::StatusCode::kUnimplemented) << dynamic.status();
   EXPECT_TRUE(absl::StrContains(dynamic.status().message(), "bounded dynamic shapes"))
       << dynamic.status();
-  // Shardings on a module that is not partitioned: no silent replicas.
+  // Shardings on a module that is not partitioned go through the SPMD
+  // partitioner (no silent replicas): global arrays in and out.
   absl::StatusOr<std::shared_ptr<Executable>> global = CompileOn(R"(HloModule m
 ENTRY e {
   x = f32[8] parameter(0), sharding={devices=[4]<=[4]}
   ROOT n = f32[8] negate(x)
 }
 )", 4);
-  EXPECT_EQ(global.status().code(), absl::StatusCode::kUnimplemented) << global.status();
-  EXPECT_TRUE(absl::StrContains(global.status().message(), "SPMD partitioner")) << global.status();
+  ASSERT_TRUE(global.ok()) << global.status();
+  EXPECT_TRUE(absl::StrContains((*global)->Report(), "spmd-partition on 4 devices"))
+      << (*global)->Report();
+  std::vector<float> g = {1, 2, 3, 4, 5, 6, 7, 8};
+  absl::StatusOr<std::vector<Buffer>> negated =
+      (*global)->Execute({*Buffer::WrapHost(xla::F32, {8}, g.data())});
+  ASSERT_TRUE(negated.ok()) << negated.status();
+  ASSERT_EQ(negated->size(), 1u);
+  ASSERT_EQ((*negated)[0].dims(), std::vector<int64_t>{8});
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(static_cast<const float*>((*negated)[0].data())[i], -g[i]) << i;
+  }
+  // What it cannot split evenly it refuses, naming the value.
+  absl::StatusOr<std::shared_ptr<Executable>> uneven = CompileOn(R"(HloModule m
+ENTRY e {
+  x = f32[6] parameter(0), sharding={devices=[4]<=[4]}
+  ROOT n = f32[6] negate(x)
+}
+)", 4);
+  EXPECT_EQ(uneven.status().code(), absl::StatusCode::kUnimplemented) << uneven.status();
+  EXPECT_TRUE(absl::StrContains(uneven.status().message(), "uneven")) << uneven.status();
   // Global arguments of the wrong shape are argument errors.
   absl::StatusOr<std::shared_ptr<Executable>> exe = CompileOn(kReplicaSum, 4);
   ASSERT_TRUE(exe.ok());

@@ -92,6 +92,11 @@ struct CompileOptions {
   // shard_map) the executable takes and returns *global* arrays, split and
   // gathered per device:
   //   - shard_map (Shardy, as JAX 0.10 lowers it): by its in/out shardings;
+  //   - sharding annotations on global shapes (jax.jit over NamedSharding
+  //     arguments; see passes/sharding/spmd_partitioner.h for which
+  //     modules): partitioned by hloc's SPMD partitioner, then split and
+  //     gathered by its parameters' and results' shardings; the report
+  //     lists the collectives it made and any op it ran replicated;
   //   - num_partitions=N (SPMD-partitioned): parameters by their
   //     `sharding=` (replicated when absent); results by the root's
   //     sharding, else stacked;
@@ -268,7 +273,8 @@ struct Stats {
   std::string ToString() const;
 };
 
-// An executable compiled from a JAX shard_map (CompileOptions::devices):
+// An executable compiled from a JAX shard_map, or from jax.jit over
+// NamedSharding arguments on one Shardy mesh (CompileOptions::devices):
 // its mesh, and for each parameter and result which mesh axes split each
 // dimension, major first (JAX's PartitionSpec: {{0}, {}} is P("x", None) on
 // a mesh whose axis 0 is "x"). Devices are in mesh order: device d has the
@@ -324,7 +330,8 @@ class Executable {
   // The compiled program: thunks, kernels' strategies, library calls.
   std::string Report() const;
   const Stats& stats() const;
-  // The mesh and shardings of a shard_map executable; null for others.
+  // The mesh and shardings of a shard_map executable (or an SPMD-partitioned
+  // one whose shardings are all on its Shardy mesh); null for others.
   const MeshShardings* mesh_shardings() const;
   // Hex fingerprint of module + options + target (the cache key).
   const std::string& fingerprint() const;

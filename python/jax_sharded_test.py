@@ -24,10 +24,11 @@ import make_sharded_zoo  # noqa: E402
 
 MODELS = make_sharded_zoo._models()
 ZOO = os.path.join(os.getcwd(), "tests", "jax_sharded", "zoo")
+_COLUMNS = np.array([5, 0, 7, 2], np.int32)
 
 
 def _args(name):
-    make_args, _ = MODELS[name]
+    make_args = MODELS[name][0]
     return make_args(np.random.default_rng(sum(ord(c) for c in name)))
 
 
@@ -40,7 +41,9 @@ class ShardedJitTest(unittest.TestCase):
         self.assertEqual(jax.device_count(), 4, "XLA_FLAGS did not give 4 CPU devices")
 
     def check_model(self, name, backend):
-        _, fn = MODELS[name]
+        # (An spmd_* model's jax.jit options, out_shardings, are for the zoo's
+        # files; here both sides jit the bare function.)
+        fn = MODELS[name][1]
         args = _args(name)
         expected = jax.jit(fn)(*args)
         f = hloc.jax.jit(fn, backend=backend)
@@ -80,13 +83,28 @@ class ShardedJitTest(unittest.TestCase):
         np.testing.assert_array_equal(np.asarray(f(x)), x * 2)
         self.assertEqual(f.executable(x).stats["devices"], 1)
 
-    def test_jit_over_sharded_inputs_without_shard_map_is_a_clear_error(self):
+    def test_jit_over_sharded_inputs_runs_through_the_spmd_partitioner(self):
+        # No shard_map: hloc's SPMD partitioner splits the jitted function.
         mesh = jax.sharding.Mesh(np.array(jax.devices()), ("d",))
-        x = jax.device_put(np.ones((8, 4), np.float32),
-                           jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("d")))
-        f = hloc.jax.jit(lambda x: jax.numpy.tanh(x).sum(axis=0))
-        with self.assertRaisesRegex(hloc.CompileError, "SPMD partitioner"):
-            f(x)
+        P = jax.sharding.PartitionSpec
+        x = jax.device_put(np.arange(32, dtype=np.float32).reshape(8, 4) / 7,
+                           jax.sharding.NamedSharding(mesh, P("d")))
+        w = jax.device_put(np.linspace(-1, 1, 32, dtype=np.float32).reshape(4, 8),
+                           jax.sharding.NamedSharding(mesh, P(None, "d")))
+
+        def fn(x, w):
+            h = x @ w[:, _COLUMNS]
+            return jax.numpy.tanh(x).sum(axis=0), jax.numpy.exp(h), jax.numpy.argmax(h, axis=1)
+
+        for backend in ("host", "interpreter"):
+            f = hloc.jax.jit(fn, backend=backend)
+            exe = f.executable(x, w)
+            self.assertEqual(exe.stats["devices"], 4)
+            self.assertIn("spmd-partition on 4 devices", exe.report)
+            # argmax (a two-operand reduce) has no rule: it runs replicated, and says so.
+            self.assertRegex(exe.report, r"1 replicated op\(s\): %\S+ \(reduce\)")
+            for a, e in zip(f(x, w), jax.jit(fn)(x, w)):
+                np.testing.assert_allclose(np.asarray(a), np.asarray(e), rtol=1e-5, atol=1e-5)
 
 
 class CompileOnDevicesTest(unittest.TestCase):

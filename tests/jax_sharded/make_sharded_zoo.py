@@ -36,6 +36,10 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ZOO = os.path.join(HERE, "zoo")
 DEVICES = 4
+# jax.jit over sharded inputs (no shard_map): inputs to hloc's SPMD partitioner.
+SPMD_MODELS = ["spmd_mlp_dp", "spmd_tp_matmul", "spmd_reduce", "spmd_reshard_chain",
+               "spmd_mesh2x2", "spmd_dp_train_step", "spmd_mesh2x2_mlp", "spmd_attention_2d",
+               "spmd_attention_2d_train", "spmd_embedding"]
 
 
 def _models():
@@ -169,7 +173,131 @@ def _models():
         return [np.stack([w] * DEVICES), normal(rng, (DEVICES, 8, 8)),
                 normal(rng, (DEVICES, 8, 4))]
 
+    # jax.jit over NamedSharding arguments, no shard_map: the module carries
+    # sharding annotations only and needs an SPMD partitioner
+    # (passes/sharding/spmd_partitioner.h). An entry may add jax.jit keyword
+    # arguments (out_shardings) as a third element.
+    from jax.sharding import NamedSharding
+
+    def placed(a, *spec, on=mesh):
+        return jax.device_put(a, NamedSharding(on, P(*spec)))
+
+    def spmd_mlp_dp(x, w1, b1, w2):
+        return jnp.tanh(x @ w1 + b1) @ w2
+
+    def spmd_mlp_dp_args(rng):
+        return [placed(normal(rng, (16, 8)), "d", None), placed(normal(rng, (8, 16), 0.3)),
+                placed(normal(rng, (16,))), placed(normal(rng, (16, 4), 0.3))]
+
+    # Megatron-style: w1 split on its output dimension, w2 on its contracting one.
+    def spmd_tp_matmul(x, w1, w2):
+        return jax.nn.relu(x @ w1) @ w2
+
+    def spmd_tp_matmul_args(rng):
+        return [placed(normal(rng, (8, 16))), placed(normal(rng, (16, 32), 0.3), None, "d"),
+                placed(normal(rng, (32, 16), 0.3), "d", None)]
+
+    def spmd_reduce(x):
+        return x.sum(axis=0), x.max(axis=0), x.mean(axis=1)
+
+    def spmd_reduce_args(rng):
+        return [placed(normal(rng, (16, 8)), "d", None)]
+
+    def spmd_reshard_chain(x, y):
+        z = jnp.exp(x + y) * 2.0
+        z = lax.with_sharding_constraint(z, NamedSharding(mesh, P(None, "d")))
+        return z - 1.0
+
+    def spmd_reshard_chain_args(rng):
+        return [placed(normal(rng, (8, 8), 0.5), "d", None),
+                placed(normal(rng, (8, 8), 0.5), None, "d")]
+
+    # A data-parallel training step by jax.jit alone: the batch split, the
+    # weights replicated; the partitioner finds the gradient all-reduces.
+    def spmd_dp_train_step(w1, b1, w2, x, y):
+        def loss(params):
+            w1, b1, w2 = params
+            return jnp.mean(jnp.square(jnp.tanh(x @ w1 + b1) @ w2 - y))
+
+        l, (g1, gb, g2) = jax.value_and_grad(loss)((w1, b1, w2))
+        return w1 - 0.1 * g1, b1 - 0.1 * gb, w2 - 0.1 * g2, l
+
+    def spmd_dp_train_step_args(rng):
+        return [placed(normal(rng, (8, 16), 0.3)), placed(normal(rng, (16,), 0.1)),
+                placed(normal(rng, (16, 4), 0.3)), placed(normal(rng, (32, 8)), "d", None),
+                placed(normal(rng, (32, 4)), "d", None)]
+
+    mesh2 = Mesh(np.array(jax.devices()[:DEVICES]).reshape(2, 2), ("a", "b"))
+
+    def spmd_mesh2x2(x, w):
+        return jnp.sum(x @ w, axis=0)
+
+    def spmd_mesh2x2_args(rng):
+        return [placed(normal(rng, (8, 4)), "a", "b", on=mesh2),
+                placed(normal(rng, (4, 6)), "b", None, on=mesh2)]
+
+    # Data and tensor parallel at once: the batch by "a", the hidden
+    # dimension by "b" (w1's columns, w2's rows).
+    def spmd_mesh2x2_mlp(x, w1, w2):
+        return jnp.tanh(x @ w1) @ w2
+
+    def spmd_mesh2x2_mlp_args(rng):
+        return [placed(normal(rng, (8, 8)), "a", None, on=mesh2),
+                placed(normal(rng, (8, 16), 0.3), None, "b", on=mesh2),
+                placed(normal(rng, (16, 8), 0.3), "b", None, on=mesh2)]
+
+    # A causal attention block with RMS norm on a ("data", "model") mesh:
+    # batch by data, heads (q/k/v columns, wo rows) by model.
+    def spmd_attention_2d(x, wq, wk, wv, wo):
+        b, t, d = x.shape
+        heads = 4
+
+        def split(a):
+            return a.reshape(b, t, heads, d // heads)
+
+        q, k, v = split(x @ wq), split(x @ wk), split(x @ wv)
+        s = jnp.einsum("bthd,bshd->bhts", q, k) / np.sqrt(d // heads)
+        s = jnp.where(jnp.tril(jnp.ones((t, t), bool)), s, -1e9)
+        o = jnp.einsum("bhts,bshd->bthd", jax.nn.softmax(s, axis=-1), v).reshape(b, t, d)
+        y = x + o @ wo
+        return y / jnp.sqrt(jnp.mean(y * y, axis=-1, keepdims=True) + 1e-6)
+
+    def spmd_attention_2d_args(rng):
+        return [placed(normal(rng, (4, 8, 16)), "a", None, None, on=mesh2)] + [
+            placed(normal(rng, (16, 16), 0.3), None, "b", on=mesh2) for _ in range(3)] + [
+            placed(normal(rng, (16, 16), 0.3), "b", None, on=mesh2)]
+
+    # Its training step: gradients through the heads and the norm.
+    def spmd_attention_2d_train(x, wq, wk, wv, wo):
+        def loss(ws):
+            return jnp.mean(jnp.square(spmd_attention_2d(x, *ws) - 0.5))
+
+        l, g = jax.value_and_grad(loss)((wq, wk, wv, wo))
+        return tuple(w - 0.1 * d for w, d in zip((wq, wk, wv, wo), g)) + (l,)
+
+    # Embedding lookup with the token ids split by batch, the table replicated.
+    def spmd_embedding(ids, table, w):
+        h = jnp.mean(jnp.take(table, ids, axis=0), axis=1)
+        return jax.nn.log_softmax(h @ w, axis=-1)
+
+    def spmd_embedding_args(rng):
+        ids = rng.integers(0, 32, size=(8, 4)).astype(i32)
+        return [placed(ids, "d", None), placed(normal(rng, (32, 16))),
+                placed(normal(rng, (16, 10), 0.3))]
+
     return {
+        "spmd_embedding": (spmd_embedding_args, spmd_embedding),
+        "spmd_attention_2d_train": (spmd_attention_2d_args, spmd_attention_2d_train),
+        "spmd_attention_2d": (spmd_attention_2d_args, spmd_attention_2d),
+        "spmd_mesh2x2_mlp": (spmd_mesh2x2_mlp_args, spmd_mesh2x2_mlp),
+        "spmd_mlp_dp": (spmd_mlp_dp_args, spmd_mlp_dp),
+        "spmd_tp_matmul": (spmd_tp_matmul_args, spmd_tp_matmul,
+                           {"out_shardings": NamedSharding(mesh, P())}),
+        "spmd_reduce": (spmd_reduce_args, spmd_reduce),
+        "spmd_reshard_chain": (spmd_reshard_chain_args, spmd_reshard_chain,
+                               {"out_shardings": NamedSharding(mesh, P(None, "d"))}),
+        "spmd_mesh2x2": (spmd_mesh2x2_args, spmd_mesh2x2),
+        "spmd_dp_train_step": (spmd_dp_train_step_args, spmd_dp_train_step),
         "dp_train_step": (dp_args, dp_train_step),
         "tp_mlp": (tp_args, tp_mlp),
         "ring_attention": (ring_args, ring_attention),
@@ -202,11 +330,13 @@ def _literal_text(a):
 def _child(name, dump):
     import jax
     import numpy as np
-    make_args, fn = _models()[name]
+    entry = _models()[name]
+    make_args, fn = entry[:2]
+    jit_options = entry[2] if len(entry) > 2 else {}
     seed = sum(ord(c) for c in name)
     args = make_args(np.random.default_rng(seed))
     lines = []
-    jitted = jax.jit(fn, keep_unused=True)
+    jitted = jax.jit(fn, keep_unused=True, **jit_options)
     outs = jitted(*args)
     outs = outs if isinstance(outs, (tuple, list)) else (outs,)
     for i, a in enumerate(args):
@@ -265,7 +395,7 @@ def main():
         return
     os.makedirs(ZOO, exist_ok=True)
     names = sys.argv[1:] or ["dp_train_step", "tp_mlp", "ring_attention", "moe_all_to_all",
-                             "pmap_step"]
+                             "pmap_step"] + SPMD_MODELS
     for name in names:
         _generate(name)
 

@@ -43,6 +43,12 @@ std::vector<std::string> ShardedZooModels() {
   return {"dp_train_step", "tp_mlp", "ring_attention", "moe_all_to_all", "pmap_step"};
 }
 
+std::vector<std::string> SpmdZooModels() {
+  return {"spmd_mlp_dp", "spmd_tp_matmul", "spmd_reduce", "spmd_reshard_chain", "spmd_mesh2x2",
+          "spmd_dp_train_step", "spmd_mesh2x2_mlp", "spmd_attention_2d",
+          "spmd_attention_2d_train", "spmd_embedding"};
+}
+
 absl::StatusOr<ShardedZooModel> ReadShardedZooModel(const std::string& name) {
   const std::string base = absl::StrCat(ShardedZooDir(), "/", name);
   ShardedZooModel model;

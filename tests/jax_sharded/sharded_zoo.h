@@ -26,6 +26,10 @@ struct ShardedZooModel {
 std::string ShardedZooDir();
 // The five models' names.
 std::vector<std::string> ShardedZooModels();
+// The models made by jax.jit over sharded arguments alone (no shard_map):
+// NAME.sdy.hlo has global shapes and sharding annotations, for the SPMD
+// partitioner (passes/sharding/spmd_partitioner.h).
+std::vector<std::string> SpmdZooModels();
 absl::StatusOr<ShardedZooModel> ReadShardedZooModel(const std::string& name);
 
 // Compares device `device`'s result (a tuple of outputs, or one array) with

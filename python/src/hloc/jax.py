@@ -34,9 +34,12 @@ backend: one thread each), and returns ``jax.Array``s placed with the
 output shardings JAX's lowering gives (``jax.device_put``). This path goes
 through Python on every call, and in a process with more than one JAX device
 every call of an ``hloc.jax.jit`` function first looks up, in Python, whether
-its signature spans several devices. Computation on global arrays outside a
-shard_map (``jax.jit`` over sharded inputs alone) needs an SPMD partitioner,
-which hloc does not have: such functions raise ``hloc.CompileError``.
+its signature spans several devices. A plain ``jax.jit`` function over
+sharded inputs (no shard_map: the lowering carries sharding annotations on
+global shapes) goes through hloc's SPMD partitioner
+(passes/sharding/spmd_partitioner.h); its results are placed on JAX's mesh
+as the partitioner sharded them, and ``executable.report`` lists the
+collectives it made and any op it ran replicated for want of a rule.
 """
 
 import functools

@@ -1,0 +1,173 @@
+// The SPMD partitioner on JAX's own lowerings of jax.jit over NamedSharding
+// arguments (the spmd_* models of the sharded zoo, make_sharded_zoo.py):
+// each NAME.sdy.hlo is partitioned for 4 devices, run on the interpreter's 4
+// devices and on the host backend's, gathered by the result shardings and
+// compared with the module on one device and with JAX's outputs. The
+// collectives the partitioner made are counted per model (a partitioner
+// that gathers everything, or misses an all-reduce, fails), and must be as
+// many of each kind as XLA's SPMD partitioner made (NAME.partitioned.hlo).
+#include <string>
+#include <tuple>
+
+#include "absl/strings/str_cat.h"
+#include "backend/host/run_on_host_devices.h"
+#include "gtest/gtest.h"
+#include "hlo/evaluator/compare.h"
+#include "hlo/text_parser.h"
+#include "hlo/text_printer.h"
+#include "passes/sharding/spmd_check.h"
+#include "tests/jax_sharded/sharded_zoo.h"
+
+namespace hloc {
+namespace {
+
+struct Expected {
+  int64_t all_gathers, all_reduces, dynamic_slices, all_to_alls = 0;
+};
+
+Expected ExpectedFor(const std::string& model) {
+  if (model == "spmd_mlp_dp") return {0, 0, 0};            // Batch rows stay local.
+  if (model == "spmd_tp_matmul") return {0, 1, 0};         // One all-reduce after w2.
+  if (model == "spmd_reduce") return {0, 2, 0};            // sum and max over rows.
+  if (model == "spmd_reshard_chain") return {0, 0, 0, 2};  // y to rows, z to columns.
+  // Gradients of the replicated weights and the loss: four sums over the batch.
+  if (model == "spmd_dp_train_step") return {0, 4, 0};
+  // Rows by "a" times columns by "b" locally; the second dot sums over "b".
+  if (model == "spmd_mesh2x2_mlp") return {0, 1, 0};
+  // Heads by "model" from q/k/v to wo: one all-reduce after wo.
+  if (model == "spmd_attention_2d") return {0, 1, 0};
+  // Its training step: six sums (gradients over the batch and heads, loss).
+  if (model == "spmd_attention_2d_train") return {0, 6, 0};
+  if (model == "spmd_embedding") return {0, 0, 0};  // Each device looks up its own ids.
+  return {0, 2, 0};                                 // spmd_mesh2x2: dot over "b", sum over "a".
+}
+
+enum class Runner { kInterpreter, kHost };
+
+class SpmdZooTest : public ::testing::TestWithParam<std::tuple<std::string, Runner>> {};
+
+TEST_P(SpmdZooTest, PartitionedModuleMatchesJax) {
+  const auto& [name, runner] = GetParam();
+  absl::StatusOr<ShardedZooModel> model = ReadShardedZooModel(name);
+  ASSERT_TRUE(model.ok()) << model.status();
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(model->sdy_text);
+  ASSERT_TRUE(module.ok()) << module.status();
+  ASSERT_TRUE(NeedsSpmdPartitioning(**module));
+  host::HostCompileReport host_report;
+  DeviceRunner run = RunOnInterpreterDevices;
+  if (runner == Runner::kHost) {
+    run = [&](const HloModule& m, absl::Span<const std::vector<Literal>> args) {
+      RunOnHostDevicesOptions options;
+      options.report = &host_report;
+      return RunOnHostDevices(m, args, options);
+    };
+  }
+  absl::StatusOr<SpmdCheck> check = CheckSpmdPartition(**module, 4, run, model->global_inputs);
+  ASSERT_TRUE(check.ok()) << check.status();
+  EXPECT_EQ(check->mismatches, "") << name;
+  ASSERT_EQ(check->actual.size(), model->global_outputs.size());
+  for (size_t i = 0; i < check->actual.size(); ++i) {
+    ComparisonReport cmp = CompareLiterals(model->global_outputs[i], check->actual[i]);
+    EXPECT_TRUE(cmp.ok) << name << " output " << i << " vs JAX: " << cmp.ToString();
+  }
+  EXPECT_TRUE(check->report.replicated_ops.empty()) << check->report.ToString();
+  const Expected want = ExpectedFor(name);
+  EXPECT_EQ(CountOps(*check->partitioned, HloOpcode::kAllGather), want.all_gathers)
+      << check->report.ToString();
+  EXPECT_EQ(CountOps(*check->partitioned, HloOpcode::kAllReduce), want.all_reduces)
+      << check->report.ToString();
+  EXPECT_EQ(check->report.dynamic_slices, want.dynamic_slices) << check->report.ToString();
+  EXPECT_EQ(CountOps(*check->partitioned, HloOpcode::kAllToAll), want.all_to_alls)
+      << check->report.ToString();
+  // The same collectives as XLA's own SPMD partitioner made for JAX (the
+  // zoo's NAME.partitioned.hlo, counted in its text: its replica groups
+  // use XLA's newer `mesh[...]` form, which hloc's parser does not read).
+  for (HloOpcode op : {HloOpcode::kAllGather, HloOpcode::kAllReduce, HloOpcode::kAllToAll,
+                       HloOpcode::kCollectivePermute, HloOpcode::kReduceScatter}) {
+    const std::string call = absl::StrCat(" ", HloOpcodeName(op), "(");
+    int64_t xla = 0;
+    for (size_t at = model->partitioned_text.find(call); at != std::string::npos;
+         at = model->partitioned_text.find(call, at + 1)) {
+      ++xla;
+    }
+    EXPECT_EQ(CountOps(*check->partitioned, op), xla)
+        << name << ": " << HloOpcodeName(op) << " count differs from XLA's partitioner:\n"
+        << PrintModule(*check->partitioned);
+  }
+  if (runner == Runner::kHost) {
+    EXPECT_EQ(host_report.interpreter_calls, 0) << host_report.ToString();
+  }
+}
+
+TEST(SpmdZooMeshTest, ResultsAreDescribedOnJaxsMesh) {
+  absl::StatusOr<ShardedZooModel> model = ReadShardedZooModel("spmd_mesh2x2");
+  ASSERT_TRUE(model.ok()) << model.status();
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(model->sdy_text);
+  ASSERT_TRUE(module.ok()) << module.status();
+  SpmdMeshShardings mesh;
+  SpmdPartitionOptions options;
+  options.mesh_shardings = &mesh;
+  ASSERT_TRUE(SpmdPartition(options).Run(**module).ok());
+  EXPECT_EQ(mesh.axis_names, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(mesh.axis_sizes, (std::vector<int64_t>{2, 2}));
+  // x is P("a", "b"), w P("b", None); the column sums are replicated.
+  using Axes = std::vector<std::vector<int64_t>>;
+  ASSERT_EQ(mesh.parameters.size(), 2u);
+  EXPECT_EQ(mesh.parameters[0], (Axes{{0}, {1}}));
+  EXPECT_EQ(mesh.parameters[1], (Axes{{1}, {}}));
+  ASSERT_EQ(mesh.results.size(), 1u);
+  EXPECT_EQ(mesh.results[0], (Axes{{}}));
+}
+
+// Resharding the zoo does not need (partition-id offsets, gathers of one
+// dimension of a 2-D split, all-to-all inside a 4-D array, reduce-scatter, a
+// bf16 dot summed in f32) on the host
+// backend's 4 devices, compiled (no interpreter op).
+TEST(SpmdHostTest, ReshardingRunsCompiledOnHostDevices) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(R"(
+HloModule reshard_host
+ENTRY main {
+  x = f32[8,4] parameter(0), sharding={replicated}
+  w = f32[4,6] parameter(1), sharding={replicated}
+  d = f32[8,6] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={devices=[4,1]<=[4]}
+  y = f32[8,6] parameter(2), sharding={devices=[2,2]<=[4]}
+  c = f32[8,6] custom-call(y), custom_call_target="Sharding", sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}
+  s = f32[8,6] add(d, c)
+  z = f32[2,8,12,3] parameter(3), sharding={devices=[1,1,4,1]<=[4]}
+  t = f32[2,8,12,3] custom-call(z), custom_call_target="Sharding", sharding={devices=[1,4,1,1]<=[4]}
+  a = f32[8,16] parameter(4), sharding={devices=[1,4]<=[4]}
+  v = f32[16,6] parameter(5), sharding={devices=[4,1]<=[4]}
+  rs = f32[8,6] dot(a, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={devices=[4,1]<=[4]}
+  hb = bf16[8,16] parameter(6), sharding={devices=[1,4]<=[4]}
+  wb = bf16[16,6] parameter(7), sharding={devices=[4,1]<=[4]}
+  db = bf16[8,6] dot(hb, wb), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT r = (f32[8,6], f32[2,8,12,3], f32[8,6], bf16[8,6]) tuple(s, t, rs, db)
+})");
+  ASSERT_TRUE(module.ok()) << module.status();
+  host::HostCompileReport host_report;
+  DeviceRunner run = [&](const HloModule& m, absl::Span<const std::vector<Literal>> args) {
+    RunOnHostDevicesOptions options;
+    options.report = &host_report;
+    return RunOnHostDevices(m, args, options);
+  };
+  absl::StatusOr<SpmdCheck> check = CheckSpmdPartition(**module, 4, run);
+  ASSERT_TRUE(check.ok()) << check.status();
+  EXPECT_EQ(check->mismatches, "");
+  EXPECT_GT(check->report.dynamic_slices, 0) << check->report.ToString();
+  EXPECT_GT(check->report.all_gathers, 0) << check->report.ToString();
+  EXPECT_EQ(check->report.all_to_alls, 1) << check->report.ToString();
+  EXPECT_EQ(check->report.reduce_scatters, 1) << check->report.ToString();
+  EXPECT_EQ(host_report.interpreter_calls, 0) << host_report.ToString();
+}
+
+INSTANTIATE_TEST_SUITE_P(Zoo, SpmdZooTest,
+                         ::testing::Combine(::testing::ValuesIn(SpmdZooModels()),
+                                            ::testing::Values(Runner::kInterpreter, Runner::kHost)),
+                         [](const auto& info) {
+                           return std::get<0>(info.param) +
+                                  (std::get<1>(info.param) == Runner::kHost ? "_host"
+                                                                            : "_interpreter");
+                         });
+
+}  // namespace
+}  // namespace hloc
