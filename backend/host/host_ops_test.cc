@@ -909,6 +909,95 @@ ENTRY e {
   ExpectExact(hlo, args, host_testing::WithExactMath(TestOptions()));
 }
 
+TEST(HostLibraryCallTest, ScatterWithOneOpCombinersRunsTypedRows) {
+  // Combiners that are one op of their parameters run as typed row loops
+  // (backend/host/library_calls.cc): a large add split across threads by
+  // result ranges (repeated and out-of-range ids), max with the update first
+  // (NaN and signed zeros), wrapping s32 add, replace (`.at[].set`), a window
+  // that is not contiguous (rows of one element) and a histogram (no window).
+  const char* hlo = R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(b, a)
+}
+max_update_first {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(b, a)
+}
+min {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] minimum(a, b)
+}
+add_s32 {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT s = s32[] add(a, b)
+}
+replace {
+  a = s32[] parameter(0)
+  ROOT b = s32[] parameter(1)
+}
+ENTRY e {
+  t = f32[600,256] parameter(0)
+  i = s32[1024] parameter(1)
+  u = f32[1024,256] parameter(2)
+  big = f32[600,256] scatter(t, i, u), update_window_dims={1}, inserted_window_dims={0},
+      scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+  z = f32[4,3] parameter(3)
+  zi = s32[5] parameter(4)
+  zu = f32[5,3] parameter(5)
+  mx = f32[4,3] scatter(z, zi, zu), update_window_dims={1}, inserted_window_dims={0},
+      scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=max_update_first
+  mn = f32[4,3] scatter(z, zi, zu), update_window_dims={1}, inserted_window_dims={0},
+      scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=min
+  w = s32[4,3] parameter(6)
+  wu = s32[5,3] parameter(7)
+  wrap = s32[4,3] scatter(w, zi, wu), update_window_dims={1}, inserted_window_dims={0},
+      scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add_s32
+  set = s32[4,3] scatter(w, zi, wu), update_window_dims={1}, inserted_window_dims={0},
+      scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=replace
+  c = f32[3,4] parameter(8)
+  cu = f32[3,5] parameter(9)
+  cols = f32[3,4] scatter(c, zi, cu), update_window_dims={0}, inserted_window_dims={1},
+      scatter_dims_to_operand_dims={1}, index_vector_dim=1, to_apply=min
+  h = s32[8] constant({0, 0, 0, 0, 0, 0, 0, 0})
+  hi = s32[20,1] parameter(10)
+  ones = s32[20] broadcast(s32[] constant(1)), dimensions={}
+  hist = s32[8] scatter(h, hi, ones), update_window_dims={}, inserted_window_dims={0},
+      scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add_s32
+  ROOT out = (f32[600,256], f32[4,3], f32[4,3], s32[4,3], s32[4,3], f32[3,4], s32[8])
+      tuple(big, mx, mn, wrap, set, cols, hist)
+})";
+  std::vector<Literal> args = RandomArgs(hlo);
+  std::string ids = "s32[1024] {";
+  for (int k = 0; k < 1024; ++k) {
+    const int id = k % 97 == 5 ? -1 : k % 101 == 7 ? 600 : (k * 37) % 600;
+    absl::StrAppend(&ids, k == 0 ? "" : ", ", id);
+  }
+  args[1] = ParseLiteralText(ids + "}");
+  args[3] = ParseLiteralText("f32[4,3] {{nan, -0, 1}, {0, 2, -inf}, {5, nan, 0}, {1, 1, 1}}");
+  args[4] = ParseLiteralText("s32[5] {2, 0, 2, 4, 1}");
+  args[5] = ParseLiteralText("f32[5,3] {{0, -0, nan}, {1, 0, 2}, {-0, 7, 0}, {9, 9, 9}, {nan, -1, 3}}");
+  args[6] = ParseLiteralText("s32[4,3] {{2147483647, -2147483648, 5}, {1, 2, 3}, {-1, 0, 1}, {7, 7, 7}}");
+  args[7] = ParseLiteralText("s32[5,3] {{1, -1, 2}, {2147483647, 1, 1}, {5, 5, 5}, {0, 0, 0}, {3, 2, 1}}");
+  args[10] = ParseLiteralText(
+      "s32[20,1] {{0}, {1}, {1}, {7}, {8}, {-1}, {3}, {3}, {3}, {2}, {5}, {6}, {7}, {0}, {0}, {4},"
+      " {100}, {2}, {2}, {1}}");
+  for (int threads : {1, 2, 3}) {
+    SCOPED_TRACE(absl::StrCat(threads, " threads"));
+    RunOnHostOptions options = TestOptions();
+    options.num_threads = threads;
+    ExpectExact(hlo, args, options);
+  }
+  std::unique_ptr<host::HostProgram> program = CompileAsIs(hlo);
+  ASSERT_NE(program, nullptr);
+  EXPECT_EQ(program->report().interpreter_calls, 0);
+}
+
 TEST(HostFallbackTest, BatchNormRunsThroughTheInterpreterOnlyWhenAllowed) {
   const char* hlo = R"(
 HloModule m

@@ -204,10 +204,118 @@ bool Bump(std::vector<int64_t>& index, const std::vector<int64_t>& dims) {
   return false;
 }
 
+// A scatter combiner that is one binary op of its two parameters, or the
+// update parameter itself (JAX's `.at[].set`), is applied as a typed loop
+// over contiguous rows instead of one kernel call per element.
+enum class RowCombine { kNone, kAdd, kMultiply, kMax, kMin, kReplace };
+struct CombinerForm {
+  RowCombine op = RowCombine::kNone;
+  bool update_first = false;  // max/min(update, operand): which NaN or zero wins.
+};
+CombinerForm ClassifyCombiner(const HloComputation& c) {
+  const HloInstruction* root = c.root();
+  if (c.num_parameters() != 2 || root == nullptr || root->shape().rank() != 0 ||
+      root->shape().IsTuple()) {
+    return {};
+  }
+  auto param = [](const HloInstruction* h) {
+    return h->opcode() == HloOpcode::kParameter ? h->parameter_number() : int64_t{-1};
+  };
+  if (param(root) == 1) return {RowCombine::kReplace, false};
+  if (root->operand_count() != 2) return {};
+  const int64_t a = param(root->operand(0)), b = param(root->operand(1));
+  if (!((a == 0 && b == 1) || (a == 1 && b == 0))) return {};
+  switch (root->opcode()) {
+    case HloOpcode::kAdd: return {RowCombine::kAdd, a == 1};
+    case HloOpcode::kMultiply: return {RowCombine::kMultiply, a == 1};
+    case HloOpcode::kMaximum: return {RowCombine::kMax, a == 1};
+    case HloOpcode::kMinimum: return {RowCombine::kMin, a == 1};
+    default: return {};
+  }
+}
+
+// dst[j] = combine(dst[j], src[j]) for j in [0, len), with the interpreter's
+// semantics: integers wrap, float max/min return the first NaN operand.
+template <typename T, bool = std::is_integral<T>::value>
+struct WrappingArith {
+  using type = T;
+};
+template <typename T>
+struct WrappingArith<T, true> {
+  using type = std::make_unsigned_t<T>;
+};
+template <typename T>
+void CombineRow(RowCombine op, bool update_first, T* dst, const T* src, int64_t len) {
+  using Arith = typename WrappingArith<T>::type;
+  switch (op) {
+    case RowCombine::kReplace:
+      std::memmove(dst, src, len * sizeof(T));
+      return;
+    case RowCombine::kAdd:
+      for (int64_t j = 0; j < len; ++j) {
+        dst[j] = static_cast<T>(static_cast<Arith>(dst[j]) + static_cast<Arith>(src[j]));
+      }
+      return;
+    case RowCombine::kMultiply:
+      for (int64_t j = 0; j < len; ++j) {
+        dst[j] = static_cast<T>(static_cast<Arith>(dst[j]) * static_cast<Arith>(src[j]));
+      }
+      return;
+    case RowCombine::kMax:
+    case RowCombine::kMin:
+      for (int64_t j = 0; j < len; ++j) {
+        const T x = update_first ? src[j] : dst[j];
+        const T y = update_first ? dst[j] : src[j];
+        T r;
+        if (std::is_floating_point<T>::value && x != x) {
+          r = x;
+        } else if (std::is_floating_point<T>::value && y != y) {
+          r = y;
+        } else if (op == RowCombine::kMax) {
+          r = x < y ? y : x;
+        } else {
+          r = y < x ? y : x;
+        }
+        dst[j] = r;
+      }
+      return;
+    case RowCombine::kNone:
+      return;
+  }
+}
+
+using CombineRowFn = void (*)(RowCombine, bool, void*, const void*, int64_t);
+template <typename T>
+void CombineRowErased(RowCombine op, bool update_first, void* dst, const void* src,
+                      int64_t len) {
+  CombineRow<T>(op, update_first, static_cast<T*>(dst), static_cast<const T*>(src), len);
+}
+std::optional<CombineRowFn> RowCombinerFor(PrimitiveType type) {
+  switch (type) {
+    case xla::F32: return &CombineRowErased<float>;
+    case xla::F64: return &CombineRowErased<double>;
+    case xla::S8: return &CombineRowErased<int8_t>;
+    case xla::S16: return &CombineRowErased<int16_t>;
+    case xla::S32: return &CombineRowErased<int32_t>;
+    case xla::S64: return &CombineRowErased<int64_t>;
+    case xla::U8: return &CombineRowErased<uint8_t>;
+    case xla::U16: return &CombineRowErased<uint16_t>;
+    case xla::U32: return &CombineRowErased<uint32_t>;
+    case xla::U64: return &CombineRowErased<uint64_t>;
+    default: return std::nullopt;
+  }
+}
+
 // scatter: results start as copies of the operands; every update element,
-// in row-major update order, is combined into its operand element by the
-// combiner computation compiled as a kernel. A window whose start puts any
-// part of it out of bounds is skipped whole.
+// in row-major update order, is combined into its operand element. A window
+// whose start puts any part of it out of bounds is skipped whole. Windows are
+// walked as rows: when the last window dimension is the last dimension of
+// both the operand and the updates, a row is that many contiguous elements
+// (else one). A combiner that ClassifyCombiner names runs as a typed loop per
+// row, split across threads by ranges of the result (each thread walks every
+// update, applying only the part of each row inside its range, so every
+// element still sees its updates in order); any other combiner is the
+// compiled kernel called per element.
 absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeScatter(
     const HloInstruction& hlo, KernelCompiler& compiler) {
   using Result = std::optional<runtime::LibraryCallThunk::Function>;
@@ -269,13 +377,34 @@ absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeScatter(
     window_size[window_operand_dims[j]] = updates.dimensions(dn.update_window_dims(j));
     window_dims.push_back(window_size[window_operand_dims[j]]);
   }
-  absl::StatusOr<CompiledKernel> combiner = compiler.Compile(*hlo.to_apply());
-  if (!combiner.ok()) {
-    if (combiner.status().code() == absl::StatusCode::kUnimplemented) return Result();
-    return combiner.status();
+  const std::vector<int64_t> update_window(dn.update_window_dims().begin(),
+                                           dn.update_window_dims().end());
+  // Rows: the last window dimension when it is contiguous on both sides.
+  const bool contiguous_rows = !window_operand_dims.empty() &&
+                               window_operand_dims.back() == rank - 1 &&
+                               update_window.back() == updates.rank() - 1;
+  const int64_t row_length = contiguous_rows ? window_dims.back() : 1;
+  std::vector<int64_t> row_dims = window_dims;  // The window dims walked per row.
+  if (contiguous_rows) row_dims.back() = 1;
+
+  const CombinerForm form = n == 1 ? ClassifyCombiner(*hlo.to_apply()) : CombinerForm{};
+  std::optional<CombineRowFn> row_combine;
+  if (form.op != RowCombine::kNone &&
+      hlo.to_apply()->root()->shape().element_type() == operand.element_type() &&
+      hlo.operand(0)->shape().element_type() == hlo.operand(2)->shape().element_type() &&
+      hlo.shape().element_type() == hlo.operand(0)->shape().element_type()) {
+    row_combine = RowCombinerFor(hlo.operand(0)->shape().element_type());
   }
-  if (combiner->num_buffers != 3 * n) return Result();
-  const runtime::KernelFunction combine = combiner->function;
+  runtime::KernelFunction combine = nullptr;
+  if (!row_combine) {
+    absl::StatusOr<CompiledKernel> combiner = compiler.Compile(*hlo.to_apply());
+    if (!combiner.ok()) {
+      if (combiner.status().code() == absl::StatusCode::kUnimplemented) return Result();
+      return combiner.status();
+    }
+    if (combiner->num_buffers != 3 * n) return Result();
+    combine = combiner->function;
+  }
   const std::vector<int64_t> op_strides = RowMajorStrides(operand.dimensions());
   const std::vector<int64_t> up_strides = RowMajorStrides(updates.dimensions());
   const std::vector<int64_t> index_strides = RowMajorStrides(indices.dimensions());
@@ -286,27 +415,18 @@ absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeScatter(
                                                 dn.scatter_dims_to_operand_dims().end());
   const std::vector<int64_t> input_batching(dn.input_batching_dims().begin(),
                                             dn.input_batching_dims().end());
-  const std::vector<int64_t> update_window(dn.update_window_dims().begin(),
-                                           dn.update_window_dims().end());
+  const int64_t index_rank = indices.rank();
   const IndexReadFn read = *read_index;
-  return Result([=](absl::Span<void* const> buffers, runtime::ThreadPool*) -> absl::Status {
-    for (int64_t i = 0; i < n; ++i) {
-      std::memcpy(buffers[2 * n + 1 + i], buffers[i], operand_count * widths[i]);
-    }
-    if (update_count == 0) return absl::OkStatus();
-    for (int64_t s : window_dims) {
-      if (s == 0) return absl::OkStatus();
-    }
-    const uint8_t* index_data = static_cast<const uint8_t*>(buffers[n]);
-    std::vector<int64_t> g(scatter_sizes.size(), 0), start(rank), w(window_dims.size());
-    std::vector<void*> args(3 * n);
-    std::vector<uint64_t> scratch(2 * n);  // Combined values, then copied out.
+  // Calls row(o, u) for every in-bounds row in update order: o and u are the
+  // element offsets of its first element in the operand and the updates.
+  auto for_each_row = [=](const uint8_t* index_data, auto&& row) {
+    std::vector<int64_t> g(scatter_sizes.size(), 0), start(rank), w(row_dims.size());
     do {
       int64_t base = 0;
       for (size_t k = 0; k < g.size(); ++k) base += g[k] * index_strides[index_batch_dims[k]];
       std::fill(start.begin(), start.end(), 0);
       for (int64_t k = 0; k < length; ++k) {
-        const int64_t pos = vector_dim < indices.rank() ? base + k * index_strides[vector_dim] : base;
+        const int64_t pos = vector_dim < index_rank ? base + k * index_strides[vector_dim] : base;
         start[scatter_to_operand[k]] = read(index_data, pos);
       }
       for (size_t i = 0; i < batching_pos.size(); ++i) start[input_batching[i]] = g[batching_pos[i]];
@@ -325,15 +445,58 @@ absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeScatter(
           o += w[j] * op_strides[window_operand_dims[j]];
           u += w[j] * up_strides[update_window[j]];
         }
+        row(o, u);
+      } while (Bump(w, row_dims));
+    } while (Bump(g, scatter_sizes));
+  };
+  return Result([=](absl::Span<void* const> buffers, runtime::ThreadPool* pool) -> absl::Status {
+    for (int64_t i = 0; i < n; ++i) {
+      std::memcpy(buffers[2 * n + 1 + i], buffers[i], operand_count * widths[i]);
+    }
+    if (update_count == 0) return absl::OkStatus();
+    for (int64_t s : window_dims) {
+      if (s == 0) return absl::OkStatus();
+    }
+    const uint8_t* index_data = static_cast<const uint8_t*>(buffers[n]);
+    if (row_combine) {
+      uint8_t* out = static_cast<uint8_t*>(buffers[3]);
+      const uint8_t* up = static_cast<const uint8_t*>(buffers[2]);
+      const int64_t w = widths[0];
+      const CombineRowFn apply = *row_combine;
+      // Result elements [lo, hi) get their updates from this walk.
+      auto walk = [&](int64_t lo, int64_t hi) {
+        for_each_row(index_data, [&](int64_t o, int64_t u) {
+          const int64_t b = std::max(o, lo), e = std::min(o + row_length, hi);
+          if (b < e) apply(form.op, form.update_first, out + b * w, up + (u + b - o) * w, e - b);
+        });
+      };
+      const int64_t threads = pool == nullptr ? 1 : pool->num_threads();
+      // Each thread walks every update: worth it for long rows and much data.
+      if (threads > 1 && row_length >= 64 && update_count >= (int64_t{1} << 16)) {
+        const int64_t chunk = (operand_count + threads - 1) / threads;
+        pool->ParallelFor(threads, 1, [&](int64_t begin, int64_t end) {
+          for (int64_t t = begin; t < end; ++t) {
+            walk(t * chunk, std::min(operand_count, (t + 1) * chunk));
+          }
+        });
+      } else {
+        walk(0, operand_count);
+      }
+      return absl::OkStatus();
+    }
+    std::vector<void*> args(3 * n);
+    std::vector<uint64_t> scratch(2 * n);  // Combined values, then copied out.
+    for_each_row(index_data, [&](int64_t o0, int64_t u0) {
+      for (int64_t j = 0; j < row_length; ++j) {
         for (int64_t i = 0; i < n; ++i) {
-          args[i] = static_cast<uint8_t*>(buffers[2 * n + 1 + i]) + o * widths[i];
-          args[n + i] = static_cast<uint8_t*>(buffers[n + 1 + i]) + u * widths[i];
+          args[i] = static_cast<uint8_t*>(buffers[2 * n + 1 + i]) + (o0 + j) * widths[i];
+          args[n + i] = static_cast<uint8_t*>(buffers[n + 1 + i]) + (u0 + j) * widths[i];
           args[2 * n + i] = &scratch[i];
         }
         combine(args.data(), 0, 1);
         for (int64_t i = 0; i < n; ++i) std::memcpy(args[i], &scratch[i], widths[i]);
-      } while (Bump(w, window_dims));
-    } while (Bump(g, scatter_sizes));
+      }
+    });
     return absl::OkStatus();
   });
 }
