@@ -283,6 +283,48 @@ ENTRY main {
 }
 )";
 
+const char kDusAccumulatesWindow[] = R"(
+HloModule dus_accumulate
+fused {
+  p0 = f32[64,32] parameter(0)
+  p1 = f32[8,32] parameter(1)
+  p2 = s32[] parameter(2)
+  zero = s32[] constant(0)
+  w = f32[8,32] dynamic-slice(p0, p2, zero), dynamic_slice_sizes={8,32}
+  a = f32[8,32] add(w, p1)
+  ROOT d = f32[64,32] dynamic-update-slice(p0, a, p2, zero)
+}
+fused2 {
+  p0 = f32[64,32] parameter(0)
+  p1 = f32[8,32] parameter(1)
+  p2 = s32[] parameter(2)
+  zero = s32[] constant(0)
+  w = f32[8,32] dynamic-slice(p0, p2, zero), dynamic_slice_sizes={8,32}
+  a = f32[8,32] add(w, p1)
+  ROOT d = f32[64,32] dynamic-update-slice(p0, a, p2, zero)
+}
+fused3 {
+  p0 = f32[64,32] parameter(0)
+  p1 = f32[8,32] parameter(1)
+  p2 = s32[] parameter(2)
+  zero = s32[] constant(0)
+  w = f32[8,32] dynamic-slice(p0, p2, zero), dynamic_slice_sizes={8,32}
+  a = f32[8,32] add(w, p1)
+  ROOT d = f32[64,32] dynamic-update-slice(p0, a, p2, zero)
+}
+ENTRY main {
+  b = f32[64,32] parameter(0)
+  u = f32[8,32] parameter(1)
+  i = s32[] parameter(2)
+  t = f32[64,32] negate(b)
+  f1 = f32[64,32] fusion(t, u, i), kind=kLoop, calls=fused
+  j = s32[] add(i, i)
+  f2 = f32[64,32] fusion(f1, u, j), kind=kLoop, calls=fused2
+  k = s32[] add(j, i)
+  ROOT f3 = f32[64,32] fusion(f2, u, k), kind=kLoop, calls=fused3
+}
+)";
+
 const char kDonatedUpdate[] = R"(
 HloModule dus_donated, input_output_alias={ {}: (0, {}, may-alias) }
 ENTRY main {

@@ -40,6 +40,10 @@ extern const char kDusReadsTarget[];
 // A fusion computing its update from other parameters: its kernel writes
 // the update's elements only, and the dead operand is reused.
 extern const char kDusFused[];
+// Three fusions each adding into an 8-row window of the array the previous
+// one wrote (JAX's slice accumulation, buf.at[i:i+8].add(u)): each reads the
+// array only in its window, so all three update it in place.
+extern const char kDusAccumulatesWindow[];
 // input_output_alias: the updated output may live in parameter 0.
 extern const char kDonatedUpdate[];
 // The scan's array starts as the aliased parameter: the loop state, the

@@ -25,7 +25,8 @@ absl::StatusOr<bool> ProgramBuilder::EmitUpdateInPlace(const HloInstruction& hlo
   }
   const std::vector<BufferId>& target = buffers_.LeavesOf(hlo.operand(p));
   const std::vector<BufferId> operands = buffers_.OperandLeaves(hlo);
-  // The kernel does not read the target, so no other input may be it.
+  // The kernel reads the target only in the window it writes (each element
+  // before writing it), so no other input may name the same buffer.
   if (target.size() != 1 || std::count(operands.begin(), operands.end(), target[0]) != 1) {
     return false;
   }

@@ -2,6 +2,8 @@
 // kernel_variant.h).
 #include "backend/common/kernel_variant.h"
 
+#include "hlo/update_window_reads.h"
+
 namespace hloc {
 namespace backend {
 
@@ -18,11 +20,9 @@ int64_t UpdateInPlaceParameter(const HloComputation& computation) {
       root->operand(1)->shape().rank() != root->shape().rank()) {
     return -1;
   }
-  // The kernel never reads the parameter, so nothing else may.
-  if (target->users().size() != 1) return -1;
-  for (int64_t i = 1; i < root->operand_count(); ++i) {
-    if (root->operand(i) == target) return -1;
-  }
+  // The kernel reads the parameter at most where it writes it, element by
+  // element before the write (a dynamic-slice of the update's window).
+  if (!ReadsUpdatedArrayOnlyInItsWindow(*root)) return -1;
   return target->parameter_number();
 }
 

@@ -16,14 +16,17 @@ enum class KernelVariant {
   kWhole,  // Every element of every root leaf.
   // For a computation whose root is a dynamic-update-slice of a parameter
   // (see UpdateInPlaceParameter): only the update's elements, into an
-  // output buffer that already holds that parameter's bytes; the parameter
-  // itself is not read. Unimplemented for other computations.
+  // output buffer that already holds that parameter's bytes (or is them); the
+  // parameter is read at most in the update's window, each element before it
+  // is written (hlo/update_window_reads.h). Unimplemented for other
+  // computations.
   kUpdateInPlace,
 };
 
-// The parameter number a kUpdateInPlace kernel of `computation` may leave
-// unread: the root is a dynamic-update-slice of an array parameter that
-// nothing else in the computation reads. -1 when there is none.
+// The parameter a kUpdateInPlace kernel of `computation` updates: the root
+// is a dynamic-update-slice of an array parameter that the computation reads
+// elsewhere only inside the update's window (ReadsUpdatedArrayOnlyInItsWindow).
+// -1 when there is none.
 int64_t UpdateInPlaceParameter(const HloComputation& computation);
 
 }  // namespace backend

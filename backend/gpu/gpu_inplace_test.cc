@@ -114,6 +114,13 @@ TEST(GpuInPlaceTest, FusedUpdateWritesOnlyTheUpdate) {
   EXPECT_TRUE(absl::StrContains(plan, "1 buffers in another's bytes")) << plan;
 }
 
+TEST(GpuInPlaceTest, AccumulationIntoAWindowUpdatesInPlace) {
+  std::unique_ptr<GpuProgram> after = Plan(modules::kDusAccumulatesWindow);
+  ASSERT_NE(after, nullptr);
+  EXPECT_EQ(after->report().update_kernels, 3) << after->PlanToString();
+  EXPECT_EQ(after->report().updates_in_place, 3) << after->PlanToString();
+}
+
 // `text` planned with its input_output_alias: `expected` outputs live in
 // their parameter's memory, the others are refused with a reason.
 void CheckAliases(const char* text, int64_t expected, bool fused = false) {
@@ -159,7 +166,7 @@ TEST(GpuInPlaceDeviceTest, MatchesTheInterpreter) {
   for (const char* text :
        {modules::kScanRows, modules::kScanKeepsOld, modules::kDusParameter, modules::kDusDeadTemp,
         modules::kDusLiveTemp, modules::kDusReadsTarget, modules::kDusFused,
-        modules::kDonatedUpdate, modules::kDonatedScan, modules::kDonatedReverse,
+        modules::kDusAccumulatesWindow, modules::kDonatedUpdate, modules::kDonatedScan, modules::kDonatedReverse,
         modules::kDonatedElementwise, modules::kDonatedElementwiseFusion,
         modules::kDonatedFusionReadsElsewhere}) {
     std::unique_ptr<HloModule> module = Module(text);

@@ -296,6 +296,26 @@ TEST(HostInPlaceTest, FusedUpdateWritesOnlyTheUpdate) {
   EXPECT_NE(thunks.find("b4 shares b3's bytes"), std::string::npos) << thunks;
 }
 
+TEST(HostInPlaceTest, AccumulationIntoAWindowUpdatesInPlace) {
+  // Each fusion reads the array only in the window it writes: three update
+  // kernels, the first in the negated temporary's bytes and each next in
+  // the previous result's. Starts past the ends clamp alike for the read and
+  // the write.
+  std::unique_ptr<HloModule> module = Parse(modules::kDusAccumulatesWindow);
+  ASSERT_NE(module, nullptr);
+  EXPECT_EQ(host::UpdateInPlaceParameter(*module->FindComputation("fused")), 0);
+  std::vector<Literal> args = Arguments(*module);
+  for (int32_t start : {0, 3, 20, 60, -5}) {
+    SCOPED_TRACE(start);
+    args[2] = Literal::Scalar(xla::S32, start);
+    Compiled after = CompileAndCheck(*module, args, true);
+    ASSERT_NE(after.program, nullptr);
+    EXPECT_EQ(after.program->report().update_kernels, 3);
+    EXPECT_EQ(after.program->report().updates_in_place, 3)
+        << after.program->executable().ThunksToString();
+  }
+}
+
 // Compiles `text`, checks the input_output_alias pairs the report accepts,
 // and runs it with donated arguments: the result must match the interpreter
 // and, where aliased, live in the donated argument's memory.

@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "hlo/computation.h"
+#include "hlo/update_window_reads.h"
 
 namespace hloc {
 namespace {
@@ -72,8 +73,8 @@ bool UpdatesInPlace(const HloInstruction& kernel) {
   if (kernel.opcode() != HloOpcode::kFusion || kernel.shape().IsTuple()) return false;
   const HloInstruction* root = kernel.fused_computation()->root();
   if (root->opcode() != HloOpcode::kDynamicUpdateSlice) return false;
-  const HloInstruction* target = root->operand(0);
-  return target->opcode() == HloOpcode::kParameter && target->users().size() == 1;
+  return root->operand(0)->opcode() == HloOpcode::kParameter &&
+         ReadsUpdatedArrayOnlyInItsWindow(*root);
 }
 
 bool IsHorizontalFusion(const HloInstruction& instruction) {
@@ -459,6 +460,22 @@ FusionDecision FusionRules::CheckEdge(const HloInstruction& producer,
   if (producer.shape().IsTuple()) {
     return FusionDecision::Refuse(fusion_rule::kTupleValue,
                                   absl::StrCat(producer.name(), " produces a tuple"));
+  }
+  // A dynamic-update-slice, or a kernel that ends in one (so that a second
+  // run decides as the first did).
+  const HloInstruction* update =
+      producer.opcode() == HloOpcode::kFusion && !producer.shape().IsTuple()
+          ? producer.fused_computation()->root()
+          : &producer;
+  if (update->opcode() == HloOpcode::kDynamicUpdateSlice && update->operand_count() >= 2 &&
+      ElementsOf(update->operand(1)->shape()) * budgets_.min_in_place_update_ratio <=
+          ElementsOf(update->shape())) {
+    return FusionDecision::Refuse(
+        fusion_rule::kInPlaceUpdate,
+        absl::StrCat(producer.name(), " writes ", ElementsOf(update->operand(1)->shape()),
+                     " of its ", ElementsOf(update->shape()),
+                     " elements: alone it updates them in place; fused into ", consumer.name(),
+                     " every element would be recomputed through it"));
   }
   const EdgeEntry& entry = table_[Index(producer_traits.kind)][Index(use.kind)];
   if (!entry.allowed) {

@@ -152,6 +152,13 @@ struct FusionBudgets {
   // kernel with 2^8 copies of its first step, 0.07 GB/s. Reads at the
   // reader's own index (elementwise) share one copy.
   int64_t max_code_copies = 16;
+  // A dynamic-update-slice whose update has at most 1/ratio of its elements
+  // is never fused into its consumers (rule in-place-update): alone, a
+  // backend writes just the update into the array's bytes; fused, every
+  // element of the array is recomputed through it, and a chain of them
+  // (JAX's MoE combine adds 8 expert outputs into one buffer) re-reads
+  // each step at every element.
+  int64_t min_in_place_update_ratio = 4;
   // Constants up to this many elements are copied into every kernel that uses
   // them instead of being passed in (a parameter costs more than a literal).
   int64_t max_duplicated_constant_elements = 1;
@@ -224,7 +231,7 @@ bool IsFallbackFusion(const HloInstruction& instruction);
 bool IsHorizontalFusion(const HloInstruction& instruction);
 // A kernel a backend can run as an update in place: a dynamic-update-slice,
 // or a fusion whose root is a dynamic-update-slice of a parameter read
-// nowhere else. Alone, it writes only the update into its operand's buffer;
+// nowhere else but in the update's window (hlo/update_window_reads.h). Alone, it writes only the update into its operand's buffer;
 // as one output of a multi-output or horizontal fusion it would write the
 // whole array (a scan's stacked outputs: the whole array per step), so
 // those passes leave it out.

@@ -362,6 +362,7 @@ TEST(ProducerConsumerFusion, CodeCopiesBudgetStopsAnAccumulationChain) {
   ASSERT_NE(module, nullptr);
   FusionRules rules;
   rules.budgets().max_code_copies = 4;
+  rules.budgets().min_in_place_update_ratio = 1 << 20;  // Not the rule tested here.
   FusionLedger ledger;
   ProducerConsumerFusion pass(rules, &ledger);
   EXPECT_TRUE(RunAndVerify(pass, *module));
@@ -376,9 +377,46 @@ TEST(ProducerConsumerFusion, CodeCopiesBudgetStopsAnAccumulationChain) {
   auto unlimited = Parse(AccumulationChain(6));
   FusionRules loose;
   loose.budgets().max_code_copies = 1 << 20;
+  loose.budgets().min_in_place_update_ratio = 1 << 20;
   ProducerConsumerFusion loose_pass(loose, nullptr);
   EXPECT_TRUE(RunAndVerify(loose_pass, *unlimited));
   EXPECT_EQ(EntryFusions(*unlimited).size(), 1u);
+}
+
+// By default each step of that chain is its own kernel that updates the
+// buffer in place (rule in-place-update: 16 of 64 rows written), reading back
+// only the block it writes; a second run changes nothing.
+TEST(ProducerConsumerFusion, SmallUpdatesStayInPlaceKernels) {
+  auto module = Parse(AccumulationChain(6));
+  ASSERT_NE(module, nullptr);
+  FusionRules rules;
+  FusionLedger ledger;
+  ProducerConsumerFusion pass(rules, &ledger);
+  EXPECT_TRUE(RunAndVerify(pass, *module));
+  std::vector<const HloInstruction*> fusions = EntryFusions(*module);
+  ASSERT_EQ(fusions.size(), 6u);
+  for (const HloInstruction* fusion : fusions) {
+    EXPECT_TRUE(UpdatesInPlace(*fusion)) << fusion->ToString();
+    EXPECT_NE(BodyOpcodes(*fusion).find("add,"), std::string::npos);
+    EXPECT_NE(BodyOpcodes(*fusion).find("dynamic-slice,dynamic-update-slice"), std::string::npos);
+  }
+  EXPECT_FALSE(ledger.Find(ProducerConsumerFusion::kName, fusion_rule::kInPlaceUpdate).empty());
+  ProducerConsumerFusion again(rules, nullptr);
+  EXPECT_FALSE(RunAndVerify(again, *module));
+
+  // An update of more than a quarter of the array fuses into its reader.
+  auto wide = Parse(R"(
+HloModule wide
+ENTRY main {
+  b = f32[8,8] parameter(0)
+  y = f32[4,8] parameter(1)
+  zero = s32[] constant(0)
+  u = f32[8,8] dynamic-update-slice(b, y, zero, zero)
+  ROOT n = f32[8,8] negate(u)
+})");
+  ProducerConsumerFusion wide_pass(rules, nullptr);
+  EXPECT_TRUE(RunAndVerify(wide_pass, *wide));
+  EXPECT_EQ(EntryFusions(*wide).size(), 1u);
 }
 
 // Elementwise readers share one copy however many there are: a value read by
