@@ -8,6 +8,9 @@ For every model NAME this writes, into zoo/:
   NAME.sdy.hlo          the before-optimizations module as JAX lowers it with
                         Shardy (global shapes, shardings, xla.sdy.* custom calls
                         around a manual computation)
+  NAME.partitioned.pb   (spmd_* models) the same module as XLA's HloProto dump:
+                        its collectives carry mesh_axes_replica_group_list,
+                        the proto form of replica_groups=mesh[...] {...}
   NAME.io.txt           inputs and JAX's outputs: per-device arrays (what the
                         partitioned module takes and returns on each device) and
                         global arrays (what the sdy module takes and returns)
@@ -372,7 +375,7 @@ def _generate(name):
         env["JAX_PLATFORMS"] = "cpu"
         env["XLA_FLAGS"] = " ".join([
             "--xla_force_host_platform_device_count=%d" % DEVICES,
-            "--xla_dump_to=" + dump, "--xla_dump_hlo_as_text",
+            "--xla_dump_to=" + dump, "--xla_dump_hlo_as_text", "--xla_dump_hlo_as_proto",
             "--xla_dump_hlo_pass_re=spmd-partitioning"])
         subprocess.run([sys.executable, __file__, "--child", name, dump], check=True, env=env)
         files = sorted(os.listdir(dump))
@@ -386,6 +389,13 @@ def _generate(name):
             out.write(read(before[0]))
         with open(os.path.join(ZOO, name + ".partitioned.hlo"), "w") as out:
             out.write(read(spmd[0]))
+        if name in SPMD_MODELS:
+            proto = [f for f in files if "after_spmd-partitioning" in f and f.endswith(".hlo.pb")]
+            if len(proto) != 1:
+                raise SystemExit("%s: expected one partitioned proto, got %s" % (name, proto))
+            with open(os.path.join(dump, proto[0]), "rb") as src:
+                with open(os.path.join(ZOO, name + ".partitioned.pb"), "wb") as out:
+                    out.write(src.read())
         print(name, "->", before + spmd)
 
 

@@ -55,6 +55,8 @@ absl::StatusOr<ShardedZooModel> ReadShardedZooModel(const std::string& name) {
   model.name = name;
   HLOC_ASSIGN_OR_RETURN(model.partitioned_text, ReadFile(base + ".partitioned.hlo"));
   HLOC_ASSIGN_OR_RETURN(model.sdy_text, ReadFile(base + ".sdy.hlo"));
+  absl::StatusOr<std::string> proto = ReadFile(base + ".partitioned.pb");
+  if (proto.ok()) model.partitioned_proto = *std::move(proto);
   HLOC_ASSIGN_OR_RETURN(std::string io, ReadFile(base + ".io.txt"));
   int line_number = 0;
   for (absl::string_view line : absl::StrSplit(io, '\n', absl::SkipEmpty())) {
