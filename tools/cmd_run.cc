@@ -21,6 +21,7 @@
 #include "backend/host/run_on_host_devices.h"
 #include "hlo/evaluator/multi_device.h"
 #include "passes/sharding/per_device_module.h"
+#include "passes/sharding/remove_sharding_annotations.h"
 #include "passes/standard_pipelines.h"
 #include "runtime/mpi/mpi_communicator.h"
 #include "hlo/evaluator/evaluator.h"
@@ -53,6 +54,9 @@ absl::StatusOr<LoadedSnapshot> LoadModuleAndArguments(const Args& args, bool* dr
   }
   // Before arguments are drawn for it or any backend looks at it.
   HLOC_RETURN_IF_ERROR(VerifyLoadedModule(*run.module, path));
+  // One device: JAX's sharding annotations (with_sharding_constraint,
+  // out_shardings) are identities that no backend needs to know.
+  if (!args.Has("devices")) HLOC_RETURN_IF_ERROR(RemoveShardingAnnotations().Run(*run.module).status());
   if (args.Has("inputs")) {
     HLOC_ASSIGN_OR_RETURN(LoadedSnapshot inputs, LoadSnapshotFromFile(args.Get("inputs")));
     run.arguments = std::move(inputs.arguments);

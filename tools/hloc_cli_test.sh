@@ -211,6 +211,15 @@ check run-xla-partitioned-mesh-groups 0 "$hloc" run "$sharded/spmd_tp_matmul.par
   --devices=4 --backend=host
 expect_in run-xla-partitioned-per-device "$tmp/out" "device 3:"
 
+# jax.jit with with_sharding_constraint and out_shardings for ONE device:
+# its "Sharding" / "xla.sdy.FuncResultSharding" custom calls are identities
+# there, on every backend.
+for backend in interpreter host; do
+  check "run-one-device-sharding-$backend" 0 "$hloc" run "$testdata/jax_one_device_sharding.hlo" \
+    --backend="$backend"
+  expect_in "run-one-device-sharding-$backend-output" "$tmp/out" "output{0} f32\[8,6\]: min"
+done
+
 # 4 MPI processes (tools/setup.sh installs Open MPI): rank 0 prints the same
 # global output as the 4 host threads (MPI's reduction order may change the
 # last bits, so the checksum is not compared).
