@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -307,7 +308,8 @@ absl::Status Parser::ParseMeshReplicaGroups(xla::MeshAxesReplicaGroupListProto* 
     HLOC_RETURN_IF_ERROR(ParseString(&name));
     for (const auto& axis : mesh->axes()) {
       if (axis.name() == name) {
-        return ErrorAt(name_offset, absl::StrCat("mesh axis '", name, "' is named twice"));
+        return ErrorAt(name_offset,
+                       absl::StrCat("mesh axis '", absl::CEscape(name), "' is named twice"));
       }
     }
     HLOC_RETURN_IF_ERROR(Expect(TokenKind::kEqual, "'=' after a mesh axis name"));
@@ -350,8 +352,11 @@ absl::Status Parser::ParseMeshReplicaGroups(xla::MeshAxesReplicaGroupListProto* 
       if (index < 0 && (!absl::SimpleAtoi(name, &index) || index < 0 ||
                         index >= mesh->axes_size())) {
         std::vector<std::string> names;
-        for (const auto& axis : mesh->axes()) names.push_back(absl::StrCat("'", axis.name(), "'"));
-        return ErrorAt(axis_offset, absl::StrCat("'", name, "' is not an axis of the mesh (",
+        for (const auto& axis : mesh->axes()) {
+          names.push_back(absl::StrCat("'", absl::CEscape(axis.name()), "'"));
+        }
+        return ErrorAt(axis_offset, absl::StrCat("'", absl::CEscape(name),
+                                                 "' is not an axis of the mesh (",
                                                  absl::StrJoin(names, ", "), ")"));
       }
       auto* ref = list->add_axes();
