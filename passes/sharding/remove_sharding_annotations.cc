@@ -15,7 +15,7 @@ bool IsOneDeviceShardingAnnotation(const HloInstruction& hlo) {
   const std::string& target = hlo.attrs().custom_call_target;
   if (!hlo.control_predecessors().empty() || !hlo.control_successors().empty()) return false;
   if (target == "xla.sdy.ShardingGroup") return hlo.users().empty() && hlo.parent() != nullptr && hlo.parent()->root() != &hlo;
-  return hlo.operand_count() == 1 && hlo.shape() == hlo.operand(0)->shape() &&
+  return hlo.operand_count() == 1 && hlo.shape().Compatible(hlo.operand(0)->shape()) &&
          std::find(std::begin(kIdentities), std::end(kIdentities), target) !=
              std::end(kIdentities);
 }
@@ -27,7 +27,13 @@ absl::StatusOr<bool> RemoveShardingAnnotations::Run(HloModule& module) {
     for (HloInstruction* hlo : computation->MakeInstructionPostOrder()) {
       if (!IsOneDeviceShardingAnnotation(*hlo)) continue;
       if (hlo->operand_count() == 1) {
-        HLOC_RETURN_IF_ERROR(hlo->ReplaceAllUsesWith(hlo->operand(0)));
+        HloInstruction* value = hlo->operand(0);
+        // Another layout than its operand's (JAX's transposes): a copy.
+        if (!(hlo->shape() == value->shape())) {
+          value = computation->AddInstruction(
+              HloInstruction::Create(HloOpcode::kCopy, hlo->shape(), {value}));
+        }
+        HLOC_RETURN_IF_ERROR(hlo->ReplaceAllUsesWith(value));
       }
       HLOC_RETURN_IF_ERROR(computation->RemoveInstruction(hlo));
       changed = true;

@@ -10,8 +10,8 @@
 //
 // Removed: "Sharding", "xla.sdy.FuncResultSharding", and "SPMDFullToShardShape"
 // / "SPMDShardToFullShape" (on one device the shard is the whole array),
-// each only with one operand of the result's shape (layout included) and no
-// control dependencies; an "xla.sdy.ShardingGroup" nobody uses. The sharding=
+// each only with one operand of the result's shape and no control
+// dependencies (a result layout other than the operand's becomes a copy); an "xla.sdy.ShardingGroup" nobody uses. The sharding=
 // attributes on other instructions stay (they mean nothing on one device).
 //
 // Modules for several devices are left alone: there the annotations are the

@@ -128,6 +128,32 @@ ENTRY main {
   EXPECT_EQ(module->entry()->root()->operand(0)->operand(0)->opcode(), HloOpcode::kParameter);
 }
 
+// JAX's transposes have layout {0,1}; the constraint after one has {1,0}:
+// the annotation becomes a copy to its layout (the zoo's spmd_uneven).
+TEST(RemoveShardingAnnotationsTest, AnotherLayoutBecomesACopy) {
+  auto module = Parse(R"(HloModule m
+ENTRY main {
+  p = f32[8,6]{1,0} parameter(0)
+  t = f32[6,8]{0,1} transpose(p), dimensions={1,0}
+  ROOT c = f32[6,8]{1,0} custom-call(t), custom_call_target="Sharding", sharding={devices=[4,1]<=[4]}
+})");
+  ASSERT_NE(module, nullptr);
+  absl::StatusOr<std::vector<Literal>> args = MakeRandomArguments(*module, 2);
+  ASSERT_TRUE(args.ok());
+  ASSERT_TRUE(*RemoveShardingAnnotations().Run(*module));
+  ASSERT_TRUE(VerifyModule(*module).ok()) << VerifyModule(*module);
+  const HloInstruction* root = module->entry()->root();
+  EXPECT_EQ(root->opcode(), HloOpcode::kCopy);
+  EXPECT_EQ(root->shape().ToString(), "f32[6,8]{1,0}");
+  absl::StatusOr<Literal> interpreted = Evaluate(*module, *args);
+  ASSERT_TRUE(interpreted.ok()) << interpreted.status();
+  absl::StatusOr<Literal> host = RunOnHost(*module, *args);
+  ASSERT_TRUE(host.ok()) << host.status();
+  EXPECT_TRUE(CompareLiterals(*interpreted, *host).ok);
+  // The transpose, read back: element [i][j] is p[j][i].
+  EXPECT_EQ(interpreted->GetAsDouble(1 * 8 + 2), (*args)[0].GetAsDouble(2 * 6 + 1));
+}
+
 TEST(RemoveShardingAnnotationsTest, ModulesForSeveralDevicesAreLeftAlone) {
   auto module = Parse(R"(HloModule m, num_partitions=4
 ENTRY main {

@@ -42,7 +42,7 @@ DEVICES = 4
 # jax.jit over sharded inputs (no shard_map): inputs to hloc's SPMD partitioner.
 SPMD_MODELS = ["spmd_mlp_dp", "spmd_tp_matmul", "spmd_reduce", "spmd_reshard_chain",
                "spmd_mesh2x2", "spmd_dp_train_step", "spmd_mesh2x2_mlp", "spmd_attention_2d",
-               "spmd_attention_2d_train", "spmd_embedding"]
+               "spmd_attention_2d_train", "spmd_embedding", "spmd_uneven"]
 
 
 def _models():
@@ -230,6 +230,16 @@ def _models():
                 placed(normal(rng, (16, 4), 0.3)), placed(normal(rng, (32, 8)), "d", None),
                 placed(normal(rng, (32, 4)), "d", None)]
 
+    # An uneven constraint (6 rows over 4 devices; jit allows it where
+    # device_put does not): XLA pads the last tile, hloc keeps the rows whole.
+    def spmd_uneven(x, w):
+        h = jnp.tanh(x @ w).T
+        h = lax.with_sharding_constraint(h, NamedSharding(mesh, P("d", None)))
+        return jnp.sum(h, axis=0), jnp.max(h * 2.0, axis=1)
+
+    def spmd_uneven_args(rng):
+        return [placed(normal(rng, (8, 6), 0.5), "d", None), placed(normal(rng, (6, 6), 0.5))]
+
     mesh2 = Mesh(np.array(jax.devices()[:DEVICES]).reshape(2, 2), ("a", "b"))
 
     def spmd_mesh2x2(x, w):
@@ -290,6 +300,7 @@ def _models():
 
     return {
         "spmd_embedding": (spmd_embedding_args, spmd_embedding),
+        "spmd_uneven": (spmd_uneven_args, spmd_uneven, {"out_shardings": NamedSharding(mesh, P())}),
         "spmd_attention_2d_train": (spmd_attention_2d_args, spmd_attention_2d_train),
         "spmd_attention_2d": (spmd_attention_2d_args, spmd_attention_2d),
         "spmd_mesh2x2_mlp": (spmd_mesh2x2_mlp_args, spmd_mesh2x2_mlp),

@@ -46,7 +46,7 @@ std::vector<std::string> ShardedZooModels() {
 std::vector<std::string> SpmdZooModels() {
   return {"spmd_mlp_dp", "spmd_tp_matmul", "spmd_reduce", "spmd_reshard_chain", "spmd_mesh2x2",
           "spmd_dp_train_step", "spmd_mesh2x2_mlp", "spmd_attention_2d",
-          "spmd_attention_2d_train", "spmd_embedding"};
+          "spmd_attention_2d_train", "spmd_embedding", "spmd_uneven"};
 }
 
 absl::StatusOr<ShardedZooModel> ReadShardedZooModel(const std::string& name) {
