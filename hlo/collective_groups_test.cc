@@ -88,6 +88,12 @@ TEST(CollectiveGroupsTest, MeshAxesForms) {
   // A device order: positions as above, then named through device_ids.
   EXPECT_EQ(groups("mesh['a'=2,'b'=2], device_ids=(3,2,1,0) {'a'}", four),
             (Groups{{3, 1}, {2, 0}}));
+  // The iota device order (XLA's text and MeshProto.iota_transform): iota(8)
+  // reshaped to [2,4] and transposed is the device list 0,4,1,5,2,6,3,7.
+  EXPECT_EQ(groups("mesh['a'=2,'b'=4], device_ids=([2,4]T(1,0)) {'a'}", eight),
+            (Groups{{0, 2}, {4, 6}, {1, 3}, {5, 7}}));
+  EXPECT_EQ(groups("mesh['a'=2,'b'=2], device_ids=([2,2]T(1,0)) {'a'}", four),
+            groups("mesh['a'=2,'b'=2], device_ids=(0,2,1,3) {'a'}", four));
   // Sub-axes: 'a':(p)k is the middle factor of a viewed as [p, k, n/(p*k)].
   EXPECT_EQ(groups("mesh['a'=4] {'a':(1)2}", four), (Groups{{0, 2}, {1, 3}}));
   EXPECT_EQ(groups("mesh['a'=4] {'a':(2)2}", four), (Groups{{0, 1}, {2, 3}}));

@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "hlo/status_macros.h"
 
 namespace hloc {
@@ -34,6 +35,30 @@ std::string AxisText(const xla::MeshAxesReplicaGroupListProto& list, const xla::
   return out;
 }
 
+// The row-major positions of an array of shape `dims`, read in the order of
+// its transpose by `perm` (result axis k is axis perm[k]).
+std::vector<int64_t> TransposedRead(const std::vector<int64_t>& dims,
+                                    const std::vector<int64_t>& perm) {
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  int64_t total = 1;
+  for (int64_t d : dims) total *= d;
+  std::vector<int64_t> stride(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d) stride[d] = stride[d + 1] * dims[d + 1];
+  std::vector<int64_t> index(rank, 0);  // Index into the transposed array.
+  std::vector<int64_t> out;
+  out.reserve(total);
+  for (int64_t n = 0; n < total; ++n) {
+    int64_t position = 0;
+    for (int64_t d = 0; d < rank; ++d) position += index[d] * stride[perm[d]];
+    out.push_back(position);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++index[d] < dims[perm[d]]) break;
+      index[d] = 0;
+    }
+  }
+  return out;
+}
+
 // [begin, end) of a reference in the axis's major-to-minor factor space:
 // a sub-axis (p)k covers [p, p*k); the full axis [1, n).
 std::pair<int64_t, int64_t> Extent(const xla::AxisRefProto& a, int64_t n) {
@@ -41,12 +66,23 @@ std::pair<int64_t, int64_t> Extent(const xla::AxisRefProto& a, int64_t n) {
   return {a.sub_axis_info().pre_size(), a.sub_axis_info().pre_size() * a.sub_axis_info().size()};
 }
 
+// iota(n) reshaped to the transform's dimensions, transposed by its
+// permutation and read row-major: the mesh's device list.
+std::vector<int64_t> IotaDeviceOrder(const xla::MeshProto::IotaTransform& iota) {
+  const std::vector<int64_t> dims(iota.reshape_dims().begin(), iota.reshape_dims().end());
+  std::vector<int64_t> perm(iota.transpose_perm().begin(), iota.transpose_perm().end());
+  if (perm.empty()) {
+    perm.resize(dims.size());
+    std::iota(perm.begin(), perm.end(), 0);
+  }
+  return TransposedRead(dims, perm);
+}
+
 }  // namespace
 
 absl::Status ValidateMeshAxesGroups(const xla::MeshAxesReplicaGroupListProto& list) {
   const xla::MeshProto& mesh = list.mesh();
   if (mesh.axes_size() == 0) return Invalid("the mesh has no axes");
-  if (mesh.has_iota_transform()) return Invalid("a mesh with an iota device order is not supported");
   absl::flat_hash_set<std::string> names;
   int64_t devices = 1;
   for (const auto& axis : mesh.axes()) {
@@ -59,6 +95,30 @@ absl::Status ValidateMeshAxesGroups(const xla::MeshAxesReplicaGroupListProto& li
     }
     devices *= axis.size();
     if (devices > kMaxDevices) return Invalid("the mesh has too many devices");
+  }
+  if (mesh.has_iota_transform()) {
+    const auto& iota = mesh.iota_transform();
+    if (mesh.device_ids_size() > 0) return Invalid("the mesh has device_ids and an iota order");
+    int64_t reshaped = 1;
+    for (int64_t d : iota.reshape_dims()) {
+      if (d < 1 || d > kMaxDevices) return Invalid("iota device order dimension ", d);
+      reshaped *= d;
+      if (reshaped > kMaxDevices) return Invalid("iota device order too large");
+    }
+    if (reshaped != devices || iota.reshape_dims_size() == 0) {
+      return Invalid("iota device order [", absl::StrJoin(iota.reshape_dims(), ","),
+                     "] does not hold the mesh's ", devices, " devices");
+    }
+    std::vector<int64_t> perm(iota.transpose_perm().begin(), iota.transpose_perm().end());
+    std::sort(perm.begin(), perm.end());
+    for (size_t i = 0; i < perm.size(); ++i) {
+      if (perm.size() != static_cast<size_t>(iota.reshape_dims_size()) ||
+          perm[i] != static_cast<int64_t>(i)) {
+        return Invalid("iota device order T(", absl::StrJoin(iota.transpose_perm(), ","),
+                       ") is not a permutation of its ", iota.reshape_dims_size(),
+                       " dimensions");
+      }
+    }
   }
   if (mesh.device_ids_size() > 0) {
     if (mesh.device_ids_size() != devices) {
@@ -159,23 +219,17 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> ExpandMeshAxesGroups(
     }
   }
   // Read the factor array transposed by `perm`, row-major, in groups.
-  const int64_t rank = static_cast<int64_t>(dims.size());
-  std::vector<int64_t> stride(rank, 1);
-  for (int64_t d = rank - 2; d >= 0; --d) stride[d] = stride[d + 1] * dims[d + 1];
-  std::vector<int64_t> index(rank, 0);  // Index into the transposed array.
+  const std::vector<int64_t> read = TransposedRead(dims, perm);
   std::vector<std::vector<int64_t>> groups(total / group_size);
-  for (int64_t n = 0; n < total; ++n) {
-    int64_t position = 0;
-    for (int64_t d = 0; d < rank; ++d) position += index[d] * stride[perm[d]];
-    groups[n / group_size].push_back(position);
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      if (++index[d] < dims[perm[d]]) break;
-      index[d] = 0;
-    }
-  }
+  for (int64_t n = 0; n < total; ++n) groups[n / group_size].push_back(read[n]);
   if (mesh.device_ids_size() > 0) {
     for (auto& group : groups) {
       for (int64_t& position : group) position = mesh.device_ids(static_cast<int>(position));
+    }
+  } else if (mesh.has_iota_transform()) {
+    const std::vector<int64_t> order = IotaDeviceOrder(mesh.iota_transform());
+    for (auto& group : groups) {
+      for (int64_t& position : group) position = order[position];
     }
   }
   return groups;
@@ -203,6 +257,15 @@ void AppendMeshAxesGroups(const xla::MeshAxesReplicaGroupListProto& list, std::s
       absl::StrAppend(out, i ? "," : "", list.mesh().device_ids(i));
     }
     out->push_back(')');
+  } else if (list.mesh().has_iota_transform()) {
+    const auto& iota = list.mesh().iota_transform();
+    std::vector<int64_t> perm(iota.transpose_perm().begin(), iota.transpose_perm().end());
+    if (perm.empty()) {
+      perm.resize(iota.reshape_dims_size());
+      std::iota(perm.begin(), perm.end(), 0);
+    }
+    absl::StrAppend(out, ", device_ids=([", absl::StrJoin(iota.reshape_dims(), ","), "]T(",
+                    absl::StrJoin(perm, ","), "))");
   }
   out->append(" {");
   for (int k = 0; k < list.axes_size(); ++k) {

@@ -4,9 +4,14 @@
 //   replica_groups=mesh['x'=2,'y'=1,'z'=2] {'x'}
 //   replica_groups=mesh['a'=2,'b'=2], device_ids=(3,2,1,0) {'b','a'}
 //   replica_groups=mesh['a'=8] {'a':(2)2}              (a sub-axis)
+//   replica_groups=mesh['a'=2,'b'=4], device_ids=([2,4]T(1,0)) {'a'}
+//                                       (device order: iota(8) reshaped to
+//                                        [2,4], transposed, read row-major)
 //
 // (HloInstructionProto.mesh_axes_replica_group_list, field 93: a MeshProto
-// of named axes (+ optional device order) and AxisRefProtos by axis index.)
+// of named axes (+ a device order: device_ids, field 2, or iota_transform,
+// field 3) and AxisRefProtos by axis index; checked against protos JAX
+// 0.10.2's XLA writes.)
 //
 // Meaning. The mesh is an array of device ids of shape [sizes of the axes]
 // (iota when device_ids is absent, else device_ids read row-major). The
@@ -28,7 +33,8 @@
 // form [G,S]<=[dims]T(perm) spells out.
 //
 // Checks (errors say which rule failed): at least one mesh axis, unique
-// non-empty names, sizes >= 1, device_ids a permutation of iota; axis
+// non-empty names, sizes >= 1, device_ids a permutation of iota or an iota
+// order that holds the mesh's devices (not both); axis
 // indices in range; a sub-axis has pre-size >= 1, size > 1, size < n and
 // pre-size*size dividing n; no axis named twice or overlapping itself.
 // Whether the groups cover the module's devices is collective_groups.h's

@@ -806,7 +806,8 @@ add {
 }
 ENTRY e {
   p = f32[8] parameter(0)
-  ROOT ar = f32[8] all-reduce(p), channel_id=1, replica_groups=mesh['x'=2,'y'=2], device_ids=(3,2,1,0) {'y','x'}, use_global_device_ids=true, to_apply=add
+  ar = f32[8] all-reduce(p), channel_id=1, replica_groups=mesh['x'=2,'y'=2], device_ids=(3,2,1,0) {'y','x'}, use_global_device_ids=true, to_apply=add
+  ROOT ar2 = f32[8] all-reduce(ar), channel_id=2, replica_groups=mesh['x'=2,'y'=2], device_ids=([2,2]T(1,0)) {'x'}, use_global_device_ids=true, to_apply=add
 })");
   ASSERT_TRUE(module.ok()) << module.status();
   absl::StatusOr<xla::HloModuleProto> proto = ModuleToProto(**module);
@@ -828,6 +829,18 @@ ENTRY e {
   ASSERT_EQ(list.axes_size(), 2);
   EXPECT_EQ(list.axes(0).mesh_axis_index(), 1);
   EXPECT_EQ(list.axes(1).mesh_axis_index(), 0);
+  // The iota order is MeshProto field 3 (as JAX 0.10.2's XLA writes it).
+  const xla::HloInstructionProto* ar2 = nullptr;
+  for (const auto& c : proto->computations()) {
+    for (const auto& i : c.instructions()) {
+      if (i.name() == "ar2") ar2 = &i;
+    }
+  }
+  ASSERT_NE(ar2, nullptr);
+  const xla::MeshProto& iota_mesh = ar2->mesh_axes_replica_group_list().mesh();
+  ASSERT_TRUE(iota_mesh.has_iota_transform());
+  EXPECT_EQ(iota_mesh.iota_transform().reshape_dims_size(), 2);
+  EXPECT_EQ(iota_mesh.device_ids_size(), 0);
   const std::string bytes = proto->SerializeAsString();
   absl::StatusOr<std::unique_ptr<HloModule>> fast = ModuleFromProtoBytes(bytes);
   ASSERT_TRUE(fast.ok()) << fast.status();

@@ -294,7 +294,8 @@ static absl::Status ParseIotaList(Parser* parser, std::vector<int64_t>* dims,
   return absl::OkStatus();
 }
 
-// mesh['x'=2,'y'=2](, device_ids=(3,2,1,0))? {'y','x':(1)2} after "mesh"
+// mesh['x'=2,'y'=2](, device_ids=(3,2,1,0) | ([2,2]T(1,0)))? {'y','x':(1)2}
+// after "mesh"
 // (hlo/mesh_replica_groups.h). Axis names are quoted; an axis reference may
 // also be a mesh axis index ('0'), as XLA's parser allows.
 absl::Status Parser::ParseMeshReplicaGroups(xla::MeshAxesReplicaGroupListProto* list) {
@@ -329,11 +330,32 @@ absl::Status Parser::ParseMeshReplicaGroups(xla::MeshAxesReplicaGroupListProto* 
       lexer_.Next();  // device_ids
       HLOC_RETURN_IF_ERROR(Expect(TokenKind::kEqual, "'=' after device_ids"));
       HLOC_RETURN_IF_ERROR(Expect(TokenKind::kLparen, "'(' to start the mesh's device ids"));
-      do {
-        int64_t id;
-        HLOC_RETURN_IF_ERROR(ParseInt64(&id));
-        mesh->add_device_ids(id);
-      } while (Eat(TokenKind::kComma));
+      if (Eat(TokenKind::kLsquare)) {
+        // device_ids=([2,4]T(1,0)): iota reshaped and transposed.
+        auto* iota = mesh->mutable_iota_transform();
+        do {
+          int64_t d;
+          HLOC_RETURN_IF_ERROR(ParseInt64(&d));
+          iota->add_reshape_dims(d);
+        } while (Eat(TokenKind::kComma));
+        HLOC_RETURN_IF_ERROR(Expect(TokenKind::kRsquare, "']' after the iota device order"));
+        if (AtName("T") && lexer_.NextCharIs('(')) {
+          lexer_.Next();
+          HLOC_RETURN_IF_ERROR(Expect(TokenKind::kLparen, "'(' after T"));
+          do {
+            int32_t p;
+            HLOC_RETURN_IF_ERROR(ParseInt32(&p));
+            iota->add_transpose_perm(p);
+          } while (Eat(TokenKind::kComma));
+          HLOC_RETURN_IF_ERROR(Expect(TokenKind::kRparen, "')' after the transpose"));
+        }
+      } else {
+        do {
+          int64_t id;
+          HLOC_RETURN_IF_ERROR(ParseInt64(&id));
+          mesh->add_device_ids(id);
+        } while (Eat(TokenKind::kComma));
+      }
       HLOC_RETURN_IF_ERROR(Expect(TokenKind::kRparen, "',' or ')' in the mesh's device ids"));
     }
   }

@@ -479,7 +479,8 @@ ENTRY e {
   p = f32[8] parameter(0)
   ar = f32[8] all-reduce(p), channel_id=1, replica_groups=mesh['axis_0'=2,'axis_1'=1,'axis_2'=4] {'axis_0'}, use_global_device_ids=true, to_apply=add
   a2a = f32[8] all-to-all(p), channel_id=2, replica_groups=mesh['a'=2,'b'=4], device_ids=(7,6,5,4,3,2,1,0) {'b':(2)2,'a'}, dimensions={0}
-  ROOT ag = f32[16] all-gather(p), channel_id=3, replica_groups=mesh["a"=2,'b'=4] {'1'}, dimensions={0}
+  ag = f32[16] all-gather(p), channel_id=3, replica_groups=mesh["a"=2,'b'=4] {'1'}, dimensions={0}
+  ROOT ar2 = f32[16] all-reduce(ag), channel_id=4, replica_groups=mesh['a'=2,'b'=4], device_ids=([2,4]T(1,0)) {'a'}, use_global_device_ids=true, to_apply=add
 })";
   auto module = ParseOk(text);
   ASSERT_NE(module, nullptr);
@@ -513,6 +514,14 @@ ENTRY e {
       printed, "replica_groups=mesh['a'=2,'b'=4], device_ids=(7,6,5,4,3,2,1,0) {'b':(2)2,'a'}, "))
       << printed;
   EXPECT_TRUE(absl::StrContains(printed, "replica_groups=mesh['a'=2,'b'=4] {'b'}, ")) << printed;
+  EXPECT_TRUE(absl::StrContains(
+      printed, "replica_groups=mesh['a'=2,'b'=4], device_ids=([2,4]T(1,0)) {'a'}, "))
+      << printed;
+  const xla::MeshProto& iota_mesh = Find(*module, "ar2")->attrs().mesh_replica_groups->mesh();
+  ASSERT_TRUE(iota_mesh.has_iota_transform());
+  EXPECT_EQ(iota_mesh.iota_transform().reshape_dims_size(), 2);
+  EXPECT_EQ(iota_mesh.iota_transform().transpose_perm(0), 1);
+  EXPECT_EQ(iota_mesh.device_ids_size(), 0);
   auto again = ParseOk(printed);
   ASSERT_NE(again, nullptr);
   EXPECT_EQ(PrintModule(*again), printed);
@@ -905,6 +914,9 @@ std::vector<BadInput> BadInputs() {
       {"mesh_device_ids",
        Entry(p2 + "  ROOT a = f32[4] all-gather(p), replica_groups=mesh['x'=2], device_ids=(0,0) {'x'}, dimensions={0}"),
        "5:49", "device_ids must be a permutation of 0..1"},
+      {"mesh_iota_order_size",
+       Entry(p2 + "  ROOT a = f32[4] all-gather(p), replica_groups=mesh['x'=2], device_ids=([3]T(0)) {'x'}, dimensions={0}"),
+       "5:49", "iota device order [3] does not hold the mesh's 2 devices"},
       {"mesh_group_axis_twice",
        Entry(p2 + "  ROOT a = f32[4] all-gather(p), replica_groups=mesh['x'=2] {'x','x'}, dimensions={0}"),
        "5:66", "'x' and 'x' overlap"},
