@@ -23,8 +23,7 @@
 #include "hlo/evaluator/multi_device.h"
 #include "hlo/status_macros.h"
 #include "passes/sharding/device_placement.h"
-#include "passes/sharding/shard_map_to_per_device.h"
-#include "passes/sharding/spmd_partitioner.h"
+#include "passes/sharding/per_device_module.h"
 
 namespace hloc {
 namespace api {
@@ -121,71 +120,6 @@ class DevicesImpl : public ExecutableImpl {
   int num_threads_;
 };
 
-// Per entry parameter and result leaf: how its global array lies on the
-// devices of the per-device `module`.
-absl::Status Place(const HloModule& module, const ShardMapSignature* shard_map,
-                   std::vector<DevicePlacement>* inputs, std::vector<DevicePlacement>* outputs) {
-  const HloComputation& entry = *module.entry();
-  const int64_t n = module.config().replica_count * module.config().num_partitions;
-  const bool stacked = shard_map == nullptr && module.config().replica_count > 1;
-  for (int64_t i = 0; i < entry.num_parameters(); ++i) {
-    const HloInstruction& parameter = *entry.parameter(i);
-    if (!parameter.shape().IsArray()) {
-      return absl::UnimplementedError(absl::StrCat(
-          "%", parameter.name(), ": a tuple parameter on ", n,
-          " devices (the API splits array parameters only)"));
-    }
-    if (shard_map != nullptr) {
-      inputs->push_back(PlacementOfShardedValue(*shard_map, shard_map->inputs[i]));
-    } else if (stacked) {
-      inputs->push_back(StackedPlacement(parameter.shape(), n));
-    } else if (parameter.has_sharding()) {
-      HLOC_ASSIGN_OR_RETURN(DevicePlacement placement,
-                            PlacementOfSharding(parameter.sharding(), parameter.shape(), n,
-                                                absl::StrCat("%", parameter.name())));
-      inputs->push_back(std::move(placement));
-    } else {
-      inputs->push_back(ReplicatedPlacement(parameter.shape(), n));
-    }
-  }
-  const HloInstruction& root = *entry.root();
-  std::vector<Shape> leaves;
-  if (root.shape().IsTuple()) {
-    for (const Shape& element : root.shape().tuple_shapes()) leaves.push_back(element);
-  } else {
-    leaves.push_back(root.shape());
-  }
-  for (size_t j = 0; j < leaves.size(); ++j) {
-    if (!leaves[j].IsArray()) {
-      return absl::UnimplementedError(absl::StrCat(
-          "%", root.name(), ": result ", j, " is not an array (the API gathers a root that is "
-          "an array or a tuple of arrays on ", n, " devices)"));
-    }
-    if (shard_map != nullptr) {
-      outputs->push_back(PlacementOfShardedValue(*shard_map, shard_map->outputs[j]));
-      continue;
-    }
-    const xla::OpSharding* sharding = nullptr;
-    if (!stacked && root.has_sharding()) {
-      sharding = &root.sharding();
-      if (sharding->type() == xla::OpSharding::TUPLE) {
-        sharding = j < static_cast<size_t>(sharding->tuple_shardings_size())
-                       ? &sharding->tuple_shardings(static_cast<int>(j))
-                       : nullptr;
-      }
-    }
-    if (sharding == nullptr) {
-      outputs->push_back(StackedPlacement(leaves[j], n));
-      continue;
-    }
-    HLOC_ASSIGN_OR_RETURN(DevicePlacement placement,
-                          PlacementOfSharding(*sharding, leaves[j], n,
-                                              absl::StrCat("%", root.name(), " result ", j)));
-    outputs->push_back(std::move(placement));
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileOnDevices(
@@ -197,37 +131,12 @@ absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileOnDevices(
     return absl::UnimplementedError(absl::StrCat("devices=", options.devices, " on backend ",
                                                  BackendName(backend)));
   }
-  ShardMapSignature signature;
-  HLOC_ASSIGN_OR_RETURN(const bool shard_map, ShardMapToPerDevice(&signature).Run(module));
-  // jax.jit over sharded arguments (sharding annotations on global shapes):
-  // hloc's SPMD partitioner makes the per-device module, its parameters and
-  // root carrying the shardings that split and gather the global arrays.
-  SpmdReport spmd_report;
-  SpmdMeshShardings spmd_mesh;
-  bool spmd = false;
-  if (!shard_map && NeedsSpmdPartitioning(module)) {
-    SpmdPartitionOptions spmd_options;
-    spmd_options.devices = options.devices > 1 ? options.devices : 0;
-    spmd_options.report = &spmd_report;
-    spmd_options.mesh_shardings = &spmd_mesh;
-    HLOC_ASSIGN_OR_RETURN(spmd, SpmdPartition(spmd_options).Run(module));
-  }
-  HloModuleConfig& config = *module.mutable_config();
-  const int64_t named = config.replica_count * config.num_partitions;
-  if (!shard_map && !spmd && options.devices > 1 && named == 1) {
-    // Shardings on a module that names one device (jax.jit over sharded
-    // inputs) describe global arrays that an SPMD partitioner would split;
-    // run as replicas, they would be silently wrong.
-    for (const HloInstruction* hlo : module.entry()->instructions()) {
-      if (hlo->has_sharding() && hlo->sharding().type() != xla::OpSharding::REPLICATED) {
-        return absl::UnimplementedError(absl::StrCat(
-            "%", hlo->name(), " carries a sharding but module ", module.name(),
-            " is not partitioned (it names one device): hloc has no SPMD partitioner yet; "
-            "use shard_map, or a module after XLA's spmd-partitioning pass"));
-      }
-    }
-    config.replica_count = options.devices;
-  }
+  // shard_map, jax.jit over sharded arguments (SPMD partitioner), per-device
+  // code as written, or replicas (passes/sharding/per_device_module.h).
+  HLOC_ASSIGN_OR_RETURN(PerDeviceModule made, MakePerDeviceModule(module, options.devices));
+  const bool shard_map = made.kind == PerDeviceModule::Kind::kShardMap;
+  const bool spmd = made.kind == PerDeviceModule::Kind::kSpmd;
+  const HloModuleConfig& config = module.config();
   const int64_t n = config.replica_count * config.num_partitions;
   if (options.devices != 0 && options.devices != n) {
     *caller_error = true;
@@ -240,14 +149,8 @@ absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileOnDevices(
     return absl::InvalidArgumentError(absl::StrCat("module ", module.name(), " runs on ", n,
                                                    " devices (1 to 1024)"));
   }
-  if (!shard_map && config.replica_count > 1 && config.num_partitions > 1) {
-    return absl::UnimplementedError(absl::StrCat(
-        "module ", module.name(), ": replica_count=", config.replica_count,
-        " x num_partitions=", config.num_partitions,
-        " (the API splits arguments for replicas or for partitions, not both)"));
-  }
   std::vector<DevicePlacement> inputs, outputs;
-  HLOC_RETURN_IF_ERROR(Place(module, shard_map ? &signature : nullptr, &inputs, &outputs));
+  HLOC_RETURN_IF_ERROR(PlaceGlobalArrays(module, made, &inputs, &outputs));
   HLOC_RETURN_IF_ERROR(OptimizeForBackend(backend, options, module, ledger));
   HLOC_ASSIGN_OR_RETURN(backend::DeclaredResult declared,
                         backend::DeclaredResult::ForModule(module));
@@ -304,7 +207,7 @@ absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileOnDevices(
   } else {
     report = absl::StrCat(n, " devices, every op on the reference interpreter\n");
   }
-  if (spmd) absl::StrAppend(&report, spmd_report.ToString(), "\n");
+  if (spmd) absl::StrAppend(&report, made.spmd_report.ToString(), "\n");
   absl::StrAppend(&report, "arguments:\n");
   for (const DevicePlacement& p : inputs) absl::StrAppend(&report, "  ", p.ToString(), "\n");
   absl::StrAppend(&report, "results:\n");
@@ -322,17 +225,17 @@ absl::StatusOr<std::unique_ptr<ExecutableImpl>> CompileOnDevices(
   impl->report = std::move(report);
   if (shard_map) {
     auto mesh = std::make_unique<MeshShardings>();
-    mesh->axis_names = signature.axis_names;
-    mesh->axis_sizes = signature.axis_sizes;
-    for (const ShardedValue& v : signature.inputs) mesh->parameters.push_back(v.dimension_axes);
-    for (const ShardedValue& v : signature.outputs) mesh->results.push_back(v.dimension_axes);
+    mesh->axis_names = made.shard_map.axis_names;
+    mesh->axis_sizes = made.shard_map.axis_sizes;
+    for (const ShardedValue& v : made.shard_map.inputs) mesh->parameters.push_back(v.dimension_axes);
+    for (const ShardedValue& v : made.shard_map.outputs) mesh->results.push_back(v.dimension_axes);
     impl->mesh_shardings = std::move(mesh);
-  } else if (spmd && !spmd_mesh.axis_names.empty()) {
+  } else if (spmd && !made.spmd_mesh.axis_names.empty()) {
     auto mesh = std::make_unique<MeshShardings>();
-    mesh->axis_names = spmd_mesh.axis_names;
-    mesh->axis_sizes = spmd_mesh.axis_sizes;
-    mesh->parameters = spmd_mesh.parameters;
-    mesh->results = spmd_mesh.results;
+    mesh->axis_names = made.spmd_mesh.axis_names;
+    mesh->axis_sizes = made.spmd_mesh.axis_sizes;
+    mesh->parameters = made.spmd_mesh.parameters;
+    mesh->results = made.spmd_mesh.results;
     impl->mesh_shardings = std::move(mesh);
   }
   return impl;

@@ -25,6 +25,7 @@
 #include "hlo/status_macros.h"
 #include "hlo/text_printer.h"
 #include "passes/dynamic_padder.h"
+#include "passes/sharding/remove_sharding_annotations.h"
 #include "passes/standard_pipelines.h"
 #include "runtime/cuda/autotune_cache.h"
 #include "runtime/cuda/cuda_device.h"
@@ -48,6 +49,9 @@ bool IsKnownPipeline(const std::string& name) {
 
 absl::Status OptimizeForBackend(Backend backend, const CompileOptions& options, HloModule& module,
                                 FusionLedger* ledger) {
+  // On one device JAX's sharding annotations are identities (every
+  // backend, every pipeline, "none" included).
+  HLOC_RETURN_IF_ERROR(RemoveShardingAnnotations().Run(module).status());
   const std::string& name = options.pipeline;
   if (name == "none" || (backend == Backend::kInterpreter && name == "default")) {
     return absl::OkStatus();

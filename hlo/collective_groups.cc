@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "hlo/mesh_replica_groups.h"
 #include "hlo/status_macros.h"
 
 namespace hloc {
@@ -165,6 +166,12 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> ExpandIotaGroups(
 }
 
 absl::StatusOr<std::vector<std::vector<int64_t>>> ReplicaGroupsOf(const HloInstruction& hlo) {
+  if (hlo.attrs().mesh_replica_groups) {
+    absl::StatusOr<std::vector<std::vector<int64_t>>> groups =
+        ExpandMeshAxesGroups(*hlo.attrs().mesh_replica_groups);
+    if (!groups.ok()) return Invalid(hlo, groups.status().message());
+    return groups;
+  }
   if (hlo.attrs().iota_replica_groups) {
     absl::StatusOr<std::vector<std::vector<int64_t>>> groups =
         ExpandIotaGroups(*hlo.attrs().iota_replica_groups);
@@ -187,6 +194,16 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> DeviceGroupsOf(const HloInstru
   HLOC_ASSIGN_OR_RETURN(CollectiveGroupMode mode, GroupModeOf(hlo));
   HLOC_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> groups, ReplicaGroupsOf(hlo));
   const ModeExtent extent = ExtentOf(mode, mesh);
+  if (hlo.attrs().mesh_replica_groups) {
+    int64_t listed = 0;
+    for (const auto& g : groups) listed += static_cast<int64_t>(g.size());
+    if (listed != extent.ids) {
+      std::string text;
+      AppendMeshAxesGroups(*hlo.attrs().mesh_replica_groups, &text);
+      return Invalid(hlo, "replica_groups=", text, " is a mesh of ", listed,
+                     " devices; the module has ", extent.ids, " ", extent.id_kind, "s");
+    }
+  }
   if (groups.empty()) {
     groups.emplace_back(extent.ids);
     std::iota(groups[0].begin(), groups[0].end(), 0);

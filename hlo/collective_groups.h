@@ -20,7 +20,8 @@
 // partition talk); kCrossPartition once per replica. An empty replica_groups
 // means one group of every id. The iota form [G,S]<=[d0,d1,..]T(perm) lists
 // iota(d0*d1*..) reshaped to [d0,d1,..], transposed by perm, read row-major
-// into G groups of S.
+// into G groups of S. The mesh form mesh['x'=2,'y'=2] {'y'} is expanded by
+// hlo/mesh_replica_groups.h.
 //
 // The order inside a device group is the rank order: all-gather concatenates
 // and reduce-scatter / all-to-all split in that order.

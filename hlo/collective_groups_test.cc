@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
+
 #include "gtest/gtest.h"
 #include "hlo/text_parser.h"
 #include "hlo/verifier.h"
@@ -58,6 +60,49 @@ TEST(CollectiveGroupsTest, IotaForms) {
   EXPECT_EQ(*ExpandIotaGroups(three), (Groups{{0, 4, 2, 6}, {1, 5, 3, 7}}));
   three.set_num_devices_per_group(3);
   EXPECT_FALSE(ExpandIotaGroups(three).ok());
+}
+
+// XLA's mesh form: devices that agree on the unlisted axes form a group,
+// ranked by the listed axes in the order listed.
+TEST(CollectiveGroupsTest, MeshAxesForms) {
+  const DeviceMesh four{1, 4}, eight{1, 8};
+  auto groups = [&](const std::string& list, DeviceMesh mesh) {
+    std::string header = absl::StrCat(", num_partitions=", mesh.num_partitions);
+    return DeviceGroups(header,
+                        "all-reduce(p0), channel_id=1, replica_groups=" + list +
+                            ", use_global_device_ids=true, to_apply=add",
+                        mesh);
+  };
+  EXPECT_EQ(groups("mesh['x'=2,'y'=2] {'y'}", four), (Groups{{0, 1}, {2, 3}}));
+  EXPECT_EQ(groups("mesh['x'=2,'y'=2] {'x'}", four), (Groups{{0, 2}, {1, 3}}));
+  EXPECT_EQ(groups("mesh['x'=2,'y'=2] {'x','y'}", four), (Groups{{0, 1, 2, 3}}));
+  EXPECT_EQ(groups("mesh['x'=2,'y'=2] {'y','x'}", four), (Groups{{0, 2, 1, 3}}));
+  EXPECT_EQ(groups("mesh['x'=2,'y'=2] {}", four), (Groups{{0}, {1}, {2}, {3}}));
+  // The forms of JAX 0.10.2's partitioned dumps (size-1 axes included).
+  EXPECT_EQ(groups("mesh['axis_0'=4,'axis_1'=1] {'axis_0'}", four), (Groups{{0, 1, 2, 3}}));
+  EXPECT_EQ(groups("mesh['axis_0'=1,'axis_1'=4] {'axis_1'}", four), (Groups{{0, 1, 2, 3}}));
+  EXPECT_EQ(groups("mesh['axis_0'=2,'axis_1'=1,'axis_2'=2] {'axis_0'}", four),
+            (Groups{{0, 2}, {1, 3}}));
+  EXPECT_EQ(groups("mesh['axis_0'=2,'axis_1'=1,'axis_2'=1,'axis_3'=2] {'axis_0'}", four),
+            (Groups{{0, 2}, {1, 3}}));
+  // A device order: positions as above, then named through device_ids.
+  EXPECT_EQ(groups("mesh['a'=2,'b'=2], device_ids=(3,2,1,0) {'a'}", four),
+            (Groups{{3, 1}, {2, 0}}));
+  // The iota device order (XLA's text and MeshProto.iota_transform): iota(8)
+  // reshaped to [2,4] and transposed is the device list 0,4,1,5,2,6,3,7.
+  EXPECT_EQ(groups("mesh['a'=2,'b'=4], device_ids=([2,4]T(1,0)) {'a'}", eight),
+            (Groups{{0, 2}, {4, 6}, {1, 3}, {5, 7}}));
+  EXPECT_EQ(groups("mesh['a'=2,'b'=2], device_ids=([2,2]T(1,0)) {'a'}", four),
+            groups("mesh['a'=2,'b'=2], device_ids=(0,2,1,3) {'a'}", four));
+  // Sub-axes: 'a':(p)k is the middle factor of a viewed as [p, k, n/(p*k)].
+  EXPECT_EQ(groups("mesh['a'=4] {'a':(1)2}", four), (Groups{{0, 2}, {1, 3}}));
+  EXPECT_EQ(groups("mesh['a'=4] {'a':(2)2}", four), (Groups{{0, 1}, {2, 3}}));
+  EXPECT_EQ(groups("mesh['a'=8] {'a':(1)2,'a':(4)2}", eight),
+            (Groups{{0, 1, 4, 5}, {2, 3, 6, 7}}));
+  EXPECT_EQ(groups("mesh['a'=8] {'a':(4)2,'a':(1)2}", eight),
+            (Groups{{0, 4, 1, 5}, {2, 6, 3, 7}}));
+  EXPECT_EQ(groups("mesh['x'=2,'a'=4] {'a':(2)2,'x'}", eight),
+            (Groups{{0, 4, 1, 5}, {2, 6, 3, 7}}));
 }
 
 TEST(CollectiveGroupsTest, ModesFollowChannelAndGlobalIds) {
@@ -144,6 +189,32 @@ TEST(CollectiveGroupsTest, VerifierRules) {
   EXPECT_EQ(Verify("", "f32[8,4]", "all-reduce(p0), replica_groups={{0,1}}, to_apply=add"), "ok");
   EXPECT_NE(Verify("", "f32[8,4]", "all-reduce(p0), replica_groups={{0,1},{1}}, to_apply=add"),
             "ok");
+}
+
+TEST(CollectiveGroupsTest, MeshAxesMustCoverTheDevices) {
+  const std::string more = Verify(", num_partitions=4", "f32[8,4]",
+                                  "all-reduce(p0), channel_id=1, replica_groups=mesh['a'=2,'b'=4] "
+                                  "{'a'}, use_global_device_ids=true, to_apply=add");
+  EXPECT_NE(more.find("%r"), std::string::npos) << more;
+  EXPECT_NE(more.find("is a mesh of 8 devices; the module has 4 devices"), std::string::npos)
+      << more;
+  const std::string fewer = Verify(", num_partitions=4", "f32[8,4]",
+                                   "all-reduce(p0), channel_id=1, replica_groups=mesh['a'=2] "
+                                   "{'a'}, use_global_device_ids=true, to_apply=add");
+  EXPECT_NE(fewer.find("is a mesh of 2 devices"), std::string::npos) << fewer;
+  // A bad mesh in the IR (a proto can hold one) is the verifier's error.
+  auto module = Module(", num_partitions=4", "f32[8,4]",
+                       "all-reduce(p0), channel_id=1, replica_groups=mesh['a'=4] {'a'}, "
+                       "use_global_device_ids=true, to_apply=add");
+  ASSERT_NE(module, nullptr);
+  HloInstruction* root = module->entry()->root();
+  xla::MeshAxesReplicaGroupListProto list = *root->attrs().mesh_replica_groups;
+  list.mutable_axes(0)->set_mesh_axis_index(3);
+  root->mutable_attrs()->mesh_replica_groups = list;
+  absl::Status status = VerifyModule(*module);
+  EXPECT_NE(status.message().find("axis index 3 is not one of the mesh's 1 axes"),
+            std::string::npos)
+      << status;
 }
 
 }  // namespace

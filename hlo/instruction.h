@@ -122,9 +122,12 @@ struct HloAttributes {
   int64_t feature_index = 0;
   // Collectives, send/recv, infeed/outfeed, domain: carried without semantics.
   std::optional<int64_t> channel_id;
-  // replica_groups={{0,1},{2,3}} (explicit) or replica_groups=[2,2]<=[4] (iota).
+  // replica_groups={{0,1},{2,3}} (explicit), replica_groups=[2,2]<=[4] (iota)
+  // or replica_groups=mesh['x'=2,'y'=2] {'y'} (mesh axes, hlo/mesh_replica_groups.h);
+  // at most one is set.
   std::optional<std::vector<std::vector<int64_t>>> replica_groups;
   BoxedOptional<xla::IotaReplicaGroupListProto> iota_replica_groups;
+  BoxedOptional<xla::MeshAxesReplicaGroupListProto> mesh_replica_groups;
   std::vector<std::pair<int64_t, int64_t>> source_target_pairs;
   bool constrain_layout = false;
   bool use_global_device_ids = false;

@@ -319,6 +319,9 @@ absl::Status ReadAttributes(const Proto& p, HloInstruction* instruction, Proto* 
     a->replica_groups = std::move(groups);
   } else if (p.has_iota_collective_device_list()) {
     a->iota_replica_groups = p.iota_collective_device_list();
+  } else if (p.has_mesh_axes_replica_group_list()) {
+    a->mesh_replica_groups = p.mesh_axes_replica_group_list();
+    rest->clear_mesh_axes_replica_group_list();
   } else if (p.replica_groups_size() > 0) {
     std::vector<std::vector<int64_t>> groups;
     for (const auto& g : p.replica_groups()) groups.push_back(ToVector(g.replica_ids()));
@@ -472,7 +475,9 @@ void WriteAttributes(const HloInstruction& instruction, Proto* p) {
   p->set_feature_index(a.feature_index);
 
   if (a.channel_id) p->set_channel_id(*a.channel_id);
-  if (a.iota_replica_groups) {
+  if (a.mesh_replica_groups) {
+    *p->mutable_mesh_axes_replica_group_list() = *a.mesh_replica_groups;
+  } else if (a.iota_replica_groups) {
     *p->mutable_iota_collective_device_list() = *a.iota_replica_groups;
   } else if (a.replica_groups) {
     auto* list = p->mutable_collective_device_list();

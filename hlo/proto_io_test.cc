@@ -782,5 +782,76 @@ TEST(ModuleProtoTest, XlaCorpusSurvivesProtos) {
   EXPECT_GT(modules, 100);
 }
 
+// replica_groups=mesh[...] {...} is HloInstructionProto field 93
+// (mesh_axes_replica_group_list: a MeshProto and AxisRefProtos by index),
+// as JAX 0.10.2's XLA writes it; both readers decode it into the IR.
+TEST(ProtoIoTest, MeshReplicaGroupsRoundTrip) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(R"(HloModule m, num_partitions=4
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  p = f32[8] parameter(0)
+  ROOT ar = f32[8] all-reduce(p), channel_id=1, replica_groups=mesh['x'=2,'y'=2], device_ids=(3,2,1,0) {'y':(1)1,'x'}, use_global_device_ids=true, to_apply=add
+})");
+  // (1)1 is no sub-axis: the parser refuses it.
+  ASSERT_FALSE(module.ok());
+  module = ParseHloModule(R"(HloModule m, num_partitions=4
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  p = f32[8] parameter(0)
+  ar = f32[8] all-reduce(p), channel_id=1, replica_groups=mesh['x'=2,'y'=2], device_ids=(3,2,1,0) {'y','x'}, use_global_device_ids=true, to_apply=add
+  ROOT ar2 = f32[8] all-reduce(ar), channel_id=2, replica_groups=mesh['x'=2,'y'=2], device_ids=([2,2]T(1,0)) {'x'}, use_global_device_ids=true, to_apply=add
+})");
+  ASSERT_TRUE(module.ok()) << module.status();
+  absl::StatusOr<xla::HloModuleProto> proto = ModuleToProto(**module);
+  ASSERT_TRUE(proto.ok()) << proto.status();
+  const xla::HloInstructionProto* ar = nullptr;
+  for (const auto& c : proto->computations()) {
+    for (const auto& i : c.instructions()) {
+      if (i.name() == "ar") ar = &i;
+    }
+  }
+  ASSERT_NE(ar, nullptr);
+  ASSERT_TRUE(ar->has_mesh_axes_replica_group_list());
+  EXPECT_FALSE(ar->has_collective_device_list());
+  EXPECT_EQ(ar->replica_groups_size(), 0);
+  const auto& list = ar->mesh_axes_replica_group_list();
+  ASSERT_EQ(list.mesh().axes_size(), 2);
+  EXPECT_EQ(list.mesh().axes(1).name(), "y");
+  EXPECT_EQ(list.mesh().device_ids_size(), 4);
+  ASSERT_EQ(list.axes_size(), 2);
+  EXPECT_EQ(list.axes(0).mesh_axis_index(), 1);
+  EXPECT_EQ(list.axes(1).mesh_axis_index(), 0);
+  // The iota order is MeshProto field 3 (as JAX 0.10.2's XLA writes it).
+  const xla::HloInstructionProto* ar2 = nullptr;
+  for (const auto& c : proto->computations()) {
+    for (const auto& i : c.instructions()) {
+      if (i.name() == "ar2") ar2 = &i;
+    }
+  }
+  ASSERT_NE(ar2, nullptr);
+  const xla::MeshProto& iota_mesh = ar2->mesh_axes_replica_group_list().mesh();
+  ASSERT_TRUE(iota_mesh.has_iota_transform());
+  EXPECT_EQ(iota_mesh.iota_transform().reshape_dims_size(), 2);
+  EXPECT_EQ(iota_mesh.device_ids_size(), 0);
+  const std::string bytes = proto->SerializeAsString();
+  absl::StatusOr<std::unique_ptr<HloModule>> fast = ModuleFromProtoBytes(bytes);
+  ASSERT_TRUE(fast.ok()) << fast.status();
+  absl::StatusOr<std::unique_ptr<HloModule>> slow = ModuleFromProto(*proto);
+  ASSERT_TRUE(slow.ok()) << slow.status();
+  EXPECT_EQ(PrintComputation(*(*fast)->entry()), PrintComputation(*(*module)->entry()));
+  EXPECT_EQ(PrintComputation(*(*slow)->entry()), PrintComputation(*(*module)->entry()));
+  absl::StatusOr<xla::HloModuleProto> again = ModuleToProto(**slow);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->SerializeAsString(), bytes);
+}
+
 }  // namespace
 }  // namespace hloc

@@ -195,10 +195,11 @@ Token Lexer::Lex(size_t* pos_ptr, const char** error) const {
     case '<':
       if (pos + 1 < end_ && data[pos + 1] == '=') return finish(TokenKind::kLeq, 2);
       return fail("unexpected character '<'", 1);
-    case '"': {
+    case '"':
+    case '\'': {  // 'x': XLA's quoted mesh axis names (replica_groups=mesh[...]).
       size_t p = pos + 1;
       bool escape = false;
-      while (p < end_ && data[p] != '"') {
+      while (p < end_ && data[p] != c) {
         if (data[p] == '\\') {
           escape = true;
           ++p;

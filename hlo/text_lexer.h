@@ -23,7 +23,7 @@ enum class TokenKind : uint8_t {
   kName,    // identifier, or `%`-prefixed name (percent is set, text excludes '%')
   kInt,     // optional '-', decimal digits or 0x-prefixed hex digits
   kFloat,   // decimal number with '.', exponent, or "-inf" / "-nan"
-  kString,  // text is the contents between the quotes, still escaped
+  kString,  // text is the contents between the quotes ("..." or '...'), still escaped
   kWord,    // produced only by Lexer::RescanWord
   kBraced,  // produced only by Lexer::RescanBraced; text includes the braces
   kLbrace,

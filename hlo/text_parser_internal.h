@@ -231,6 +231,7 @@ class Parser {
   absl::Status ParsePaddingConfig(xla::PaddingConfig* padding);
   absl::Status ParseSliceRanges(HloAttributes* attrs);
   absl::Status ParseReplicaGroups(HloAttributes* attrs);
+  absl::Status ParseMeshReplicaGroups(xla::MeshAxesReplicaGroupListProto* list);
   absl::Status ParseSharding(xla::OpSharding* sharding);
   absl::Status ParseMetadata(xla::OpMetadata* metadata);
   absl::Status ParseFrontendAttributes(xla::FrontendAttributes* attributes);

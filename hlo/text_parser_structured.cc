@@ -5,9 +5,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "hlo/mesh_replica_groups.h"
 #include "hlo/status_macros.h"
 #include "hlo/text_parser_internal.h"
 
@@ -291,14 +294,129 @@ static absl::Status ParseIotaList(Parser* parser, std::vector<int64_t>* dims,
   return absl::OkStatus();
 }
 
+// mesh['x'=2,'y'=2](, device_ids=(3,2,1,0) | ([2,2]T(1,0)))? {'y','x':(1)2}
+// after "mesh"
+// (hlo/mesh_replica_groups.h). Axis names are quoted; an axis reference may
+// also be a mesh axis index ('0'), as XLA's parser allows.
+absl::Status Parser::ParseMeshReplicaGroups(xla::MeshAxesReplicaGroupListProto* list) {
+  const size_t start = tok().offset;
+  lexer_.Next();  // mesh
+  HLOC_RETURN_IF_ERROR(Expect(TokenKind::kLsquare, "'[' after mesh"));
+  xla::MeshProto* mesh = list->mutable_mesh();
+  do {
+    const size_t name_offset = tok().offset;
+    std::string name;
+    HLOC_RETURN_IF_ERROR(ParseString(&name));
+    for (const auto& axis : mesh->axes()) {
+      if (axis.name() == name) {
+        return ErrorAt(name_offset,
+                       absl::StrCat("mesh axis '", absl::CEscape(name), "' is named twice"));
+      }
+    }
+    HLOC_RETURN_IF_ERROR(Expect(TokenKind::kEqual, "'=' after a mesh axis name"));
+    const size_t size_offset = tok().offset;
+    int64_t size;
+    HLOC_RETURN_IF_ERROR(ParseInt64(&size));
+    if (size < 1) return ErrorAt(size_offset, "a mesh axis size must be at least 1");
+    auto* axis = mesh->add_axes();
+    axis->set_name(std::move(name));
+    axis->set_size(size);
+  } while (Eat(TokenKind::kComma));
+  HLOC_RETURN_IF_ERROR(Expect(TokenKind::kRsquare, "',' or ']' after a mesh axis"));
+  if (At(TokenKind::kComma)) {
+    const Token next = lexer_.PeekNext();
+    if (next.kind == TokenKind::kName && !next.percent && next.text == "device_ids") {
+      lexer_.Next();  // ,
+      lexer_.Next();  // device_ids
+      HLOC_RETURN_IF_ERROR(Expect(TokenKind::kEqual, "'=' after device_ids"));
+      HLOC_RETURN_IF_ERROR(Expect(TokenKind::kLparen, "'(' to start the mesh's device ids"));
+      if (Eat(TokenKind::kLsquare)) {
+        // device_ids=([2,4]T(1,0)): iota reshaped and transposed.
+        auto* iota = mesh->mutable_iota_transform();
+        do {
+          int64_t d;
+          HLOC_RETURN_IF_ERROR(ParseInt64(&d));
+          iota->add_reshape_dims(d);
+        } while (Eat(TokenKind::kComma));
+        HLOC_RETURN_IF_ERROR(Expect(TokenKind::kRsquare, "']' after the iota device order"));
+        if (AtName("T") && lexer_.NextCharIs('(')) {
+          lexer_.Next();
+          HLOC_RETURN_IF_ERROR(Expect(TokenKind::kLparen, "'(' after T"));
+          do {
+            int32_t p;
+            HLOC_RETURN_IF_ERROR(ParseInt32(&p));
+            iota->add_transpose_perm(p);
+          } while (Eat(TokenKind::kComma));
+          HLOC_RETURN_IF_ERROR(Expect(TokenKind::kRparen, "')' after the transpose"));
+        }
+      } else {
+        do {
+          int64_t id;
+          HLOC_RETURN_IF_ERROR(ParseInt64(&id));
+          mesh->add_device_ids(id);
+        } while (Eat(TokenKind::kComma));
+      }
+      HLOC_RETURN_IF_ERROR(Expect(TokenKind::kRparen, "',' or ')' in the mesh's device ids"));
+    }
+  }
+  absl::Status valid = ValidateMeshAxesGroups(*list);  // The mesh alone, so far.
+  if (!valid.ok()) return ErrorAt(start, valid.message());
+  HLOC_RETURN_IF_ERROR(Expect(TokenKind::kLbrace, "'{' to start the mesh axes of the groups"));
+  if (!Eat(TokenKind::kRbrace)) {
+    do {
+      const size_t axis_offset = tok().offset;
+      std::string name;
+      HLOC_RETURN_IF_ERROR(ParseString(&name));
+      int64_t index = -1;
+      for (int i = 0; i < mesh->axes_size(); ++i) {
+        if (mesh->axes(i).name() == name) index = i;
+      }
+      if (index < 0 && (!absl::SimpleAtoi(name, &index) || index < 0 ||
+                        index >= mesh->axes_size())) {
+        std::vector<std::string> names;
+        for (const auto& axis : mesh->axes()) {
+          names.push_back(absl::StrCat("'", absl::CEscape(axis.name()), "'"));
+        }
+        return ErrorAt(axis_offset, absl::StrCat("'", absl::CEscape(name),
+                                                 "' is not an axis of the mesh (",
+                                                 absl::StrJoin(names, ", "), ")"));
+      }
+      auto* ref = list->add_axes();
+      ref->set_mesh_axis_index(index);
+      if (Eat(TokenKind::kColon)) {
+        int64_t pre, size;
+        HLOC_RETURN_IF_ERROR(Expect(TokenKind::kLparen, "'(' to start a sub-axis pre-size"));
+        HLOC_RETURN_IF_ERROR(ParseInt64(&pre));
+        HLOC_RETURN_IF_ERROR(Expect(TokenKind::kRparen, "')' after a sub-axis pre-size"));
+        HLOC_RETURN_IF_ERROR(ParseInt64(&size));
+        ref->mutable_sub_axis_info()->set_pre_size(pre);
+        ref->mutable_sub_axis_info()->set_size(size);
+      }
+      // Checked here so the error points at the axis that breaks a rule.
+      valid = ValidateMeshAxesGroups(*list);
+      if (!valid.ok()) return ErrorAt(axis_offset, valid.message());
+    } while (Eat(TokenKind::kComma));
+    HLOC_RETURN_IF_ERROR(Expect(TokenKind::kRbrace, "',' or '}' after a mesh axis"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Parser::ParseReplicaGroups(HloAttributes* attrs) {
+  if (AtName("mesh")) {
+    xla::MeshAxesReplicaGroupListProto list;
+    HLOC_RETURN_IF_ERROR(ParseMeshReplicaGroups(&list));
+    attrs->mesh_replica_groups = std::move(list);
+    return absl::OkStatus();
+  }
   if (At(TokenKind::kLbrace)) {
     std::vector<std::vector<int64_t>> groups;
     HLOC_RETURN_IF_ERROR(ParseInt64ListList(&groups));
     attrs->replica_groups = std::move(groups);
     return absl::OkStatus();
   }
-  if (!At(TokenKind::kLsquare)) return Expected("replica groups such as {{0,1}} or [2,2]<=[4]");
+  if (!At(TokenKind::kLsquare)) {
+    return Expected("replica groups such as {{0,1}}, [2,2]<=[4] or mesh['x'=2,'y'=2] {'y'}");
+  }
   const size_t offset = tok().offset;
   std::vector<int64_t> dims, reshape, perm;
   bool is_iota;

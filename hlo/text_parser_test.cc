@@ -466,6 +466,67 @@ ENTRY e {
   EXPECT_TRUE(Find(*module, "snd")->attrs().is_host_transfer);
 }
 
+// XLA's mesh form of replica groups (JAX 0.10.2's partitioned dumps): read
+// into the IR's MeshAxesReplicaGroupListProto, printed back the same way.
+TEST(TextParser, MeshReplicaGroups) {
+  const std::string text = R"(HloModule m, num_partitions=8
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  p = f32[8] parameter(0)
+  ar = f32[8] all-reduce(p), channel_id=1, replica_groups=mesh['axis_0'=2,'axis_1'=1,'axis_2'=4] {'axis_0'}, use_global_device_ids=true, to_apply=add
+  a2a = f32[8] all-to-all(p), channel_id=2, replica_groups=mesh['a'=2,'b'=4], device_ids=(7,6,5,4,3,2,1,0) {'b':(2)2,'a'}, dimensions={0}
+  ag = f32[16] all-gather(p), channel_id=3, replica_groups=mesh["a"=2,'b'=4] {'1'}, dimensions={0}
+  ROOT ar2 = f32[16] all-reduce(ag), channel_id=4, replica_groups=mesh['a'=2,'b'=4], device_ids=([2,4]T(1,0)) {'a'}, use_global_device_ids=true, to_apply=add
+})";
+  auto module = ParseOk(text);
+  ASSERT_NE(module, nullptr);
+  const HloAttributes& ar = Find(*module, "ar")->attrs();
+  ASSERT_TRUE(ar.mesh_replica_groups.has_value());
+  EXPECT_FALSE(ar.replica_groups.has_value());
+  EXPECT_FALSE(ar.iota_replica_groups.has_value());
+  ASSERT_EQ(ar.mesh_replica_groups->mesh().axes_size(), 3);
+  EXPECT_EQ(ar.mesh_replica_groups->mesh().axes(2).name(), "axis_2");
+  EXPECT_EQ(ar.mesh_replica_groups->mesh().axes(2).size(), 4);
+  ASSERT_EQ(ar.mesh_replica_groups->axes_size(), 1);
+  EXPECT_EQ(ar.mesh_replica_groups->axes(0).mesh_axis_index(), 0);
+  EXPECT_FALSE(ar.mesh_replica_groups->axes(0).has_sub_axis_info());
+  const HloAttributes& a2a = Find(*module, "a2a")->attrs();
+  ASSERT_TRUE(a2a.mesh_replica_groups.has_value());
+  EXPECT_EQ(a2a.mesh_replica_groups->mesh().device_ids_size(), 8);
+  EXPECT_EQ(a2a.mesh_replica_groups->mesh().device_ids(0), 7);
+  ASSERT_EQ(a2a.mesh_replica_groups->axes_size(), 2);
+  EXPECT_EQ(a2a.mesh_replica_groups->axes(0).mesh_axis_index(), 1);
+  EXPECT_EQ(a2a.mesh_replica_groups->axes(0).sub_axis_info().pre_size(), 2);
+  EXPECT_EQ(a2a.mesh_replica_groups->axes(0).sub_axis_info().size(), 2);
+  EXPECT_EQ(a2a.mesh_replica_groups->axes(1).mesh_axis_index(), 0);
+  // An axis may be named by its index, as XLA's parser allows.
+  EXPECT_EQ(Find(*module, "ag")->attrs().mesh_replica_groups->axes(0).mesh_axis_index(), 1);
+  // Printed in XLA's form, which reads back to the same text.
+  const std::string printed = PrintModule(*module);
+  EXPECT_TRUE(absl::StrContains(
+      printed, "replica_groups=mesh['axis_0'=2,'axis_1'=1,'axis_2'=4] {'axis_0'}, "))
+      << printed;
+  EXPECT_TRUE(absl::StrContains(
+      printed, "replica_groups=mesh['a'=2,'b'=4], device_ids=(7,6,5,4,3,2,1,0) {'b':(2)2,'a'}, "))
+      << printed;
+  EXPECT_TRUE(absl::StrContains(printed, "replica_groups=mesh['a'=2,'b'=4] {'b'}, ")) << printed;
+  EXPECT_TRUE(absl::StrContains(
+      printed, "replica_groups=mesh['a'=2,'b'=4], device_ids=([2,4]T(1,0)) {'a'}, "))
+      << printed;
+  const xla::MeshProto& iota_mesh = Find(*module, "ar2")->attrs().mesh_replica_groups->mesh();
+  ASSERT_TRUE(iota_mesh.has_iota_transform());
+  EXPECT_EQ(iota_mesh.iota_transform().reshape_dims_size(), 2);
+  EXPECT_EQ(iota_mesh.iota_transform().transpose_perm(0), 1);
+  EXPECT_EQ(iota_mesh.device_ids_size(), 0);
+  auto again = ParseOk(printed);
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(PrintModule(*again), printed);
+}
+
 // Found by the text fuzzer in CI: "channel_id=0" kept a channel that the
 // module's proto cannot hold (0 there means none), so a module verified as
 // text and failed to verify after a proto round trip. 0 is no channel.
@@ -838,6 +899,33 @@ std::vector<BadInput> BadInputs() {
       {"iota_group_count",
        Entry(p2 + "  ROOT a = f32[2] all-gather(p), replica_groups=[2,2]<=[3], dimensions={0}"),
        "5:59", "iota dimensions must hold as many devices"},
+      {"mesh_unknown_axis",
+       Entry(p2 + "  ROOT a = f32[4] all-gather(p), replica_groups=mesh['x'=2] {'z'}, dimensions={0}"),
+       "5:62", "'z' is not an axis of the mesh ('x')"},
+      {"mesh_unquoted_axis",
+       Entry(p2 + "  ROOT a = f32[4] all-gather(p), replica_groups=mesh[x=2] {'x'}, dimensions={0}"),
+       "5:54", "expected a quoted string, got"},
+      {"mesh_axis_twice",
+       Entry(p2 + "  ROOT a = f32[4] all-gather(p), replica_groups=mesh['x'=2,'x'=1] {'x'}, dimensions={0}"),
+       "5:60", "mesh axis 'x' is named twice"},
+      {"mesh_axis_size",
+       Entry(p2 + "  ROOT a = f32[4] all-gather(p), replica_groups=mesh['x'=0] {'x'}, dimensions={0}"),
+       "5:58", "a mesh axis size must be at least 1"},
+      {"mesh_device_ids",
+       Entry(p2 + "  ROOT a = f32[4] all-gather(p), replica_groups=mesh['x'=2], device_ids=(0,0) {'x'}, dimensions={0}"),
+       "5:49", "device_ids must be a permutation of 0..1"},
+      {"mesh_iota_order_size",
+       Entry(p2 + "  ROOT a = f32[4] all-gather(p), replica_groups=mesh['x'=2], device_ids=([3]T(0)) {'x'}, dimensions={0}"),
+       "5:49", "iota device order [3] does not hold the mesh's 2 devices"},
+      {"mesh_group_axis_twice",
+       Entry(p2 + "  ROOT a = f32[4] all-gather(p), replica_groups=mesh['x'=2] {'x','x'}, dimensions={0}"),
+       "5:66", "'x' and 'x' overlap"},
+      {"mesh_bad_sub_axis",
+       Entry(p2 + "  ROOT a = f32[4] all-gather(p), replica_groups=mesh['x'=4] {'x':(3)2}, dimensions={0}"),
+       "5:62", "sub-axis 'x':(3)2 does not split an axis of size 4"},
+      {"mesh_overlapping_sub_axes",
+       Entry(p2 + "  ROOT a = f32[4] all-gather(p), replica_groups=mesh['x'=8] {'x':(1)4,'x':(2)2}, dimensions={0}"),
+       "5:71", "'x':(1)4 and 'x':(2)2 overlap"},
       {"truncated", Entry(p2 + "  ROOT a = f32[2] add(p,"), "6:1",
        "expected an operand name, got '}'"},
       {"truncated_file", "HloModule m\nENTRY e {\n  ROOT a = f32[2] parameter(0)", "3:31",

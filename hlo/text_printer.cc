@@ -84,7 +84,7 @@ void AppendDotDimensions(const xla::DotDimensionNumbers& d, std::string* out) {
 void AppendCollectiveAttributes(const HloInstruction& instruction, std::string* out) {
   const HloAttributes& a = instruction.attrs();
   if (a.channel_id) absl::StrAppend(out, ", channel_id=", *a.channel_id);
-  if (a.replica_groups || a.iota_replica_groups) {
+  if (a.replica_groups || a.iota_replica_groups || a.mesh_replica_groups) {
     Key("replica_groups", out);
     AppendReplicaGroups(a, out);
   }

@@ -6,6 +6,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "hlo/literal.h"
+#include "hlo/mesh_replica_groups.h"
 #include "hlo/text_printer_internal.h"
 
 namespace hloc {
@@ -359,6 +360,10 @@ void AppendPaddingConfig(const xla::PaddingConfig& padding, std::string* out) {
 }
 
 void AppendReplicaGroups(const HloAttributes& attrs, std::string* out) {
+  if (attrs.mesh_replica_groups) {
+    AppendMeshAxesGroups(*attrs.mesh_replica_groups, out);
+    return;
+  }
   if (attrs.iota_replica_groups) {
     const auto& iota = *attrs.iota_replica_groups;
     absl::StrAppend(out, "[", iota.num_replica_groups(), ",", iota.num_devices_per_group(), "]<=[");

@@ -24,6 +24,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "hlo/collective_groups.h"
+#include "hlo/mesh_replica_groups.h"
 #include "hlo/shape_inference.h"
 #include "hlo/status_macros.h"
 
@@ -579,6 +580,7 @@ class Verifier {
       }
     }
     HLOC_RETURN_IF_ERROR(VerifyIotaReplicaGroups(instruction));
+    HLOC_RETURN_IF_ERROR(VerifyMeshReplicaGroups(instruction));
     HLOC_RETURN_IF_ERROR(VerifyShardings(instruction));
     if (options_.check_shapes) HLOC_RETURN_IF_ERROR(VerifyShape(instruction));
     if (options_.check_shapes && HasDeviceGroups(opcode)) {
@@ -638,6 +640,20 @@ class Verifier {
                                            "] is not a permutation of the ",
                                            iota.iota_reshape_dims_size(), " iota dimensions"));
     }
+    return absl::OkStatus();
+  }
+
+  // replica_groups=mesh[...] {...}: the mesh and axis rules of
+  // hlo/mesh_replica_groups.h (a proto can break them), and one form only.
+  absl::Status VerifyMeshReplicaGroups(const HloInstruction& instruction) {
+    const HloAttributes& a = instruction.attrs();
+    if (!a.mesh_replica_groups) return absl::OkStatus();
+    if (a.replica_groups || a.iota_replica_groups) {
+      return InstructionError(instruction, "replica-groups",
+                              "has mesh replica groups and another replica group list");
+    }
+    absl::Status valid = ValidateMeshAxesGroups(*a.mesh_replica_groups);
+    if (!valid.ok()) return InstructionError(instruction, "replica-groups", valid.message());
     return absl::OkStatus();
   }
 

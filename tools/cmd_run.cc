@@ -20,7 +20,8 @@
 #include "backend/host/run_on_host.h"
 #include "backend/host/run_on_host_devices.h"
 #include "hlo/evaluator/multi_device.h"
-#include "passes/sharding/shard_map_to_per_device.h"
+#include "passes/sharding/per_device_module.h"
+#include "passes/sharding/remove_sharding_annotations.h"
 #include "passes/standard_pipelines.h"
 #include "runtime/mpi/mpi_communicator.h"
 #include "hlo/evaluator/evaluator.h"
@@ -53,6 +54,9 @@ absl::StatusOr<LoadedSnapshot> LoadModuleAndArguments(const Args& args, bool* dr
   }
   // Before arguments are drawn for it or any backend looks at it.
   HLOC_RETURN_IF_ERROR(VerifyLoadedModule(*run.module, path));
+  // One device: JAX's sharding annotations (with_sharding_constraint,
+  // out_shardings) are identities that no backend needs to know.
+  if (!args.Has("devices")) HLOC_RETURN_IF_ERROR(RemoveShardingAnnotations().Run(*run.module).status());
   if (args.Has("inputs")) {
     HLOC_ASSIGN_OR_RETURN(LoadedSnapshot inputs, LoadSnapshotFromFile(args.Get("inputs")));
     run.arguments = std::move(inputs.arguments);
@@ -230,42 +234,43 @@ absl::StatusOr<std::vector<Literal>> RunOnMpiRank(const HloModule& module,
   return results;
 }
 
-// --devices=N. A JAX shard_map module (Shardy custom calls) becomes the
-// per-device module (passes/sharding), its global arguments are split by
-// their shardings and the outputs gathered back: one global result. Any other
-// module runs as it is on its replica_count x num_partitions devices (a module
-// that names one device runs with replica_count=N), each device on the same
-// arguments, or on its own random ones (seed + device) when drawn; one result
-// per device.
+// --devices=N. The module becomes the per-device module the way the API's
+// devices=N makes it (passes/sharding/per_device_module.h): a JAX shard_map
+// module (Shardy custom calls) or a module with sharding annotations only
+// (jax.jit over NamedSharding: hloc's SPMD partitioner) takes global
+// arguments, split by their shardings, and its outputs are gathered back:
+// one global result. Any other module runs as it is on its replica_count x
+// num_partitions devices (a module that names one device runs with
+// replica_count=N), each device on the same arguments, or on its own random
+// ones (seed + device) when drawn; one result per device.
 absl::Status RunRunOnDevices(const Args& args, const std::string& backend, int64_t n) {
   bool drawn = false;
   HLOC_ASSIGN_OR_RETURN(LoadedSnapshot run, LoadModuleAndArguments(args, &drawn));
   std::unique_ptr<HloModule> module = run.module->Clone();
-  ShardMapSignature signature;
-  HLOC_ASSIGN_OR_RETURN(bool shard_map, ShardMapToPerDevice(&signature).Run(*module));
-  HloModuleConfig& config = *module->mutable_config();
-  if (!shard_map && n > 1 && config.replica_count * config.num_partitions == 1) {
-    config.replica_count = n;
-  }
+  HLOC_ASSIGN_OR_RETURN(PerDeviceModule made, MakePerDeviceModule(*module, n));
+  const HloModuleConfig& config = module->config();
   if (config.replica_count * config.num_partitions != n) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--devices=", n, " but the module runs on replica_count=", config.replica_count,
         " x num_partitions=", config.num_partitions, " devices"));
   }
+  if (made.kind == PerDeviceModule::Kind::kSpmd) {
+    std::fprintf(stderr, "%s\n", made.spmd_report.ToString().c_str());
+  }
+  std::vector<DevicePlacement> inputs, outputs;
   std::vector<std::vector<Literal>> per_device(n);
-  for (int64_t d = 0; d < n; ++d) {
-    if (shard_map) {
-      for (size_t i = 0; i < signature.inputs.size() && i < run.arguments.size(); ++i) {
-        HLOC_ASSIGN_OR_RETURN(Literal piece,
-                              ShardOf(signature, signature.inputs[i], run.arguments[i], d));
-        per_device[d].push_back(std::move(piece));
+  if (made.global()) {
+    HLOC_RETURN_IF_ERROR(PlaceGlobalArrays(*module, made, &inputs, &outputs));
+    HLOC_ASSIGN_OR_RETURN(per_device, SplitGlobalArguments(*module, inputs, run.arguments));
+  } else {
+    for (int64_t d = 0; d < n; ++d) {
+      if (drawn) {
+        HLOC_ASSIGN_OR_RETURN(int64_t seed, args.GetInt("seed", 0));
+        HLOC_ASSIGN_OR_RETURN(per_device[d],
+                              MakeRandomArguments(*module, static_cast<uint64_t>(seed + d)));
+      } else {
+        per_device[d] = run.arguments;
       }
-    } else if (drawn) {
-      HLOC_ASSIGN_OR_RETURN(int64_t seed, args.GetInt("seed", 0));
-      HLOC_ASSIGN_OR_RETURN(per_device[d],
-                            MakeRandomArguments(*module, static_cast<uint64_t>(seed + d)));
-    } else {
-      per_device[d] = run.arguments;
     }
   }
   absl::StatusOr<std::vector<Literal>> results;
@@ -290,17 +295,11 @@ absl::Status RunRunOnDevices(const Args& args, const std::string& backend, int64
   if (!results.ok()) return results.status();
   if (!print) return absl::OkStatus();
   Literal result;
-  if (shard_map) {
-    std::vector<Literal> outputs;
-    for (size_t i = 0; i < signature.outputs.size(); ++i) {
-      std::vector<Literal> pieces;
-      for (const Literal& r : *results) {
-        pieces.push_back(signature.tuple_result ? r.tuple_elements()[i] : r);
-      }
-      HLOC_ASSIGN_OR_RETURN(Literal global, Unshard(signature, signature.outputs[i], pieces));
-      outputs.push_back(std::move(global));
-    }
-    result = signature.tuple_result ? Literal::Tuple(std::move(outputs)) : std::move(outputs[0]);
+  if (made.global()) {
+    HLOC_ASSIGN_OR_RETURN(std::vector<Literal> globals,
+                          GatherGlobalResults(*module, outputs, *results));
+    result = module->entry()->root()->shape().IsTuple() ? Literal::Tuple(std::move(globals))
+                                                        : std::move(globals[0]);
     std::fputs(SummarizeLiteral(result).c_str(), stdout);
   } else {
     for (int64_t d = 0; d < n; ++d) {
@@ -395,7 +394,9 @@ Command RunCommand() {
           "  module, arguments and result; --print prints the result literal.\n"
           "  --devices=N runs on N devices (interpreter or host: one thread per device,\n"
           "  collectives between them; cuda: one GPU per device, collectives through\n"
-          "  NCCL, which is loaded at run time). A JAX shard_map module takes and returns global\n"
+          "  NCCL, which is loaded at run time). A JAX shard_map module, or a module with\n"
+          "  sharding annotations only (jax.jit over NamedSharding; partitioned for N devices\n"
+          "  by hloc's SPMD partitioner, its report on stderr), takes and returns global\n"
           "  arrays (split and gathered by its shardings); any other module runs on its\n"
           "  replica_count x num_partitions devices (replica_count=N when it names one)\n"
           "  and prints each device's outputs.\n"

@@ -187,6 +187,39 @@ check run-devices-partitioned 0 "$hloc" run "$sharded/ring_attention.partitioned
 expect_in run-devices-per-device "$tmp/out" "device 3:"
 check run-distributed-unknown 1 "$hloc" run "$sharded/tp_mlp.sdy.hlo" --devices=4 --distributed=gloo
 expect_in run-distributed-says-have "$tmp/err" "have: mpi"
+# jax.jit over NamedSharding (sharding annotations only, global shapes):
+# hloc's SPMD partitioner splits it for 4 devices, global arrays in and out;
+# the global result equals JAX's (a snapshot of JAX's inputs and outputs) on
+# the interpreter and on 4 host devices.
+make_snapshot="$TEST_SRCDIR/$TEST_WORKSPACE/tests/jax_sharded/make_zoo_snapshot"
+for model in spmd_tp_matmul spmd_mesh2x2_mlp; do
+  check "spmd-snapshot-$model" 0 "$make_snapshot" "$model" "$tmp/$model.pb"
+  for backend in interpreter host; do
+    check "run-spmd-$model-$backend" 0 "$hloc" run "$tmp/$model.pb" --devices=4 \
+      --backend="$backend" --output="$tmp/$model.$backend.pb"
+    expect_in "run-spmd-$model-$backend-partitioned" "$tmp/err" "spmd-partition on 4 devices"
+    check "compare-spmd-$model-$backend-with-jax" 0 "$hloc" compare "$tmp/$model.pb" \
+      "$tmp/$model.$backend.pb"
+    expect_in "compare-spmd-$model-$backend-ok" "$tmp/out" "^OK"
+  done
+done
+check run-spmd-wrong-count 1 "$hloc" run "$tmp/spmd_tp_matmul.pb" --devices=3
+expect_in run-spmd-wrong-count-says-why "$tmp/err" "4 tiles for 3 devices"
+# XLA's own partitioned module of the same model (replica_groups=mesh[...]):
+# per-device outputs.
+check run-xla-partitioned-mesh-groups 0 "$hloc" run "$sharded/spmd_tp_matmul.partitioned.hlo" \
+  --devices=4 --backend=host
+expect_in run-xla-partitioned-per-device "$tmp/out" "device 3:"
+
+# jax.jit with with_sharding_constraint and out_shardings for ONE device:
+# its "Sharding" / "xla.sdy.FuncResultSharding" custom calls are identities
+# there, on every backend.
+for backend in interpreter host; do
+  check "run-one-device-sharding-$backend" 0 "$hloc" run "$testdata/jax_one_device_sharding.hlo" \
+    --backend="$backend"
+  expect_in "run-one-device-sharding-$backend-output" "$tmp/out" "output{0} f32\[8,6\]: min"
+done
+
 # 4 MPI processes (tools/setup.sh installs Open MPI): rank 0 prints the same
 # global output as the 4 host threads (MPI's reduction order may change the
 # last bits, so the checksum is not compared).

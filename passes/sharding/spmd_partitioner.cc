@@ -142,8 +142,19 @@ using ShardingMap = absl::flat_hash_map<const HloInstruction*, TileSharding>;
 
 // Step 1: a sharding for every array value of the entry.
 absl::StatusOr<ShardingMap> Propagate(const HloComputation& entry, const Results& results,
-                                      int64_t devices) {
+                                      int64_t devices, SpmdReport* report) {
   ShardingMap known;
+  // A split that does not divide the value keeps that dimension whole.
+  auto even = [&](const HloInstruction* hlo, const TileSharding& s) {
+    std::vector<int64_t> uneven;
+    TileSharding e = s.EvenFor(hlo->shape(), &uneven);
+    for (int64_t d : uneven) {
+      report->uneven_kept_whole.push_back(absl::StrCat("%", hlo->name(), " dim ", d, " (",
+                                                       hlo->shape().dimensions(d), " in ",
+                                                       s.tiles(d), " tiles)"));
+    }
+    return e;
+  };
   const std::vector<HloInstruction*> post = entry.MakeInstructionPostOrder();
   auto fixed = [&](const HloInstruction* hlo) -> absl::StatusOr<std::optional<TileSharding>> {
     if (hlo->opcode() == HloOpcode::kParameter) {
@@ -155,14 +166,18 @@ absl::StatusOr<ShardingMap> Propagate(const HloComputation& entry, const Results
       if (!hlo->has_sharding() || !hlo->shape().IsArray()) {
         return Unsupported(*hlo, "sharding constraint without an array sharding");
       }
-      return TileSharding::FromOpSharding(hlo->sharding(), hlo->shape().rank(), devices,
-                                          absl::StrCat("%", hlo->name()));
+      HLOC_ASSIGN_OR_RETURN(TileSharding s,
+                            TileSharding::FromOpSharding(hlo->sharding(), hlo->shape().rank(),
+                                                         devices, absl::StrCat("%", hlo->name())));
+      return even(hlo, s);
     }
     // A sharding written on any other array op is kept too (as GSPMD does).
     if (hlo->has_sharding() && hlo->shape().IsArray() &&
         hlo->sharding().type() != xla::OpSharding::TUPLE) {
-      return TileSharding::FromOpSharding(hlo->sharding(), hlo->shape().rank(), devices,
-                                          absl::StrCat("%", hlo->name()));
+      HLOC_ASSIGN_OR_RETURN(TileSharding s,
+                            TileSharding::FromOpSharding(hlo->sharding(), hlo->shape().rank(),
+                                                         devices, absl::StrCat("%", hlo->name())));
+      return even(hlo, s);
     }
     return std::nullopt;
   };
@@ -201,6 +216,7 @@ absl::StatusOr<ShardingMap> Propagate(const HloComputation& entry, const Results
       want = IsCustomCall(user, kShardingTarget)
                  ? std::optional(u->second)
                  : SpmdOperandWant(*user, u->second, user->OperandIndex(hlo));
+      if (want) want = want->EvenFor(hlo->shape(), nullptr);
     }
     known.emplace(hlo, want ? *want : TileSharding::Replicated(hlo->shape().rank(), devices));
   }
@@ -274,7 +290,9 @@ std::string SpmdReport::ToString() const {
                       all_reduces, " all-reduce, ", reduce_scatters, " reduce-scatter, ",
                       all_to_alls, " all-to-all, ", dynamic_slices, " dynamic-slice; ",
                       replicated_ops.size(), " replicated op(s)",
-                      replicated_ops.empty() ? "" : ": ", absl::StrJoin(replicated_ops, ", "));
+                      replicated_ops.empty() ? "" : ": ", absl::StrJoin(replicated_ops, ", "),
+                      uneven_kept_whole.empty() ? "" : "; uneven split(s) kept whole: ",
+                      absl::StrJoin(uneven_kept_whole, ", "));
 }
 
 bool NeedsSpmdPartitioning(const HloModule& module) {
@@ -329,7 +347,7 @@ absl::StatusOr<bool> SpmdPartition::Run(HloModule& module) {
     HLOC_RETURN_IF_ERROR(entry->RemoveInstruction(hlo));
   }
   HLOC_ASSIGN_OR_RETURN(Results results, ResultsOf(entry, devices));
-  HLOC_ASSIGN_OR_RETURN(ShardingMap sharding, Propagate(*entry, results, devices));
+  HLOC_ASSIGN_OR_RETURN(ShardingMap sharding, Propagate(*entry, results, devices, report));
 
   HloComputation* comp = module.AddComputation(
       std::make_unique<HloComputation>(module.UniquifyComputationName(entry->name() + ".spmd")));

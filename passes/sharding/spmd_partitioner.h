@@ -80,8 +80,16 @@
 //      (as in XLA's partitioned modules), so the API and tests split and
 //      gather global arrays with PlacementOfSharding.
 //
-// Refused (Unimplemented naming the instruction): uneven tiles (no
-// padding), collectives or shard_map custom calls already in the module,
+// Uneven splits (a dimension its tile count does not divide; JAX allows
+// them in with_sharding_constraint, not in device_put): XLA pads the last
+// tile and masks. hloc keeps such a dimension whole on every device instead
+// (the constraint's other dimensions stay split), which gives the same
+// values with less parallelism, and lists it in SpmdReport::uneven_kept_whole.
+// Parameters and results split unevenly are refused: their global arrays are
+// placed in even blocks.
+//
+// Refused (Unimplemented naming the instruction): uneven parameter and
+// result tiles, collectives or shard_map custom calls already in the module,
 // tuple parameters, Sharding custom calls outside the entry.
 #ifndef HLOC_PASSES_SHARDING_SPMD_PARTITIONER_H_
 #define HLOC_PASSES_SHARDING_SPMD_PARTITIONER_H_
@@ -98,6 +106,10 @@ struct SpmdReport {
   int64_t devices = 0;
   // Ops that ran on global shapes because no rule partitions them: "%name (opcode)".
   std::vector<std::string> replicated_ops;
+  // Splits that do not divide a dimension, asked for by a sharding
+  // constraint or an op's sharding= (not a parameter or result): that
+  // dimension is kept whole instead ("%name dim 0 (6 in 4 tiles)").
+  std::vector<std::string> uneven_kept_whole;
   int64_t all_gathers = 0, all_reduces = 0, reduce_scatters = 0, all_to_alls = 0,
           dynamic_slices = 0;
   std::string ToString() const;

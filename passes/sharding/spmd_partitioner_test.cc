@@ -497,6 +497,57 @@ ENTRY main {
   EXPECT_NE(run.status().message().find("%x"), std::string::npos) << run.status();
 }
 
+// JAX 0.10.2 lowers jax.jit(lambda a: wsc(tanh(a), P("x")).sum(0)) on a
+// f32[6,4] (6 rows, 4 devices) to an uneven constraint: the rows stay whole
+// on every device (XLA would pad), the values are the same, and the report
+// says which dimension was kept whole.
+TEST(SpmdPartitionTest, UnevenConstraintKeepsTheDimensionWhole) {
+  absl::StatusOr<SpmdCheck> check = Check(R"(
+HloModule jit__lambda, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<["x"=4]>}}
+region_0.1 {
+  reduce_sum.3 = f32[] parameter(0)
+  reduce_sum.4 = f32[] parameter(1)
+  ROOT reduce_sum.5 = f32[] add(reduce_sum.3, reduce_sum.4)
+}
+ENTRY main.2 {
+  a.1 = f32[6,4]{1,0} parameter(0)
+  tanh.1 = f32[6,4]{1,0} tanh(a.1)
+  sharding_constraint.1 = f32[6,4]{1,0} custom-call(tanh.1), custom_call_target="Sharding", sharding={devices=[4,1]<=[4]}
+  constant.1 = f32[] constant(0)
+  ROOT reduce_sum.7 = f32[4]{0} reduce(sharding_constraint.1, constant.1), dimensions={0}, to_apply=region_0.1
+})");
+  ASSERT_TRUE(check.ok()) << check.status();
+  ExpectMatches(*check, {});
+  EXPECT_EQ(check->report.uneven_kept_whole,
+            (std::vector<std::string>{"%sharding_constraint.1 dim 0 (6 in 4 tiles)"}));
+  EXPECT_NE(check->report.ToString().find("uneven split(s) kept whole: %sharding_constraint.1"),
+            std::string::npos)
+      << check->report.ToString();
+}
+
+// On a 2x2 split only the uneven dimension is kept whole: the columns stay
+// split (the rows' two tiles join the replicas), and the dot over the split
+// columns still sums across devices.
+TEST(SpmdPartitionTest, UnevenDimensionOfATwoDimensionalSplit) {
+  absl::StatusOr<SpmdCheck> check = Check(R"(
+HloModule uneven2d
+ENTRY main {
+  x = f32[5,8] parameter(0), sharding={replicated}
+  w = f32[8,3] parameter(1), sharding={replicated}
+  e = f32[5,8] exponential(x), sharding={devices=[2,2]<=[4]}
+  ROOT d = f32[5,3] dot(e, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})");
+  ASSERT_TRUE(check.ok()) << check.status();
+  EXPECT_EQ(check->mismatches, "") << PrintModule(*check->partitioned);
+  EXPECT_EQ(check->report.uneven_kept_whole,
+            (std::vector<std::string>{"%e dim 0 (5 in 2 tiles)"}));
+  bool columns_split = false;
+  for (const HloInstruction* hlo : check->partitioned->entry()->instructions()) {
+    if (hlo->opcode() == HloOpcode::kExp) columns_split = hlo->shape().ToString(false) == "f32[5,4]";
+  }
+  EXPECT_TRUE(columns_split) << PrintModule(*check->partitioned);
+}
+
 TEST(SpmdPartitionTest, LeavesModulesWithoutTiledShardingsAlone) {
   absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(R"(
 HloModule plain

@@ -198,6 +198,15 @@ TileSharding TileSharding::Untile(const std::vector<int64_t>& dims) const {
   return TileSharding(std::move(array));
 }
 
+TileSharding TileSharding::EvenFor(const Shape& global, std::vector<int64_t>* uneven) const {
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < rank() && d < global.rank(); ++d) {
+    if (global.dimensions(d) % tiles(d) != 0) dims.push_back(d);
+  }
+  if (uneven != nullptr) *uneven = dims;
+  return dims.empty() ? *this : Untile(dims);
+}
+
 absl::StatusOr<Shape> TileSharding::LocalShape(const Shape& global, const std::string& what) const {
   Shape local = global;
   for (int64_t d = 0; d < rank(); ++d) {

@@ -71,6 +71,10 @@ class TileSharding {
   // Axes [0, rank) are the array's dimensions, axis rank the replicas.
   const TileArray& array() const { return array_; }
 
+  // This sharding with every dimension of `global` that its tile count does
+  // not divide no longer tiled (those dimensions then lie whole on each
+  // device); `uneven` (may be null) receives those dimensions.
+  TileSharding EvenFor(const Shape& global, std::vector<int64_t>* uneven) const;
   // The block one device holds; an error naming `what` where a dimension
   // does not divide evenly.
   absl::StatusOr<Shape> LocalShape(const Shape& global, const std::string& what) const;

@@ -63,7 +63,7 @@ std::string Dictionary() {
       "input_output_alias={", "buffer_donor={", "entry_computation_layout={", "->", "// -----",
       "feature_group_count=", "batch_group_count=", "backend_config=", "exponent_bits=",
       "mantissa_bits=", "distribution=", "rng_distribution_uniform", "tuple_index=",
-      "fft_type=", "fft_length={", "replica_groups={}", "channel_id=", "inf", "-inf", "nan"};
+      "fft_type=", "fft_length={", "replica_groups={}", "replica_groups=mesh['x'=2] {'x'}", "device_ids=(", "':(", "channel_id=", "inf", "-inf", "nan"};
   for (int i = 0; i < kHloOpcodeCount; ++i) {
     words.insert(std::string(HloOpcodeName(static_cast<HloOpcode>(i))));
   }

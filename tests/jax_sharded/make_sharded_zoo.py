@@ -8,6 +8,9 @@ For every model NAME this writes, into zoo/:
   NAME.sdy.hlo          the before-optimizations module as JAX lowers it with
                         Shardy (global shapes, shardings, xla.sdy.* custom calls
                         around a manual computation)
+  NAME.partitioned.pb   (spmd_* models) the same module as XLA's HloProto dump:
+                        its collectives carry mesh_axes_replica_group_list,
+                        the proto form of replica_groups=mesh[...] {...}
   NAME.io.txt           inputs and JAX's outputs: per-device arrays (what the
                         partitioned module takes and returns on each device) and
                         global arrays (what the sdy module takes and returns)
@@ -39,7 +42,7 @@ DEVICES = 4
 # jax.jit over sharded inputs (no shard_map): inputs to hloc's SPMD partitioner.
 SPMD_MODELS = ["spmd_mlp_dp", "spmd_tp_matmul", "spmd_reduce", "spmd_reshard_chain",
                "spmd_mesh2x2", "spmd_dp_train_step", "spmd_mesh2x2_mlp", "spmd_attention_2d",
-               "spmd_attention_2d_train", "spmd_embedding"]
+               "spmd_attention_2d_train", "spmd_embedding", "spmd_uneven"]
 
 
 def _models():
@@ -227,6 +230,16 @@ def _models():
                 placed(normal(rng, (16, 4), 0.3)), placed(normal(rng, (32, 8)), "d", None),
                 placed(normal(rng, (32, 4)), "d", None)]
 
+    # An uneven constraint (6 rows over 4 devices; jit allows it where
+    # device_put does not): XLA pads the last tile, hloc keeps the rows whole.
+    def spmd_uneven(x, w):
+        h = jnp.tanh(x @ w).T
+        h = lax.with_sharding_constraint(h, NamedSharding(mesh, P("d", None)))
+        return jnp.sum(h, axis=0), jnp.max(h * 2.0, axis=1)
+
+    def spmd_uneven_args(rng):
+        return [placed(normal(rng, (8, 6), 0.5), "d", None), placed(normal(rng, (6, 6), 0.5))]
+
     mesh2 = Mesh(np.array(jax.devices()[:DEVICES]).reshape(2, 2), ("a", "b"))
 
     def spmd_mesh2x2(x, w):
@@ -287,6 +300,7 @@ def _models():
 
     return {
         "spmd_embedding": (spmd_embedding_args, spmd_embedding),
+        "spmd_uneven": (spmd_uneven_args, spmd_uneven, {"out_shardings": NamedSharding(mesh, P())}),
         "spmd_attention_2d_train": (spmd_attention_2d_args, spmd_attention_2d_train),
         "spmd_attention_2d": (spmd_attention_2d_args, spmd_attention_2d),
         "spmd_mesh2x2_mlp": (spmd_mesh2x2_mlp_args, spmd_mesh2x2_mlp),
@@ -372,7 +386,7 @@ def _generate(name):
         env["JAX_PLATFORMS"] = "cpu"
         env["XLA_FLAGS"] = " ".join([
             "--xla_force_host_platform_device_count=%d" % DEVICES,
-            "--xla_dump_to=" + dump, "--xla_dump_hlo_as_text",
+            "--xla_dump_to=" + dump, "--xla_dump_hlo_as_text", "--xla_dump_hlo_as_proto",
             "--xla_dump_hlo_pass_re=spmd-partitioning"])
         subprocess.run([sys.executable, __file__, "--child", name, dump], check=True, env=env)
         files = sorted(os.listdir(dump))
@@ -386,6 +400,13 @@ def _generate(name):
             out.write(read(before[0]))
         with open(os.path.join(ZOO, name + ".partitioned.hlo"), "w") as out:
             out.write(read(spmd[0]))
+        if name in SPMD_MODELS:
+            proto = [f for f in files if "after_spmd-partitioning" in f and f.endswith(".hlo.pb")]
+            if len(proto) != 1:
+                raise SystemExit("%s: expected one partitioned proto, got %s" % (name, proto))
+            with open(os.path.join(dump, proto[0]), "rb") as src:
+                with open(os.path.join(ZOO, name + ".partitioned.pb"), "wb") as out:
+                    out.write(src.read())
         print(name, "->", before + spmd)
 
 

@@ -46,7 +46,7 @@ std::vector<std::string> ShardedZooModels() {
 std::vector<std::string> SpmdZooModels() {
   return {"spmd_mlp_dp", "spmd_tp_matmul", "spmd_reduce", "spmd_reshard_chain", "spmd_mesh2x2",
           "spmd_dp_train_step", "spmd_mesh2x2_mlp", "spmd_attention_2d",
-          "spmd_attention_2d_train", "spmd_embedding"};
+          "spmd_attention_2d_train", "spmd_embedding", "spmd_uneven"};
 }
 
 absl::StatusOr<ShardedZooModel> ReadShardedZooModel(const std::string& name) {
@@ -55,6 +55,8 @@ absl::StatusOr<ShardedZooModel> ReadShardedZooModel(const std::string& name) {
   model.name = name;
   HLOC_ASSIGN_OR_RETURN(model.partitioned_text, ReadFile(base + ".partitioned.hlo"));
   HLOC_ASSIGN_OR_RETURN(model.sdy_text, ReadFile(base + ".sdy.hlo"));
+  absl::StatusOr<std::string> proto = ReadFile(base + ".partitioned.pb");
+  if (proto.ok()) model.partitioned_proto = *std::move(proto);
   HLOC_ASSIGN_OR_RETURN(std::string io, ReadFile(base + ".io.txt"));
   int line_number = 0;
   for (absl::string_view line : absl::StrSplit(io, '\n', absl::SkipEmpty())) {

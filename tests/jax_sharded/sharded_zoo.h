@@ -17,6 +17,9 @@ struct ShardedZooModel {
   std::string name;
   std::string partitioned_text;  // NAME.partitioned.hlo
   std::string sdy_text;          // NAME.sdy.hlo
+  // NAME.partitioned.pb (spmd_* models; XLA's HloProto dump of the
+  // partitioned module); empty where the zoo has none.
+  std::string partitioned_proto;
   // [device][argument] / [device][result].
   std::vector<std::vector<Literal>> device_inputs, device_outputs;
   std::vector<Literal> global_inputs, global_outputs;

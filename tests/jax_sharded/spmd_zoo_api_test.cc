@@ -62,6 +62,43 @@ TEST_P(SpmdZooApiTest, JitModuleTakesAndReturnsGlobalArrays) {
   }
 }
 
+// The same JAX modules compiled for ONE device (num_partitions dropped from
+// the header): the sharding custom calls ("Sharding",
+// "xla.sdy.FuncResultSharding") are identities there, removed before the
+// backend; the global outputs equal JAX's.
+TEST_P(SpmdZooApiTest, OneDeviceIgnoresShardingAnnotations) {
+  const auto& [name, backend] = GetParam();
+  absl::StatusOr<ShardedZooModel> model = ReadShardedZooModel(name);
+  ASSERT_TRUE(model.ok()) << model.status();
+  std::string text = model->sdy_text;
+  const size_t header = text.find(", num_partitions=4");
+  ASSERT_NE(header, std::string::npos);
+  text.erase(header, std::strlen(", num_partitions=4"));
+  static std::shared_ptr<api::Client> client = *api::Client::Create();
+  api::CompileOptions options;
+  options.backend = backend;
+  absl::StatusOr<std::shared_ptr<api::Executable>> exe =
+      client->Compile(api::ModuleSource::Text(text), options);
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  EXPECT_EQ((*exe)->stats().devices, 1);
+  std::vector<Buffer> arguments;
+  for (const Literal& input : model->global_inputs) {
+    arguments.push_back(*Buffer::CopyFromHost(input.shape().element_type(),
+                                              input.shape().dimensions(), input.raw()));
+  }
+  absl::StatusOr<std::vector<Buffer>> results = (*exe)->Execute(arguments);
+  ASSERT_TRUE(results.ok()) << results.status();
+  ASSERT_EQ(results->size(), model->global_outputs.size());
+  for (size_t j = 0; j < results->size(); ++j) {
+    const Literal& expected = model->global_outputs[j];
+    Literal actual = *Literal::Create(expected.shape());
+    ASSERT_EQ((*results)[j].byte_size(), actual.size_bytes());
+    std::memcpy(actual.mutable_raw(), (*results)[j].data(), actual.size_bytes());
+    ComparisonReport report = CompareLiterals(expected, actual);
+    EXPECT_TRUE(report.ok) << name << " output " << j << ": " << report.ToString();
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Zoo, SpmdZooApiTest,
                          ::testing::Combine(::testing::ValuesIn(SpmdZooModels()),
                                             ::testing::Values(Backend::kHost,
