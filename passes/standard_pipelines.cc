@@ -11,6 +11,7 @@
 #include "passes/outlining/library_epilogue_fusion.h"
 #include "passes/outlining/outline_library_calls.h"
 #include "passes/reshape_sinking.h"
+#include "passes/sharding/remove_sharding_annotations.h"
 #include "passes/tuple_simplifier.h"
 
 namespace hloc {
@@ -43,6 +44,9 @@ std::vector<std::string> StandardPipelineNames() {
 absl::StatusOr<std::unique_ptr<HloPassPipeline>> MakeStandardPipeline(
     const std::string& name, const PipelineOptions& options, FusionLedger* ledger) {
   auto pipeline = std::make_unique<HloPassPipeline>(name, options);
+  // On one device JAX's sharding custom calls are identities (a no-op for
+  // modules naming several devices, which keep them for the partitioner).
+  pipeline->AddPass<RemoveShardingAnnotations>();
   if (name == "simplify") {
     AddSimplification(*pipeline, options);
   } else if (name == "fusion") {

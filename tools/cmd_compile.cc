@@ -32,6 +32,7 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
+#include "passes/sharding/remove_sharding_annotations.h"
 #include "passes/standard_pipelines.h"
 #include "tools/command.h"
 #include "tools/module_files.h"
@@ -211,6 +212,7 @@ absl::Status RunCompile(const Args& args) {
       gpu::GpuPipelineOptions cuda;
       cuda.cublaslt = gpu::LibraryUse::kAvailable;
       cuda.cudnn = gpu::LibraryUse::kAvailable;
+      HLOC_RETURN_IF_ERROR(RemoveShardingAnnotations().Run(*module).status());
       HLOC_RETURN_IF_ERROR(gpu::OptimizeForGpu(*module, cuda).status());
     } else {
       HLOC_ASSIGN_OR_RETURN(std::unique_ptr<HloPassPipeline> pipeline,

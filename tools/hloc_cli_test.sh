@@ -219,6 +219,18 @@ for backend in interpreter host; do
     --backend="$backend"
   expect_in "run-one-device-sharding-$backend-output" "$tmp/out" "output{0} f32\[8,6\]: min"
 done
+# The same module through opt, explain and compile: their pipelines drop the
+# annotations too (no custom call left for a kernel or a backend).
+check opt-one-device-sharding 0 "$hloc" opt "$testdata/jax_one_device_sharding.hlo"
+if grep -q 'custom_call_target="\(Sharding\|xla.sdy.FuncResultSharding\)"' "$tmp/out"; then
+  echo "FAIL opt-one-device-sharding-removed"; cat "$tmp/out"; failures=$((failures+1))
+else
+  echo "ok   opt-one-device-sharding-removed"
+fi
+check explain-one-device-sharding 0 "$hloc" explain "$testdata/jax_one_device_sharding.hlo"
+check compile-one-device-sharding-host 0 "$hloc" compile "$testdata/jax_one_device_sharding.hlo" \
+  --target=host
+check compile-one-device-sharding-ptx 0 "$hloc" compile "$testdata/jax_one_device_sharding.hlo"
 
 # 4 MPI processes (tools/setup.sh installs Open MPI): rank 0 prints the same
 # global output as the 4 host threads (MPI's reduction order may change the
