@@ -218,6 +218,7 @@ class Verifier {
       for (const HloInstruction* instruction : computation->instructions()) {
         absl::Status valid = ValidateShape(instruction->shape());
         if (!valid.ok()) return InstructionError(*instruction, "valid-shape", valid.message());
+        HLOC_RETURN_IF_ERROR(VerifySparsity(*instruction));
       }
     }
     for (const HloComputation* computation : computations_) {
@@ -231,6 +232,32 @@ class Verifier {
 
  private:
   // ---- round 1: structure
+
+  // A dot's N:M sparsity descriptor (carried from the proto): N of every M
+  // elements non-zero, 1 <= N < M, on an existing operand dimension.
+  absl::Status VerifySparsity(const HloInstruction& instruction) {
+    const xla::HloInstructionProto* carried = instruction.carried_proto_fields();
+    if (carried == nullptr || !carried->has_sparsity_config()) return absl::OkStatus();
+    const xla::SparsityConfig& sparsity = carried->sparsity_config();
+    for (int side = 0; side < 2; ++side) {
+      const bool lhs = side == 0;
+      if (lhs ? !sparsity.has_lhs() : !sparsity.has_rhs()) continue;
+      const xla::SparsityConfig::TensorSparsityConfig& c = lhs ? sparsity.lhs() : sparsity.rhs();
+      const int64_t operand = lhs ? 0 : 1;
+      const int64_t rank = instruction.operand_count() > operand && instruction.operand(operand)
+                               ? instruction.operand(operand)->shape().rank()
+                               : 0;
+      if (c.num_non_zero() < 1 || c.block_size() <= c.num_non_zero() || c.dimension() < 0 ||
+          c.dimension() >= rank) {
+        return InstructionError(
+            instruction, "sparsity",
+            absl::StrCat("sparsity ", lhs ? "L" : "R", ".", c.dimension(), "@", c.num_non_zero(),
+                         ":", c.block_size(), " needs 1 <= N < M and a dimension of operand ",
+                         operand, " (rank ", rank, ")"));
+      }
+    }
+    return absl::OkStatus();
+  }
 
   absl::Status VerifyModuleStructure() {
     computations_ = module_.computations();

@@ -858,3 +858,35 @@ ENTRY e {
 
 }  // namespace
 }  // namespace hloc
+
+namespace hloc {
+namespace {
+
+// The proto fuzzer's find: a dot whose N:M sparsity had N >= M verified but
+// printed as text no parser reads (L.1@10:4). Now the verifier says so.
+TEST(VerifierSparsityTest, SparsityNeedsNBelowMOnAnOperandDimension) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(R"(
+HloModule m
+ENTRY e {
+  a = bf16[10,16] parameter(0)
+  b = bf16[32,20] parameter(1)
+  meta = u16[10,2] parameter(2)
+  ROOT d = f32[10,20] dot(a, b, meta), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sparsity=L.1@2:4
+})");
+  ASSERT_TRUE(module.ok()) << module.status();
+  EXPECT_TRUE(VerifyModule(**module).ok()) << VerifyModule(**module);
+  HloInstruction* dot = (*module)->entry()->root();
+  xla::SparsityConfig::TensorSparsityConfig* lhs =
+      dot->mutable_carried_proto_fields()->mutable_sparsity_config()->mutable_lhs();
+  lhs->set_num_non_zero(10);
+  absl::Status status = VerifyModule(**module);
+  EXPECT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("sparsity L.1@10:4 needs 1 <= N < M"), std::string::npos)
+      << status;
+  lhs->set_num_non_zero(2);
+  lhs->set_dimension(5);
+  EXPECT_FALSE(VerifyModule(**module).ok());
+}
+
+}  // namespace
+}  // namespace hloc
