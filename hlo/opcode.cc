@@ -58,6 +58,11 @@ bool IsElementwiseUnary(HloOpcode opcode) {
   }
 }
 
+bool IsElementwiseOpcode(HloOpcode opcode) {
+  return IsElementwiseUnary(opcode) || IsElementwiseBinary(opcode) ||
+         opcode == HloOpcode::kSelect || opcode == HloOpcode::kClamp;
+}
+
 bool IsElementwiseBinary(HloOpcode opcode) {
   switch (opcode) {
     case HloOpcode::kAdd: case HloOpcode::kAnd: case HloOpcode::kAtan2:

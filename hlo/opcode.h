@@ -156,6 +156,9 @@ int HloOpcodeArity(HloOpcode opcode);
 // Classes of opcodes that passes and the verifier ask about.
 bool IsElementwiseUnary(HloOpcode opcode);   // abs, exp, convert, ... (one operand, same dims)
 bool IsElementwiseBinary(HloOpcode opcode);  // add, compare, shift-left, ...
+// Unary, binary, select or clamp: element i of the result reads element i of
+// each array operand (scalars of select/clamp aside).
+bool IsElementwiseOpcode(HloOpcode opcode);
 bool IsCollective(HloOpcode opcode);         // all-reduce, all-gather, ... and their async forms
 bool IsAsyncOrCommunication(HloOpcode opcode);  // send/recv, async-*, copy-start, infeed, ...
 

@@ -9,9 +9,7 @@ namespace hloc {
 namespace {
 
 bool IsElementwise(const HloInstruction& hlo) {
-  const HloOpcode op = hlo.opcode();
-  return IsElementwiseUnary(op) || IsElementwiseBinary(op) || op == HloOpcode::kSelect ||
-         op == HloOpcode::kClamp;
+  return IsElementwiseOpcode(hlo.opcode());
 }
 
 // `slice` reads the window `dus` writes: same array, same start operands,

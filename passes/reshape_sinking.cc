@@ -38,10 +38,7 @@ bool IsScalarBroadcast(const HloInstruction& hlo) {
 }
 
 bool IsElementwise(const HloInstruction& hlo) {
-  const HloOpcode op = hlo.opcode();
-  return (IsElementwiseUnary(op) || IsElementwiseBinary(op) || op == HloOpcode::kSelect ||
-          op == HloOpcode::kClamp) &&
-         hlo.shape().IsArray() && !hlo.HasSideEffect();
+  return IsElementwiseOpcode(hlo.opcode()) && hlo.shape().IsArray() && !hlo.HasSideEffect();
 }
 
 // The common shape S of `hlo`'s reshaped operands when the rewrite applies.

@@ -11,9 +11,7 @@ namespace backend {
 namespace {
 
 bool IsElementwise(const HloInstruction& hlo) {
-  const HloOpcode op = hlo.opcode();
-  return IsElementwiseUnary(op) || IsElementwiseBinary(op) || op == HloOpcode::kSelect ||
-         op == HloOpcode::kClamp;
+  return IsElementwiseOpcode(hlo.opcode());
 }
 
 Layout LayoutOf(const Shape& shape) {

@@ -26,9 +26,7 @@ std::vector<int64_t> WithoutOnes(const std::vector<int64_t>& dims) {
 }
 
 bool IsElementwise(const HloInstruction& hlo) {
-  const HloOpcode op = hlo.opcode();
-  return IsElementwiseUnary(op) || IsElementwiseBinary(op) || op == HloOpcode::kSelect ||
-         op == HloOpcode::kClamp;
+  return IsElementwiseOpcode(hlo.opcode());
 }
 
 bool IsNormalizableType(PrimitiveType type) {

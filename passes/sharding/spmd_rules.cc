@@ -12,11 +12,7 @@ namespace hloc {
 namespace {
 
 bool IsElementwise(const HloInstruction& hlo) {
-  const HloOpcode op = hlo.opcode();
-  if (!IsElementwiseUnary(op) && !IsElementwiseBinary(op) && op != HloOpcode::kSelect &&
-      op != HloOpcode::kClamp) {
-    return false;
-  }
+  if (!IsElementwiseOpcode(hlo.opcode())) return false;
   if (!hlo.shape().IsArray()) return false;
   for (const HloInstruction* operand : hlo.operands()) {
     if (!operand->shape().IsArray() || !operand->shape().SameDimensions(hlo.shape())) return false;
