@@ -219,6 +219,7 @@ class Verifier {
         absl::Status valid = ValidateShape(instruction->shape());
         if (!valid.ok()) return InstructionError(*instruction, "valid-shape", valid.message());
         HLOC_RETURN_IF_ERROR(VerifySparsity(*instruction));
+        HLOC_RETURN_IF_ERROR(VerifyEnumAttributes(*instruction));
       }
     }
     for (const HloComputation* computation : computations_) {
@@ -255,6 +256,55 @@ class Verifier {
                          ":", c.block_size(), " needs 1 <= N < M and a dimension of operand ",
                          operand, " (rank ", rank, ")"));
       }
+    }
+    return absl::OkStatus();
+  }
+
+  // Enum-valued attributes arrive from the proto as plain integers (proto3
+  // enums are open), so a value with no name must be refused here: nothing
+  // downstream can print, parse or lower it.
+  absl::Status VerifyEnumAttributes(const HloInstruction& instruction) {
+    const HloAttributes& a = instruction.attrs();
+    auto unknown = [&](absl::string_view what, int value) {
+      return InstructionError(instruction, "enum-attribute",
+                              absl::StrCat(what, " has no value ", value));
+    };
+    if (a.precision_config.has_value()) {
+      const xla::PrecisionConfig& config = *a.precision_config;
+      for (int p : config.operand_precision()) {
+        if (!xla::PrecisionConfig::Precision_IsValid(p)) return unknown("operand_precision", p);
+      }
+      if (!xla::PrecisionConfig::Algorithm_IsValid(config.algorithm())) {
+        return unknown("dot algorithm", config.algorithm());
+      }
+    }
+    if (a.triangular_solve_options.has_value() &&
+        !xla::TriangularSolveOptions::Transpose_IsValid(a.triangular_solve_options->transpose_a())) {
+      return unknown("transpose_a", a.triangular_solve_options->transpose_a());
+    }
+    if (a.result_accuracy.has_value() &&
+        !xla::ResultAccuracy::Mode_IsValid(a.result_accuracy->mode())) {
+      return unknown("result_accuracy mode", a.result_accuracy->mode());
+    }
+    const xla::HloInstructionProto* carried = instruction.carried_proto_fields();
+    if (carried != nullptr && !xla::PaddingType_IsValid(carried->padding_type())) {
+      return unknown("padding_type", carried->padding_type());
+    }
+    if (!xla::CustomCallApiVersion_IsValid(a.custom_call_api_version)) {
+      return unknown("custom-call api_version", a.custom_call_api_version);
+    }
+    if (!xla::CustomCallSchedule_IsValid(a.custom_call_schedule)) {
+      return unknown("custom-call schedule", a.custom_call_schedule);
+    }
+    if (!xla::RandomDistribution_IsValid(a.distribution)) {
+      return unknown("rng distribution", a.distribution);
+    }
+    if (!xla::RandomAlgorithm_IsValid(a.rng_algorithm)) {
+      return unknown("rng algorithm", a.rng_algorithm);
+    }
+    if (!xla::FftType_IsValid(a.fft_type)) return unknown("fft_type", a.fft_type);
+    if (!xla::TriState_IsValid(a.is_associative)) {
+      return unknown("is_associative", a.is_associative);
     }
     return absl::OkStatus();
   }

@@ -888,5 +888,35 @@ ENTRY e {
   EXPECT_FALSE(VerifyModule(**module).ok());
 }
 
+// The proto fuzzer's next find: a dot whose precision config named
+// algorithm 67 verified but printed as "algorithm=," (proto3 enums are open).
+// Every enum-valued attribute is now checked against its enum.
+TEST(VerifierEnumTest, EnumAttributesMustNameAValue) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(R"(
+HloModule m
+ENTRY e {
+  a = f32[2,3] parameter(0)
+  b = f32[3,4] parameter(1)
+  ROOT d = f32[2,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, operand_precision={high,default}
+})");
+  ASSERT_TRUE(module.ok()) << module.status();
+  EXPECT_TRUE(VerifyModule(**module).ok()) << VerifyModule(**module);
+  HloInstruction* dot = (*module)->entry()->root();
+  xla::PrecisionConfig* config = dot->mutable_attrs()->precision_config.mutable_value();
+  config->set_algorithm(static_cast<xla::PrecisionConfig::Algorithm>(67));
+  absl::Status status = VerifyModule(**module);
+  EXPECT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("dot algorithm has no value 67"), std::string::npos) << status;
+  config->set_algorithm(xla::PrecisionConfig::ALG_DOT_F32_F32_F32);
+  EXPECT_TRUE(VerifyModule(**module).ok()) << VerifyModule(**module);
+  config->set_operand_precision(1, static_cast<xla::PrecisionConfig::Precision>(9));
+  status = VerifyModule(**module);
+  EXPECT_NE(status.message().find("operand_precision has no value 9"), std::string::npos) << status;
+  config->set_operand_precision(1, xla::PrecisionConfig::DEFAULT);
+  dot->mutable_attrs()->fft_type = static_cast<xla::FftType>(40);
+  status = VerifyModule(**module);
+  EXPECT_NE(status.message().find("fft_type has no value 40"), std::string::npos) << status;
+}
+
 }  // namespace
 }  // namespace hloc
