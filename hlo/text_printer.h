@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "absl/strings/string_view.h"
+
 #include "hlo/module.h"
 
 namespace hloc {
@@ -20,6 +22,12 @@ struct PrintOptions {
 std::string PrintModule(const HloModule& module, const PrintOptions& options = {});
 std::string PrintComputation(const HloComputation& computation, const PrintOptions& options = {});
 std::string PrintInstruction(const HloInstruction& instruction, const PrintOptions& options = {});
+
+// A computation's or instruction's name as printed: characters outside
+// [A-Za-z0-9_.-], and the '-' of "->", become '_'; an empty name is "_".
+// Two names that print the same cannot both be read back, so the verifier
+// keeps printed names unique.
+std::string PrintedName(absl::string_view name);
 
 }  // namespace hloc
 

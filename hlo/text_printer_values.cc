@@ -513,4 +513,11 @@ void AppendStackFrameIndex(const xla::StackFrameIndexProto& index, std::string* 
 }
 
 }  // namespace text_internal
+
+std::string PrintedName(absl::string_view name) {
+  std::string printed;
+  text_internal::AppendSanitized(name, &printed);
+  return printed;
+}
+
 }  // namespace hloc

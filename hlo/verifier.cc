@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -27,6 +28,7 @@
 #include "hlo/mesh_replica_groups.h"
 #include "hlo/shape_inference.h"
 #include "hlo/status_macros.h"
+#include "hlo/text_printer.h"
 
 namespace hloc {
 namespace {
@@ -318,9 +320,9 @@ class Verifier {
         return ComputationError(*computation, "structure",
                                 "computation does not name this module as its parent");
       }
-      if (!computation_names.insert(computation->name()).second) {
+      if (!computation_names.insert(PrintedName(computation->name())).second) {
         return ComputationError(*computation, "unique-name",
-                                "another computation has the same name");
+                                "another computation has the same (printed) name");
       }
       in_module_.insert(computation);
     }
@@ -337,18 +339,27 @@ class Verifier {
     for (const HloComputation* computation : computations_) {
       instruction_count += computation->instruction_count();
     }
+    // Names are compared as printed (PrintedName): almost every name prints
+    // as itself; the few that do not are keyed by their printed copy.
     absl::flat_hash_map<absl::string_view, const HloInstruction*> names;
+    std::deque<std::string> printed_copies;
     absl::flat_hash_map<int64_t, const HloInstruction*> ids;
     names.reserve(instruction_count);
     ids.reserve(instruction_count);
     for (const HloComputation* computation : computations_) {
       for (const HloInstruction* instruction : computation->instructions()) {
-        auto [name_it, new_name] =
-            names.emplace(absl::string_view(instruction->name()), instruction);
+        absl::string_view key = instruction->name();
+        std::string printed = PrintedName(key);
+        if (printed != key) key = printed_copies.emplace_back(std::move(printed));
+        auto [name_it, new_name] = names.emplace(key, instruction);
         if (!new_name) {
           return InstructionError(
               *instruction, "unique-name",
-              absl::StrCat("name is also used by an instruction in computation ",
+              absl::StrCat(key == instruction->name()
+                               ? "name is also used by an instruction"
+                               : absl::StrCat("name prints as %", key, ", as does %",
+                                              name_it->second->name()),
+                           " in computation ",
                            name_it->second->parent() ? name_it->second->parent()->name() : "?"));
         }
         auto [id_it, new_id] = ids.emplace(instruction->unique_id(), instruction);

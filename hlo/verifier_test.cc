@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "hlo/module.h"
 #include "hlo/text_parser.h"
+#include "hlo/text_printer.h"
 
 namespace hloc {
 namespace {
@@ -916,6 +917,32 @@ ENTRY e {
   dot->mutable_attrs()->fft_type = static_cast<xla::FftType>(40);
   status = VerifyModule(**module);
   EXPECT_NE(status.message().find("fft_type has no value 40"), std::string::npos) << status;
+}
+
+// The proto fuzzer's find: two instructions named "constant.3?" and
+// "constant.3!" in a proto are distinct names but both print as
+// %constant.3_, so the printed module did not parse. Names are unique as
+// printed.
+TEST(VerifierNameTest, NamesMustStayDistinctWhenPrinted) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(R"(
+HloModule m
+ENTRY e {
+  a = f32[2] parameter(0)
+  b = f32[2] negate(a)
+  ROOT c = f32[2] add(a, b)
+})");
+  ASSERT_TRUE(module.ok()) << module.status();
+  HloInstruction* b = (*module)->entry()->root()->operand(1);
+  b->set_name("x?");
+  (*module)->entry()->root()->set_name("x!");
+  absl::Status status = VerifyModule(**module);
+  EXPECT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("name prints as %x_, as does %x?"), std::string::npos) << status;
+  b->set_name("x?y");
+  EXPECT_TRUE(VerifyModule(**module).ok()) << VerifyModule(**module);
+  EXPECT_EQ(PrintedName("a->b"), "a__b");
+  EXPECT_EQ(PrintedName("a-b.c_1"), "a-b.c_1");
+  EXPECT_EQ(PrintedName(""), "_");
 }
 
 }  // namespace
