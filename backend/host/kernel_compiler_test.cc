@@ -167,14 +167,19 @@ CHECK: define void @kernel(
 CHECK: fpext <{{[0-9]+}} x float> {{.*}} to <{{[0-9]+}} x double>
 CHECK: fadd <{{[0-9]+}} x double>
 )"));
-  // Row sums too: 8 partial sums per row (lane rows), side by side.
+  // Row sums too (sum rows): one reassociable accumulator per row that LLVM
+  // vectorizes 8 doubles wide, 4 vectors in flight.
   const HloComputation* rows = module->FindComputation("rows");
   ASSERT_NE(rows, nullptr);
   absl::StatusOr<std::string> row_ir = compiler->EmitIr(*rows, /*optimized=*/true);
   ASSERT_TRUE(row_ir.ok()) << row_ir.status();
   EXPECT_TRUE(FileCheck(*row_ir, R"(
 CHECK: define void @kernel(
-CHECK: fadd <{{[0-9]+}} x double>
+CHECK: fadd reassoc <8 x double> %vec.phi
+CHECK: fadd reassoc <8 x double> %vec.phi
+CHECK: fadd reassoc <8 x double> %vec.phi
+CHECK: fadd reassoc <8 x double> %vec.phi
+CHECK: llvm.vector.reduce.fadd.v8f64
 )"));
 }
 

@@ -88,7 +88,7 @@ llvm::AllocaInst* ElementalIrEmitter::EntryAlloca(llvm::Type* type, absl::string
 absl::Status ElementalIrEmitter::EmitLoop(absl::string_view name, llvm::Value* begin,
                                           llvm::Value* end,
                                           const std::function<absl::Status(llvm::Value*)>& body,
-                                          bool vectorize) {
+                                          bool vectorize, int vector_width, int interleave) {
   llvm::Function* function = b_->GetInsertBlock()->getParent();
   const std::string n(name.data(), name.size());
   llvm::BasicBlock* preheader = b_->GetInsertBlock();
@@ -113,8 +113,16 @@ absl::Status ElementalIrEmitter::EmitLoop(absl::string_view name, llvm::Value* b
     llvm::Metadata* enable[] = {llvm::MDString::get(c, "llvm.loop.vectorize.enable"),
                                 llvm::ConstantAsMetadata::get(b_->getTrue())};
     llvm::Metadata* no_unroll[] = {llvm::MDString::get(c, "llvm.loop.unroll.disable")};
-    llvm::MDNode* loop_id = llvm::MDNode::getDistinct(
-        c, {nullptr, llvm::MDNode::get(c, enable), llvm::MDNode::get(c, no_unroll)});
+    std::vector<llvm::Metadata*> properties = {nullptr, llvm::MDNode::get(c, enable),
+                                               llvm::MDNode::get(c, no_unroll)};
+    auto count = [&](const char* key, int value) {
+      llvm::Metadata* entry[] = {llvm::MDString::get(c, key),
+                                 llvm::ConstantAsMetadata::get(b_->getInt32(value))};
+      properties.push_back(llvm::MDNode::get(c, entry));
+    };
+    if (vector_width > 0) count("llvm.loop.vectorize.width", vector_width);
+    if (interleave > 0) count("llvm.loop.interleave.count", interleave);
+    llvm::MDNode* loop_id = llvm::MDNode::getDistinct(c, properties);
     loop_id->replaceOperandWith(0, loop_id);
     latch->setMetadata(llvm::LLVMContext::MD_loop, loop_id);
   }

@@ -132,10 +132,13 @@ class ElementalIrEmitter {
   // the loop; afterwards the builder is at the loop exit. Opens a generator
   // cache scope for the body.
   // With `vectorize`, the loop carries metadata asking LLVM to vectorize it
-  // rather than unroll it first (for inner loops over independent lanes).
+  // rather than unroll it first (for inner loops over independent lanes);
+  // `vector_width` > 0 also fixes the vector width (elements) and
+  // `interleave` > 0 the number of vectors in flight, where LLVM's cost
+  // model would pick too few (reductions over converted narrow floats).
   absl::Status EmitLoop(absl::string_view name, llvm::Value* begin, llvm::Value* end,
                         const std::function<absl::Status(llvm::Value*)>& body,
-                        bool vectorize = false);
+                        bool vectorize = false, int vector_width = 0, int interleave = 0);
   // Nested loops over [0, sizes[i]) in row-major order.
   absl::Status EmitLoopNest(absl::string_view name, absl::Span<const int64_t> sizes,
                             const std::function<absl::Status(const std::vector<llvm::Value*>&)>& body);
