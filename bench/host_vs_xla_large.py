@@ -22,16 +22,22 @@ pinned to CPU 0 (`taskset -c 0`) on both sides, and hloc also gets
 --threads=1; all cores means no pinning and --threads=<cores>.
 
 Also per model: hloc's result against XLA:CPU's recorded one (host_bench's
-check: |a-e| <= 2e-2 + 2e-2 |e| per element, with the largest errors), the
+check: |a-e| <= 2e-2 + 2e-2 |e| per element, with the largest errors). Where
+the two differ, the reference interpreter decides, since it defines the right
+answer: `hloc run --backend=interpreter` and `--backend=host` on the snapshot's
+arguments, then `hloc compare` of each side against the interpreter's result
+(element-type tolerances), both verdicts in the table. Then the
 ops hloc still runs through the interpreter (should be none), and compile
 times side by side (hloc: pipeline + codegen with a fresh kernel compiler;
 XLA: jit(...).lower(...).compile()).
 
 Usage:
   python3 tests/jax_large/make_large_zoo.py        # once: writes the zoo
-  python3 bench/host_vs_xla_large.py [--bin PATH/host_bench] [--min-time S]
-        [--models a,b] [--json OUT]
-Without --bin the script builds //bench:host_bench with `bazel build -c opt`.
+  python3 bench/host_vs_xla_large.py [--bin PATH/host_bench] [--hloc PATH/hloc]
+        [--min-time S] [--models a,b] [--json OUT]
+Without --bin the script builds //bench:host_bench with `bazel build -c opt`;
+without --hloc it uses tools/hloc beside the host_bench binary's bench/ folder
+(bazel-bin), and skips the interpreter's verdict when there is none.
 """
 
 import argparse
@@ -39,6 +45,7 @@ import glob
 import json
 import math
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -79,6 +86,42 @@ def run_xla(name, min_time, one_thread):
     if out.returncode != 0:
         return {"error": (out.stderr or out.stdout).strip().splitlines()[-1:]}
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def interpreter_verdict(hloc, path):
+    """hloc host and XLA:CPU (the snapshot's result) against the interpreter."""
+    with tempfile.TemporaryDirectory(prefix="host_vs_xla_large.ref.") as tmp:
+        outputs = {}
+        for backend in ("interpreter", "host"):
+            out = os.path.join(tmp, backend + ".pb")
+            run = subprocess.run([hloc, "run", path, f"--backend={backend}", f"--output={out}"],
+                                 capture_output=True, text=True)
+            if run.returncode != 0:
+                return {"error": f"{backend}: " + (run.stderr.strip().splitlines() or ["?"])[-1]}
+            outputs[backend] = out
+        verdict = {}
+        for side, actual in (("hloc", outputs["host"]), ("xla", path)):
+            cmp = subprocess.run([hloc, "compare", outputs["interpreter"], actual],
+                                 capture_output=True, text=True)
+            line = (cmp.stdout.strip().splitlines() or ["?"])[0]
+            verdict[side] = {"ok": cmp.returncode == 0, "summary": line}
+        return verdict
+
+
+def verdict_text(verdict):
+    if "error" in verdict:
+        return f"interpreter verdict failed: {verdict['error']}"
+    def one(side, label):
+        v = verdict[side]
+        if v["ok"]:
+            return f"{label} = interpreter"
+        m = re.search(r"(\d+) of (\d+) elements.*max abs error ([^,]+), max rel error ([^;]+)",
+                      v["summary"])
+        if not m:
+            return f"{label} != interpreter ({v['summary']})"
+        return (f"{label} != interpreter ({m.group(1)} of {m.group(2)} elements beyond "
+                f"tolerance, max abs / rel err {m.group(3)} / {m.group(4)})")
+    return one("hloc", "hloc") + "; " + one("xla", "XLA")
 
 
 def same_as_snapshot(name, args, pb2_dir):
@@ -128,6 +171,8 @@ def ratio(a, b):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--bin", help="host_bench binary (default: build it)")
+    parser.add_argument("--hloc", help="hloc CLI for the interpreter's verdict "
+                        "(default: tools/hloc beside --bin's bench/)")
     parser.add_argument("--min-time", type=float, default=1.0,
                         help="seconds of timed runs per model, side and thread count")
     parser.add_argument("--models", help="comma-separated subset")
@@ -146,6 +191,12 @@ def main():
     if opts.models:
         names = [n for n in names if n in opts.models.split(",")]
     binary = opts.bin or host_vs_xla.build_bench()
+    hloc = opts.hloc or os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(binary))),
+                                     "tools", "hloc")
+    if not os.access(hloc, os.X_OK):
+        print(f"no hloc CLI at {hloc}: mismatches with XLA get no interpreter verdict",
+              file=sys.stderr)
+        hloc = None
     cores = os.cpu_count()
 
     rows = []
@@ -155,6 +206,8 @@ def main():
         for label, threads, one in (("1t", 1, True), ("all", cores, False)):
             row["host_" + label] = run_host(binary, path, threads, opts.min_time, one)
             row["xla_" + label] = run_xla(name, opts.min_time, one)
+        if hloc and "error" not in row["host_all"] and not row["host_all"].get("matches_recorded"):
+            row["interpreter_verdict"] = interpreter_verdict(hloc, path)
         rows.append(row)
         print(f"{name}: 1 thread hloc {host_vs_xla.fmt_time(row['host_1t'].get('median_s'))} "
               f"xla {host_vs_xla.fmt_time(row['xla_1t'].get('median_s'))}; {cores} cores hloc "
@@ -185,6 +238,8 @@ def main():
             ok = ha.get("matches_recorded")
             check = (f"{'ok' if ok else 'DIFFERS'} ({ha.get('max_abs_error')} / "
                      f"{ha.get('max_rel_error')})")
+        if "interpreter_verdict" in r:
+            check += "; " + verdict_text(r["interpreter_verdict"])
         if xa.get("same_inputs") is False:
             check += " (inputs differ!)"
         interp = ("-" if "interpreter_calls" not in ha else
