@@ -78,13 +78,33 @@ std::string JsonNumber(double x) {
   return absl::StrFormat("%.9g", x);
 }
 
+// Bytes a call reads of operand i: a parameter its body only slices (a
+// library call reading a view: LibraryOperandSlices) counts the slices.
+int64_t OperandBytesRead(const HloInstruction& instruction, int64_t i) {
+  const int64_t whole = Bytes(instruction.operand(i)->shape());
+  const HloComputation* body = instruction.to_apply();
+  if (instruction.opcode() != HloOpcode::kCall || body == nullptr || i >= body->num_parameters()) {
+    return whole;
+  }
+  const HloInstruction* parameter = body->parameter(i);
+  if (parameter->users().empty()) return whole;
+  int64_t sliced = 0;
+  for (const HloInstruction* user : parameter->users()) {
+    if (user->opcode() != HloOpcode::kSlice) return whole;
+    sliced += Bytes(user->shape());
+  }
+  return std::min(whole, sliced);
+}
+
 }  // namespace
 
 int64_t InstructionBytes(const HloInstruction& instruction) {
   const HloOpcode op = instruction.opcode();
   if (op == HloOpcode::kWhile || op == HloOpcode::kConditional) return 0;
   int64_t bytes = Bytes(instruction.shape());
-  for (const HloInstruction* operand : instruction.operands()) bytes += Bytes(operand->shape());
+  for (int64_t i = 0; i < instruction.operand_count(); ++i) {
+    bytes += OperandBytesRead(instruction, i);
+  }
   return bytes;
 }
 

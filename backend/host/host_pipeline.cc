@@ -17,6 +17,7 @@
 #include "passes/fusion/fusion_pipeline.h"
 #include "passes/outlining/library_capabilities.h"
 #include "passes/outlining/library_epilogue_fusion.h"
+#include "passes/outlining/library_operand_slices.h"
 #include "passes/outlining/library_patterns.h"
 #include "passes/outlining/outline_library_calls.h"
 #include "passes/pipeline.h"
@@ -99,6 +100,12 @@ absl::StatusOr<bool> OptimizeForHost(HloModule& module, const HostPipelineOption
       HLOC_ASSIGN_OR_RETURN(bool outlined, reoutline.Run(module));
       changed = changed || outlined;
     }
+    // Gemm operands that are contiguous slices (per-expert weights) read
+    // their array at an offset instead of a copy (onednn_library.cc).
+    HloPassPipeline slices("host-library-operands", options.pipeline);
+    slices.AddPass<LibraryOperandSlices>();
+    HLOC_ASSIGN_OR_RETURN(bool sliced, slices.Run(module));
+    changed = changed || sliced;
     if (options.fusion) {
       HloPassPipeline fusion("fusion", options.pipeline);
       AddHostFusion(fusion, ledger);

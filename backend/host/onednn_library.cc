@@ -3,6 +3,7 @@
 #include "backend/host/onednn_library.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -10,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "backend/host/onednn_operations.h"
 #include "hlo/computation.h"
+#include "hlo/shape_util.h"
 #include "passes/outlining/composite_attributes.h"
 #include "passes/outlining/library_epilogues.h"
 #include "passes/outlining/library_patterns.h"
@@ -43,6 +45,34 @@ int OperandIndex(const HloInstruction& call, const HloInstruction* value) {
   if (value->opcode() != HloOpcode::kParameter) return -1;
   const int64_t number = value->parameter_number();
   return number >= 0 && number < call.operand_count() ? static_cast<int>(number) : -1;
+}
+
+// The call operand (buffer index) a dot operand in the body reads, and the
+// byte offset there of its first element: a parameter, or a contiguous slice
+// of one seen through reshapes and bitcasts that keep row-major order (as
+// LibraryOperandSlices leaves a sliced weight), all in row-major layouts; -1
+// otherwise.
+int OperandView(const HloInstruction& call, const HloInstruction* value, int64_t* offset_bytes) {
+  *offset_bytes = 0;
+  const PrimitiveType type = value->shape().element_type();
+  while ((value->opcode() == HloOpcode::kReshape || value->opcode() == HloOpcode::kBitcast) &&
+         value->operand_count() == 1 && IsRowMajorArray(value->shape()) &&
+         IsRowMajorArray(value->operand(0)->shape()) &&
+         value->operand(0)->shape().element_type() == type) {
+    value = value->operand(0);
+  }
+  if (value->opcode() == HloOpcode::kSlice && value->operand_count() == 1 &&
+      IsRowMajorArray(value->shape())) {
+    const HloAttributes& a = value->attrs();
+    std::optional<int64_t> start = ContiguousSliceStart(
+        value->operand(0)->shape(), a.slice_starts, a.slice_limits, a.slice_strides);
+    if (!start.has_value()) return -1;
+    *offset_bytes = *start * ByteWidth(type);
+    value = value->operand(0);
+  }
+  const int index = OperandIndex(call, value);
+  if (index < 0 || (*offset_bytes != 0 && !IsRowMajorArray(call.operand(index)->shape()))) return -1;
+  return index;
 }
 
 // Reads alpha and the epilogue of a call whose product takes the call
@@ -84,9 +114,11 @@ OneDnnRefusal ReadGemmCall(const HloInstruction& call, const LibraryCallDescript
   const HloInstruction* dot = OnlyOp(*call.to_apply(), HloOpcode::kDot);
   if (dot == nullptr) return "the body does not hold exactly one dot";
   if (OneDnnRefusal r = MatmulFromDot(*dot, spec)) return r;
-  spec->a_buffer = OperandIndex(call, dot->operand(0));
-  spec->b_buffer = OperandIndex(call, dot->operand(1));
-  if (spec->a_buffer < 0 || spec->b_buffer < 0) return "the dot's operands are not call operands";
+  spec->a_buffer = OperandView(call, dot->operand(0), &spec->a_offset);
+  spec->b_buffer = OperandView(call, dot->operand(1), &spec->b_offset);
+  if (spec->a_buffer < 0 || spec->b_buffer < 0) {
+    return "the dot's operands are not call operands or contiguous slices of them";
+  }
   if (spec->batched != (family == "hloc.batched_gemm")) {
     return "batch dimensions disagree with the composite name";
   }
@@ -186,7 +218,9 @@ std::string MatmulNote(const MatmulSpec& s) {
   const std::string epilogue = s.epilogue.ToString();
   return absl::StrCat(PrimitiveTypeName(s.input_type), "->", PrimitiveTypeName(s.output_type), " ",
                       s.batch, "x", s.m, "x", s.n, "x", s.k, s.a_transposed ? " A^T" : "",
-                      s.b_transposed ? " B^T" : "", epilogue.empty() ? "" : " ", epilogue);
+                      s.b_transposed ? " B^T" : "", epilogue.empty() ? "" : " ", epilogue,
+                      s.a_offset ? absl::StrCat(" A at +", s.a_offset, " B") : "",
+                      s.b_offset ? absl::StrCat(" B at +", s.b_offset, " B") : "");
 }
 
 std::string ConvolutionNote(const ConvolutionSpec& s) {

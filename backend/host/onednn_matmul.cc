@@ -122,8 +122,8 @@ class MatmulOperation : public OneDnnOperation {
     const bool split = block_rows_ > 0 && pool != nullptr && pool->num_threads() > 1;
     const int64_t tasks = split ? s.batch * blocks_per_batch_ : 1;
     return ForEachPiece(tasks, pool, [&](int64_t t) {
-      uint8_t* a = static_cast<uint8_t*>(buffers[s.a_buffer]);
-      uint8_t* b = static_cast<uint8_t*>(buffers[s.b_buffer]);
+      uint8_t* a = static_cast<uint8_t*>(buffers[s.a_buffer]) + s.a_offset;
+      uint8_t* b = static_cast<uint8_t*>(buffers[s.b_buffer]) + s.b_offset;
       uint8_t* c = static_cast<uint8_t*>(buffers[s.out_buffer]);
       const MatmulPiece* piece = &whole_;
       int64_t rows = s.batch * s.m;  // Of the result this piece writes.
@@ -182,7 +182,8 @@ std::string MatmulSpec::Key() const {
                       PrimitiveTypeName(output_type), " ", batched ? "batched " : "", batch, "x",
                       m, "x", n, "x", k, a_transposed ? " aT" : "", b_transposed ? " bT" : "",
                       " ", epilogue.Key(), " buffers=", a_buffer, ",", b_buffer, ",",
-                      out_buffer);
+                      out_buffer, a_offset || b_offset ? " offsets=" : "",
+                      a_offset || b_offset ? absl::StrCat(a_offset, ",", b_offset) : "");
 }
 
 std::vector<int64_t> RowMajorStridesOf(const std::vector<int64_t>& dims) {

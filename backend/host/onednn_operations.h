@@ -90,6 +90,9 @@ struct MatmulSpec {
   bool b_transposed = false;  // B stored [N, K] per batch.
   OneDnnEpilogue epilogue;
   int a_buffer = 0, b_buffer = 1, out_buffer = 2;
+  // Where A and B start in their buffers (a contiguous slice of a call
+  // operand: LibraryOperandSlices).
+  int64_t a_offset = 0, b_offset = 0;
   std::string Key() const;
 };
 

@@ -25,6 +25,7 @@
 #include "hlo/evaluator/random_arguments.h"
 #include "hlo/text_parser.h"
 #include "hlo/text_printer.h"
+#include "passes/outlining/library_operand_slices.h"
 #include "passes/outlining/outline_library_calls.h"
 #include "runtime/thread_pool.h"
 
@@ -433,6 +434,54 @@ ENTRY e {
   if (!NoBf16Here(run)) {
     EXPECT_EQ(CountContaining(run.report.onednn_calls, "bf16->bf16 1x8x32x64 bias"), 1)
         << run.report.ToString();
+  }
+}
+
+// Gemm operands that are contiguous slices of a larger array (JAX's w[e]
+// per expert; LibraryOperandSlices moves them into the calls) run as oneDNN
+// matmuls reading the array at an offset: no copy kernel, all calls in
+// oneDNN, results equal to the interpreter's, with one thread and with row
+// blocks on two; a slice of the activations too, and batched gemms.
+TEST(OneDnnGemmCallTest, SlicedOperandsReadTheirArrayAtAnOffset) {
+  constexpr char kExperts[] = R"(
+HloModule m
+ENTRY e {
+  x = f32[96,64] parameter(0)
+  w = f32[3,64,48] parameter(1)
+  s0 = f32[1,64,48] slice(w), slice={[0:1], [0:64], [0:48]}
+  w0 = f32[64,48] reshape(s0)
+  s2 = f32[1,64,48] slice(w), slice={[2:3], [0:64], [0:48]}
+  w2 = f32[64,48] reshape(s2)
+  xs = f32[40,64] slice(x), slice={[50:90], [0:64]}
+  d0 = f32[96,48] dot(x, w0), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  d2 = f32[40,48] dot(xs, w2), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  q = f32[4,2,16,8] parameter(2)
+  k = f32[2,16,8] parameter(3)
+  q1 = f32[1,2,16,8] slice(q), slice={[3:4], [0:2], [0:16], [0:8]}
+  qr = f32[2,16,8] reshape(q1)
+  b = f32[2,16,16] dot(qr, k), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={2}
+  ROOT t = (f32[96,48], f32[40,48], f32[2,16,16]) tuple(d0, d2, b)
+})";
+  // Outlined, then the slices moved into the calls (as OptimizeForHost does
+  // before fusion; library_operand_slices_test checks the interpreter's bits
+  // are unchanged by the move).
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(kExperts);
+  ASSERT_TRUE(module.ok()) << module.status();
+  ASSERT_TRUE(OutlineLibraryCalls().Run(**module).ok());
+  LibraryOperandSlices slices;
+  ASSERT_TRUE(slices.Run(**module).ok());
+  EXPECT_EQ(slices.operands_moved(), 4);
+  const std::string moved = PrintModule(**module);
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(threads);
+    HostRun run = CheckAgainstInterpreter(moved, /*outline=*/false, Tolerance{1e-4, 1e-4},
+                                          threads);
+    ExpectOneDnn(run, 3, "matmul");
+    EXPECT_EQ(run.report.kernels, 0) << run.report.ToString();
+    // Byte offsets: expert 2 of [3,64,48] f32, rows 50.. of x, batch 3 of q.
+    EXPECT_EQ(CountContaining(run.report.onednn_calls, "B at +24576 B"), 1) << run.report.ToString();
+    EXPECT_EQ(CountContaining(run.report.onednn_calls, "A at +12800 B"), 1) << run.report.ToString();
+    EXPECT_EQ(CountContaining(run.report.onednn_calls, "A at +3072 B"), 1) << run.report.ToString();
   }
 }
 
