@@ -37,6 +37,27 @@ absl::StatusOr<HloInstruction*> CallInliner::InlineCall(HloInstruction* call) {
   HloInstruction* result = mapping.at(callee->root());
   HLOC_RETURN_IF_ERROR(call->ReplaceAllUsesWith(result));
   HLOC_RETURN_IF_ERROR(caller->RemoveInstruction(call));
+  // A call returning a tuple was read through get-tuple-elements: they now
+  // read the inlined tuple, which would hold every element in one value
+  // until the last reader (and look like one to fusion). Each reads the
+  // element itself instead.
+  if (result->opcode() == HloOpcode::kTuple) {
+    const std::vector<HloInstruction*> users = result->users();
+    for (HloInstruction* user : users) {
+      if (user->opcode() != HloOpcode::kGetTupleElement || user->operand(0) != result ||
+          user->tuple_index() < 0 || user->tuple_index() >= result->operand_count() ||
+          !user->control_predecessors().empty() || !user->control_successors().empty()) {
+        continue;
+      }
+      HLOC_RETURN_IF_ERROR(user->ReplaceAllUsesWith(result->operand(user->tuple_index())));
+      HLOC_RETURN_IF_ERROR(caller->RemoveInstruction(user));
+    }
+    if (result->users().empty() && result != caller->root() &&
+        result->control_predecessors().empty() && result->control_successors().empty()) {
+      HLOC_RETURN_IF_ERROR(caller->RemoveInstruction(result));
+      return static_cast<HloInstruction*>(nullptr);
+    }
+  }
   return result;
 }
 

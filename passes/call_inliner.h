@@ -21,7 +21,10 @@ class CallInliner : public HloPass {
   absl::string_view name() const override { return "call-inliner"; }
   absl::StatusOr<bool> Run(HloModule& module) override;
 
-  // Inlines one call instruction; returns the instruction now standing for its value.
+  // Inlines one call instruction; returns the instruction now standing for
+  // its value, or null when that was a tuple read only through
+  // get-tuple-elements (each then reads its element directly, and the tuple
+  // is gone).
   static absl::StatusOr<HloInstruction*> InlineCall(HloInstruction* call);
 
  private:

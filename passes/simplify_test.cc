@@ -199,6 +199,66 @@ ENTRY e {
   EXPECT_EQ(CountOpcode(*m, HloOpcode::kExp), 1);
 }
 
+// A call returning a tuple (a backend inlining a multi-output library call
+// it lacks, such as hloc.layer_norm on the host) leaves no tuple behind: each
+// get-tuple-element reads its element, the root one included, so fusion sees
+// the elements' producers, not one value holding them all. A tuple also read
+// whole stays.
+TEST(CallInliner, TupleResultsAreReadElementByElement) {
+  auto m = Parse(R"(
+HloModule m
+stats {
+  x = f32[4,8] parameter(0)
+  z = f32[] constant(0)
+  s = f32[4] reduce(x, z), dimensions={1}, to_apply=add
+  b = f32[4,8] broadcast(s), dimensions={0}
+  ROOT t = (f32[4], f32[4,8]) tuple(s, b)
+}
+add {
+  a = f32[] parameter(0)
+  c = f32[] parameter(1)
+  ROOT r = f32[] add(a, c)
+}
+ENTRY e {
+  p = f32[4,8] parameter(0)
+  c = (f32[4], f32[4,8]) call(p), to_apply=stats, is_composite=true, frontend_attributes={composite.name="hloc.stats",composite.attributes={},composite.version="1"}
+  b = f32[4,8] get-tuple-element(c), index=1
+  m = f32[4,8] multiply(b, p)
+  c2 = (f32[4], f32[4,8]) call(m), to_apply=stats, is_composite=true, frontend_attributes={composite.name="hloc.stats",composite.attributes={},composite.version="1"}
+  s2 = f32[4] get-tuple-element(c2), index=0
+  ROOT r = ((f32[4], f32[4,8]), f32[4]) tuple(c2, s2)
+})");
+  ASSERT_NE(m, nullptr);
+  CallInliner inliner({"hloc.stats"});
+  ASSERT_TRUE(RunAndCheckSemantics(inliner, *m).ok());
+  EXPECT_EQ(CountOpcode(*m, HloOpcode::kCall), 0);
+  // c's tuple and gte are gone; c2's tuple is read whole by the root, so it
+  // stays, while s2 reads the reduce directly.
+  EXPECT_EQ(CountOpcode(*m, HloOpcode::kGetTupleElement), 0) << PrintModule(*m);
+  EXPECT_EQ(CountOpcode(*m, HloOpcode::kTuple), 2) << PrintModule(*m);
+  const HloInstruction* root = m->entry()->root();
+  EXPECT_EQ(root->operand(1)->opcode(), HloOpcode::kReduce) << PrintModule(*m);
+  EXPECT_EQ(root->operand(0)->opcode(), HloOpcode::kTuple) << PrintModule(*m);
+
+  auto rooted = Parse(R"(
+HloModule m
+pair {
+  x = f32[4] parameter(0)
+  n = f32[4] negate(x)
+  ROOT t = (f32[4], f32[4]) tuple(x, n)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  c = (f32[4], f32[4]) call(p), to_apply=pair
+  ROOT g = f32[4] get-tuple-element(c), index=1
+})");
+  ASSERT_NE(rooted, nullptr);
+  CallInliner plain;
+  ASSERT_TRUE(RunAndCheckSemantics(plain, *rooted).ok());
+  EXPECT_EQ(rooted->entry()->root()->opcode(), HloOpcode::kNegate) << PrintModule(*rooted);
+  EXPECT_EQ(CountOpcode(*rooted, HloOpcode::kTuple), 0);
+}
+
 TEST(AlgebraicSimplifier, ArithmeticIdentities) {
   auto m = Parse(R"(
 HloModule m
