@@ -576,6 +576,24 @@ TEST(OneDnnConvolutionTest, PlainConvolutionsInManyForms) {
   }
 }
 
+// mobilenet_v2's weight-gradient convolutions (a 7x7 window over a 7x7
+// input, batch and features swapped: fb01_io01->01bf) have user layouts
+// that only oneDNN's reference code takes directly; that took seconds per
+// call. The plain-layout variant with reorders (gemm-based or better) must
+// win over it.
+TEST(OneDnnConvolutionTest, ReferenceImplementationsLoseToReorderedOnes) {
+  HostRun run = CheckAgainstInterpreter(R"(
+HloModule m
+ENTRY e {
+  x = f32[16,8,7,7] parameter(0)
+  g = f32[16,64,7,7] parameter(1)
+  ROOT c = f32[1,1,8,64] convolution(x, g), window={size=7x7}, dim_labels=fb01_io01->01bf
+})",
+                                        /*outline=*/false);
+  ExpectOneDnn(run, 1, "convolution");
+  EXPECT_EQ(CountContaining(run.report.onednn_calls, "ref"), 0) << run.report.ToString();
+}
+
 TEST(OneDnnConvolutionTest, Bf16Convolution) {
   HostRun run = CheckAgainstInterpreter(R"(
 HloModule m
