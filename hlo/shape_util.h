@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "hlo/instruction.h"
 #include "hlo/shape.h"
 
 namespace hloc {
@@ -37,6 +38,15 @@ inline PrimitiveType FirstArrayType(const Shape& shape) {
 // descending one.
 inline bool IsRowMajorArray(const Shape& shape) {
   return shape.IsArray() && (!shape.has_layout() || shape.layout() == Layout::RowMajor(shape.rank()));
+}
+
+// A reshape or bitcast between row-major arrays of one element type: its
+// elements keep their operand's linear order (the same bytes).
+inline bool KeepsRowMajorOrder(const HloInstruction& hlo) {
+  return (hlo.opcode() == HloOpcode::kReshape || hlo.opcode() == HloOpcode::kBitcast) &&
+         hlo.operand_count() == 1 && IsRowMajorArray(hlo.shape()) &&
+         IsRowMajorArray(hlo.operand(0)->shape()) &&
+         hlo.shape().element_type() == hlo.operand(0)->shape().element_type();
 }
 
 // When slice(starts, limits, strides) of a static row-major array `operand`

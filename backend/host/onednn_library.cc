@@ -55,12 +55,7 @@ int OperandIndex(const HloInstruction& call, const HloInstruction* value) {
 int OperandView(const HloInstruction& call, const HloInstruction* value, int64_t* offset_bytes) {
   *offset_bytes = 0;
   const PrimitiveType type = value->shape().element_type();
-  while ((value->opcode() == HloOpcode::kReshape || value->opcode() == HloOpcode::kBitcast) &&
-         value->operand_count() == 1 && IsRowMajorArray(value->shape()) &&
-         IsRowMajorArray(value->operand(0)->shape()) &&
-         value->operand(0)->shape().element_type() == type) {
-    value = value->operand(0);
-  }
+  while (KeepsRowMajorOrder(*value)) value = value->operand(0);
   if (value->opcode() == HloOpcode::kSlice && value->operand_count() == 1 &&
       IsRowMajorArray(value->shape())) {
     const HloAttributes& a = value->attrs();

@@ -22,15 +22,6 @@ bool IsGemmCall(const HloInstruction& call) {
          (absl::StartsWith(*name, "hloc.gemm") || absl::StartsWith(*name, "hloc.batched_gemm"));
 }
 
-// A reshape or bitcast between row-major arrays of one element type: the
-// elements keep their linear order.
-bool KeepsRowMajorOrder(const HloInstruction& hlo) {
-  return (hlo.opcode() == HloOpcode::kReshape || hlo.opcode() == HloOpcode::kBitcast) &&
-         hlo.operand_count() == 1 && IsRowMajorArray(hlo.shape()) &&
-         IsRowMajorArray(hlo.operand(0)->shape()) &&
-         hlo.shape().element_type() == hlo.operand(0)->shape().element_type();
-}
-
 // The caller-side chain from a call operand down to a contiguous slice:
 // [operand, ..., slice], or empty when the operand is not one.
 std::vector<HloInstruction*> SliceChain(HloInstruction* operand) {
