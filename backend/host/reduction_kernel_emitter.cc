@@ -177,25 +177,15 @@ class ReductionEmitter {
     const bool column = column_block_ > 1 && last_reduced >= 0;
     tile_ = column ? ColumnTile() : 1;
     if (!column && !reduced_.empty() && input_dims_[reduced_.back()] >= 2 * kRowLanes) {
-      row_lanes_ = true;
+      // Sums only: sum rows; sums, maxima and minima: lane rows (see the top).
+      bool all_sums = true, all_lanes = true;
       for (const HeroState& hero : heroes_) {
-        if (hero.lanes == LaneReducer::kNone) row_lanes_ = false;
+        all_sums &= hero.lanes == LaneReducer::kFloatSum || hero.lanes == LaneReducer::kIntSum;
+        all_lanes &= hero.lanes != LaneReducer::kNone;
       }
+      sum_rows_ = all_sums;
+      row_lanes_ = all_lanes && !all_sums;
       if (row_lanes_) tile_ = kRowLanes;
-    }
-    // Sums only: one scalar accumulator per hero, reassociable, and the row
-    // loop left to LLVM's vectorizer (see "sum rows" at the top).
-    if (row_lanes_) {
-      sum_rows_ = true;
-      for (const HeroState& hero : heroes_) {
-        if (hero.lanes != LaneReducer::kFloatSum && hero.lanes != LaneReducer::kIntSum) {
-          sum_rows_ = false;
-        }
-      }
-      if (sum_rows_) {
-        row_lanes_ = false;
-        tile_ = 1;
-      }
     }
 
     absl::Status prepared = Prepare(column || row_lanes_);
@@ -204,9 +194,7 @@ class ReductionEmitter {
     for (int64_t d : output_dims_) outputs *= d;
     if (outputs == 0) return std::make_optional(std::make_pair(int64_t{0}, "row-reduction"));
     if (!column) {
-      absl::Status status = row_lanes_  ? EmitLaneRowReduction()
-                            : sum_rows_ ? EmitSumRowReduction()
-                                        : EmitRowReduction();
+      absl::Status status = row_lanes_ ? EmitLaneRowReduction() : EmitRowReduction();
       if (!status.ok()) return status;
       return std::make_optional(std::make_pair(outputs, "row-reduction"));
     }
@@ -383,34 +371,12 @@ class ReductionEmitter {
       IrIndex out = e_.Delinearize(o, output_dims_);
       absl::Status status = InitAccumulators();
       if (!status.ok()) return status;
-      status = e_.EmitLoopNest("reduce", ReducedSizes(),
-                               [&](const std::vector<llvm::Value*>& ivs) {
-                                 return Accumulate(InputIndex(out.dims, ivs));
-                               });
-      if (!status.ok()) return status;
-      return StoreOutputs(out);
-    });
-  }
-
-  // Sum rows (see the top): the row loop of every output, vectorized by LLVM.
-  absl::Status EmitSumRowReduction() {
-    std::vector<int64_t> outer = ReducedSizes();
-    const int64_t row = outer.back();
-    outer.pop_back();
-    return e_.EmitLoop("output", state_.begin, state_.end, [&](llvm::Value* o) -> absl::Status {
-      IrIndex out = e_.Delinearize(o, output_dims_);
-      absl::Status status = InitAccumulators();
-      if (!status.ok()) return status;
-      status = e_.EmitLoopNest("reduce", outer, [&](const std::vector<llvm::Value*>& outer_ivs) {
-        return e_.EmitLoop(
-            "row", e_.Int64(0), e_.Int64(row),
-            [&](llvm::Value* i) {
-              std::vector<llvm::Value*> ivs = outer_ivs;
-              ivs.push_back(i);
-              return Accumulate(InputIndex(out.dims, ivs));
-            },
-            /*vectorize=*/true, kSumRowWidth, kSumRowInterleave);
-      });
+      status = e_.EmitLoopNest(
+          "reduce", ReducedSizes(),
+          [&](const std::vector<llvm::Value*>& ivs) {
+            return Accumulate(InputIndex(out.dims, ivs));
+          },
+          sum_rows_ ? kSumRowWidth : 0, sum_rows_ ? kSumRowInterleave : 0);
       if (!status.ok()) return status;
       return StoreOutputs(out);
     });

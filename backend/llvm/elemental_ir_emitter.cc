@@ -132,7 +132,8 @@ absl::Status ElementalIrEmitter::EmitLoop(absl::string_view name, llvm::Value* b
 
 absl::Status ElementalIrEmitter::EmitLoopNest(
     absl::string_view name, absl::Span<const int64_t> sizes,
-    const std::function<absl::Status(const std::vector<llvm::Value*>&)>& body) {
+    const std::function<absl::Status(const std::vector<llvm::Value*>&)>& body, int vector_width,
+    int interleave) {
   std::vector<llvm::Value*> ivs;
   std::function<absl::Status(size_t)> level = [&](size_t depth) -> absl::Status {
     if (depth == sizes.size()) return body(ivs);
@@ -142,13 +143,17 @@ absl::Status ElementalIrEmitter::EmitLoopNest(
       ivs.pop_back();
       return status;
     }
-    return EmitLoop(absl::StrCat(name, depth), Int64(0), Int64(sizes[depth]),
-                    [&](llvm::Value* iv) -> absl::Status {
-                      ivs.push_back(iv);
-                      absl::Status status = level(depth + 1);
-                      ivs.pop_back();
-                      return status;
-                    });
+    const bool innermost = depth + 1 == sizes.size();
+    return EmitLoop(
+        absl::StrCat(name, depth), Int64(0), Int64(sizes[depth]),
+        [&](llvm::Value* iv) -> absl::Status {
+          ivs.push_back(iv);
+          absl::Status status = level(depth + 1);
+          ivs.pop_back();
+          return status;
+        },
+        /*vectorize=*/innermost && vector_width > 0, innermost ? vector_width : 0,
+        innermost ? interleave : 0);
   };
   return level(0);
 }

@@ -139,9 +139,11 @@ class ElementalIrEmitter {
   absl::Status EmitLoop(absl::string_view name, llvm::Value* begin, llvm::Value* end,
                         const std::function<absl::Status(llvm::Value*)>& body,
                         bool vectorize = false, int vector_width = 0, int interleave = 0);
-  // Nested loops over [0, sizes[i]) in row-major order.
+  // Nested loops over [0, sizes[i]) in row-major order; `vector_width` > 0
+  // asks LLVM to vectorize the innermost loop as EmitLoop describes.
   absl::Status EmitLoopNest(absl::string_view name, absl::Span<const int64_t> sizes,
-                            const std::function<absl::Status(const std::vector<llvm::Value*>&)>& body);
+                            const std::function<absl::Status(const std::vector<llvm::Value*>&)>& body,
+                            int vector_width = 0, int interleave = 0);
   // if (condition) then_value else else_value, with each side emitted only on
   // its own path (a cache scope per side). Both callbacks return values of
   // the same type.
