@@ -5,14 +5,16 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
+#include "hlo/custom_call_handlers.h"
+#include "hlo/status_macros.h"
 
 namespace hloc {
 namespace backend {
 
 absl::StatusOr<std::shared_ptr<const CustomCallHandler>> FindRegisteredCustomCall(
     const CustomCallTargets* targets, const HloInstruction& hlo) {
-  std::shared_ptr<const CustomCallHandler> handler;
-  if (targets != nullptr) handler = targets->FindFor(hlo);
+  HLOC_ASSIGN_OR_RETURN(std::shared_ptr<const CustomCallHandler> handler,
+                        FindCustomCallHandler(targets, hlo));
   if (handler == nullptr) {
     return absl::UnimplementedError(absl::StrCat(
         "instruction %", hlo.name(), " (custom-call): custom-call target \"",

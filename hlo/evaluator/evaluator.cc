@@ -19,6 +19,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "hlo/custom_call_handlers.h"
 #include "hlo/evaluator/collectives.h"
 #include "hlo/evaluator/ops.h"
 #include "hlo/evaluator/runtime_shapes.h"
@@ -458,10 +459,10 @@ absl::StatusOr<Value> Evaluator::EvalInstruction(const HloInstruction& hlo,
                                                      /*largest=*/true));
         return Own(std::move(r));
       }
-      if (options_.custom_calls != nullptr) {
-        if (auto handler = options_.custom_calls->FindFor(hlo)) {
-          return EvalRegisteredCustomCall(*handler, hlo, ops);
-        }
+      {
+        HLOC_ASSIGN_OR_RETURN(std::shared_ptr<const CustomCallHandler> handler,
+                              FindCustomCallHandler(options_.custom_calls, hlo));
+        if (handler != nullptr) return EvalRegisteredCustomCall(*handler, hlo, ops);
       }
       return InstructionUnimplemented(hlo, "custom-call target \"", hlo.attrs().custom_call_target,
                                       "\" is not known to the evaluator and not registered");
@@ -638,7 +639,10 @@ absl::Status CheckCustomCallTargets(const HloModule& module,
     for (const HloInstruction* hlo : computation->MakeInstructionPostOrder()) {
       if (hlo->opcode() != HloOpcode::kCustomCall || !live.contains(hlo)) continue;
       const std::string& target = hlo->attrs().custom_call_target;
-      if (target == "TopK" || (custom_calls != nullptr && custom_calls->Find(target))) continue;
+      if (target == "TopK") continue;
+      HLOC_ASSIGN_OR_RETURN(std::shared_ptr<const CustomCallHandler> handler,
+                            FindCustomCallHandler(custom_calls, *hlo));
+      if (handler != nullptr) continue;
       return InstructionUnimplemented(*hlo, "custom-call target \"", target,
                                       "\" is not known to the interpreter and not registered");
     }

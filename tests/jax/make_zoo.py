@@ -214,6 +214,35 @@ def _models():
     def conv2d(x, w):
         return lax.conv_general_dilated(x, w, (2, 2), "SAME")
 
+    # Linear algebra: on the CPU, JAX lowers these to LAPACK custom calls
+    # (lapack_*_ffi), which hloc runs with the system's LAPACK.
+    def well_conditioned(r, n, batch=()):
+        return (r.standard_normal(batch + (n, n)) + n * np.eye(n)).astype(f32)
+
+    @model("(solve(a,b), inv(a), slogdet(a)) via getrf+trsm; a[6,6] b[6,3]",
+           lambda r: [well_conditioned(r, 6), normal(r, (6, 3))])
+    def linalg_solve(a, b):
+        sign, logdet = jnp.linalg.slogdet(a)
+        return jnp.linalg.solve(a, b), jnp.linalg.inv(a), sign, logdet
+
+    @model("(cholesky(m m^T+I), qr(x), solve_triangular) via potrf/geqrf/orgqr/trsm; m[2,5,5] x[6,4]",
+           lambda r: [normal(r, (2, 5, 5)), normal(r, (6, 4))])
+    def linalg_cholesky_qr(m, x):
+        spd = m @ jnp.swapaxes(m, -1, -2) + jnp.eye(5, dtype=m.dtype)
+        c = jnp.linalg.cholesky(spd)
+        q, rr = jnp.linalg.qr(x)
+        y = jax.scipy.linalg.solve_triangular(c[0], spd[1], lower=True)
+        return c, q, rr, y
+
+    @model("(eigh(s): w, |V|; svd(x): s, |U|, |Vt|) via syevd/gesdd; s[3,4,4] x[5,3]",
+           lambda r: [normal(r, (3, 4, 4)), normal(r, (5, 3))])
+    def linalg_eigh_svd(s, x):
+        sym = s + jnp.swapaxes(s, -1, -2)
+        w, v = jnp.linalg.eigh(sym)
+        u, sv, vt = jnp.linalg.svd(x, full_matrices=False)
+        # Eigen/singular vectors are defined up to sign: compare what is not.
+        return w, jnp.abs(v), sv, jnp.abs(u), jnp.abs(vt)
+
     return models
 
 
@@ -302,6 +331,21 @@ def _literal_for(xla, shape_proto, value):
     _fill_literal(xla, lit, value)
     _check_shape(xla, shape_proto, lit.shape, "result")
     return lit
+
+
+def _row_major(shape_proto):
+    """A copy of `shape_proto` with every array layout made row-major."""
+    out = type(shape_proto)()
+    out.CopyFrom(shape_proto)
+
+    def fix(shape):
+        for element in shape.tuple_shapes:
+            fix(element)
+        if shape.HasField("layout"):
+            del shape.layout.minor_to_major[:]
+            shape.layout.minor_to_major.extend(reversed(range(len(shape.dimensions))))
+    fix(out)
+    return out
 
 
 def _check_shape(xla, want, got, what):
@@ -424,8 +468,11 @@ def run_child(name, pb2_dir, dump_dir, platform="cpu"):
                      f"{name} program param {i}")
     root = [i for i in entry[0].instructions if i.id == entry[0].root_id]
     assert len(root) == 1, name
-    result_shape = module.host_program_shape.result
-    assert root[0].shape == result_shape, name
+    # Results come back from JAX in row-major order whatever layout XLA
+    # chose for them (LAPACK results are column-major): the snapshot records
+    # them row-major.
+    result_shape = _row_major(module.host_program_shape.result)
+    assert _row_major(root[0].shape) == result_shape, name
     snapshot.result.CopyFrom(_literal_for(xla, result_shape, flat_out))
     snapshot.execution_platform = platform
 

@@ -1,0 +1,613 @@
+// Running decoded LAPACK calls (see lapack_calls.h).
+//
+// Each batch element goes the same way: its input matrices are copied from
+// hloc's row-major buffers into column-major scratch (LAPACK's order), the
+// routine runs there (its workspace sized by LAPACK's own query, lwork = -1),
+// and every output is copied back. All inputs of an element are read before
+// any of its outputs is written, so results may share buffers with operands
+// (JAX's output_to_operand_aliasing).
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "hlo/lapack/lapack_calls.h"
+#include "hlo/lapack/lapack_library.h"
+
+namespace hloc {
+namespace lapack {
+namespace {
+
+using Int = int;       // LAPACK's integer (LP64).
+using Len = size_t;    // gfortran's hidden length of a character argument.
+
+template <typename T> struct RealOf { using type = T; };
+template <typename T> struct RealOf<std::complex<T>> { using type = T; };
+template <typename T> using Real = typename RealOf<T>::type;
+template <typename T> constexpr bool kIsComplex = !std::is_same_v<T, Real<T>>;
+
+// A scratch vector with at least one element (LAPACK wants valid pointers
+// and leading dimensions >= 1 even for empty matrices).
+template <typename T>
+std::vector<T> Scratch(int64_t n) {
+  return std::vector<T>(static_cast<size_t>(std::max<int64_t>(n, 1)));
+}
+
+template <typename T>
+void ToColumnMajor(const T* row_major, int64_t rows, int64_t cols, T* out) {
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) out[c * rows + r] = row_major[r * cols + c];
+  }
+}
+
+template <typename T>
+void FromColumnMajor(const T* column_major, int64_t rows, int64_t cols, T* out) {
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = column_major[c * rows + r];
+  }
+}
+
+// The frame's arrays, typed, one batch element at a time.
+class Frame {
+ public:
+  Frame(const CustomCallFrame& frame, int64_t batch) : frame_(frame), batch_(batch) {}
+  int64_t batch() const { return batch_; }
+  // Element `b` of operand `i`, which holds `per` elements per batch element.
+  template <typename T>
+  const T* In(size_t i, int64_t b) const {
+    return static_cast<const T*>(frame_.operands[i].data) + b * Per(frame_.operands[i]);
+  }
+  template <typename T>
+  T* Out(size_t i, int64_t b) const {
+    return static_cast<T*>(frame_.results[i].data) + b * Per(frame_.results[i]);
+  }
+  // Result `i`'s bytes of element `b`, and how many there are.
+  char* ResultBytes(size_t i, int64_t b) const {
+    return static_cast<char*>(frame_.results[i].data) + b * ResultBytesPer(i);
+  }
+  int64_t ResultBytesPer(size_t i) const {
+    return batch_ == 0 ? 0 : frame_.results[i].byte_size() / batch_;
+  }
+  absl::Span<const int64_t> OperandDims(size_t i) const { return frame_.operands[i].dims; }
+  absl::Span<const int64_t> ResultDims(size_t i) const { return frame_.results[i].dims; }
+
+ private:
+  int64_t Per(const CustomCallArray& array) const {
+    return batch_ == 0 ? 0 : array.element_count() / batch_;
+  }
+  const CustomCallFrame& frame_;
+  int64_t batch_;
+};
+
+template <typename T>
+Int WorkspaceSize(const T& queried) {
+  return std::max<Int>(1, static_cast<Int>(std::real(queried)));
+}
+
+template <typename T>
+bool AllFinite(const T* data, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    if constexpr (kIsComplex<T>) {
+      if (!std::isfinite(data[i].real()) || !std::isfinite(data[i].imag())) return false;
+    } else {
+      if (!std::isfinite(data[i])) return false;
+    }
+  }
+  return true;
+}
+
+// Per routine: `dims` are operand 0's, `f` the routine's address.
+template <typename T>
+class Kernels {
+ public:
+  using R = Real<T>;
+  Kernels(const LapackCall& call, const Frame& frame, int64_t m, int64_t n)
+      : call_(call), frame_(frame), m_(m), n_(n), mi_(static_cast<Int>(m)),
+        ni_(static_cast<Int>(n)), lda_(std::max<Int>(1, static_cast<Int>(m))) {}
+
+  absl::Status Run(void* f) {
+    switch (call_.routine) {
+      case Routine::kTrsm: return Trsm(f);
+      case Routine::kGetrf: return Getrf(f);
+      case Routine::kGeqrf: return Geqrf(f);
+      case Routine::kGeqp3: return Geqp3(f);
+      case Routine::kOrgqr: return Orgqr(f);
+      case Routine::kPotrf: return Potrf(f);
+      case Routine::kGesdd: return Svd(f, /*divide_and_conquer=*/true);
+      case Routine::kGesvd: return Svd(f, /*divide_and_conquer=*/false);
+      case Routine::kSyevd: return Syevd(f);
+      case Routine::kGeev: return Geev(f);
+      case Routine::kGees: return Gees(f);
+      case Routine::kGehrd: return Gehrd(f);
+      case Routine::kSytrd: return Sytrd(f);
+      case Routine::kGtsv: return Gtsv(f);
+    }
+    return absl::InternalError("unknown LAPACK routine");
+  }
+
+ private:
+  // Loads operand `i`'s matrix of element `b` (rows x cols) column-major.
+  void Load(size_t i, int64_t b, int64_t rows, int64_t cols, std::vector<T>& out) const {
+    ToColumnMajor(frame_.In<T>(i, b), rows, cols, out.data());
+  }
+  void Store(const std::vector<T>& in, int64_t rows, int64_t cols, size_t i, int64_t b) const {
+    FromColumnMajor(in.data(), rows, cols, frame_.Out<T>(i, b));
+  }
+  template <typename U>
+  void StoreVector(const U* in, int64_t n, size_t i, int64_t b) const {
+    if (n > 0) std::memcpy(frame_.Out<U>(i, b), in, sizeof(U) * n);
+  }
+  void StoreInfo(Int info, size_t i, int64_t b) const { *frame_.Out<int32_t>(i, b) = info; }
+  void Zero(size_t i, int64_t b) const {
+    const int64_t bytes = frame_.ResultBytesPer(i);
+    if (bytes > 0) std::memset(frame_.ResultBytes(i, b), 0, static_cast<size_t>(bytes));
+  }
+
+  absl::Status Trsm(void* f) {
+    using Fn = void (*)(const char*, const char*, const char*, const char*, const Int*,
+                        const Int*, const T*, const T*, const Int*, T*, const Int*, Len, Len,
+                        Len, Len);
+    // Operand 0 is the triangular matrix; the result has operand 1's shape.
+    const absl::Span<const int64_t> x = frame_.ResultDims(0);
+    const int64_t rows = x[x.size() - 2], cols = x[x.size() - 1];
+    const int64_t k = call_.side == 'L' ? rows : cols;
+    const Int ri = static_cast<Int>(rows), ci = static_cast<Int>(cols);
+    const Int lda = std::max<Int>(1, static_cast<Int>(k)), ldb = std::max<Int>(1, ri);
+    const T one(1);
+    std::vector<T> a = Scratch<T>(k * k), xb = Scratch<T>(rows * cols);
+    for (int64_t b = 0; b < frame_.batch(); ++b) {
+      Load(0, b, k, k, a);
+      Load(1, b, rows, cols, xb);
+      if (rows > 0 && cols > 0) {
+        reinterpret_cast<Fn>(f)(&call_.side, &call_.uplo, &call_.trans, &call_.diag, &ri, &ci,
+                                &one, a.data(), &lda, xb.data(), &ldb, 1, 1, 1, 1);
+      }
+      Store(xb, rows, cols, 0, b);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Getrf(void* f) {
+    using Fn = void (*)(const Int*, const Int*, T*, const Int*, Int*, Int*);
+    std::vector<T> a = Scratch<T>(m_ * n_);
+    std::vector<Int> ipiv = Scratch<Int>(std::min(m_, n_));
+    for (int64_t b = 0; b < frame_.batch(); ++b) {
+      Load(0, b, m_, n_, a);
+      Int info = 0;
+      reinterpret_cast<Fn>(f)(&mi_, &ni_, a.data(), &lda_, ipiv.data(), &info);
+      Store(a, m_, n_, 0, b);
+      StoreVector(ipiv.data(), std::min(m_, n_), 1, b);
+      StoreInfo(info, 2, b);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Geqrf(void* f) {
+    using Fn = void (*)(const Int*, const Int*, T*, const Int*, T*, T*, const Int*, Int*);
+    std::vector<T> a = Scratch<T>(m_ * n_), tau = Scratch<T>(std::min(m_, n_));
+    T query;
+    Int lwork = -1, info = 0;
+    reinterpret_cast<Fn>(f)(&mi_, &ni_, a.data(), &lda_, tau.data(), &query, &lwork, &info);
+    lwork = WorkspaceSize(query);
+    std::vector<T> work = Scratch<T>(lwork);
+    for (int64_t b = 0; b < frame_.batch(); ++b) {
+      Load(0, b, m_, n_, a);
+      reinterpret_cast<Fn>(f)(&mi_, &ni_, a.data(), &lda_, tau.data(), work.data(), &lwork,
+                              &info);
+      Store(a, m_, n_, 0, b);
+      StoreVector(tau.data(), std::min(m_, n_), 1, b);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Geqp3(void* f) {
+    std::vector<T> a = Scratch<T>(m_ * n_), tau = Scratch<T>(std::min(m_, n_));
+    std::vector<Int> jpvt = Scratch<Int>(n_);
+    std::vector<R> rwork = Scratch<R>(2 * n_);
+    auto call = [&](T* work, Int* lwork, Int* info) {
+      if constexpr (kIsComplex<T>) {
+        using Fn = void (*)(const Int*, const Int*, T*, const Int*, Int*, T*, T*, const Int*, R*,
+                            Int*);
+        reinterpret_cast<Fn>(f)(&mi_, &ni_, a.data(), &lda_, jpvt.data(), tau.data(), work, lwork,
+                                rwork.data(), info);
+      } else {
+        using Fn = void (*)(const Int*, const Int*, T*, const Int*, Int*, T*, T*, const Int*,
+                            Int*);
+        reinterpret_cast<Fn>(f)(&mi_, &ni_, a.data(), &lda_, jpvt.data(), tau.data(), work, lwork,
+                                info);
+      }
+    };
+    T query;
+    Int lwork = -1, info = 0;
+    call(&query, &lwork, &info);
+    lwork = WorkspaceSize(query);
+    std::vector<T> work = Scratch<T>(lwork);
+    for (int64_t b = 0; b < frame_.batch(); ++b) {
+      Load(0, b, m_, n_, a);
+      if (n_ > 0) std::memcpy(jpvt.data(), frame_.In<int32_t>(1, b), sizeof(Int) * n_);
+      call(work.data(), &lwork, &info);
+      Store(a, m_, n_, 0, b);
+      StoreVector(jpvt.data(), n_, 1, b);
+      StoreVector(tau.data(), std::min(m_, n_), 2, b);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Orgqr(void* f) {
+    using Fn = void (*)(const Int*, const Int*, const Int*, T*, const Int*, const T*, T*,
+                        const Int*, Int*);
+    const int64_t k = frame_.OperandDims(1).back();  // Reflectors per matrix.
+    const Int ki = static_cast<Int>(k);
+    std::vector<T> a = Scratch<T>(m_ * n_), tau = Scratch<T>(k);
+    T query;
+    Int lwork = -1, info = 0;
+    reinterpret_cast<Fn>(f)(&mi_, &ni_, &ki, a.data(), &lda_, tau.data(), &query, &lwork, &info);
+    lwork = WorkspaceSize(query);
+    std::vector<T> work = Scratch<T>(lwork);
+    for (int64_t b = 0; b < frame_.batch(); ++b) {
+      Load(0, b, m_, n_, a);
+      if (k > 0) std::memcpy(tau.data(), frame_.In<T>(1, b), sizeof(T) * k);
+      reinterpret_cast<Fn>(f)(&mi_, &ni_, &ki, a.data(), &lda_, tau.data(), work.data(), &lwork,
+                              &info);
+      Store(a, m_, n_, 0, b);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Potrf(void* f) {
+    using Fn = void (*)(const char*, const Int*, T*, const Int*, Int*, Len);
+    std::vector<T> a = Scratch<T>(n_ * n_);
+    for (int64_t b = 0; b < frame_.batch(); ++b) {
+      Load(0, b, n_, n_, a);
+      Int info = 0;
+      reinterpret_cast<Fn>(f)(&call_.uplo, &ni_, a.data(), &lda_, &info, 1);
+      Store(a, n_, n_, 0, b);
+      StoreInfo(info, 1, b);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Svd(void* f, bool divide_and_conquer) {
+    const int64_t mn = std::min(m_, n_), mx = std::max(m_, n_);
+    const char mode = call_.mode;
+    const int64_t u_cols = mode == 'A' ? m_ : mn, vt_rows = mode == 'A' ? n_ : mn;
+    const bool vectors = mode != 'N';
+    const Int ldu = std::max<Int>(1, mi_);
+    const Int ldvt = std::max<Int>(1, static_cast<Int>(vectors ? vt_rows : 1));
+    std::vector<T> a = Scratch<T>(m_ * n_);
+    std::vector<R> s = Scratch<R>(mn);
+    std::vector<T> u = Scratch<T>(vectors ? m_ * u_cols : 1);
+    std::vector<T> vt = Scratch<T>(vectors ? vt_rows * n_ : 1);
+    std::vector<Int> iwork = Scratch<Int>(8 * mn);
+    std::vector<R> rwork = Scratch<R>(
+        divide_and_conquer ? std::max(5 * mn * mn + 7 * mn, 2 * mx * mn + 2 * mn * mn + mn)
+                           : 5 * mn);
+    auto call = [&](T* work, Int* lwork, Int* info) {
+      if (divide_and_conquer) {
+        if constexpr (kIsComplex<T>) {
+          using Fn = void (*)(const char*, const Int*, const Int*, T*, const Int*, R*, T*,
+                              const Int*, T*, const Int*, T*, const Int*, R*, Int*, Int*, Len);
+          reinterpret_cast<Fn>(f)(&mode, &mi_, &ni_, a.data(), &lda_, s.data(), u.data(), &ldu,
+                                  vt.data(), &ldvt, work, lwork, rwork.data(), iwork.data(), info,
+                                  1);
+        } else {
+          using Fn = void (*)(const char*, const Int*, const Int*, T*, const Int*, R*, T*,
+                              const Int*, T*, const Int*, T*, const Int*, Int*, Int*, Len);
+          reinterpret_cast<Fn>(f)(&mode, &mi_, &ni_, a.data(), &lda_, s.data(), u.data(), &ldu,
+                                  vt.data(), &ldvt, work, lwork, iwork.data(), info, 1);
+        }
+      } else {
+        if constexpr (kIsComplex<T>) {
+          using Fn = void (*)(const char*, const char*, const Int*, const Int*, T*, const Int*, R*,
+                              T*, const Int*, T*, const Int*, T*, const Int*, R*, Int*, Len, Len);
+          reinterpret_cast<Fn>(f)(&mode, &mode, &mi_, &ni_, a.data(), &lda_, s.data(), u.data(),
+                                  &ldu, vt.data(), &ldvt, work, lwork, rwork.data(), info, 1, 1);
+        } else {
+          using Fn = void (*)(const char*, const char*, const Int*, const Int*, T*, const Int*, R*,
+                              T*, const Int*, T*, const Int*, T*, const Int*, Int*, Len, Len);
+          reinterpret_cast<Fn>(f)(&mode, &mode, &mi_, &ni_, a.data(), &lda_, s.data(), u.data(),
+                                  &ldu, vt.data(), &ldvt, work, lwork, info, 1, 1);
+        }
+      }
+    };
+    T query;
+    Int lwork = -1, info = 0;
+    call(&query, &lwork, &info);
+    lwork = WorkspaceSize(query);
+    std::vector<T> work = Scratch<T>(lwork);
+    for (int64_t b = 0; b < frame_.batch(); ++b) {
+      Load(0, b, m_, n_, a);
+      call(work.data(), &lwork, &info);
+      Store(a, m_, n_, 0, b);
+      StoreVector(s.data(), mn, 1, b);
+      if (vectors) {
+        Store(u, m_, u_cols, 2, b);
+        Store(vt, vt_rows, n_, 3, b);
+      } else {
+        Zero(2, b);
+        Zero(3, b);
+      }
+      StoreInfo(info, 4, b);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Syevd(void* f) {
+    std::vector<T> a = Scratch<T>(n_ * n_);
+    std::vector<R> w = Scratch<R>(n_);
+    auto call = [&](T* work, Int* lwork, R* rwork, Int* lrwork, Int* iwork, Int* liwork,
+                    Int* info) {
+      if constexpr (kIsComplex<T>) {
+        using Fn = void (*)(const char*, const char*, const Int*, T*, const Int*, R*, T*,
+                            const Int*, R*, const Int*, Int*, const Int*, Int*, Len, Len);
+        reinterpret_cast<Fn>(f)(&call_.mode, &call_.uplo, &ni_, a.data(), &lda_, w.data(), work,
+                                lwork, rwork, lrwork, iwork, liwork, info, 1, 1);
+      } else {
+        using Fn = void (*)(const char*, const char*, const Int*, T*, const Int*, R*, T*,
+                            const Int*, Int*, const Int*, Int*, Len, Len);
+        (void)rwork;
+        (void)lrwork;
+        reinterpret_cast<Fn>(f)(&call_.mode, &call_.uplo, &ni_, a.data(), &lda_, w.data(), work,
+                                lwork, iwork, liwork, info, 1, 1);
+      }
+    };
+    T work_query;
+    R rwork_query = 0;
+    Int iwork_query = 0, lwork = -1, lrwork = -1, liwork = -1, info = 0;
+    call(&work_query, &lwork, &rwork_query, &lrwork, &iwork_query, &liwork, &info);
+    lwork = WorkspaceSize(work_query);
+    lrwork = std::max<Int>(1, static_cast<Int>(rwork_query));
+    liwork = std::max<Int>(1, iwork_query);
+    std::vector<T> work = Scratch<T>(lwork);
+    std::vector<R> rwork = Scratch<R>(lrwork);
+    std::vector<Int> iwork = Scratch<Int>(liwork);
+    for (int64_t b = 0; b < frame_.batch(); ++b) {
+      Load(0, b, n_, n_, a);
+      call(work.data(), &lwork, rwork.data(), &lrwork, iwork.data(), &liwork, &info);
+      Store(a, n_, n_, 0, b);
+      StoreVector(w.data(), n_, 1, b);
+      StoreInfo(info, 2, b);
+    }
+    return absl::OkStatus();
+  }
+
+  // LAPACK's real eigenvectors, complex pairs in consecutive columns, as
+  // complex columns (row-major out).
+  static void UnpackEigenvectors(const R* packed, const R* wi, int64_t n,
+                                 std::complex<R>* out) {
+    for (int64_t j = 0; j < n; ++j) {
+      if (wi[j] != 0 && j + 1 < n) {
+        for (int64_t r = 0; r < n; ++r) {
+          const R re = packed[j * n + r], im = packed[(j + 1) * n + r];
+          out[r * n + j] = std::complex<R>(re, im);
+          out[r * n + j + 1] = std::complex<R>(re, -im);
+        }
+        ++j;
+      } else {
+        for (int64_t r = 0; r < n; ++r) out[r * n + j] = std::complex<R>(packed[j * n + r], 0);
+      }
+    }
+  }
+
+  absl::Status Geev(void* f) {
+    const char jl = call_.left, jr = call_.right;
+    const Int ldvl = jl == 'V' ? std::max<Int>(1, ni_) : 1, ldvr = jr == 'V' ? std::max<Int>(1, ni_) : 1;
+    std::vector<T> a = Scratch<T>(n_ * n_), vl = Scratch<T>(n_ * n_), vr = Scratch<T>(n_ * n_);
+    std::vector<T> w = Scratch<T>(n_), wi = Scratch<T>(n_);  // wi: real only.
+    std::vector<R> rwork = Scratch<R>(2 * n_);
+    auto call = [&](T* work, Int* lwork, Int* info) {
+      if constexpr (kIsComplex<T>) {
+        using Fn = void (*)(const char*, const char*, const Int*, T*, const Int*, T*, T*,
+                            const Int*, T*, const Int*, T*, const Int*, R*, Int*, Len, Len);
+        reinterpret_cast<Fn>(f)(&jl, &jr, &ni_, a.data(), &lda_, w.data(), vl.data(), &ldvl,
+                                vr.data(), &ldvr, work, lwork, rwork.data(), info, 1, 1);
+      } else {
+        using Fn = void (*)(const char*, const char*, const Int*, T*, const Int*, T*, T*, T*,
+                            const Int*, T*, const Int*, T*, const Int*, Int*, Len, Len);
+        reinterpret_cast<Fn>(f)(&jl, &jr, &ni_, a.data(), &lda_, w.data(), wi.data(), vl.data(),
+                                &ldvl, vr.data(), &ldvr, work, lwork, info, 1, 1);
+      }
+    };
+    T query;
+    Int lwork = -1, info = 0;
+    call(&query, &lwork, &info);
+    lwork = WorkspaceSize(query);
+    std::vector<T> work = Scratch<T>(lwork);
+    const size_t left = kIsComplex<T> ? 1 : 2, right = left + 1, info_out = right + 1;
+    for (int64_t b = 0; b < frame_.batch(); ++b) {
+      Load(0, b, n_, n_, a);
+      for (size_t r = 0; r <= info_out; ++r) Zero(r, b);
+      // XLA:CPU's rule: a matrix with a NaN or infinity is not decomposed (info -4).
+      if (!AllFinite(a.data(), n_ * n_)) {
+        StoreInfo(-4, info_out, b);
+        continue;
+      }
+      call(work.data(), &lwork, &info);
+      StoreVector(w.data(), n_, 0, b);
+      if constexpr (!kIsComplex<T>) StoreVector(wi.data(), n_, 1, b);
+      if (info == 0) {
+        if constexpr (kIsComplex<T>) {
+          if (jl == 'V') Store(vl, n_, n_, left, b);
+          if (jr == 'V') Store(vr, n_, n_, right, b);
+        } else {
+          using C = std::complex<R>;
+          if (jl == 'V') UnpackEigenvectors(vl.data(), wi.data(), n_, frame_.Out<C>(left, b));
+          if (jr == 'V') UnpackEigenvectors(vr.data(), wi.data(), n_, frame_.Out<C>(right, b));
+        }
+      }
+      StoreInfo(info, info_out, b);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Gees(void* f) {
+    const char jobvs = call_.mode, sort = 'N';
+    const Int ldvs = jobvs == 'V' ? std::max<Int>(1, ni_) : 1;
+    std::vector<T> a = Scratch<T>(n_ * n_), vs = Scratch<T>(n_ * n_);
+    std::vector<T> w = Scratch<T>(n_), wi = Scratch<T>(n_);
+    std::vector<R> rwork = Scratch<R>(n_);
+    std::vector<Int> bwork = Scratch<Int>(n_);
+    Int sdim = 0;
+    auto call = [&](T* work, Int* lwork, Int* info) {
+      if constexpr (kIsComplex<T>) {
+        using Fn = void (*)(const char*, const char*, void*, const Int*, T*, const Int*, Int*, T*,
+                            T*, const Int*, T*, const Int*, R*, Int*, Int*, Len, Len);
+        reinterpret_cast<Fn>(f)(&jobvs, &sort, nullptr, &ni_, a.data(), &lda_, &sdim, w.data(),
+                                vs.data(), &ldvs, work, lwork, rwork.data(), bwork.data(), info,
+                                1, 1);
+      } else {
+        using Fn = void (*)(const char*, const char*, void*, const Int*, T*, const Int*, Int*, T*,
+                            T*, T*, const Int*, T*, const Int*, Int*, Int*, Len, Len);
+        reinterpret_cast<Fn>(f)(&jobvs, &sort, nullptr, &ni_, a.data(), &lda_, &sdim, w.data(),
+                                wi.data(), vs.data(), &ldvs, work, lwork, bwork.data(), info, 1,
+                                1);
+      }
+    };
+    T query;
+    Int lwork = -1, info = 0;
+    call(&query, &lwork, &info);
+    lwork = WorkspaceSize(query);
+    std::vector<T> work = Scratch<T>(lwork);
+    const size_t eig = 2, sdim_out = kIsComplex<T> ? 3 : 4, info_out = sdim_out + 1;
+    for (int64_t b = 0; b < frame_.batch(); ++b) {
+      Load(0, b, n_, n_, a);
+      call(work.data(), &lwork, &info);
+      Store(a, n_, n_, 0, b);
+      if (jobvs == 'V') {
+        Store(vs, n_, n_, 1, b);
+      } else {
+        Zero(1, b);
+      }
+      StoreVector(w.data(), n_, eig, b);
+      if constexpr (!kIsComplex<T>) StoreVector(wi.data(), n_, eig + 1, b);
+      StoreInfo(sdim, sdim_out, b);
+      StoreInfo(info, info_out, b);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Gehrd(void* f) {
+    using Fn = void (*)(const Int*, const Int*, const Int*, T*, const Int*, T*, T*, const Int*,
+                        Int*);
+    std::vector<T> a = Scratch<T>(n_ * n_), tau = Scratch<T>(n_ - 1);
+    T query;
+    Int lwork = -1, info = 0;
+    reinterpret_cast<Fn>(f)(&ni_, &call_.low, &call_.high, a.data(), &lda_, tau.data(), &query,
+                            &lwork, &info);
+    lwork = WorkspaceSize(query);
+    std::vector<T> work = Scratch<T>(lwork);
+    for (int64_t b = 0; b < frame_.batch(); ++b) {
+      Load(0, b, n_, n_, a);
+      reinterpret_cast<Fn>(f)(&ni_, &call_.low, &call_.high, a.data(), &lda_, tau.data(),
+                              work.data(), &lwork, &info);
+      Store(a, n_, n_, 0, b);
+      StoreVector(tau.data(), n_ - 1, 1, b);
+      StoreInfo(info, 2, b);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Sytrd(void* f) {
+    using Fn = void (*)(const char*, const Int*, T*, const Int*, R*, R*, T*, T*, const Int*, Int*,
+                        Len);
+    std::vector<T> a = Scratch<T>(n_ * n_), tau = Scratch<T>(n_ - 1);
+    std::vector<R> d = Scratch<R>(n_), e = Scratch<R>(n_ - 1);
+    T query;
+    Int lwork = -1, info = 0;
+    reinterpret_cast<Fn>(f)(&call_.uplo, &ni_, a.data(), &lda_, d.data(), e.data(), tau.data(),
+                            &query, &lwork, &info, 1);
+    lwork = WorkspaceSize(query);
+    std::vector<T> work = Scratch<T>(lwork);
+    for (int64_t b = 0; b < frame_.batch(); ++b) {
+      Load(0, b, n_, n_, a);
+      reinterpret_cast<Fn>(f)(&call_.uplo, &ni_, a.data(), &lda_, d.data(), e.data(), tau.data(),
+                              work.data(), &lwork, &info, 1);
+      Store(a, n_, n_, 0, b);
+      StoreVector(d.data(), n_, 1, b);
+      StoreVector(e.data(), n_ - 1, 2, b);
+      StoreVector(tau.data(), n_ - 1, 3, b);
+      StoreInfo(info, 4, b);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Gtsv(void* f) {
+    using Fn = void (*)(const Int*, const Int*, T*, T*, T*, T*, const Int*, Int*);
+    // Here n_ is the system's size and m_ its right-hand sides.
+    const int64_t rows = n_, cols = m_;
+    const Int ri = static_cast<Int>(rows), ci = static_cast<Int>(cols);
+    const Int ldb = std::max<Int>(1, ri);
+    std::vector<T> dl = Scratch<T>(rows + 1), d = Scratch<T>(rows), du = Scratch<T>(rows);
+    std::vector<T> x = Scratch<T>(rows * cols);
+    for (int64_t b = 0; b < frame_.batch(); ++b) {
+      if (rows > 0) {
+        std::memcpy(dl.data(), frame_.In<T>(0, b), sizeof(T) * rows);
+        std::memcpy(d.data(), frame_.In<T>(1, b), sizeof(T) * rows);
+        std::memcpy(du.data(), frame_.In<T>(2, b), sizeof(T) * rows);
+      }
+      Load(3, b, rows, cols, x);
+      Int info = 0;
+      // dl[0] is outside the matrix (JAX's convention): LAPACK gets dl[1:].
+      reinterpret_cast<Fn>(f)(&ri, &ci, dl.data() + 1, d.data(), du.data(), x.data(), &ldb, &info);
+      StoreVector(dl.data(), rows, 0, b);
+      StoreVector(d.data(), rows, 1, b);
+      StoreVector(du.data(), rows, 2, b);
+      Store(x, rows, cols, 3, b);
+      StoreInfo(info, 4, b);
+    }
+    return absl::OkStatus();
+  }
+
+  const LapackCall& call_;
+  const Frame& frame_;
+  const int64_t m_, n_;
+  const Int mi_, ni_, lda_;
+};
+
+template <typename T>
+absl::Status RunTyped(const LapackCall& call, const CustomCallFrame& frame, void* f) {
+  const CustomCallArray& a = frame.operands[call.routine == Routine::kGtsv ? 3 : 0];
+  const size_t rank = a.dims.size();
+  int64_t m = a.dims[rank - 2], n = a.dims[rank - 1];
+  int64_t batch = 1;
+  if (call.routine == Routine::kGtsv) {
+    // The diagonals' batch dimensions; "m" carries b's columns.
+    const CustomCallArray& d = frame.operands[1];
+    for (size_t i = 0; i + 1 < d.dims.size(); ++i) batch *= d.dims[i];
+    n = d.dims.back();
+    m = a.dims[rank - 1];
+  } else {
+    for (size_t i = 0; i + 2 < rank; ++i) batch *= a.dims[i];
+  }
+  if (call.routine == Routine::kTrsm) {
+    // Operand 0 is the k x k triangle; the kernel reads sizes from the result.
+    m = n = a.dims[rank - 1];
+  }
+  Frame typed(frame, batch);
+  Kernels<T> kernels(call, typed, m, n);
+  if (batch == 0) return absl::OkStatus();
+  return kernels.Run(f);
+}
+
+}  // namespace
+
+absl::Status RunLapackCall(const LapackCall& call, const CustomCallFrame& frame) {
+  absl::StatusOr<const LapackLibrary*> library = LapackLibrary::Get();
+  if (!library.ok()) return library.status();
+  absl::StatusOr<void*> routine = (*library)->Routine(call.name);
+  if (!routine.ok()) return routine.status();
+  switch (call.type) {
+    case xla::F32: return RunTyped<float>(call, frame, *routine);
+    case xla::F64: return RunTyped<double>(call, frame, *routine);
+    case xla::C64: return RunTyped<std::complex<float>>(call, frame, *routine);
+    case xla::C128: return RunTyped<std::complex<double>>(call, frame, *routine);
+    default:
+      return absl::InternalError(absl::StrCat("LAPACK call on ", PrimitiveTypeName(call.type)));
+  }
+}
+
+}  // namespace lapack
+}  // namespace hloc
