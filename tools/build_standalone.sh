@@ -178,6 +178,16 @@ if grep -vE "$allowed" "$out_dir/$name.ldd" | grep -q .; then
     exit 1
   fi
 fi
+# LAPACK is opened with dlopen (hlo/lapack/lapack_library.h), so ldd does not
+# list it: bundle it and what it needs, so JAX's lapack_*_ffi calls run where
+# the binaries go (the executable's $ORIGIN rpath also serves dlopen).
+if [ "$bundle" = 1 ] && [ -e /usr/lib/x86_64-linux-gnu/liblapack.so.3 ]; then
+  lapack=$(readlink -f /usr/lib/x86_64-linux-gnu/liblapack.so.3)
+  [ -e "$lib_dir/liblapack.so.3" ] || { cp -L "$lapack" "$lib_dir/liblapack.so.3" && echo "bundled liblapack.so.3"; }
+  ldd "$lapack" | grep -vE "$allowed" | awk '$3 ~ /^\// {print $1, $3}' | while read -r soname lib; do
+    [ -e "$lib_dir/$soname" ] || { cp -L "$lib" "$lib_dir/$soname" && echo "bundled $soname"; }
+  done
+fi
 if [ "$target" = //tools:hloc ]; then
   "$out_dir/$name" --help >/dev/null
   echo "ok: hloc --help runs; beyond glibc it needs only what is in $out_dir"

@@ -50,6 +50,18 @@
 
 namespace hloc {
 namespace host {
+// The GCC runtime's 128-bit integer division (libgcc.a), which LLVM calls for
+// i128 divisions in kernels. Linked into hloc by taking their addresses here
+// and given to the JIT by name: a process that loads hloc as a shared object
+// (Python's _hloc.so) does not export them, so the JIT's search of the
+// process's symbols would not find them ("Symbols not found: __udivti3").
+extern "C" {
+__int128 __divti3(__int128, __int128);
+__int128 __modti3(__int128, __int128);
+unsigned __int128 __udivti3(unsigned __int128, unsigned __int128);
+unsigned __int128 __umodti3(unsigned __int128, unsigned __int128);
+}
+
 namespace {
 
 std::string ErrorText(llvm::Error error) { return llvm::toString(std::move(error)); }
@@ -445,6 +457,21 @@ absl::StatusOr<std::shared_ptr<KernelCompiler>> KernelCompiler::Create(
           (*jit)->getDataLayout().getGlobalPrefix());
   if (!process_symbols) return absl::InternalError(ErrorText(process_symbols.takeError()));
   (*jit)->getMainJITDylib().addGenerator(std::move(*process_symbols));
+  {
+    llvm::orc::MangleAndInterner mangle((*jit)->getExecutionSession(), (*jit)->getDataLayout());
+    llvm::orc::SymbolMap runtime;
+    auto add = [&](const char* name, void* address) {
+      runtime[mangle(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                               llvm::JITSymbolFlags::Exported};
+    };
+    add("__divti3", reinterpret_cast<void*>(&__divti3));
+    add("__modti3", reinterpret_cast<void*>(&__modti3));
+    add("__udivti3", reinterpret_cast<void*>(&__udivti3));
+    add("__umodti3", reinterpret_cast<void*>(&__umodti3));
+    if (llvm::Error error = (*jit)->getMainJITDylib().define(llvm::orc::absoluteSymbols(runtime))) {
+      return absl::InternalError(ErrorText(std::move(error)));
+    }
+  }
   PerfMapPlugin* perf_map = nullptr;
   if (PerfMapRequested()) {
     auto* linker = llvm::dyn_cast<llvm::orc::ObjectLinkingLayer>(&(*jit)->getObjLinkingLayer());
