@@ -20,6 +20,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "hlo/evaluator/collectives.h"
+#include "hlo/evaluator/linalg_custom_calls.h"
 #include "hlo/evaluator/ops.h"
 #include "hlo/evaluator/runtime_shapes.h"
 #include "hlo/live_instructions.h"
@@ -458,6 +459,15 @@ absl::StatusOr<Value> Evaluator::EvalInstruction(const HloInstruction& hlo,
                                                      /*largest=*/true));
         return Own(std::move(r));
       }
+      if (std::optional<LinalgCustomCall> linalg = LinalgCustomCallOf(hlo)) {
+        std::vector<const Literal*> arrays;
+        for (Value* op : ops) {
+          if (op->is_tuple() || !op->array) return InstructionError(hlo, "operands must be arrays");
+          arrays.push_back(op->array.get());
+        }
+        HLOC_ASSIGN_OR_RETURN(Literal r, eval::EvalLinalgCustomCall(*linalg, hlo, arrays));
+        return Own(std::move(r));
+      }
       if (options_.custom_calls != nullptr) {
         if (auto handler = options_.custom_calls->FindFor(hlo)) {
           return EvalRegisteredCustomCall(*handler, hlo, ops);
@@ -638,7 +648,10 @@ absl::Status CheckCustomCallTargets(const HloModule& module,
     for (const HloInstruction* hlo : computation->MakeInstructionPostOrder()) {
       if (hlo->opcode() != HloOpcode::kCustomCall || !live.contains(hlo)) continue;
       const std::string& target = hlo->attrs().custom_call_target;
-      if (target == "TopK" || (custom_calls != nullptr && custom_calls->Find(target))) continue;
+      if (target == "TopK" || LinalgCustomCallFromTarget(target).has_value() ||
+          (custom_calls != nullptr && custom_calls->Find(target))) {
+        continue;
+      }
       return InstructionUnimplemented(*hlo, "custom-call target \"", target,
                                       "\" is not known to the interpreter and not registered");
     }
