@@ -62,8 +62,8 @@ absl::StatusOr<Shape> InferQr(absl::Span<const Shape* const> operands) {
   HLOC_RETURN_IF_ERROR(CheckMatrixBatch(kQrTarget, "operand", a));
   const int64_t m = a.dimensions(a.rank() - 2);
   const int64_t n = a.dimensions(a.rank() - 1);
-  return Shape::Tuple(
-      {Shape(a.element_type(), a.dimensions()), Shape(a.element_type(), BatchPlus(a, {std::min(m, n)}))});
+  return Shape::Tuple({Shape(a.element_type(), a.dimensions()),
+                       Shape(a.element_type(), BatchPlus(a, {std::min(m, n)}))});
 }
 
 absl::StatusOr<Shape> InferHouseholderProduct(absl::Span<const Shape* const> operands) {
@@ -125,8 +125,10 @@ absl::StatusOr<EighConfig> ParseEighConfig(const HloInstruction& eigh) {
       !absl::SimpleAtoi(absl::StripAsciiWhitespace(fields[1]), &sort) ||
       !absl::SimpleAtoi(absl::StripAsciiWhitespace(fields[2]), &config.max_iter) ||
       !absl::SimpleAtod(absl::StripAsciiWhitespace(fields[3]), &config.tol)) {
-    return Invalid(kEighTarget, ": backend_config must be \"lower,sort,max_iter,tol\" "
-                   "(e.g. \"1,1,100,1e-06\"), got \"", text, "\"");
+    return Invalid(kEighTarget,
+                   ": backend_config must be \"lower,sort,max_iter,tol\" "
+                   "(e.g. \"1,1,100,1e-06\"), got \"",
+                   text, "\"");
   }
   if (config.max_iter < 0 || !(config.tol >= 0)) {
     return Invalid(kEighTarget, ": max_iter and tol must not be negative, got \"", text, "\"");

@@ -43,7 +43,8 @@ ENTRY e {
 }
 
 TEST(LinalgCustomCallsTest, ProductOfQrReflectorsMatchesDorgqr) {
-  absl::StatusOr<Literal> r = Eval(R"(HloModule m
+  absl::StatusOr<Literal> r =
+      Eval(R"(HloModule m
 ENTRY e {
   a = f64[4,3] parameter(0)
   qr = (f64[4,3], f64[3]) custom-call(a), custom_call_target="Qr"
@@ -51,7 +52,7 @@ ENTRY e {
   t = f64[3] get-tuple-element(qr), index=1
   ROOT q = f64[4,3] custom-call(f, t), custom_call_target="ProductOfElementaryHouseholderReflectors"
 })",
-                                   {L("f64[4,3]", "{{2, -1, 0.5}, {1, 3, -2}, {-0.5, 2, 1}, {4, 0, -1}}")});
+           {L("f64[4,3]", "{{2, -1, 0.5}, {1, 3, -2}, {-0.5, 2, 1}, {4, 0, -1}}")});
   ASSERT_TRUE(r.ok()) << r.status();
   ExpectNear(*r,
              {-0.4338609156373123, 0.26726124191242434, -0.3786905798117618, -0.21693045781865616,
@@ -65,7 +66,8 @@ TEST(LinalgCustomCallsTest, EighMatchesNumpyForEitherTriangle) {
   // transposed literal the other way round.
   const char* lower = "{{4, 99, -99}, {1, 3, 7}, {-2, 0.5, 5}}";
   const char* upper = "{{4, 1, -2}, {99, 3, 0.5}, {-99, 7, 5}}";
-  for (auto [config, value] : {std::pair{"1,1,100,1e-06", lower}, std::pair{"0,1,100,1e-06", upper}}) {
+  for (auto [config, value] :
+       {std::pair{"1,1,100,1e-06", lower}, std::pair{"0,1,100,1e-06", upper}}) {
     absl::StatusOr<Literal> r = Eval(absl::StrCat(R"(HloModule m
 ENTRY e {
   a = f64[3,3] parameter(0)

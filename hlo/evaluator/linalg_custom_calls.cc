@@ -17,8 +17,7 @@ using Complex = std::complex<double>;
 // One matrix of a batch, row-major, in complex<double>.
 class Matrix {
  public:
-  Matrix(int64_t rows, int64_t columns)
-      : rows_(rows), columns_(columns), data_(rows * columns) {}
+  Matrix(int64_t rows, int64_t columns) : rows_(rows), columns_(columns), data_(rows * columns) {}
   Complex& operator()(int64_t i, int64_t j) { return data_[i * columns_ + j]; }
   Complex operator()(int64_t i, int64_t j) const { return data_[i * columns_ + j]; }
   int64_t rows() const { return rows_; }
@@ -200,9 +199,8 @@ absl::StatusOr<Literal> EvalEigh(const HloInstruction& hlo, const Literal& in) {
     std::vector<int64_t> order(n);
     std::iota(order.begin(), order.end(), 0);
     if (config.sort) {
-      std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) {
-        return a(x, x).real() < a(y, y).real();
-      });
+      std::stable_sort(order.begin(), order.end(),
+                       [&](int64_t x, int64_t y) { return a(x, x).real() < a(y, y).real(); });
     }
     for (int64_t j = 0; j < n; ++j) {
       values.SetFromDouble(b * n + j, a(order[j], order[j]).real());

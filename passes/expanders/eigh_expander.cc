@@ -88,9 +88,8 @@ struct Jacobi {
         HloOpcode::kDivide,
         b.Select(b.Compare(tau, splat(0), ComparisonDirection::kGe), splat(1), splat(-1)),
         b.Binary(HloOpcode::kAdd, b.Unary(HloOpcode::kAbs, tau),
-                 b.Unary(HloOpcode::kSqrt,
-                         b.Binary(HloOpcode::kAdd, splat(1),
-                                  b.Binary(HloOpcode::kMultiply, tau, tau)))));
+                 b.Unary(HloOpcode::kSqrt, b.Binary(HloOpcode::kAdd, splat(1),
+                                                    b.Binary(HloOpcode::kMultiply, tau, tau)))));
     t = b.Select(none, splat(0), t);
     HloInstruction* c = b.Binary(
         HloOpcode::kDivide, splat(1),
@@ -141,7 +140,8 @@ struct Jacobi {
     HloInstruction* diagonal = b.ConvertIfNeeded(b.Concatenate({new_app, new_aqq}, B), type);
     a = b.Select(b.Compare(rows, columns, ComparisonDirection::kEq),
                  m.Spread(b, diagonal, {n, n}, 0), a);
-    HloInstruction* distance = b.Unary(HloOpcode::kAbs, b.Binary(HloOpcode::kSubtract, rows, columns));
+    HloInstruction* distance =
+        b.Unary(HloOpcode::kAbs, b.Binary(HloOpcode::kSubtract, rows, columns));
     a = b.Select(b.Compare(distance, b.Splat(b.IndexScalar(xla::S32, h), m.BatchPlus({n, n})),
                            ComparisonDirection::kEq),
                  b.Splat(b.Scalar(type, 0), m.BatchPlus({n, n})), a);
@@ -158,10 +158,10 @@ struct Jacobi {
     HloInstruction* zero = b.Scalar(real, 0);
     const std::vector<int64_t> minor = {batch_rank(), batch_rank() + 1};
     HloInstruction* total = b.Reduce(squares, zero, minor, add);
-    HloInstruction* off = b.Reduce(
-        b.Select(b.Compare(Index(b, n, n, 0), Index(b, n, n, 1), ComparisonDirection::kNe),
-                 squares, b.Splat(zero, m.BatchPlus({n, n}))),
-        zero, minor, add);
+    HloInstruction* off =
+        b.Reduce(b.Select(b.Compare(Index(b, n, n, 0), Index(b, n, n, 1), ComparisonDirection::kNe),
+                          squares, b.Splat(zero, m.BatchPlus({n, n}))),
+                 zero, minor, add);
     HloInstruction* bound =
         b.Binary(HloOpcode::kMultiply, total, b.Splat(b.Scalar(real, tol * tol), m.BatchPlus({})));
     HloInstruction* open = b.Compare(off, bound, ComparisonDirection::kGt);
@@ -261,12 +261,11 @@ absl::Status Expand(HloInstruction* eigh) {
     std::vector<HloInstruction*> result = expanders::BuildCountedLoop(
         b, config.max_iter, {h, eye},
         [&](ExpansionBuilder& sweep, HloInstruction*, const std::vector<HloInstruction*>& state) {
-          return expanders::BuildCountedLoop(
-              sweep, N - 1, state,
-              [&](ExpansionBuilder& round, HloInstruction*,
-                  const std::vector<HloInstruction*>& pair) {
-                return jacobi.Round(round, pair[0], pair[1]);
-              });
+          return expanders::BuildCountedLoop(sweep, N - 1, state,
+                                             [&](ExpansionBuilder& round, HloInstruction*,
+                                                 const std::vector<HloInstruction*>& pair) {
+                                               return jacobi.Round(round, pair[0], pair[1]);
+                                             });
         },
         [&](ExpansionBuilder& condition, const std::vector<HloInstruction*>& state) {
           return jacobi.NotConverged(condition, state[0], config.tol);

@@ -556,6 +556,8 @@ std::vector<ExpanderCase> MakeCases() {
        Within(1e-5, 1e-5)},
       {"EighUpperC64", HloOpcode::kCustomCall, Eigh("c64", {}, 5, false, true),
        Within(1e-4, 1e-4)},
+      {"EighF16", HloOpcode::kCustomCall, Eigh("f16", {}, 3, true, true), Within(3e-2, 3e-2)},
+      {"QrNoColumnsF32", HloOpcode::kCustomCall, Qr("f32", {2}, 3, 0), Within(1e-5, 1e-5)},
       {"EighLowerUnsortedC128", HloOpcode::kCustomCall, Eigh("c128", {2}, 4, true, false, "1e-12"),
        Within(1e-10, 1e-10)},
       // rng-bit-generator: bit-exact.

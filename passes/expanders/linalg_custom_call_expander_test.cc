@@ -86,13 +86,14 @@ TEST(QrExpanderTest, MatchesLapackDgeqrf) {
 ENTRY e {
   a = f64[4,3] parameter(0)
   ROOT qr = (f64[4,3], f64[3]) custom-call(a), custom_call_target="Qr"
-})", args);
+})",
+                                 args);
   ASSERT_TRUE(qr.shape().IsTuple());
   // scipy.linalg.lapack.dgeqrf(a).
   ExpectNear(qr.tuple_elements()[0],
-             {-4.6097722286464435, 0.0, 1.193117518002609, 0.1512911436896489,
-              -3.7416573867739418, 1.2026755886059095, -0.07564557184482446, 0.27917725189016485,
-              -1.8384890581144948, 0.6051645747585956, 0.08779473284677128, -0.08452119760248557},
+             {-4.6097722286464435, 0.0, 1.193117518002609, 0.1512911436896489, -3.7416573867739418,
+              1.2026755886059095, -0.07564557184482446, 0.27917725189016485, -1.8384890581144948,
+              0.6051645747585956, 0.08779473284677128, -0.08452119760248557},
              1e-12, "factors");
   ExpectNear(qr.tuple_elements()[1], {1.4338609156373123, 1.8422179846901197, 1.9858136790174559},
              1e-12, "taus");
@@ -101,23 +102,26 @@ ENTRY e {
 TEST(QrExpanderTest, MatchesLapackZgeqrf) {
   using C = std::complex<double>;
   std::vector<Literal> args;
-  args.push_back(Matrix(xla::C128, {3, 2}, {C(1, 2), C(-1, 0.5), C(0.5, -1), C(2, 0), C(0, -1), C(1, -1)}));
+  args.push_back(
+      Matrix(xla::C128, {3, 2}, {C(1, 2), C(-1, 0.5), C(0.5, -1), C(2, 0), C(0, -1), C(1, -1)}));
   Literal qr = ExpandAndEvaluate(R"(HloModule m
 ENTRY e {
   a = c128[3,2] parameter(0)
   ROOT qr = (c128[3,2], c128[2]) custom-call(a), custom_call_target="Qr"
-})", args);
+})",
+                                 args);
   ASSERT_TRUE(qr.shape().IsTuple());
   // scipy.linalg.lapack.zgeqrf(a).
-  ExpectNear(qr.tuple_elements()[0],
-             {C(-2.692582403567252, 0), C(-0.7427813527082077, -2.0426487199475707),
-              C(-0.00871603979307238, -0.2660923475843455), C(-1.5892960922891355, 0),
-              C(-0.11340977086819612, -0.20938746215024748),
-              C(0.15478198799833343, -0.2605531985414006)},
-             1e-12, "factors");
-  ExpectNear(qr.tuple_elements()[1],
-             {C(1.3713906763541037, 0.7427813527082074), C(1.831298026510938, -0.02912112255357842)},
-             1e-12, "taus");
+  ExpectNear(
+      qr.tuple_elements()[0],
+      {C(-2.692582403567252, 0), C(-0.7427813527082077, -2.0426487199475707),
+       C(-0.00871603979307238, -0.2660923475843455), C(-1.5892960922891355, 0),
+       C(-0.11340977086819612, -0.20938746215024748), C(0.15478198799833343, -0.2605531985414006)},
+      1e-12, "factors");
+  ExpectNear(
+      qr.tuple_elements()[1],
+      {C(1.3713906763541037, 0.7427813527082074), C(1.831298026510938, -0.02912112255357842)},
+      1e-12, "taus");
 }
 
 // Q^H Q = I and Q R = A for tf.linalg.qr's pair on a random 7 x 3 batch.
@@ -152,7 +156,8 @@ TEST(QrExpanderTest, ExplicitQIsOrthonormalAndReconstructs) {
         for (int64_t k = 0; k < n; ++k) {
           qr += q.GetAsDouble((b * m + i) * n + k) * r.GetAsDouble((b * n + k) * n + j);
         }
-        EXPECT_NEAR(qr, a[(b * m + i) * n + j].real(), 1e-5) << "QR at " << b << "," << i << "," << j;
+        EXPECT_NEAR(qr, a[(b * m + i) * n + j].real(), 1e-5)
+            << "QR at " << b << "," << i << "," << j;
       }
     }
     for (int64_t i = 0; i < n; ++i) {
@@ -163,7 +168,8 @@ TEST(QrExpanderTest, ExplicitQIsOrthonormalAndReconstructs) {
 
 // Eigenvalues against numpy.linalg.eigvalsh, eigenvectors by A V = V diag(w).
 TEST(EighExpanderTest, MatchesNumpyEigvalsh) {
-  const std::vector<std::complex<double>> s = {4, 1, -2, 0.5, 1, 3, 0, 1, -2, 0, 5, -1, 0.5, 1, -1, 2};
+  const std::vector<std::complex<double>> s = {4,  1, -2, 0.5, 1,   3, 0,  1,
+                                               -2, 0, 5,  -1,  0.5, 1, -1, 2};
   for (const char* config : {"1,1,100,1e-12", "0,1,100,1e-12"}) {
     SCOPED_TRACE(config);
     std::vector<Literal> args;
@@ -200,7 +206,8 @@ TEST(EighExpanderTest, HermitianMatchesNumpyEigvalsh) {
 ENTRY e {
   a = c64[3,3] parameter(0)
   ROOT eigh = (c64[3,3], f32[3]) custom-call(a), custom_call_target="Eigh", backend_config="1,1,100,1e-06"
-})", args);
+})",
+                                  args);
   ASSERT_TRUE(out.shape().IsTuple());
   ExpectNear(out.tuple_elements()[1], {0.41367191440148326, 1.2560653460230855, 4.330262739575431},
              1e-5, "eigenvalues");

@@ -30,21 +30,23 @@ HloInstruction* Reflect(ExpansionBuilder& b, const MatrixBatch& m, HloInstructio
                         HloInstruction* column_mask = nullptr) {
   HloInstruction* w = MatrixBatch::MatMul(b, AdjointRow(b, m, v), x);  // [b..., 1, n]
   if (column_mask != nullptr) {
-    w = b.Select(column_mask, w, b.Splat(Zero(b, w->shape().element_type()), m.BatchPlus({1, m.columns()})));
+    w = b.Select(column_mask, w,
+                 b.Splat(Zero(b, w->shape().element_type()), m.BatchPlus({1, m.columns()})));
   }
-  HloInstruction* update = b.Binary(HloOpcode::kMultiply, m.SpreadScalar(b, tau, {m.rows(), m.columns()}),
-                                    MatrixBatch::MatMul(b, v, w));
+  HloInstruction* update =
+      b.Binary(HloOpcode::kMultiply, m.SpreadScalar(b, tau, {m.rows(), m.columns()}),
+               MatrixBatch::MatMul(b, v, w));
   return b.Binary(HloOpcode::kSubtract, x, update);
 }
 
 // Householder QR (see the header) on `a` of the compute type.
-std::vector<HloInstruction*> BuildQr(ExpansionBuilder& b, const MatrixBatch& m,
-                                     HloInstruction* a) {
+std::vector<HloInstruction*> BuildQr(ExpansionBuilder& b, const MatrixBatch& m, HloInstruction* a) {
   const PrimitiveType type = a->shape().element_type();
   const bool complex = IsComplex(type);
   const PrimitiveType real = complex ? ComplexComponentType(type) : type;
   const int64_t k = std::min(m.rows(), m.columns());
   HloInstruction* taus = b.Splat(Zero(b, type), m.BatchPlus({k}));
+  if (k == 0) return {a, taus};  // No column to slice.
   return expanders::BuildCountedLoop(
       b, k, {a, taus},
       [&](ExpansionBuilder& c, HloInstruction* j, const std::vector<HloInstruction*>& state) {
@@ -69,16 +71,15 @@ std::vector<HloInstruction*> BuildQr(ExpansionBuilder& b, const MatrixBatch& m,
             HloOpcode::kSqrt, c.Binary(HloOpcode::kAdd, expanders::AbsSquared(c, alpha), sigma));
         const std::vector<int64_t> batch = m.BatchPlus({});
         HloInstruction* real_zero = c.Splat(Zero(c, real), batch);
-        HloInstruction* beta =
-            c.Select(c.Compare(alpha_re, real_zero, ComparisonDirection::kGe),
-                     c.Unary(HloOpcode::kNegate, mu), mu);
+        HloInstruction* beta = c.Select(c.Compare(alpha_re, real_zero, ComparisonDirection::kGe),
+                                        c.Unary(HloOpcode::kNegate, mu), mu);
         HloInstruction* identity = c.Compare(sigma, real_zero, ComparisonDirection::kEq);
         if (complex) {
           identity = c.Binary(HloOpcode::kAnd, identity,
                               c.Compare(alpha_im, real_zero, ComparisonDirection::kEq));
         }
-        HloInstruction* tau = c.Binary(HloOpcode::kDivide,
-                                       c.Binary(HloOpcode::kSubtract, beta, alpha_re), beta);
+        HloInstruction* tau =
+            c.Binary(HloOpcode::kDivide, c.Binary(HloOpcode::kSubtract, beta, alpha_re), beta);
         if (complex) {
           tau = c.Binary(HloOpcode::kComplex, tau,
                          c.Binary(HloOpcode::kDivide, c.Unary(HloOpcode::kNegate, alpha_im), beta));
@@ -92,14 +93,15 @@ std::vector<HloInstruction*> BuildQr(ExpansionBuilder& b, const MatrixBatch& m,
             below, c.Binary(HloOpcode::kDivide, x_below, m.SpreadScalar(c, divisor, {m.rows(), 1})),
             c.Select(at_j, c.Splat(c.Scalar(type, 1), column_dims), zeros));
         // Columns after j: A -= conj(tau) v (v^H A).
-        HloInstruction* columns = c.Iota(xla::S32, m.BatchPlus({1, m.columns()}), m.batch_rank() + 1);
-        HloInstruction* after_j = c.Compare(columns, c.Splat(j, m.BatchPlus({1, m.columns()})),
-                                            ComparisonDirection::kGt);
+        HloInstruction* columns =
+            c.Iota(xla::S32, m.BatchPlus({1, m.columns()}), m.batch_rank() + 1);
+        HloInstruction* after_j =
+            c.Compare(columns, c.Splat(j, m.BatchPlus({1, m.columns()})), ComparisonDirection::kGt);
         HloInstruction* updated = Reflect(c, m, a, v, Conjugate(c, tau), after_j);
         // Column j: what is above the diagonal, beta, the vector below.
         HloInstruction* new_beta = c.Select(identity, alpha, beta_t);
-        HloInstruction* column = c.Select(
-            below, v, c.Select(at_j, m.SpreadScalar(c, new_beta, {m.rows(), 1}), x));
+        HloInstruction* column =
+            c.Select(below, v, c.Select(at_j, m.SpreadScalar(c, new_beta, {m.rows(), 1}), x));
         updated = MatrixBatch::Update(c, updated, column, zero, j);
         std::vector<HloInstruction*> tau_starts(m.batch_rank(), zero);
         tau_starts.push_back(j);
@@ -113,10 +115,11 @@ std::vector<HloInstruction*> BuildQr(ExpansionBuilder& b, const MatrixBatch& m,
 HloInstruction* BuildHouseholderProduct(ExpansionBuilder& b, const MatrixBatch& m,
                                         HloInstruction* a, HloInstruction* taus, int64_t k) {
   const PrimitiveType type = a->shape().element_type();
-  HloInstruction* eye = b.Convert(
-      b.Compare(b.Iota(xla::S32, m.dims(), m.batch_rank()),
-                b.Iota(xla::S32, m.dims(), m.batch_rank() + 1), ComparisonDirection::kEq),
-      type);
+  HloInstruction* eye =
+      b.Convert(b.Compare(b.Iota(xla::S32, m.dims(), m.batch_rank()),
+                          b.Iota(xla::S32, m.dims(), m.batch_rank() + 1), ComparisonDirection::kEq),
+                type);
+  if (k == 0) return eye;
   std::vector<HloInstruction*> result = expanders::BuildCountedLoop(
       b, k, {a, taus, eye},
       [&](ExpansionBuilder& c, HloInstruction* s, const std::vector<HloInstruction*>& state) {
@@ -154,8 +157,8 @@ absl::Status Expand(HloInstruction* call, LinalgCustomCall kind) {
     }
   } else {
     const Shape& taus = call->operand(1)->shape();
-    HloInstruction* q = BuildHouseholderProduct(b, m, a, b.ConvertIfNeeded(call->operand(1), compute),
-                                                taus.dimensions(taus.rank() - 1));
+    HloInstruction* q = BuildHouseholderProduct(
+        b, m, a, b.ConvertIfNeeded(call->operand(1), compute), taus.dimensions(taus.rank() - 1));
     out = b.ConvertIfNeeded(q, type);
   }
   HLOC_RETURN_IF_ERROR(b.status());
