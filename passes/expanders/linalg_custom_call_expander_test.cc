@@ -213,6 +213,35 @@ ENTRY e {
              1e-5, "eigenvalues");
 }
 
+// A repeated eigenvalue (1, 1, 4) and the zero matrix (no sweep runs).
+TEST(EighExpanderTest, RepeatedEigenvaluesAndZeroMatrix) {
+  const std::string hlo = R"(HloModule m
+ENTRY e {
+  a = f32[2,3,3] parameter(0)
+  ROOT eigh = (f32[2,3,3], f32[2,3]) custom-call(a), custom_call_target="Eigh", backend_config="1,1,100,1e-06"
+})";
+  std::vector<Literal> args;
+  args.push_back(
+      Matrix(xla::F32, {2, 3, 3}, {2, 1, 1, 1, 2, 1, 1, 1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
+  Literal out = ExpandAndEvaluate(hlo, args);
+  ASSERT_TRUE(out.shape().IsTuple());
+  ExpectNear(out.tuple_elements()[1], {1, 1, 4, 0, 0, 0}, 1e-5, "eigenvalues");
+  const Literal& v = out.tuple_elements()[0];
+  for (int64_t b = 0; b < 2; ++b) {
+    for (int64_t i = 0; i < 3; ++i) {
+      for (int64_t j = 0; j < 3; ++j) {
+        double gram = 0;
+        for (int64_t k = 0; k < 3; ++k) {
+          gram += v.GetAsDouble(b * 9 + k * 3 + i) * v.GetAsDouble(b * 9 + k * 3 + j);
+        }
+        EXPECT_NEAR(gram, i == j ? 1 : 0, 1e-5) << b << " " << i << " " << j;
+      }
+    }
+  }
+  // The zero matrix keeps the identity.
+  for (int64_t k = 0; k < 9; ++k) EXPECT_EQ(v.GetAsDouble(9 + k), k % 4 == 0 ? 1 : 0) << k;
+}
+
 // ---------------------------------------------------------------- errors
 
 TEST(LinalgCustomCallErrorTest, MalformedCallsFailVerification) {
