@@ -1,5 +1,7 @@
 #include "passes/expanders/eigh_expander.h"
 
+#include <algorithm>
+#include <limits>
 #include <vector>
 
 #include "hlo/linalg_custom_calls.h"
@@ -259,7 +261,8 @@ absl::Status Expand(HloInstruction* eigh) {
                   b.Iota(xla::S32, p.dims(), p.batch_rank() + 1), ComparisonDirection::kEq),
         compute);
     std::vector<HloInstruction*> result = expanders::BuildCountedLoop(
-        b, config.max_iter, {h, eye},
+        // The loop counter is s32.
+        b, std::min<int64_t>(config.max_iter, std::numeric_limits<int32_t>::max()), {h, eye},
         [&](ExpansionBuilder& sweep, HloInstruction*, const std::vector<HloInstruction*>& state) {
           return expanders::BuildCountedLoop(sweep, N - 1, state,
                                              [&](ExpansionBuilder& round, HloInstruction*,
