@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "hlo/computation.h"
+#include "hlo/linalg_custom_calls.h"
 #include "hlo/shape_inference_internal.h"
 #include "hlo/status_macros.h"
 
@@ -386,6 +387,10 @@ absl::StatusOr<Shape> InferCustomCallShape(const HloInstruction& instruction,
       return Invalid("output_to_operand_aliasing pairs output ", Str(**output), " with operand ",
                      alias.operand_number, " ", Str(**input), " of another shape");
     }
+  }
+  // The linear-algebra calls XLA expands itself have result shapes of their own.
+  if (std::optional<LinalgCustomCall> linalg = LinalgCustomCallOf(instruction)) {
+    return InferLinalgCustomCallShape(*linalg, instruction, operands);
   }
   return WithoutLayout(instruction.shape());
 }

@@ -21,6 +21,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "hlo/custom_call_handlers.h"
 #include "hlo/evaluator/collectives.h"
+#include "hlo/evaluator/linalg_custom_calls.h"
 #include "hlo/evaluator/ops.h"
 #include "hlo/evaluator/runtime_shapes.h"
 #include "hlo/live_instructions.h"
@@ -459,6 +460,15 @@ absl::StatusOr<Value> Evaluator::EvalInstruction(const HloInstruction& hlo,
                                                      /*largest=*/true));
         return Own(std::move(r));
       }
+      if (std::optional<LinalgCustomCall> linalg = LinalgCustomCallOf(hlo)) {
+        std::vector<const Literal*> arrays;
+        for (Value* op : ops) {
+          if (op->is_tuple() || !op->array) return InstructionError(hlo, "operands must be arrays");
+          arrays.push_back(op->array.get());
+        }
+        HLOC_ASSIGN_OR_RETURN(Literal r, eval::EvalLinalgCustomCall(*linalg, hlo, arrays));
+        return Own(std::move(r));
+      }
       {
         HLOC_ASSIGN_OR_RETURN(std::shared_ptr<const CustomCallHandler> handler,
                               FindCustomCallHandler(options_.custom_calls, hlo));
@@ -639,7 +649,7 @@ absl::Status CheckCustomCallTargets(const HloModule& module,
     for (const HloInstruction* hlo : computation->MakeInstructionPostOrder()) {
       if (hlo->opcode() != HloOpcode::kCustomCall || !live.contains(hlo)) continue;
       const std::string& target = hlo->attrs().custom_call_target;
-      if (target == "TopK") continue;
+      if (target == "TopK" || LinalgCustomCallFromTarget(target).has_value()) continue;
       HLOC_ASSIGN_OR_RETURN(std::shared_ptr<const CustomCallHandler> handler,
                             FindCustomCallHandler(custom_calls, *hlo));
       if (handler != nullptr) continue;

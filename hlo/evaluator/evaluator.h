@@ -14,7 +14,9 @@
 //  - Collectives and their async forms run on the devices of a multi-device
 //    run (multi_device.h); Evaluate is device 0 of a one-device run, where
 //    a group of one is the identity. send/recv, infeed/outfeed, custom-call
-//    targets neither built in ("TopK") nor registered (EvaluatorOptions::
+//    targets neither built in ("TopK", and the linear-algebra calls of
+//    hlo/linalg_custom_calls.h: "Qr", "ProductOfElementaryHouseholder-
+//    Reflectors", "Eigh") nor registered (EvaluatorOptions::
 //    custom_calls; the error names the target) are errors naming the
 //    instruction.
 //  - Bounded dynamic shapes (f32[<=8]) have XLA's meaning: a value carries
@@ -80,7 +82,8 @@ struct EvaluatorOptions {
 };
 
 // OK when every live custom call in `module` (one its computation's root
-// needs) is one the evaluator runs: built in ("TopK") or in `custom_calls`
+// needs) is one the evaluator runs: built in ("TopK", the linear-algebra
+// calls of hlo/linalg_custom_calls.h) or in `custom_calls`
 // (which may be null); else Unimplemented naming the instruction and target.
 absl::Status CheckCustomCallTargets(const HloModule& module, const CustomCallTargets* custom_calls);
 

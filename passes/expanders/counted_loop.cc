@@ -7,7 +7,8 @@ namespace expanders {
 
 std::vector<HloInstruction*> BuildCountedLoop(ExpansionBuilder& b, int64_t trip_count,
                                               const std::vector<HloInstruction*>& init,
-                                              const LoopBody& body) {
+                                              const LoopBody& body,
+                                              const LoopCondition& keep_going) {
   std::vector<HloInstruction*> elements = {b.IndexScalar(xla::S32, 0)};
   elements.insert(elements.end(), init.begin(), init.end());
   HloInstruction* initial = b.Tuple(elements);
@@ -20,6 +21,13 @@ std::vector<HloInstruction*> BuildCountedLoop(ExpansionBuilder& b, int64_t trip_
     HloInstruction* state = c.Parameter(0, state_shape, "state");
     HloInstruction* root = c.Compare(c.GetTupleElement(state, 0),
                                      c.IndexScalar(xla::S32, trip_count), ComparisonDirection::kLt);
+    if (keep_going) {
+      std::vector<HloInstruction*> current;
+      for (size_t k = 0; k < init.size(); ++k) {
+        current.push_back(c.GetTupleElement(state, static_cast<int64_t>(k) + 1));
+      }
+      root = c.Binary(HloOpcode::kAnd, root, keep_going(c, current));
+    }
     if (!c.status().ok()) {
       b.Fail(c.status());
       return {};

@@ -10,6 +10,10 @@
 //                                                    ROOT tuple(s + 1, new...)
 //
 // and the loop's results come back as get-tuple-elements of the while.
+// An optional `keep_going` callback adds a data-dependent exit: the
+// condition becomes `s < trip_count && keep_going(state)` (a convergence
+// test such as Jacobi's off-diagonal norm), built into the condition
+// computation from the state before each trip.
 #ifndef HLOC_PASSES_EXPANDERS_COUNTED_LOOP_H_
 #define HLOC_PASSES_EXPANDERS_COUNTED_LOOP_H_
 
@@ -26,11 +30,16 @@ namespace expanders {
 using LoopBody = std::function<std::vector<HloInstruction*>(
     ExpansionBuilder& body, HloInstruction* counter, const std::vector<HloInstruction*>& state)>;
 
+// Builds a pred scalar from the state before a trip: true to run it.
+using LoopCondition = std::function<HloInstruction*(
+    ExpansionBuilder& condition, const std::vector<HloInstruction*>& state)>;
+
 // The state after the loop, one value per element of `init`; empty on
 // failure (recorded in `b`).
 std::vector<HloInstruction*> BuildCountedLoop(ExpansionBuilder& b, int64_t trip_count,
                                               const std::vector<HloInstruction*>& init,
-                                              const LoopBody& body);
+                                              const LoopBody& body,
+                                              const LoopCondition& keep_going = nullptr);
 
 }  // namespace expanders
 }  // namespace hloc

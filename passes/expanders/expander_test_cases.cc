@@ -1,5 +1,7 @@
 #include "passes/expanders/expander_test_cases.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "hlo/evaluator/evaluator.h"
 #include "hlo/evaluator/random_arguments.h"
@@ -9,6 +11,9 @@
 #include "hlo/verifier.h"
 #include "passes/expanders/batch_norm_expander.h"
 #include "passes/expanders/cholesky_expander.h"
+#include "passes/expanders/eigh_expander.h"
+#include "passes/expanders/qr_expander.h"
+#include "passes/pipeline.h"
 #include "passes/expanders/rng_bit_generator_expander.h"
 #include "passes/expanders/scan_expander.h"
 #include "passes/expanders/select_and_scatter_expander.h"
@@ -163,6 +168,113 @@ std::string TriangularSolve(const std::string& type, const std::vector<int>& bat
          (left_side ? "true" : "false") + ", lower=" + (lower ? "true" : "false") +
          ", unit_diagonal=" + (unit_diagonal ? "true" : "false") + ", transpose_a=" + transpose_a +
          "\n}\n";
+}
+
+// ------------------------------------------- linear-algebra custom calls
+
+std::string ArrayText(const std::string& type, const std::vector<int>& batch,
+                  std::vector<int> minor) {
+  std::string out = type + "[";
+  for (size_t d = 0; d < batch.size() + minor.size(); ++d) {
+    out += (d ? "," : "") +
+           std::to_string(d < batch.size() ? batch[d] : minor[d - batch.size()]);
+  }
+  return out + "]";
+}
+
+// "Qr" of the argument: the packed factors and taus themselves.
+std::string Qr(const std::string& type, const std::vector<int>& batch, int m, int n) {
+  return "HloModule qr\nENTRY e {\n  a = " + ArrayText(type, batch, {m, n}) +
+         " parameter(0)\n  ROOT qr = (" + ArrayText(type, batch, {m, n}) + ", " +
+         ArrayText(type, batch, {std::min(m, n)}) + ") custom-call(a), custom_call_target=\"Qr\"\n}\n";
+}
+
+// tf.linalg.qr(full_matrices=False) as XLA's builders emit it: "Qr", then
+// the product of its reflectors (on the first m columns when m < n), and R
+// the upper triangle of the first min(m, n) rows.
+std::string QrExplicit(const std::string& type, const std::vector<int>& batch, int m, int n) {
+  const int p = std::min(m, n);
+  const size_t r = batch.size();
+  std::string zeros;
+  for (size_t d = 0; d < r; ++d) zeros += "[0:" + std::to_string(batch[d]) + "],";
+  const std::string factors = ArrayText(type, batch, {m, n});
+  return "HloModule qr_explicit\nENTRY e {\n  a = " + factors + " parameter(0)\n"
+         "  qr = (" + factors + ", " + ArrayText(type, batch, {p}) +
+         ") custom-call(a), custom_call_target=\"Qr\"\n"
+         "  f = " + factors + " get-tuple-element(qr), index=0\n"
+         "  taus = " + ArrayText(type, batch, {p}) + " get-tuple-element(qr), index=1\n"
+         "  t = " + ArrayText(type, batch, {m, p}) + " slice(f), slice={" + zeros + "[0:" +
+         std::to_string(m) + "],[0:" + std::to_string(p) + "]}\n"
+         "  q = " + ArrayText(type, batch, {m, p}) +
+         " custom-call(t, taus), custom_call_target=\"ProductOfElementaryHouseholderReflectors\"\n"
+         "  top = " + ArrayText(type, batch, {p, n}) + " slice(f), slice={" + zeros + "[0:" +
+         std::to_string(p) + "],[0:" + std::to_string(n) + "]}\n"
+         "  rows = " + ArrayText("s32", batch, {p, n}) + " iota(), iota_dimension=" + std::to_string(r) + "\n"
+         "  cols = " + ArrayText("s32", batch, {p, n}) + " iota(), iota_dimension=" +
+         std::to_string(r + 1) + "\n"
+         "  upper = " + ArrayText("pred", batch, {p, n}) + " compare(rows, cols), direction=LE\n"
+         "  zero = " + type + "[] constant(0)\n"
+         "  zeros = " + ArrayText(type, batch, {p, n}) + " broadcast(zero), dimensions={}\n"
+         "  rr = " + ArrayText(type, batch, {p, n}) + " select(upper, top, zeros)\n"
+         "  ROOT out = (" + ArrayText(type, batch, {m, p}) + ", " + ArrayText(type, batch, {p, n}) +
+         ") tuple(q, rr)\n}\n";
+}
+
+// The product of k arbitrary reflectors: random vectors and taus.
+std::string HouseholderProduct(const std::string& type, const std::vector<int>& batch, int m,
+                               int n, int k) {
+  return "HloModule householder_product\nENTRY e {\n  a = " + ArrayText(type, batch, {m, n}) +
+         " parameter(0)\n  taus = " + ArrayText(type, batch, {k}) + " parameter(1)\n  ROOT q = " +
+         ArrayText(type, batch, {m, n}) +
+         " custom-call(a, taus), custom_call_target=\"ProductOfElementaryHouseholderReflectors\"\n}\n";
+}
+
+// "Eigh" of the (non-symmetric) argument, so only the named triangle is
+// right. Eigenvectors are defined up to a sign (a phase), so the module
+// returns what is not: w (sorted here when the call does not sort),
+// v diag(w) v^H and v^H v.
+std::string Eigh(const std::string& type, const std::vector<int>& batch, int n, bool lower,
+                 bool sort, const std::string& tol = "1e-06") {
+  const bool complex = type[0] == 'c';
+  const std::string real = type == "c64" ? "f32" : (type == "c128" ? "f64" : type);
+  const size_t r = batch.size();
+  const std::string matrix = ArrayText(type, batch, {n, n});
+  const std::string batch_dims = BatchList(r);
+  const std::string sep = r ? "," : "";
+  std::string text = "HloModule eigh\nless {\n  x = " + real + "[] parameter(0)\n  y = " + real +
+                     "[] parameter(1)\n  ROOT lt = pred[] compare(x, y), direction=LT\n}\n"
+                     "ENTRY e {\n  a = " + matrix + " parameter(0)\n"
+                     "  eigh = (" + matrix + ", " + ArrayText(real, batch, {n}) +
+                     ") custom-call(a), custom_call_target=\"Eigh\", backend_config=\"" +
+                     (lower ? "1" : "0") + "," + (sort ? "1" : "0") + ",100," + tol + "\"\n"
+                     "  v = " + matrix + " get-tuple-element(eigh), index=0\n"
+                     "  w = " + ArrayText(real, batch, {n}) + " get-tuple-element(eigh), index=1\n"
+                     "  wt = " + ArrayText(type, batch, {n}) + " convert(w)\n"
+                     "  wb = " + matrix + " broadcast(wt), dimensions={" + batch_dims + sep +
+                     std::to_string(r + 1) + "}\n"
+                     "  vw = " + matrix + " multiply(v, wb)\n"
+                     "  vt = " + matrix + " transpose(v), dimensions=" + SwapMinor(r) + "\n";
+  if (complex) {
+    text += "  vre = " + ArrayText(real, batch, {n, n}) + " real(vt)\n"
+            "  vim = " + ArrayText(real, batch, {n, n}) + " imag(vt)\n"
+            "  vneg = " + ArrayText(real, batch, {n, n}) + " negate(vim)\n"
+            "  vh = " + matrix + " complex(vre, vneg)\n";
+  } else {
+    text += "  vh = " + matrix + " copy(vt)\n";
+  }
+  const std::string dot_dims = ", lhs_batch_dims={" + batch_dims + "}, rhs_batch_dims={" +
+                               batch_dims + "}, lhs_contracting_dims={" + std::to_string(r + 1) +
+                               "}, rhs_contracting_dims={" + std::to_string(r) + "}\n";
+  text += "  recon = " + matrix + " dot(vw, vh)" + dot_dims +
+          "  gram = " + matrix + " dot(vh, v)" + dot_dims;
+  if (sort) {
+    text += "  ws = " + ArrayText(real, batch, {n}) + " copy(w)\n";
+  } else {
+    text += "  ws = " + ArrayText(real, batch, {n}) + " sort(w), dimensions={" + std::to_string(r) +
+            "}, to_apply=less\n";
+  }
+  return text + "  ROOT out = (" + ArrayText(real, batch, {n}) + ", " + matrix + ", " + matrix +
+         ") tuple(ws, recon, gram)\n}\n";
 }
 
 // ------------------------------------------------------------ rng-bit-generator
@@ -411,6 +523,43 @@ std::vector<ExpanderCase> MakeCases() {
        TriangularSolve("f64", {}, 8, 1, true, false, false, "NO_TRANSPOSE"), f64},
       {"SolveBF16", HloOpcode::kTriangularSolve,
        TriangularSolve("bf16", {}, 4, 3, true, true, false, "NO_TRANSPOSE"), bf16},
+      // Qr and ProductOfElementaryHouseholderReflectors: the expansion
+      // computes in the element type, the interpreter in double.
+      {"QrTallF32", HloOpcode::kCustomCall, Qr("f32", {}, 6, 4), Within(1e-4, 1e-4)},
+      {"QrWideBatchF32", HloOpcode::kCustomCall, Qr("f32", {2, 3}, 3, 5), Within(1e-4, 1e-4)},
+      {"QrSquareF64", HloOpcode::kCustomCall, Qr("f64", {2}, 5, 5), Within(1e-10, 1e-10)},
+      {"QrOneColumnF32", HloOpcode::kCustomCall, Qr("f32", {}, 4, 1), Within(1e-4, 1e-4)},
+      {"QrC64", HloOpcode::kCustomCall, Qr("c64", {2}, 4, 3), Within(1e-4, 1e-4)},
+      {"QrWideC128", HloOpcode::kCustomCall, Qr("c128", {}, 3, 4), Within(1e-10, 1e-10)},
+      {"QrF16", HloOpcode::kCustomCall, Qr("f16", {}, 4, 3), Within(2e-2, 2e-2)},
+      {"QrExplicitTallF32", HloOpcode::kCustomCall, QrExplicit("f32", {2}, 7, 3),
+       Within(1e-4, 1e-4)},
+      {"QrExplicitWideF64", HloOpcode::kCustomCall, QrExplicit("f64", {}, 3, 6),
+       Within(1e-10, 1e-10)},
+      {"QrExplicitSquareC64", HloOpcode::kCustomCall, QrExplicit("c64", {}, 4, 4),
+       Within(1e-4, 1e-4)},
+      {"HouseholderProductFewerReflectorsF32", HloOpcode::kCustomCall,
+       HouseholderProduct("f32", {3}, 5, 4, 2), Within(1e-4, 1e-4)},
+      {"HouseholderProductC128", HloOpcode::kCustomCall, HouseholderProduct("c128", {}, 4, 4, 4),
+       Within(1e-10, 1e-10)},
+      // Eigh: Jacobi to tol in the element type against the interpreter's
+      // converged double-precision Jacobi.
+      {"EighLowerSortedF32", HloOpcode::kCustomCall, Eigh("f32", {}, 6, true, true),
+       Within(1e-4, 1e-4)},
+      {"EighUpperSortedOddBatchF32", HloOpcode::kCustomCall, Eigh("f32", {2}, 5, false, true),
+       Within(1e-4, 1e-4)},
+      {"EighLowerUnsortedF64", HloOpcode::kCustomCall, Eigh("f64", {2, 2}, 4, true, false, "1e-12"),
+       Within(1e-10, 1e-10)},
+      {"EighTwoByTwoF32", HloOpcode::kCustomCall, Eigh("f32", {3}, 2, true, true),
+       Within(1e-4, 1e-4)},
+      {"EighOneByOneF32", HloOpcode::kCustomCall, Eigh("f32", {2}, 1, true, true),
+       Within(1e-5, 1e-5)},
+      {"EighUpperC64", HloOpcode::kCustomCall, Eigh("c64", {}, 5, false, true),
+       Within(1e-4, 1e-4)},
+      {"EighF16", HloOpcode::kCustomCall, Eigh("f16", {}, 3, true, true), Within(3e-2, 3e-2)},
+      {"QrNoColumnsF32", HloOpcode::kCustomCall, Qr("f32", {2}, 3, 0), Within(1e-5, 1e-5)},
+      {"EighLowerUnsortedC128", HloOpcode::kCustomCall, Eigh("c128", {2}, 4, true, false, "1e-12"),
+       Within(1e-10, 1e-10)},
       // rng-bit-generator: bit-exact.
       {"ThreefryU32OddDimensions", HloOpcode::kRngBitGenerator,
        RngBitGenerator("rng_three_fry", "u32[3,5]"), {}},
@@ -478,6 +627,13 @@ std::unique_ptr<HloPass> ExpanderFor(HloOpcode opcode) {
       return std::make_unique<RngBitGeneratorExpander>();
     case HloOpcode::kScan:
       return std::make_unique<ScanExpander>();
+    case HloOpcode::kCustomCall: {
+      // The linear-algebra custom calls (the only ones the cases use).
+      auto pipeline = std::make_unique<HloPassPipeline>("linalg-custom-calls");
+      pipeline->AddPass<QrExpander>();
+      pipeline->AddPass<EighExpander>();
+      return pipeline;
+    }
     default:
       return nullptr;
   }

@@ -3,7 +3,8 @@
 // corners worth checking (feature dimension first/last, one-element
 // features, f16/bf16/f64, windows in padding, ties in select, batches of
 // matrices, every triangular-solve option, scans forward and reverse with
-// several inputs and carries). Inputs are the seeded random
+// several inputs and carries, the "Qr", "ProductOfElementaryHouseholder-
+// Reflectors" and "Eigh" custom calls in every supported type). Inputs are the seeded random
 // arguments of hlo/evaluator/random_arguments.h; modules that need
 // well-conditioned inputs (positive variances, positive definite or
 // diagonally dominant matrices) make them from those arguments themselves.
@@ -44,7 +45,9 @@ const std::vector<ExpanderCase>& ExpanderCases();
 // The cases for one opcode.
 std::vector<ExpanderCase> ExpanderCasesFor(HloOpcode opcode);
 
-// The expander that removes `opcode` (nullptr for other opcodes).
+// The expander that removes `opcode` (nullptr for other opcodes); for
+// kCustomCall, the linear-algebra custom calls' expanders (Qr, Eigh), the
+// only custom calls the cases use.
 std::unique_ptr<HloPass> ExpanderFor(HloOpcode opcode);
 
 // Parses the case, evaluates it on random arguments from `seed`, expands it

@@ -2,7 +2,9 @@
 
 #include "passes/expanders/batch_norm_expander.h"
 #include "passes/expanders/cholesky_expander.h"
+#include "passes/expanders/eigh_expander.h"
 #include "passes/expanders/narrow_type_upcasting.h"
+#include "passes/expanders/qr_expander.h"
 #include "passes/expanders/rng_bit_generator_expander.h"
 #include "passes/expanders/scan_expander.h"
 #include "passes/expanders/select_and_scatter_expander.h"
@@ -17,6 +19,8 @@ void AddExpanders(HloPassPipeline& pipeline) {
   pipeline.AddPass<BatchNormExpander>();
   pipeline.AddPass<SelectAndScatterExpander>();
   pipeline.AddPass<CholeskyExpander>();
+  pipeline.AddPass<QrExpander>();
+  pipeline.AddPass<EighExpander>();
   pipeline.AddPass<TriangularSolveExpander>();
   pipeline.AddPass<RngBitGeneratorExpander>();
   // Last: the expansions above may themselves compute on s4/u4 or f8.

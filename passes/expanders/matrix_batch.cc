@@ -2,8 +2,26 @@
 
 #include <numeric>
 
+#include "absl/strings/str_cat.h"
+
 namespace hloc {
 namespace expanders {
+
+absl::Status CheckLinalgCustomCall(const HloInstruction& call, LinalgCustomCall kind) {
+  std::vector<const Shape*> operands;
+  for (const HloInstruction* operand : call.operands()) operands.push_back(&operand->shape());
+  absl::StatusOr<Shape> shape = InferLinalgCustomCallShape(kind, call, operands);
+  if (!shape.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot expand %", call.name(), ": ", shape.status().message()));
+  }
+  if (!shape->Compatible(call.shape())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot expand %", call.name(), ": declared shape ", call.shape().ToString(false), " but ",
+        call.attrs().custom_call_target, " of its operands gives ", shape->ToString(false)));
+  }
+  return absl::OkStatus();
+}
 
 PrimitiveType LinalgComputeType(PrimitiveType type) {
   return (type == xla::F16 || type == xla::BF16) ? xla::F32 : type;
@@ -13,6 +31,48 @@ bool IsRealMatrixBatch(const Shape& shape) {
   return shape.IsArray() && shape.is_static() && shape.rank() >= 2 &&
          IsFloatingPoint(shape.element_type()) && !IsComplex(shape.element_type()) &&
          !IsNarrowFloat(shape.element_type());
+}
+
+HloInstruction* Conjugate(ExpansionBuilder& b, HloInstruction* x) {
+  if (x == nullptr) return b.MissingOperand();
+  if (!IsComplex(x->shape().element_type())) return x;
+  return b.Binary(HloOpcode::kComplex, b.Unary(HloOpcode::kReal, x),
+                  b.Unary(HloOpcode::kNegate, b.Unary(HloOpcode::kImag, x)));
+}
+
+HloInstruction* RealPart(ExpansionBuilder& b, HloInstruction* x) {
+  if (x == nullptr) return b.MissingOperand();
+  if (!IsComplex(x->shape().element_type())) return x;
+  return b.Unary(HloOpcode::kReal, x);
+}
+
+HloInstruction* ImagPart(ExpansionBuilder& b, HloInstruction* x) {
+  if (x == nullptr) return b.MissingOperand();
+  if (!IsComplex(x->shape().element_type())) {
+    return b.Splat(b.Scalar(x->shape().element_type(), 0), x->shape().dimensions());
+  }
+  return b.Unary(HloOpcode::kImag, x);
+}
+
+HloInstruction* AbsSquared(ExpansionBuilder& b, HloInstruction* x) {
+  if (x == nullptr) return b.MissingOperand();
+  if (!IsComplex(x->shape().element_type())) return b.Binary(HloOpcode::kMultiply, x, x);
+  HloInstruction* re = b.Unary(HloOpcode::kReal, x);
+  HloInstruction* im = b.Unary(HloOpcode::kImag, x);
+  return b.Binary(HloOpcode::kAdd, b.Binary(HloOpcode::kMultiply, re, re),
+                  b.Binary(HloOpcode::kMultiply, im, im));
+}
+
+HloInstruction* MatrixBatch::Spread(ExpansionBuilder& b, HloInstruction* x,
+                                    std::vector<int64_t> dims, int64_t at) const {
+  std::vector<int64_t> mapping = BatchDimensions();
+  mapping.push_back(batch_rank() + at);
+  return b.Broadcast(x, BatchPlus(std::move(dims)), mapping);
+}
+
+HloInstruction* MatrixBatch::SpreadScalar(ExpansionBuilder& b, HloInstruction* x,
+                                          std::vector<int64_t> dims) const {
+  return b.Broadcast(x, BatchPlus(std::move(dims)), BatchDimensions());
 }
 
 std::vector<int64_t> MatrixBatch::BatchPlus(std::vector<int64_t> extra) const {

@@ -6,17 +6,35 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "hlo/instruction.h"
+#include "hlo/linalg_custom_calls.h"
 #include "passes/expanders/expansion_builder.h"
 
 namespace hloc {
 namespace expanders {
+
+// OK when `call`, a linear-algebra custom call of `kind`
+// (hlo/linalg_custom_calls.h), has the result shape its operands give;
+// else an error naming the instruction.
+absl::Status CheckLinalgCustomCall(const HloInstruction& call, LinalgCustomCall kind);
 
 // The type the expansion computes in: f32 for f16/bf16, else `type`.
 PrimitiveType LinalgComputeType(PrimitiveType type);
 
 // True for a static real floating-point array of rank >= 2.
 bool IsRealMatrixBatch(const Shape& shape);
+
+// Complex-aware scalar helpers: the identity (or x * x) for real types, so
+// one expansion serves f32/f64 and c64/c128.
+// conj(x).
+HloInstruction* Conjugate(ExpansionBuilder& b, HloInstruction* x);
+// Re(x), of the real component type.
+HloInstruction* RealPart(ExpansionBuilder& b, HloInstruction* x);
+// Im(x) (zeros for real x), of the real component type.
+HloInstruction* ImagPart(ExpansionBuilder& b, HloInstruction* x);
+// |x|^2, of the real component type.
+HloInstruction* AbsSquared(ExpansionBuilder& b, HloInstruction* x);
 
 class MatrixBatch {
  public:
@@ -46,6 +64,13 @@ class MatrixBatch {
                                 HloInstruction* row, HloInstruction* column);
   // Batched product of [b..., p, q] and [b..., q, r] (or [b..., q]).
   static HloInstruction* MatMul(ExpansionBuilder& b, HloInstruction* lhs, HloInstruction* rhs);
+  // A per-matrix value x [b..., k] broadcast to [b..., dims...], its last
+  // dimension becoming result dimension batch_rank + `at`.
+  HloInstruction* Spread(ExpansionBuilder& b, HloInstruction* x, std::vector<int64_t> dims,
+                         int64_t at) const;
+  // A per-matrix scalar x [b...] broadcast to [b..., dims...].
+  HloInstruction* SpreadScalar(ExpansionBuilder& b, HloInstruction* x,
+                               std::vector<int64_t> dims) const;
 
  private:
   std::vector<int64_t> dims_;

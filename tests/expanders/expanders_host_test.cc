@@ -6,7 +6,9 @@
 //   interpreter(original)  ==  interpreter(expanded)      (within tolerance)
 //                          ==  host(OptimizeForHost(original))
 //
-// and the host program reports no interpreter call (hand-written cases:
+// and the host program reports no interpreter call (hand-written cases,
+// the linear-algebra custom calls "Qr", "ProductOfElementaryHouseholder-
+// Reflectors" and "Eigh" among them:
 // compiled with no fallback at all; corpus modules, which may use other ops
 // without a host kernel: none of the expanded ops falls back).
 #include <algorithm>
@@ -23,6 +25,7 @@
 #include "hlo/evaluator/compare.h"
 #include "hlo/evaluator/evaluator.h"
 #include "hlo/evaluator/random_arguments.h"
+#include "hlo/linalg_custom_calls.h"
 #include "hlo/testing/corpus_cases.h"
 #include "hlo/text_parser.h"
 #include "passes/expanders/expander_test_cases.h"
@@ -41,11 +44,17 @@ constexpr HloOpcode kExpandedOps[] = {
     HloOpcode::kRngBitGenerator, HloOpcode::kScan,
 };
 
+// An op of kExpandedOps, or a linear-algebra custom call ("Qr", "Eigh", ...).
 bool UsesExpandedOp(const HloModule& module) {
   for (HloOpcode op : kExpandedOps) {
     if (CountEverywhere(module, op) > 0) return true;
   }
-  return false;
+  bool linalg = false;
+  for (const HloComputation* computation : module.computations()) {
+    computation->ForEachInstruction(
+        [&](const HloInstruction* i) { linalg |= LinalgCustomCallOf(*i).has_value(); });
+  }
+  return linalg;
 }
 
 // Compiles `module` (already through the host pipeline) and runs it.
@@ -115,7 +124,9 @@ std::vector<std::string> CorpusFilesWithExpandedOps() {
     std::fclose(f);
     for (const char* op : {"batch-norm-training(", "batch-norm-inference(", "batch-norm-grad(",
                            "select-and-scatter(", "cholesky(", "triangular-solve(",
-                           "rng-bit-generator("}) {
+                           "rng-bit-generator(", "custom_call_target=\"Qr\"",
+                           "custom_call_target=\"Eigh\"",
+                           "custom_call_target=\"ProductOfElementaryHouseholderReflectors\""}) {
       if (absl::StrContains(text, op)) {
         files.push_back(id);
         break;
