@@ -189,16 +189,99 @@ bool IsFallbackImplementation(const std::string& impl) {
   return absl::StrContains(impl, "ref") || absl::StrContains(impl, "gemm");
 }
 
-// How good an implementation oneDNN picked is: its reference code (seconds
-// for a 7x7 weight-gradient convolution of mobilenet_v2 that im2col + gemm
-// does in milliseconds) < gemm-based < its own kernels.
-int ImplementationRank(const std::string& impl) {
+// A convolution with batch_group_count G > 1 as the weight gradient of the
+// grouped forward convolution it differentiates. With the HLO's lhs batch
+// dimension as the forward input's channels C (group g holds channels
+// [g*C/G, (g+1)*C/G)), its lhs feature dimension as the forward batch N,
+// the rhs as the forward result's gradient {N (rhs input feature), O (rhs
+// output feature), spatial} and the result as the kernel gradient {O, C/G
+// (result batch), spatial}:
+//
+//   out[c', o, k] = sum_{n, s} lhs[batch g*C/G + c', feature n, k*D + s*S - pl] * rhs[n, o, s]
+//
+// which is dW of y[s] = sum_k x[s*S + k*D - pl] w[k] with the forward stride
+// S = the HLO window dilation, the forward dilation D = the HLO window
+// stride, the same low padding, and the high padding that makes the forward
+// result as long as the rhs.
+OneDnnRefusal WeightGradientFromHlo(const HloInstruction& convolution, ConvolutionSpec* spec) {
+  const Shape& input = convolution.operand(0)->shape();
+  const Shape& kernel = convolution.operand(1)->shape();
+  const Shape& out = convolution.shape();
+  const HloAttributes& a = convolution.attrs();
+  const xla::ConvolutionDimensionNumbers& dn = a.convolution_dimension_numbers;
+  const int64_t spatial = dn.input_spatial_dimensions_size();
+  const int64_t groups = a.batch_group_count;
+  if (a.feature_group_count != 1) return "batch_group_count with feature_group_count";
+  if (out.element_type() != input.element_type()) return "weight gradient with a type change";
+  const int64_t channels = input.dimensions(dn.input_batch_dimension());
+  const int64_t images = input.dimensions(dn.input_feature_dimension());
+  const int64_t out_features = kernel.dimensions(dn.kernel_output_feature_dimension());
+  if (groups < 2 || channels % groups != 0 || out_features % groups != 0) {
+    return "batch_group_count does not divide the batch and output features";
+  }
+  if (kernel.dimensions(dn.kernel_input_feature_dimension()) != images ||
+      out.dimensions(dn.output_feature_dimension()) != out_features ||
+      out.dimensions(dn.output_batch_dimension()) != channels / groups) {
+    return "not the weight gradient of a grouped convolution";
+  }
+  const std::vector<int64_t> is = RowMajorStridesOf(input.dimensions());
+  const std::vector<int64_t> ks = RowMajorStridesOf(kernel.dimensions());
+  const std::vector<int64_t> os = RowMajorStridesOf(out.dimensions());
+  const int64_t per_group = out_features / groups;
+  ConvolutionSpec s;
+  s.weight_gradient = true;
+  s.input_type = input.element_type();
+  s.output_type = out.element_type();
+  s.groups = groups;
+  s.src_dims = {images, channels};
+  s.src_strides = {is[dn.input_feature_dimension()], is[dn.input_batch_dimension()]};
+  s.dst_dims = {images, out_features};
+  s.dst_strides = {ks[dn.kernel_input_feature_dimension()], ks[dn.kernel_output_feature_dimension()]};
+  const int64_t of = os[dn.output_feature_dimension()];
+  s.weights_dims = {groups, per_group, channels / groups};
+  s.weights_strides = {of * per_group, of, os[dn.output_batch_dimension()]};
+  for (int64_t i = 0; i < spatial; ++i) {
+    const xla::WindowDimension& w = a.window->dimensions(i);
+    const int64_t in_size = input.dimensions(dn.input_spatial_dimensions(i));
+    const int64_t dy_size = kernel.dimensions(dn.kernel_spatial_dimensions(i));
+    const int64_t k_size = out.dimensions(dn.output_spatial_dimensions(i));
+    const int64_t forward_dilation = w.stride() == 0 ? 1 : w.stride();
+    const int64_t forward_stride = w.window_dilation() == 0 ? 1 : w.window_dilation();
+    if (w.window_reversal()) return "window reversal";
+    if (w.base_dilation() > 1) return "batch_group_count with input (lhs) dilation";
+    if (w.size() != dy_size) return "window size differs from the kernel";
+    if (w.padding_low() < 0) return "negative padding";
+    if (forward_dilation < 1 || forward_stride < 1) return "non-positive stride or dilation";
+    const int64_t pad_high = (dy_size - 1) * forward_stride + (k_size - 1) * forward_dilation + 1 -
+                             in_size - w.padding_low();
+    if (pad_high < 0) return "weight gradient whose forward convolution skips input";
+    s.src_dims.push_back(in_size);
+    s.src_strides.push_back(is[dn.input_spatial_dimensions(i)]);
+    s.dst_dims.push_back(dy_size);
+    s.dst_strides.push_back(ks[dn.kernel_spatial_dimensions(i)]);
+    s.weights_dims.push_back(k_size);
+    s.weights_strides.push_back(os[dn.output_spatial_dimensions(i)]);
+    s.window_strides.push_back(forward_stride);
+    s.dilation.push_back(forward_dilation - 1);
+    s.pad_low.push_back(w.padding_low());
+    s.pad_high.push_back(pad_high);
+  }
+  for (const std::vector<int64_t>* dims : {&s.src_dims, &s.weights_dims, &s.dst_dims}) {
+    for (int64_t d : *dims) {
+      if (d <= 0) return "an empty dimension";
+    }
+  }
+  *spec = std::move(s);
+  return std::nullopt;
+}
+
+}  // namespace
+
+int ConvolutionImplementationRank(const std::string& impl) {
   if (absl::StrContains(impl, "ref")) return 0;
   if (absl::StrContains(impl, "gemm")) return 1;
   return 2;
 }
-
-}  // namespace
 
 std::string ConvolutionSpec::Key() const {
   return absl::StrCat(
@@ -208,7 +291,7 @@ std::string ConvolutionSpec::Key() const {
       " dst=", absl::StrJoin(dst_dims, "x"), "/", absl::StrJoin(dst_strides, ","),
       " stride=", absl::StrJoin(window_strides, ","), " dilation=", absl::StrJoin(dilation, ","),
       " pad=", absl::StrJoin(pad_low, ","), "/", absl::StrJoin(pad_high, ","), " groups=", groups,
-      transposed ? " transposed" : "",
+      transposed ? " transposed" : "", weight_gradient ? " weight-gradient" : "",
       " ", epilogue.Key(), " buffers=", input_buffer, ",", kernel_buffer, ",", out_buffer);
 }
 
@@ -231,7 +314,6 @@ OneDnnRefusal ConvolutionFromHlo(const HloInstruction& convolution, ConvolutionS
                         PrimitiveTypeName(type));
   }
   const HloAttributes& a = convolution.attrs();
-  if (a.batch_group_count != 1) return "batch_group_count > 1";
   const xla::ConvolutionDimensionNumbers& dn = a.convolution_dimension_numbers;
   const int64_t spatial = dn.input_spatial_dimensions_size();
   if (spatial < 1 || spatial > 3) return absl::StrCat(spatial, " spatial dimensions (oneDNN: 1-3)");
@@ -255,6 +337,7 @@ OneDnnRefusal ConvolutionFromHlo(const HloInstruction& convolution, ConvolutionS
       return "dimension number out of range";
     }
   }
+  if (a.batch_group_count != 1) return WeightGradientFromHlo(convolution, spec);
   const std::vector<int64_t> is = RowMajorStridesOf(input.dimensions());
   const std::vector<int64_t> ks = RowMajorStridesOf(kernel.dimensions());
   const std::vector<int64_t> os = RowMajorStridesOf(out.dimensions());
@@ -343,6 +426,7 @@ OneDnnRefusal ConvolutionFromHlo(const HloInstruction& convolution, ConvolutionS
 
 absl::StatusOr<std::shared_ptr<const OneDnnOperation>> BuildConvolution(
     const ConvolutionSpec& spec, const dnnl::engine& engine) {
+  if (spec.weight_gradient) return BuildWeightGradient(spec, engine);
   for (const OneDnnEpilogue::Step& step : spec.epilogue.steps) {
     if (step.kind == OneDnnStep::kGeluTanh || step.kind == OneDnnStep::kGeluErf) {
       return absl::UnimplementedError("convolutions take no GELU epilogue");
@@ -422,8 +506,8 @@ absl::StatusOr<std::shared_ptr<const OneDnnOperation>> BuildConvolution(
       dnnl::primitive_desc blocked =
           make_pd(memory::desc(src_dims, in, any), memory::desc(spec.weights_dims, in, any),
                   memory::desc(dst_dims, out, any));
-      if (blocked && (!chosen || ImplementationRank(blocked.impl_info_str()) >
-                                     ImplementationRank(chosen.impl_info_str()))) {
+      if (blocked && (!chosen || ConvolutionImplementationRank(blocked.impl_info_str()) >
+                                     ConvolutionImplementationRank(chosen.impl_info_str()))) {
         chosen = blocked;
       }
     }

@@ -122,6 +122,13 @@ struct ConvolutionSpec {
   // deconvolution's, and the kernel is read spatially reversed (the
   // operation flips it into a buffer of its own each run).
   bool transposed = false;
+  // A grouped convolution's weight gradient (HLO batch_group_count > 1, as
+  // XLA writes the kernel gradient of a depthwise or grouped convolution):
+  // oneDNN's convolution_backward_weights. Then src is the forward input,
+  // dst the forward result's gradient (the HLO kernel operand, at
+  // kernel_buffer) and weights the gradient this computes (the HLO result);
+  // window_strides, dilation and padding are the forward convolution's.
+  bool weight_gradient = false;
   OneDnnEpilogue epilogue;
   int input_buffer = 0, kernel_buffer = 1, out_buffer = 2;
   std::string Key() const;
@@ -138,6 +145,17 @@ OneDnnRefusal ConvolutionFromHlo(const HloInstruction& convolution, ConvolutionS
 // primitive. Large convolutions with a batch are split into batch slices
 // over the host's thread pool; the others run on OpenMP threads.
 absl::StatusOr<std::shared_ptr<const OneDnnOperation>> BuildConvolution(
+    const ConvolutionSpec& spec, const dnnl::engine& engine);
+
+// How good an implementation oneDNN picked for a convolution is: its
+// reference code (seconds for a 7x7 weight-gradient convolution of
+// mobilenet_v2 that im2col + gemm does in milliseconds) < gemm-based < its
+// own kernels.
+int ConvolutionImplementationRank(const std::string& impl);
+
+// The weight-gradient operation of a spec with weight_gradient set
+// (onednn_weight_gradient.cc); BuildConvolution hands such specs to it.
+absl::StatusOr<std::shared_ptr<const OneDnnOperation>> BuildWeightGradient(
     const ConvolutionSpec& spec, const dnnl::engine& engine);
 
 // True when any dimension of the instruction's operands or result is dynamic

@@ -594,6 +594,51 @@ ENTRY e {
   EXPECT_EQ(CountContaining(run.report.onednn_calls, "ref"), 0) << run.report.ToString();
 }
 
+// Kernel gradients of grouped convolutions (batch_group_count > 1) as
+// oneDNN's backward-weights primitive: mobilenet_v2's NCHW depthwise ones
+// (stride 1, and stride 2 as rhs dilation with pad 1_0), JAX's NHWC
+// depthwise one, and a grouped one with 4 input and 3 output channels per
+// group.
+TEST(OneDnnConvolutionTest, GroupedWeightGradientsRunOnOneDnn) {
+  HostRun run = CheckAgainstInterpreter(R"(
+HloModule m
+ENTRY e {
+  x = f32[4,8,9,9] parameter(0)
+  dy = f32[4,8,9,9] parameter(1)
+  dw = f32[3,3,1,8] convolution(x, dy), window={size=9x9 pad=1_1x1_1}, dim_labels=fb01_io01->01bf, batch_group_count=8
+  x2 = f32[4,8,10,10] parameter(2)
+  dy2 = f32[4,8,5,5] parameter(3)
+  dw2 = f32[3,3,1,8] convolution(x2, dy2), window={size=5x5 pad=1_0x1_0 rhs_dilate=2x2}, dim_labels=fb01_io01->01bf, batch_group_count=8
+  x3 = f32[2,9,9,8] parameter(4)
+  dy3 = f32[2,5,5,8] parameter(5)
+  dw3 = f32[3,3,1,8] convolution(x3, dy3), window={size=5x5 pad=1_1x1_1 rhs_dilate=2x2}, dim_labels=f01b_i01o->01bf, batch_group_count=8
+  x4 = f32[4,8,6,6] parameter(6)
+  dy4 = f32[4,6,6,6] parameter(7)
+  dw4 = f32[3,3,4,6] convolution(x4, dy4), window={size=6x6 pad=1_1x1_1}, dim_labels=fb01_io01->01bf, batch_group_count=2
+  ROOT out = (f32[3,3,1,8], f32[3,3,1,8], f32[3,3,1,8], f32[3,3,4,6]) tuple(dw, dw2, dw3, dw4)
+})",
+                                        /*outline=*/false);
+  ExpectOneDnn(run, 4, "weight gradient");
+  EXPECT_EQ(CountContaining(run.report.onednn_calls, "ref"), 0) << run.report.ToString();
+}
+
+// A batch-grouped convolution whose forward convolution would need negative
+// padding (its window stride of 2, the forward dilation, leaves the last
+// input row unread) stays a generated kernel, with the reason recorded.
+TEST(OneDnnConvolutionTest, OtherBatchGroupedConvolutionsAreRefused) {
+  HostRun run = CheckAgainstInterpreter(R"(
+HloModule m
+ENTRY e {
+  x = f32[4,8,10,10] parameter(0)
+  dy = f32[4,8,3,3] parameter(1)
+  ROOT c = f32[4,4,1,8] convolution(x, dy), window={size=3x3 stride=2x2}, dim_labels=fb01_io01->01bf, batch_group_count=8
+})",
+                                        /*outline=*/false);
+  EXPECT_TRUE(run.report.onednn_calls.empty()) << run.report.ToString();
+  EXPECT_EQ(CountContaining(run.report.library_refusals, "skips input"), 1)
+      << run.report.ToString();
+}
+
 TEST(OneDnnConvolutionTest, Bf16Convolution) {
   HostRun run = CheckAgainstInterpreter(R"(
 HloModule m
