@@ -611,6 +611,16 @@ std::string UnknownEnumValue(const Message& message) {
   std::vector<const FieldDescriptor*> fields;
   reflection->ListFields(message, &fields);
   for (const FieldDescriptor* field : fields) {
+    // A map of scalars (frontend_attributes: string -> string) holds no
+    // enum; reading it as repeated entries would make protobuf build that
+    // representation of the map first (it crashed under ThreadSanitizer).
+    if (field->is_map()) {
+      const FieldDescriptor* value = field->message_type()->map_value();
+      if (value->cpp_type() != FieldDescriptor::CPPTYPE_ENUM &&
+          value->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE) {
+        continue;
+      }
+    }
     const bool repeated = field->is_repeated();
     const int count = repeated ? reflection->FieldSize(message, field) : 1;
     for (int i = 0; i < count; ++i) {

@@ -1,5 +1,7 @@
 #include "passes/call_inliner.h"
 
+#include <vector>
+
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "hlo/status_macros.h"
@@ -65,9 +67,15 @@ absl::StatusOr<bool> CallInliner::Run(HloModule& module) {
   bool changed = false;
   // Callers after callees: a callee is fully inlined before it is copied.
   for (HloComputation* computation : module.MakeComputationPostOrder()) {
+    // The calls are chosen before any is inlined: inlining removes the
+    // get-tuple-elements that read a call, which a walk over the old
+    // instruction list would then visit after they were freed.
+    std::vector<HloInstruction*> calls;
     for (HloInstruction* i : computation->MakeInstructionPostOrder()) {
-      if (!ShouldInline(i)) continue;
-      HLOC_RETURN_IF_ERROR(InlineCall(i).status());
+      if (ShouldInline(i)) calls.push_back(i);
+    }
+    for (HloInstruction* call : calls) {
+      HLOC_RETURN_IF_ERROR(InlineCall(call).status());
       changed = true;
     }
   }

@@ -1,6 +1,8 @@
 // The CUDA backend's pipeline (see gpu_pipeline.h).
 #include "backend/gpu/gpu_pipeline.h"
 
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "backend/gpu/cublas_gemm_custom_calls.h"
 #include "backend/gpu/row_normalization_fusion.h"
@@ -19,8 +21,13 @@ absl::StatusOr<bool> InlineCallsWithoutGpuLibrary::Run(HloModule& module) {
   bool changed = false;
   // Callees first, so a body is final before it is copied into its caller.
   for (HloComputation* computation : module.MakeComputationPostOrder()) {
-    for (HloInstruction* call : computation->MakeInstructionPostOrder()) {
-      if (call->opcode() != HloOpcode::kCall) continue;
+    // The calls first: inlining one removes the get-tuple-elements that read
+    // it, which the instruction list would still hold (CallInliner::Run).
+    std::vector<HloInstruction*> calls;
+    for (HloInstruction* i : computation->MakeInstructionPostOrder()) {
+      if (i->opcode() == HloOpcode::kCall) calls.push_back(i);
+    }
+    for (HloInstruction* call : calls) {
       const std::string* name = call->FindFrontendAttribute(kCompositeName);
       if (name == nullptr || call->to_apply() == nullptr) continue;
       std::string reason;

@@ -2,6 +2,8 @@
 // call whose name the backend does not declare (see library_capabilities.h).
 #include "passes/outlining/library_capabilities.h"
 
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "hlo/status_macros.h"
 #include "passes/call_inliner.h"
@@ -22,7 +24,13 @@ absl::StatusOr<bool> InlineUnsupportedLibraryCalls::Run(HloModule& module) {
   bool changed = false;
   // Callees first, so a body is final before it is copied into its caller.
   for (HloComputation* computation : module.MakeComputationPostOrder()) {
-    for (HloInstruction* call : computation->MakeInstructionPostOrder()) {
+    // The calls first: inlining one removes the get-tuple-elements that read
+    // it, which the instruction list would still hold (CallInliner::Run).
+    std::vector<HloInstruction*> calls;
+    for (HloInstruction* i : computation->MakeInstructionPostOrder()) {
+      if (i->opcode() == HloOpcode::kCall) calls.push_back(i);
+    }
+    for (HloInstruction* call : calls) {
       const std::string* name = LibraryCallName(*call);
       if (name == nullptr || capabilities_.Implements(*name)) continue;
       if (!call->control_predecessors().empty() || !call->control_successors().empty()) {
