@@ -87,6 +87,18 @@ Int WorkspaceSize(const T& queried) {
   return std::max<Int>(1, static_cast<Int>(std::real(queried)));
 }
 
+// LAPACK's workspace query (lwork = -1) through `call(work, lwork, info)`,
+// then a workspace of the size it asked for; `*lwork` is set to that size.
+template <typename T, typename Call>
+std::vector<T> QueriedWorkspace(const Call& call, Int* lwork) {
+  T query{};
+  Int info = 0;
+  *lwork = -1;
+  call(&query, lwork, &info);
+  *lwork = WorkspaceSize(query);
+  return Scratch<T>(*lwork);
+}
+
 template <typename T>
 bool AllFinite(const T* data, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
@@ -220,11 +232,8 @@ class Kernels {
                                 info);
       }
     };
-    T query;
-    Int lwork = -1, info = 0;
-    call(&query, &lwork, &info);
-    lwork = WorkspaceSize(query);
-    std::vector<T> work = Scratch<T>(lwork);
+    Int lwork = 0, info = 0;
+    std::vector<T> work = QueriedWorkspace<T>(call, &lwork);
     for (int64_t b = 0; b < frame_.batch(); ++b) {
       Load(0, b, m_, n_, a);
       if (n_ > 0) std::memcpy(jpvt.data(), frame_.In<int32_t>(1, b), sizeof(Int) * n_);
@@ -313,11 +322,8 @@ class Kernels {
         }
       }
     };
-    T query;
-    Int lwork = -1, info = 0;
-    call(&query, &lwork, &info);
-    lwork = WorkspaceSize(query);
-    std::vector<T> work = Scratch<T>(lwork);
+    Int lwork = 0, info = 0;
+    std::vector<T> work = QueriedWorkspace<T>(call, &lwork);
     for (int64_t b = 0; b < frame_.batch(); ++b) {
       Load(0, b, m_, n_, a);
       call(work.data(), &lwork, &info);
@@ -411,11 +417,8 @@ class Kernels {
                                 &ldvl, vr.data(), &ldvr, work, lwork, info, 1, 1);
       }
     };
-    T query;
-    Int lwork = -1, info = 0;
-    call(&query, &lwork, &info);
-    lwork = WorkspaceSize(query);
-    std::vector<T> work = Scratch<T>(lwork);
+    Int lwork = 0, info = 0;
+    std::vector<T> work = QueriedWorkspace<T>(call, &lwork);
     const size_t left = kIsComplex<T> ? 1 : 2, right = left + 1, info_out = right + 1;
     for (int64_t b = 0; b < frame_.batch(); ++b) {
       Load(0, b, n_, n_, a);
@@ -466,11 +469,8 @@ class Kernels {
                                 1);
       }
     };
-    T query;
-    Int lwork = -1, info = 0;
-    call(&query, &lwork, &info);
-    lwork = WorkspaceSize(query);
-    std::vector<T> work = Scratch<T>(lwork);
+    Int lwork = 0, info = 0;
+    std::vector<T> work = QueriedWorkspace<T>(call, &lwork);
     const size_t eig = 2, sdim_out = kIsComplex<T> ? 3 : 4, info_out = sdim_out + 1;
     for (int64_t b = 0; b < frame_.batch(); ++b) {
       Load(0, b, n_, n_, a);
