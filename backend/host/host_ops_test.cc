@@ -509,7 +509,8 @@ void ExpectSameBitsWithNans(absl::string_view hlo, const std::vector<Literal>& a
 // interpreter's order. Each case must match the interpreter bit for bit, NaN
 // payloads included: f32/f64 return the first NaN of the row as it is, f16
 // the quiet NaN with its sign, bf16 its bits quieted. Rows of 45 elements
-// (one vector step, a tail of 13), 16 (tail only) and 100; every type; four
+// (one vector step, a tail of 13), 16 (tail only), 100, and 7 (too short for
+// vector rows: the ordered loop, the same NaN bits); every type; four
 // max/min heroes in one kernel with inits -inf, +inf, 0.5 and a parameter
 // (a NaN with a payload, then 2).
 TEST(HostReductionTest, VectorRowMaxMin) {
@@ -536,7 +537,7 @@ TEST(HostReductionTest, VectorRowMaxMin) {
                                : type_name == std::string("f16") ? xla::F16
                                : type_name == std::string("bf16") ? xla::BF16
                                                                   : xla::F64;
-    for (int64_t n : {45, 16, 100}) {
+    for (int64_t n : {45, 16, 100, 7}) {
       SCOPED_TRACE(absl::StrCat(type_name, " rows of ", n));
       const std::string hlo = absl::StrReplaceAll(R"(
 HloModule m

@@ -167,7 +167,7 @@ CHECK: define void @kernel(
 CHECK: fpext <{{[0-9]+}} x float> {{.*}} to <{{[0-9]+}} x double>
 CHECK: fadd <{{[0-9]+}} x double>
 )"));
-  // Row sums too (sum rows): one reassociable accumulator per row that LLVM
+  // Row sums too (vector rows): one reassociable accumulator per row that LLVM
   // vectorizes 8 doubles wide, 4 vectors in flight.
   const HloComputation* rows = module->FindComputation("rows");
   ASSERT_NE(rows, nullptr);
