@@ -576,7 +576,8 @@ ENTRY e {
 // extremes of each width), several reduced dimensions (an outer loop around
 // the vector loop, and the sequential pass over all of them), and a
 // multi-output fusion of a max, a min and a sum of one input with a side
-// output (the max and min bit for bit, the sum exact on these dyadic values).
+// output (the max and min bit for bit, the sum exact on these dyadic values);
+// and f16/bf16 column maxima with NaNs.
 TEST(HostReductionTest, VectorRowMaxMinIntegersDimensionsAndFusions) {
   for (const char* type : {"s32", "u8", "s64", "u16", "s8"}) {
     SCOPED_TRACE(type);
@@ -684,6 +685,26 @@ ENTRY e {
     return absl::StrCat((i * 29 % 31) * 0.5 - 7);
   });
   rowmax::ExpectSameBitsWithNans(fused, {z});
+  // Column kernels return f16/bf16 NaNs as the interpreter does too.
+  for (const char* type_name : {"f16", "bf16"}) {
+    SCOPED_TRACE(type_name);
+    const PrimitiveType type = type_name == std::string("f16") ? xla::F16 : xla::BF16;
+    const std::string columns = absl::StrReplaceAll(R"(
+HloModule m
+max {
+  a = $T[] parameter(0)
+  b = $T[] parameter(1)
+  ROOT m = $T[] maximum(a, b)
+}
+ENTRY e {
+  x = $T[40,24] parameter(0)
+  ninf = $T[] constant(-inf)
+  ROOT c = $T[24] reduce(x, ninf), dimensions={0}, to_apply=max
+})", {{"$T", type_name}});
+    rowmax::ExpectSameBitsWithNans(columns, {rowmax::FloatLiteral(type, {40, 24}, [](int64_t k) -> std::string {
+      return k == 5 * 24 + 3 ? "snan" : k == 9 * 24 + 7 ? "nnan" : absl::StrCat(k % 9 - 4);
+    })});
+  }
 }
 
 TEST(HostReductionTest, VariadicArgmax) {
