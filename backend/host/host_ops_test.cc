@@ -3,10 +3,13 @@
 // anything that sums floats matches within the default tolerance (the
 // interpreter sums in double or in blocks, kernels sum in order).
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "backend/host/host_test_util.h"
@@ -202,8 +205,8 @@ ENTRY e {
 TEST(HostReductionTest, FloatSumsMatchTheInterpreterExactly) {
   // Sums accumulate in double and round once, like the interpreter, in
   // elemental, row and column kernels. Column and elemental sums keep the
-  // row-major order of the reduced indices; row kernels sum in 8 lanes
-  // (reduction_kernel_emitter.cc), which only a double result can show
+  // row-major order of the reduced indices; row kernels reorder the sum
+  // (vector rows, reduction_kernel_emitter.cc), which only a double result can show
   // (narrower results round the double sum, which here is exact in any order
   // for bf16/f16 and differs from the sequential one far below f32's ulp).
   for (const char* type : {"f32", "bf16", "f16", "f64"}) {
@@ -242,14 +245,14 @@ ENTRY e {
   }
 }
 
-// Row reductions over at least 16 elements keep 8 partial accumulators
-// (reduction_kernel_emitter.cc, lane rows). Sums within tolerance (reordered),
-// integer sums and float max/min exact, including the sign of a zero maximum
-// (the sequential order keeps the first zero seen: here -0 at index 1, which
-// lane 1 holds, while lane 0 holds a +0 at index 8) and NaN rows; rows whose
-// length is not a multiple of 8, several reduced dimensions, f16 and a
-// softmax-like fusion with a side output.
-TEST(HostReductionTest, LaneRowReductions) {
+// Row reductions over at least 16 elements with sums, maxima and minima
+// (vector rows, reduction_kernel_emitter.cc): sums within tolerance
+// (reordered), integer sums and float max/min exact, including the sign of a
+// zero maximum (the sequential order keeps the first zero seen: here -0 at
+// index 1 before a +0 at index 8) and NaN rows; rows whose length is not a
+// multiple of 8, several reduced dimensions, f16 and a softmax-like fusion
+// with a side output. VectorRowMaxMin below goes through the cases one by one.
+TEST(HostReductionTest, MixedRowReductions) {
   const std::string hlo = R"(
 HloModule m
 add {
@@ -363,7 +366,7 @@ ENTRY e {
 })");
 }
 
-// Rows of sums only (sum rows, reduction_kernel_emitter.cc): one
+// Rows of sums only (vector rows, reduction_kernel_emitter.cc): one
 // reassociable accumulator per row that LLVM vectorizes 8 doubles wide with 4
 // vectors in flight, so 45-element rows have a vector step and a tail.
 // Special values must survive the reordering: a row of -0 under a -0 init
@@ -436,6 +439,272 @@ ENTRY e {
   w = f32[3] reduce(y, zero), dimensions={1,2}, to_apply=add
   ROOT t = ((f32[33], f32[33], f32[33,250]), f32[3]) tuple(r, w)
 })");
+}
+
+// Literals and checks for the row max/min tests below.
+namespace rowmax {
+
+// NaN bits of every float type by name: "qnan" (quiet, payload 1), "nnan"
+// (negative quiet, payload 2), "snan" (signalling, payload 1).
+uint64_t NanBits(PrimitiveType type, absl::string_view name) {
+  struct Bits { uint64_t quiet, sign, signalling; };
+  const Bits bits = type == xla::F16    ? Bits{0x7e00, 0x8000, 0x7c01}
+                    : type == xla::BF16 ? Bits{0x7fc0, 0x8000, 0x7f81}
+                    : type == xla::F32  ? Bits{0x7fc00000, 0x80000000, 0x7f800001}
+                                        : Bits{0x7ff8000000000000, uint64_t{1} << 63, 0x7ff0000000000001};
+  if (name == "qnan") return bits.quiet | 1;
+  if (name == "nnan") return bits.sign | bits.quiet | 2;
+  return bits.signalling;
+}
+
+// A float literal of `type` and `dims` (rank 1 or more) whose element at
+// linear index i is spec(i): a number, "-0", "inf", "-inf" or a NaN name.
+Literal FloatLiteral(PrimitiveType type, const std::vector<int64_t>& dims,
+                     const std::function<std::string(int64_t)>& spec) {
+  Literal literal(Shape(type, dims));
+  const int width = ByteWidth(type);
+  for (int64_t i = 0; i < literal.element_count(); ++i) {
+    const std::string v = spec(i);
+    if (absl::StrContains(v, "nan")) {
+      const uint64_t bits = NanBits(type, v);
+      std::memcpy(literal.mutable_raw() + i * width, &bits, width);  // Little-endian.
+    } else {
+      literal.SetFromDouble(i, v == "-0" ? -0.0 : v == "inf" ? INFINITY : v == "-inf" ? -INFINITY : std::stod(v));
+    }
+  }
+  return literal;
+}
+
+// Host and interpreter agree in every bit, NaN payloads included.
+void ExpectSameBitsWithNans(absl::string_view hlo, const std::vector<Literal>& args) {
+  host_testing::Outcome outcome = RunBoth(hlo, args);
+  ASSERT_TRUE(outcome.status.ok()) << outcome.status << "\n" << hlo;
+  std::vector<const Literal*> expected, actual;
+  std::function<void(const Literal&, std::vector<const Literal*>*)> leaves =
+      [&](const Literal& l, std::vector<const Literal*>* out) {
+        if (!l.shape().IsTuple()) return out->push_back(&l);
+        for (const Literal& e : l.tuple_elements()) leaves(e, out);
+      };
+  leaves(outcome.expected, &expected);
+  leaves(outcome.actual, &actual);
+  ASSERT_EQ(expected.size(), actual.size());
+  for (size_t leaf = 0; leaf < expected.size(); ++leaf) {
+    ASSERT_TRUE(expected[leaf]->shape().Compatible(actual[leaf]->shape()));
+    const int width = ByteWidth(expected[leaf]->shape().element_type());
+    for (int64_t i = 0; i < expected[leaf]->element_count(); ++i) {
+      uint64_t e = 0, a = 0;
+      std::memcpy(&e, expected[leaf]->raw() + i * width, width);
+      std::memcpy(&a, actual[leaf]->raw() + i * width, width);
+      EXPECT_EQ(e, a) << "leaf " << leaf << " element " << i << ": expected 0x" << std::hex << e
+                      << ", got 0x" << a << std::dec << "\n" << hlo;
+    }
+  }
+}
+
+}  // namespace rowmax
+
+// Float row max/min (vector rows, reduction_kernel_emitter.cc): LLVM
+// vectorizes the row loop 8 wide, 4 vectors in flight (32 elements a step),
+// and rows whose result is a zero or that hold a NaN are reduced again in the
+// interpreter's order. Each case must match the interpreter bit for bit, NaN
+// payloads included: f32/f64 return the first NaN of the row as it is, f16
+// the quiet NaN with its sign, bf16 its bits quieted. Rows of 45 elements
+// (one vector step, a tail of 13), 16 (tail only), 100, and 7 (too short for
+// vector rows: the ordered loop, the same NaN bits); every type; four
+// max/min heroes in one kernel with inits -inf, +inf, 0.5 and a parameter
+// (a NaN with a payload, then 2).
+TEST(HostReductionTest, VectorRowMaxMin) {
+  // Row r of the cases, element i of n (the vector step covers i < 32).
+  auto row_case = [](int64_t r, int64_t i, int64_t n) -> std::string {
+    const std::string plain = absl::StrCat((i * 37 % 23) - 11);  // In [-11, 11], not zero-free.
+    switch (r) {
+      case 0: return i == n - 3 ? "20" : i == 2 ? "-20" : absl::StrCat(i % 5 + 1);  // Extremes apart.
+      case 1: return i == 1 ? "-0" : i == 9 ? "0" : absl::StrCat(-1 - i);  // max: -0 first.
+      case 2: return i == 2 ? "0" : i == 12 ? "-0" : absl::StrCat(1 + i);   // min: +0 first.
+      case 3: return i == n - 2 ? "-0" : i == n - 4 ? "0" : "-3";           // Zeros in the tail.
+      case 4: return i == 5 ? "nnan" : i == 20 ? "qnan" : plain;            // The first NaN wins.
+      case 5: return i == n - 1 ? "snan" : plain;                            // A NaN in the tail.
+      case 6: return "-inf";
+      case 7: return i == 3 ? "inf" : i == 11 ? "-inf" : plain;
+      case 8: return "0";
+      case 9: return i % 2 ? "-0" : "0.25";
+      default: return "-7";  // Below the 0.5 init: max is the init.
+    }
+  };
+  constexpr int64_t kRows = 11;
+  for (const char* type_name : {"f32", "f16", "bf16", "f64"}) {
+    const PrimitiveType type = type_name == std::string("f32")   ? xla::F32
+                               : type_name == std::string("f16") ? xla::F16
+                               : type_name == std::string("bf16") ? xla::BF16
+                                                                  : xla::F64;
+    for (int64_t n : {45, 16, 100, 7}) {
+      SCOPED_TRACE(absl::StrCat(type_name, " rows of ", n));
+      const std::string hlo = absl::StrReplaceAll(R"(
+HloModule m
+max {
+  a = $T[] parameter(0)
+  b = $T[] parameter(1)
+  ROOT m = $T[] maximum(a, b)
+}
+min {
+  a = $T[] parameter(0)
+  b = $T[] parameter(1)
+  ROOT m = $T[] minimum(a, b)
+}
+ENTRY e {
+  x = $T[$R,$N] parameter(0)
+  init = $T[] parameter(1)
+  ninf = $T[] constant(-inf)
+  inf = $T[] constant(inf)
+  half = $T[] constant(0.5)
+  mx = $T[$R] reduce(x, ninf), dimensions={1}, to_apply=max
+  mn = $T[$R] reduce(x, inf), dimensions={1}, to_apply=min
+  mh = $T[$R] reduce(x, half), dimensions={1}, to_apply=max
+  mp = $T[$R] reduce(x, init), dimensions={1}, to_apply=min
+  ROOT t = ($T[$R], $T[$R], $T[$R], $T[$R]) tuple(mx, mn, mh, mp)
+})", {{"$T", type_name}, {"$R", absl::StrCat(kRows)}, {"$N", absl::StrCat(n)}});
+      const Literal x = rowmax::FloatLiteral(type, {kRows, n}, [&](int64_t k) { return row_case(k / n, k % n, n); });
+      for (const char* init : {"qnan", "2"}) {
+        SCOPED_TRACE(absl::StrCat("init ", init));
+        rowmax::ExpectSameBitsWithNans(hlo, {x, rowmax::FloatLiteral(type, {}, [&](int64_t) { return init; })});
+      }
+    }
+  }
+}
+
+// The rest of vector row max/min: integers (exact in any order; wrap-free
+// extremes of each width), several reduced dimensions (an outer loop around
+// the vector loop, and the sequential pass over all of them), and a
+// multi-output fusion of a max, a min and a sum of one input with a side
+// output (the max and min bit for bit, the sum exact on these dyadic values);
+// and f16/bf16 column maxima with NaNs.
+TEST(HostReductionTest, VectorRowMaxMinIntegersDimensionsAndFusions) {
+  for (const char* type : {"s32", "u8", "s64", "u16", "s8"}) {
+    SCOPED_TRACE(type);
+    Exact(absl::StrReplaceAll(R"(
+HloModule m
+max {
+  a = $T[] parameter(0)
+  b = $T[] parameter(1)
+  ROOT m = $T[] maximum(a, b)
+}
+min {
+  a = $T[] parameter(0)
+  b = $T[] parameter(1)
+  ROOT m = $T[] minimum(a, b)
+}
+ENTRY e {
+  x = $T[9,1001] parameter(0)
+  y = $T[7,45] parameter(1)
+  i = $T[] parameter(2)
+  mx = $T[9] reduce(x, i), dimensions={1}, to_apply=max
+  mn = $T[9] reduce(x, i), dimensions={1}, to_apply=min
+  my = $T[7] reduce(y, i), dimensions={1}, to_apply=max
+  ROOT t = ($T[9], $T[9], $T[7]) tuple(mx, mn, my)
+})", {{"$T", type}}));
+  }
+  // Reduced dimensions {1,2} and {0,2}; in the first, a -0 before a +0 in
+  // different rows of one output, and NaNs in the second's outputs 1 and 2.
+  const std::string dims = R"(
+HloModule m
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+min {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] minimum(a, b)
+}
+ENTRY e {
+  x = f32[3,5,40] parameter(0)
+  y = f32[4,3,40] parameter(1)
+  ninf = f32[] constant(-inf)
+  inf = f32[] constant(inf)
+  a = f32[3] reduce(x, ninf), dimensions={1,2}, to_apply=max
+  b = f32[3] reduce(x, inf), dimensions={1,2}, to_apply=min
+  c = f32[3] reduce(y, ninf), dimensions={0,2}, to_apply=max
+  ROOT t = (f32[3], f32[3], f32[3]) tuple(a, b, c)
+})";
+  const Literal x = rowmax::FloatLiteral(xla::F32, {3, 5, 40}, [](int64_t k) -> std::string {
+    const int64_t o = k / 200, j = k % 200;
+    if (o == 0) return j == 45 ? "-0" : j == 130 ? "0" : "-1";  // max: -0 (row 1) before +0 (row 3).
+    if (o == 1) return j == 77 ? "0" : j == 150 ? "-0" : "1";   // min: +0 first.
+    return j == 199 ? "9" : absl::StrCat(j % 7);
+  });
+  const Literal y = rowmax::FloatLiteral(xla::F32, {4, 3, 40}, [](int64_t k) -> std::string {
+    const int64_t o = (k / 40) % 3, j = k / 120 * 40 + k % 40;
+    if (o == 1 && j == 90) return "snan";
+    if (o == 2 && j == 30) return "nnan";
+    if (o == 2 && j == 100) return "qnan";
+    return absl::StrCat((k * 13) % 17 - 8);
+  });
+  rowmax::ExpectSameBitsWithNans(dims, {x, y});
+  // Softmax statistics in one fusion: max, min and sum of x, x * 2 stored.
+  const std::string fused = R"(
+HloModule m
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+min {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] minimum(a, b)
+}
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+stats {
+  x = f32[6,70] parameter(0)
+  ninf = f32[] constant(-inf)
+  inf = f32[] constant(inf)
+  zero = f32[] constant(0)
+  two = f32[] constant(2)
+  m = f32[6] reduce(x, ninf), dimensions={1}, to_apply=max
+  n = f32[6] reduce(x, inf), dimensions={1}, to_apply=min
+  s = f32[6] reduce(x, zero), dimensions={1}, to_apply=add
+  b = f32[6,70] broadcast(two), dimensions={}
+  d = f32[6,70] multiply(x, b)
+  ROOT t = (f32[6], f32[6], f32[6], f32[6,70]) tuple(m, n, s, d)
+}
+ENTRY e {
+  x = f32[6,70] parameter(0)
+  ROOT f = (f32[6], f32[6], f32[6], f32[6,70]) fusion(x), kind=kInput, calls=stats
+})";
+  const Literal z = rowmax::FloatLiteral(xla::F32, {6, 70}, [](int64_t k) -> std::string {
+    const int64_t r = k / 70, i = k % 70;
+    if (r == 0 && i == 3) return "-0";
+    if (r == 0) return absl::StrCat(-0.25 * (i + 1));        // max -0.
+    if (r == 1 && i == 66) return "qnan";                    // A NaN in the tail.
+    if (r == 2) return i == 10 ? "inf" : i == 50 ? "-inf" : "1.5";
+    return absl::StrCat((i * 29 % 31) * 0.5 - 7);
+  });
+  rowmax::ExpectSameBitsWithNans(fused, {z});
+  // Column kernels return f16/bf16 NaNs as the interpreter does too.
+  for (const char* type_name : {"f16", "bf16"}) {
+    SCOPED_TRACE(type_name);
+    const PrimitiveType type = type_name == std::string("f16") ? xla::F16 : xla::BF16;
+    const std::string columns = absl::StrReplaceAll(R"(
+HloModule m
+max {
+  a = $T[] parameter(0)
+  b = $T[] parameter(1)
+  ROOT m = $T[] maximum(a, b)
+}
+ENTRY e {
+  x = $T[40,24] parameter(0)
+  ninf = $T[] constant(-inf)
+  ROOT c = $T[24] reduce(x, ninf), dimensions={0}, to_apply=max
+})", {{"$T", type_name}});
+    rowmax::ExpectSameBitsWithNans(columns, {rowmax::FloatLiteral(type, {40, 24}, [](int64_t k) -> std::string {
+      return k == 5 * 24 + 3 ? "snan" : k == 9 * 24 + 7 ? "nnan" : absl::StrCat(k % 9 - 4);
+    })});
+  }
 }
 
 TEST(HostReductionTest, VariadicArgmax) {

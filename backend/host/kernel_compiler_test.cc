@@ -167,7 +167,7 @@ CHECK: define void @kernel(
 CHECK: fpext <{{[0-9]+}} x float> {{.*}} to <{{[0-9]+}} x double>
 CHECK: fadd <{{[0-9]+}} x double>
 )"));
-  // Row sums too (sum rows): one reassociable accumulator per row that LLVM
+  // Row sums too (vector rows): one reassociable accumulator per row that LLVM
   // vectorizes 8 doubles wide, 4 vectors in flight.
   const HloComputation* rows = module->FindComputation("rows");
   ASSERT_NE(rows, nullptr);
@@ -180,6 +180,111 @@ CHECK: fadd reassoc <8 x double> %vec.phi
 CHECK: fadd reassoc <8 x double> %vec.phi
 CHECK: fadd reassoc <8 x double> %vec.phi
 CHECK: llvm.vector.reduce.fadd.v8f64
+)"));
+}
+
+// Row max/min (vector rows, reduction_kernel_emitter.cc): float max/min run
+// as integer max/min of the floats' ordered keys, plus an integer max of the
+// magnitudes that shows a NaN; LLVM vectorizes both 8 wide, 4 vectors in
+// flight, f16 on its 16-bit bits as they are (no conversion), and the
+// sequential pass for zero or NaN results stays scalar behind a branch.
+// Integer max/min vectorize the same way, and a max beside a sum in one
+// fusion keeps both vectorized.
+TEST(KernelCompilerTest, RowMaxMinLoopsVectorize) {
+  std::unique_ptr<HloModule> module = Parse(R"(
+HloModule m
+max_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+min_f16 {
+  a = f16[] parameter(0)
+  b = f16[] parameter(1)
+  ROOT m = f16[] minimum(a, b)
+}
+max_s32 {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT m = s32[] maximum(a, b)
+}
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+row_max {
+  x = f32[64,256] parameter(0)
+  ninf = f32[] constant(-inf)
+  ROOT m = f32[64] reduce(x, ninf), dimensions={1}, to_apply=max_f32
+}
+row_min_f16 {
+  x = f16[64,256] parameter(0)
+  inf = f16[] constant(inf)
+  ROOT m = f16[64] reduce(x, inf), dimensions={1}, to_apply=min_f16
+}
+row_max_s32 {
+  x = s32[64,256] parameter(0)
+  low = s32[] constant(-2147483648)
+  ROOT m = s32[64] reduce(x, low), dimensions={1}, to_apply=max_s32
+}
+row_max_and_sum {
+  x = f32[64,256] parameter(0)
+  ninf = f32[] constant(-inf)
+  zero = f32[] constant(0)
+  m = f32[64] reduce(x, ninf), dimensions={1}, to_apply=max_f32
+  s = f32[64] reduce(x, zero), dimensions={1}, to_apply=add
+  ROOT t = (f32[64], f32[64]) tuple(m, s)
+}
+ENTRY e {
+  x = f32[64,256] parameter(0)
+  ROOT f = f32[64] fusion(x), kind=kInput, calls=row_max
+})");
+  ASSERT_NE(module, nullptr);
+  std::shared_ptr<host::KernelCompiler> compiler = NewCompiler();
+  ASSERT_NE(compiler, nullptr);
+  auto ir_of = [&](const char* name) -> std::string {
+    const HloComputation* computation = module->FindComputation(name);
+    EXPECT_NE(computation, nullptr) << name;
+    if (computation == nullptr) return "";
+    absl::StatusOr<std::string> ir = compiler->EmitIr(*computation, /*optimized=*/true);
+    EXPECT_TRUE(ir.ok()) << ir.status();
+    return ir.ok() ? *ir : "";
+  };
+  EXPECT_TRUE(FileCheck(ir_of("row_max"), R"(
+CHECK: define void @kernel(
+CHECK: vector.body:
+CHECK: load <8 x i32>
+CHECK-NOT: fcmp
+CHECK-COUNT-4: call <8 x i32> @llvm.smax.v8i32(<8 x i32> %vec.phi
+CHECK-COUNT-4: call <8 x i32> @llvm.umax.v8i32(<8 x i32> %vec.phi
+CHECK: middle.block:
+CHECK-DAG: llvm.vector.reduce.smax.v8i32
+CHECK-DAG: llvm.vector.reduce.umax.v8i32
+CHECK: sequential0.body
+)"));
+  EXPECT_TRUE(FileCheck(ir_of("row_min_f16"), R"(
+CHECK: define void @kernel(
+CHECK: vector.body:
+CHECK-NOT: half
+CHECK-COUNT-4: call <8 x i16> @llvm.smin.v8i16(<8 x i16> %vec.phi
+CHECK: middle.block:
+CHECK: llvm.vector.reduce.smin.v8i16
+)"));
+  EXPECT_TRUE(FileCheck(ir_of("row_max_s32"), R"(
+CHECK: define void @kernel(
+CHECK: vector.body:
+CHECK-COUNT-4: call <8 x i32> @llvm.smax.v8i32(<8 x i32> %vec.phi
+CHECK: llvm.vector.reduce.smax.v8i32
+)"));
+  EXPECT_TRUE(FileCheck(ir_of("row_max_and_sum"), R"(
+CHECK: define void @kernel(
+CHECK: vector.body:
+CHECK-DAG: fadd reassoc <8 x double> %vec.phi
+CHECK-DAG: call <8 x i32> @llvm.smax.v8i32(<8 x i32> %vec.phi
+CHECK: middle.block:
+CHECK-DAG: llvm.vector.reduce.fadd.v8f64
+CHECK-DAG: llvm.vector.reduce.smax.v8i32
 )"));
 }
 

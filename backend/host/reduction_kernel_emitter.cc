@@ -25,33 +25,45 @@
 //
 // Each output's accumulation order is row-major over the reduced indices in
 // both cases, the same as the elemental reduce; float sums accumulate in
-// double and round once (see ElementalIrEmitter::SumsInDouble). Two
-// exceptions, sum rows and lane rows:
+// double and round once (see ElementalIrEmitter::SumsInDouble). The
+// exception, vector rows:
 //
-//   sum rows: a row reduction whose heroes are all sums (float sums in
-//     double, or integer sums) over a last reduced dimension of at least
-//     2 * kRowLanes elements keeps one accumulator per hero, marks float
-//     additions reassociable, and has LLVM vectorize the row loop at
-//     kSumRowWidth lanes with kSumRowInterleave vectors in flight (its cost
-//     model alone picks 2 lanes of double for converted f16, 4.8x slower on
-//     a [2048,1024] f16 row sum). Integer sums are exact in any order; float
-//     sums are reordered as in lane rows below, in double, so a result
-//     rarely differs from the sequential order and then in its last bit.
+//   vector rows: a row reduction whose heroes are all sums, maxima or minima
+//     (one input each) over a last reduced dimension of at least
+//     2 * kVectorRowWidth elements keeps one accumulator per hero and has LLVM
+//     vectorize the row loop at kVectorRowWidth lanes with
+//     kVectorRowInterleave vectors in flight (its cost model alone picks 2
+//     lanes of double for converted f16, 4.8x slower on a [2048,1024] f16
+//     row sum). Integer sums, maxima and minima are exact in any order.
+//     Float sums (in double) are marked reassociable, so a result rarely
+//     differs from the sequential order and then in its last bit.
 //
-//   lane rows: a row reduction whose heroes are all sums, maxima or minima
-//     (one input each), not all sums, over a last reduced dimension of at
-//     least 2 * kRowLanes elements keeps kRowLanes partial accumulators per hero:
-//     element i of a row goes to lane i % kRowLanes (the lane loop
-//     vectorizes), the elements past the last whole group to lane 0, and
-//     the lanes combine in order at the end of the row; lane 0 starts at the
-//     init value, the others at the reducer's identity (-0 for sums, -inf /
-//     +inf for float max / min, the type's extremes for integers). Integer
-//     sums are exact in any order. Float sums (in double) are reordered:
-//     results may differ from the sequential order in the last bit of the
-//     rounded result. Float max/min are exact: values that compare equal are
-//     the same bits except +0/-0, where the sequential order keeps the
-//     first one seen, and NaN payloads; so a row whose lane result is a zero
-//     or a NaN is reduced again sequentially (rare, and exact).
+//     The interpreter's float max is sequential from the init value: a NaN
+//     accumulator stays, else a NaN element wins, else `acc < x ? x : acc`
+//     (min mirrors it); so its result is the row's first NaN if it has one,
+//     else the first element equal to the maximum. A vector row computes
+//     instead, as integers, the max (min) of each element's ordered key
+//     (its bits with the magnitude flipped when negative: signed integers
+//     in the floats' order, NaNs past the infinities, -0 just below +0; the
+//     map is its own inverse) and the max of the magnitudes (bits without
+//     the sign), past infinity's exactly when the row holds a NaN. Both are
+//     exact in any order, and f16/bf16 keys need no conversion. Values that
+//     compare equal have the same bits except +0/-0, so the key result is
+//     the interpreter's unless the row holds a NaN (which one came first?)
+//     or the result is a zero (which zero came first?); such a row is
+//     reduced again in the interpreter's order (rare, and exact). Speed on a
+//     [2048,1024] row max at 1 thread (host_bench): f32 0.51 -> 0.12 ms, f16
+//     18.5 -> 0.12 ms (an f32 row sum takes 0.15 ms). The interpreter's rule
+//     as a vector select chain (what lane rows did before) is a long
+//     dependency per vector that LLVM will not reorder, and in f16 its
+//     compares stay in half, which x86 without AVX512-FP16 does element by
+//     element; llvm.maximum reorders
+//     (it propagates NaN and orders -0 < +0) but its x86 lowering is five
+//     dependent instructions a step: 0.25 ms.
+//
+// f16/bf16 max/min results that are NaN come out as the interpreter's float
+// -> f16/bf16 rounding makes them: f16 the quiet NaN 0x7e00 with the first
+// NaN's sign, bf16 the first NaN's bits with the quiet bit 0x40 set.
 //
 // Side outputs: an output that reads no reduce and has the heroes' input
 // shape (the exp a softmax both stores and sums, after multi-output fusion)
@@ -75,42 +87,46 @@ using codegen::ElementGenerator;
 using codegen::IrIndex;
 
 constexpr int64_t kTile = 32;
-// Partial accumulators per hero in a lane row reduction.
-constexpr int64_t kRowLanes = 8;
 
-// Vector width and vectors in flight of a sum row's loop (see the top).
-constexpr int kSumRowWidth = 8;
-constexpr int kSumRowInterleave = 4;
+// Vector width and vectors in flight of a vector row's loop (see the top).
+constexpr int kVectorRowWidth = 8;
+constexpr int kVectorRowInterleave = 4;
 
-// Reducers whose lanes may be combined in another order (see the top).
-enum class LaneReducer { kNone, kFloatSum, kIntSum, kMax, kMin };
+// How a hero's steps may be reordered in a vector row (see the top).
+enum class RowStep {
+  kOrdered,   // Not at all: no vector rows.
+  kFloatSum,  // Reassociable, in double.
+  kExact,     // Integer sum, max or min: exact in any order.
+  kFloatMax,  // Max of ordered keys; a sequential pass for zero or NaN results.
+  kFloatMin,  // Min of ordered keys, likewise.
+};
 
-LaneReducer ClassifyForLanes(const HloInstruction& reduce, bool wide) {
-  if (reduce.operand_count() != 2) return LaneReducer::kNone;
+RowStep ClassifyRowStep(const HloInstruction& reduce, bool wide) {
+  if (reduce.operand_count() != 2) return RowStep::kOrdered;
   const PrimitiveType type = reduce.operand(0)->shape().element_type();
   const bool is_float = type == xla::F16 || type == xla::BF16 || type == xla::F32 || type == xla::F64;
   const bool is_int = type == xla::S8 || type == xla::S16 || type == xla::S32 || type == xla::S64 ||
                       type == xla::U8 || type == xla::U16 || type == xla::U32 || type == xla::U64;
-  if (wide) return LaneReducer::kFloatSum;
-  if (!is_float && !is_int) return LaneReducer::kNone;
+  if (wide) return RowStep::kFloatSum;
+  if (!is_float && !is_int) return RowStep::kOrdered;
   const HloComputation* reducer = reduce.to_apply();
-  if (reducer == nullptr || reducer->num_parameters() != 2) return LaneReducer::kNone;
+  if (reducer == nullptr || reducer->num_parameters() != 2) return RowStep::kOrdered;
   const HloInstruction* root = reducer->root();
   if (root == nullptr || root->operand_count() != 2 || !root->shape().IsArray() ||
       root->shape().rank() != 0 || root->shape().element_type() != type) {
-    return LaneReducer::kNone;
+    return RowStep::kOrdered;
   }
   const HloInstruction* a = root->operand(0);
   const HloInstruction* b = root->operand(1);
   if (a->opcode() != HloOpcode::kParameter || b->opcode() != HloOpcode::kParameter ||
       a->parameter_number() == b->parameter_number()) {
-    return LaneReducer::kNone;
+    return RowStep::kOrdered;
   }
   switch (root->opcode()) {
-    case HloOpcode::kAdd: return is_int ? LaneReducer::kIntSum : LaneReducer::kNone;
-    case HloOpcode::kMaximum: return LaneReducer::kMax;
-    case HloOpcode::kMinimum: return LaneReducer::kMin;
-    default: return LaneReducer::kNone;
+    case HloOpcode::kAdd: return is_int ? RowStep::kExact : RowStep::kOrdered;
+    case HloOpcode::kMaximum: return is_int ? RowStep::kExact : RowStep::kFloatMax;
+    case HloOpcode::kMinimum: return is_int ? RowStep::kExact : RowStep::kFloatMin;
+    default: return RowStep::kOrdered;
   }
 }
 // Accumulator bytes a column tile may use (per work item, on the stack).
@@ -122,7 +138,12 @@ struct HeroState {
   const HloInstruction* reduce;
   int64_t arity;                            // Inputs (= inits = result leaves).
   bool wide = false;                        // A float sum accumulating in double.
-  LaneReducer lanes = LaneReducer::kNone;
+  RowStep step = RowStep::kOrdered;
+  bool float_max_min = false;               // step is kFloatMax or kFloatMin.
+  // A vector row's float max/min accumulators (see the top): the max/min
+  // of the ordered keys and the max of the magnitudes, as integers.
+  llvm::AllocaInst* key_accumulator = nullptr;
+  llvm::AllocaInst* magnitude_accumulator = nullptr;
   std::vector<llvm::Type*> types;           // Per leaf.
   std::vector<llvm::AllocaInst*> accumulators;  // Per leaf: scalar or [tile x type].
   std::vector<ElementGenerator> inputs, inits;
@@ -137,7 +158,8 @@ class ReductionEmitter {
     for (const HloInstruction* hero : heroes) {
       HeroState state{hero, hero->operand_count() / 2};
       state.wide = codegen::ElementalIrEmitter::SumsInDouble(*hero);
-      state.lanes = ClassifyForLanes(*hero, state.wide);
+      state.step = ClassifyRowStep(*hero, state.wide);
+      state.float_max_min = state.step == RowStep::kFloatMax || state.step == RowStep::kFloatMin;
       heroes_.push_back(std::move(state));
     }
   }
@@ -176,25 +198,18 @@ class ReductionEmitter {
     }
     const bool column = column_block_ > 1 && last_reduced >= 0;
     tile_ = column ? ColumnTile() : 1;
-    if (!column && !reduced_.empty() && input_dims_[reduced_.back()] >= 2 * kRowLanes) {
-      // Sums only: sum rows; sums, maxima and minima: lane rows (see the top).
-      bool all_sums = true, all_lanes = true;
-      for (const HeroState& hero : heroes_) {
-        all_sums &= hero.lanes == LaneReducer::kFloatSum || hero.lanes == LaneReducer::kIntSum;
-        all_lanes &= hero.lanes != LaneReducer::kNone;
-      }
-      sum_rows_ = all_sums;
-      row_lanes_ = all_lanes && !all_sums;
-      if (row_lanes_) tile_ = kRowLanes;
+    if (!column && !reduced_.empty() && input_dims_[reduced_.back()] >= 2 * kVectorRowWidth) {
+      vector_rows_ = std::all_of(heroes_.begin(), heroes_.end(),
+                                 [](const HeroState& hero) { return hero.step != RowStep::kOrdered; });
     }
 
-    absl::Status prepared = Prepare(column || row_lanes_);
+    absl::Status prepared = Prepare(column);
     if (!prepared.ok()) return prepared;
     int64_t outputs = 1;
     for (int64_t d : output_dims_) outputs *= d;
     if (outputs == 0) return std::make_optional(std::make_pair(int64_t{0}, "row-reduction"));
     if (!column) {
-      absl::Status status = row_lanes_ ? EmitLaneRowReduction() : EmitRowReduction();
+      absl::Status status = EmitRowReduction();
       if (!status.ok()) return status;
       return std::make_optional(std::make_pair(outputs, "row-reduction"));
     }
@@ -231,6 +246,11 @@ class ReductionEmitter {
         hero.types.push_back(hero.wide ? b_.getDoubleTy() : *type);
         llvm::Type* storage = arrays ? llvm::ArrayType::get(hero.types.back(), tile_) : hero.types.back();
         hero.accumulators.push_back(e_.EntryAlloca(storage, "acc"));
+        if (vector_rows_ && hero.float_max_min) {
+          llvm::Type* bits = b_.getIntNTy((*type)->getPrimitiveSizeInBits());
+          hero.key_accumulator = e_.EntryAlloca(bits, "key_acc");
+          hero.magnitude_accumulator = e_.EntryAlloca(bits, "magnitude_acc");
+        }
         absl::StatusOr<ElementGenerator> input = state_.fused->GetGenerator(*hero.reduce->operand(i));
         if (!input.ok()) return input.status();
         hero.inputs.push_back(*std::move(input));
@@ -272,11 +292,27 @@ class ReductionEmitter {
   llvm::Value* LoadAccumulator(const HeroState& hero, int64_t i) {
     return b_.CreateLoad(hero.types[i], AccumulatorAddress(hero, i));
   }
+  static PrimitiveType ElementType(const HeroState& hero) {
+    return hero.reduce->operand(0)->shape().element_type();
+  }
+
   // The hero's result leaf i from its accumulator.
   llvm::Value* ResultValue(const HeroState& hero, int64_t i) {
     llvm::Value* acc = LoadAccumulator(hero, i);
-    if (!hero.wide) return acc;
-    return e_.NarrowSum(acc, hero.reduce->operand(0)->shape().element_type());
+    if (hero.wide) return e_.NarrowSum(acc, ElementType(hero));
+    if (hero.float_max_min) return InterpreterNan(acc, ElementType(hero));
+    return acc;
+  }
+
+  // f16/bf16 bits with a NaN as the interpreter's rounding from float
+  // leaves it (see the top); other types unchanged.
+  llvm::Value* InterpreterNan(llvm::Value* bits, PrimitiveType type) {
+    if (type != xla::F16 && type != xla::BF16) return bits;
+    const bool f16 = type == xla::F16;
+    llvm::Value* magnitude = b_.CreateAnd(bits, 0x7fff);
+    llvm::Value* is_nan = b_.CreateICmpUGT(magnitude, b_.getInt16(f16 ? 0x7c00 : 0x7f80));
+    llvm::Value* nan = f16 ? b_.CreateOr(b_.CreateAnd(bits, 0x8000), 0x7e00) : b_.CreateOr(bits, 0x40);
+    return b_.CreateSelect(is_nan, nan, bits);
   }
 
   absl::Status InitAccumulators(const HeroState* only = nullptr) {
@@ -287,15 +323,20 @@ class ReductionEmitter {
         absl::StatusOr<llvm::Value*> init = hero.inits[i](scalar);
         if (!init.ok()) return init.status();
         llvm::Value* value = *init;
-        if (hero.wide) value = e_.WidenForSum(value, hero.reduce->operand(0)->shape().element_type());
+        if (hero.wide) value = e_.WidenForSum(value, ElementType(hero));
         b_.CreateStore(value, AccumulatorAddress(hero, i));
+        if (hero.key_accumulator != nullptr) {
+          llvm::Value* bits = Bits(value);
+          b_.CreateStore(OrderedKey(bits), hero.key_accumulator);
+          b_.CreateStore(Magnitude(bits), hero.magnitude_accumulator);
+        }
       }
     }
     return absl::OkStatus();
   }
 
-  // One step of every hero (or only `only`, without side outputs) at input
-  // index `input`.
+  // One step of every hero (or only `only`, in its interpreter's order and
+  // without side outputs) at input index `input`.
   absl::Status Accumulate(const IrIndex& input, const HeroState* only = nullptr) {
     for (HeroState& hero : heroes_) {
       if (only != nullptr && &hero != only) continue;
@@ -307,10 +348,24 @@ class ReductionEmitter {
         args.push_back(*v);
       }
       if (hero.wide) {
-        llvm::Value* x = e_.WidenForSum(args[1], hero.reduce->operand(0)->shape().element_type());
+        llvm::Value* x = e_.WidenForSum(args[1], ElementType(hero));
         llvm::Value* sum = b_.CreateFAdd(args[0], x);
-        if (sum_rows_) llvm::cast<llvm::Instruction>(sum)->setHasAllowReassoc(true);
+        if (vector_rows_) llvm::cast<llvm::Instruction>(sum)->setHasAllowReassoc(true);
         b_.CreateStore(sum, AccumulatorAddress(hero, 0));
+        continue;
+      }
+      if (hero.key_accumulator != nullptr && only == nullptr) {
+        llvm::Value* bits = Bits(args[1]);
+        llvm::AllocaInst* k = hero.key_accumulator;
+        llvm::AllocaInst* m = hero.magnitude_accumulator;
+        const llvm::Intrinsic::ID extreme =
+            hero.step == RowStep::kFloatMax ? llvm::Intrinsic::smax : llvm::Intrinsic::smin;
+        b_.CreateStore(b_.CreateBinaryIntrinsic(extreme, b_.CreateLoad(k->getAllocatedType(), k),
+                                                OrderedKey(bits)),
+                       k);
+        b_.CreateStore(b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax,
+                                                b_.CreateLoad(m->getAllocatedType(), m), Magnitude(bits)),
+                       m);
         continue;
       }
       absl::StatusOr<std::vector<llvm::Value*>> next =
@@ -376,131 +431,59 @@ class ReductionEmitter {
           [&](const std::vector<llvm::Value*>& ivs) {
             return Accumulate(InputIndex(out.dims, ivs));
           },
-          sum_rows_ ? kSumRowWidth : 0, sum_rows_ ? kSumRowInterleave : 0);
+          vector_rows_ ? kVectorRowWidth : 0, vector_rows_ ? kVectorRowInterleave : 0);
       if (!status.ok()) return status;
+      for (HeroState& hero : heroes_) {
+        if (hero.key_accumulator == nullptr) continue;
+        status = FinishVectorMaxMin(hero, out);
+        if (!status.ok()) return status;
+      }
       return StoreOutputs(out);
     });
   }
 
-  // The reducer's identity in the accumulator's type (see the top).
-  llvm::Value* LaneIdentity(const HeroState& hero) {
-    llvm::Type* t = hero.types[0];
-    const PrimitiveType type = hero.reduce->operand(0)->shape().element_type();
-    const bool is_max = hero.lanes == LaneReducer::kMax;
-    switch (hero.lanes) {
-      case LaneReducer::kFloatSum: return llvm::ConstantFP::get(t, -0.0);
-      case LaneReducer::kIntSum: return llvm::ConstantInt::get(t, 0);
-      default: break;
-    }
-    if (t->isFloatingPointTy()) return llvm::ConstantFP::getInfinity(t, /*Negative=*/is_max);
-    const unsigned bits = t->getIntegerBitWidth();
-    if (type == xla::F16) return llvm::ConstantInt::get(t, is_max ? 0xFC00 : 0x7C00);
-    if (type == xla::BF16) return llvm::ConstantInt::get(t, is_max ? 0xFF80 : 0x7F80);
-    if (IsSignedInteger(type)) {
-      return llvm::ConstantInt::get(t, is_max ? llvm::APInt::getSignedMinValue(bits)
-                                              : llvm::APInt::getSignedMaxValue(bits));
-    }
-    return llvm::ConstantInt::get(t, is_max ? llvm::APInt::getMinValue(bits)
-                                            : llvm::APInt::getMaxValue(bits));
+  // A float's bits as an integer of its width.
+  llvm::Value* Bits(llvm::Value* value) {
+    if (value->getType()->isIntegerTy()) return value;
+    return b_.CreateBitCast(value, b_.getIntNTy(value->getType()->getPrimitiveSizeInBits()));
+  }
+  llvm::Value* MagnitudeMask(llvm::Type* t) {
+    return llvm::ConstantInt::get(t, llvm::APInt::getSignedMaxValue(t->getIntegerBitWidth()));
+  }
+  llvm::Value* Magnitude(llvm::Value* bits) { return b_.CreateAnd(bits, MagnitudeMask(bits->getType())); }
+  // Float bits -> a signed integer ordered as the floats are (NaNs past the
+  // infinities, -0 just below +0), and back: the map is its own inverse.
+  llvm::Value* OrderedKey(llvm::Value* bits) {
+    const unsigned width = bits->getType()->getIntegerBitWidth();
+    llvm::Value* sign = b_.CreateAShr(bits, width - 1);
+    return b_.CreateXor(bits, b_.CreateAnd(sign, MagnitudeMask(bits->getType())));
   }
 
-  // a (+) b with the hero's reducer.
-  absl::StatusOr<llvm::Value*> Combine(HeroState& hero, llvm::Value* a, llvm::Value* b) {
-    if (hero.wide) return b_.CreateFAdd(a, b);
-    absl::StatusOr<std::vector<llvm::Value*>> next =
-        e_.EmitScalarComputation(*hero.reduce->to_apply(), {a, b});
-    if (!next.ok()) return next.status();
-    if (next->size() != 1) {
-      return absl::InvalidArgumentError(absl::StrCat("reducer of %", hero.reduce->name(),
-                                                     " returns the wrong arity"));
-    }
-    return (*next)[0];
-  }
-
-  // True when a float max/min result is +-0 or NaN (its lanes' order matters).
-  llvm::Value* NeedsSequentialOrder(const HeroState& hero, llvm::Value* value) {
-    const PrimitiveType type = hero.reduce->operand(0)->shape().element_type();
-    if (hero.lanes != LaneReducer::kMax && hero.lanes != LaneReducer::kMin) return nullptr;
-    if (!IsFloatingPoint(type)) return nullptr;
-    llvm::Value* x = e_.ToCompute(value, type);
-    return b_.CreateFCmpUEQ(x, llvm::ConstantFP::get(x->getType(), 0.0));
-  }
-
-  absl::Status EmitLaneRowReduction() {
-    const int64_t row = input_dims_[reduced_.back()];
-    const int64_t groups = row / kRowLanes;
-    std::vector<int64_t> outer = ReducedSizes();
-    outer.pop_back();
-    return e_.EmitLoop("output", state_.begin, state_.end, [&](llvm::Value* o) -> absl::Status {
-      IrIndex out = e_.Delinearize(o, output_dims_);
-      for (HeroState& hero : heroes_) {
-        for (int64_t lane = 1; lane < kRowLanes; ++lane) {
-          slot_ = e_.Int64(lane);
-          b_.CreateStore(LaneIdentity(hero), AccumulatorAddress(hero, 0));
-        }
-      }
-      slot_ = e_.Int64(0);
-      absl::Status status = InitAccumulators();
+  // A vector row's float max/min result into the hero's accumulator: the
+  // key result, or for a zero or a row with a NaN the sequential one (see
+  // the top).
+  absl::Status FinishVectorMaxMin(HeroState& hero, const IrIndex& out) {
+    llvm::AllocaInst* k = hero.key_accumulator;
+    llvm::AllocaInst* m = hero.magnitude_accumulator;
+    llvm::Value* bits = OrderedKey(b_.CreateLoad(k->getAllocatedType(), k));
+    llvm::Value* magnitude = b_.CreateLoad(m->getAllocatedType(), m);
+    llvm::Type* value_type = hero.types[0];
+    b_.CreateStore(value_type->isIntegerTy() ? bits : b_.CreateBitCast(bits, value_type),
+                   AccumulatorAddress(hero, 0));
+    const PrimitiveType type = ElementType(hero);
+    const uint64_t infinity = type == xla::F16    ? 0x7c00
+                              : type == xla::BF16 ? 0x7f80
+                              : type == xla::F32  ? 0x7f800000
+                                                  : 0x7ff0000000000000;
+    llvm::Value* has_nan = b_.CreateICmpUGT(magnitude, llvm::ConstantInt::get(magnitude->getType(), infinity));
+    llvm::Value* is_zero = b_.CreateICmpEQ(Magnitude(bits), llvm::ConstantInt::get(bits->getType(), 0));
+    HeroState* h = &hero;
+    return e_.EmitIf(b_.CreateOr(has_nan, is_zero), [&]() -> absl::Status {
+      absl::Status status = InitAccumulators(h);
       if (!status.ok()) return status;
-      auto at = [&](const std::vector<llvm::Value*>& outer_ivs, llvm::Value* i) {
-        std::vector<llvm::Value*> ivs = outer_ivs;
-        ivs.push_back(i);
-        return InputIndex(out.dims, ivs);
-      };
-      status = e_.EmitLoopNest("reduce", outer, [&](const std::vector<llvm::Value*>& outer_ivs) {
-        absl::Status s = e_.EmitLoop("group", e_.Int64(0), e_.Int64(groups), [&](llvm::Value* g) {
-          llvm::Value* first = b_.CreateMul(g, e_.Int64(kRowLanes));
-          return e_.EmitLoop(
-              "lane", e_.Int64(0), e_.Int64(kRowLanes),
-              [&](llvm::Value* lane) {
-                slot_ = lane;
-                absl::Status a = Accumulate(at(outer_ivs, b_.CreateAdd(first, lane)));
-                slot_ = nullptr;
-                return a;
-              },
-              /*vectorize=*/true);
-        });
-        if (!s.ok()) return s;
-        return e_.EmitLoop("tail", e_.Int64(groups * kRowLanes), e_.Int64(row), [&](llvm::Value* i) {
-          slot_ = e_.Int64(0);
-          absl::Status a = Accumulate(at(outer_ivs, i));
-          slot_ = nullptr;
-          return a;
-        });
+      return e_.EmitLoopNest("sequential", ReducedSizes(), [&](const std::vector<llvm::Value*>& ivs) {
+        return Accumulate(InputIndex(out.dims, ivs), h);
       });
-      if (!status.ok()) return status;
-      // Lanes in order into lane 0; rows whose max/min order matters again.
-      for (HeroState& hero : heroes_) {
-        slot_ = e_.Int64(0);
-        llvm::Value* acc = LoadAccumulator(hero, 0);
-        for (int64_t lane = 1; lane < kRowLanes; ++lane) {
-          slot_ = e_.Int64(lane);
-          absl::StatusOr<llvm::Value*> next = Combine(hero, acc, LoadAccumulator(hero, 0));
-          if (!next.ok()) return next.status();
-          acc = *next;
-        }
-        slot_ = e_.Int64(0);
-        b_.CreateStore(acc, AccumulatorAddress(hero, 0));
-        llvm::Value* again = NeedsSequentialOrder(hero, acc);
-        if (again == nullptr) continue;
-        HeroState* h = &hero;
-        status = e_.EmitIf(again, [&]() -> absl::Status {
-          slot_ = e_.Int64(0);
-          absl::Status s = InitAccumulators(h);
-          if (!s.ok()) return s;
-          s = e_.EmitLoopNest("sequential", ReducedSizes(),
-                              [&](const std::vector<llvm::Value*>& ivs) {
-                                slot_ = e_.Int64(0);
-                                return Accumulate(InputIndex(out.dims, ivs), h);
-                              });
-          return s;
-        });
-        if (!status.ok()) return status;
-      }
-      slot_ = e_.Int64(0);
-      status = StoreOutputs(out);
-      slot_ = nullptr;
-      return status;
     });
   }
 
@@ -557,9 +540,8 @@ class ReductionEmitter {
   std::vector<int64_t> input_dims_, reduced_, output_dims_;
   std::vector<int64_t> outer_kept_dims_, minor_kept_dims_;
   int64_t column_block_ = 1;
-  int64_t tile_ = 1;              // Column tile, or kRowLanes for lane rows.
-  bool row_lanes_ = false;        // A lane row reduction (see the top).
-  bool sum_rows_ = false;         // A sum row reduction (see the top).
+  int64_t tile_ = 1;              // Column tile.
+  bool vector_rows_ = false;      // A vector row reduction (see the top).
   llvm::Value* slot_ = nullptr;   // Tile slot or lane the accumulators are read at.
   std::vector<bool> is_side_output_;  // Per output: stored in the reduction loop.
   std::vector<ElementGenerator> output_generators_;
