@@ -663,6 +663,17 @@ std::unique_ptr<HloInstruction> BuildFastInstruction(
 
   std::unique_ptr<HloInstruction> instruction =
       HloInstruction::Create(opcode, std::move(shape), operands);
+  // Create made the instruction a user of its operands: a refusal below
+  // (this reader gives the proto to the reference reader) must take that
+  // back before the instruction is freed, or the operands keep a dangling
+  // user (the proto fuzzer found one: metadata with an unknown enum).
+  struct DetachUnlessReturned {
+    HloInstruction* instruction;
+    bool returned = false;
+    ~DetachUnlessReturned() {
+      if (!returned) instruction->DetachOperands();
+    }
+  } detach_unless_returned{instruction.get()};
   instruction->set_name(std::string(p.name_));
   if (opcode == HloOpcode::kWhile) {
     // XLA's order is (body, condition); the IR's is (condition, body).
@@ -711,7 +722,10 @@ std::unique_ptr<HloInstruction> BuildFastInstruction(
     instruction->set_sharding(std::move(sharding));
   }
   instruction->set_is_composite(p.is_composite);
-  if (!p.has_attributes) return instruction;
+  if (!p.has_attributes) {
+    detach_unless_returned.returned = true;
+    return instruction;
+  }
 
   HloAttributes* a = instruction->mutable_attrs();
   a->parameter_number = opcode == HloOpcode::kParameter ? p.parameter_number_ : 0;
@@ -784,6 +798,7 @@ std::unique_ptr<HloInstruction> BuildFastInstruction(
   a->infeed_config = std::string(p.infeed_config);
   a->outfeed_config = std::string(p.outfeed_config);
   a->async_execution_thread = std::string(p.async_execution_thread);
+  detach_unless_returned.returned = true;
   return instruction;
 }
 
