@@ -82,15 +82,16 @@ absl::StatusOr<FfiAttributes> FfiAttributes::Parse(absl::string_view text) {
       scalar.integer = value == "true" ? 1 : 0;
     } else if (absl::SimpleAtoi(value, &scalar.integer)) {
       scalar.kind = FfiScalar::Kind::kInteger;
-    } else if (absl::SimpleAtod(value, &scalar.real)) {
+    } else if (double real = 0; absl::SimpleAtod(value, &real)) {
       scalar.kind = FfiScalar::Kind::kFloat;
     } else {
       return reader.Error(absl::StrCat("a number or true/false for ", name, ", not \"", value,
                                        "\""));
     }
     if (reader.Eat(':')) {
-      scalar.type = std::string(reader.Word());
-      if (scalar.type.empty()) return reader.Error(absl::StrCat("a type after ':' for ", name));
+      // The written type ("ui8", "i32") is checked for presence only: the
+      // getters say how a value is read.
+      if (reader.Word().empty()) return reader.Error(absl::StrCat("a type after ':' for ", name));
     }
     if (!attributes.values_.emplace(std::string(name), scalar).second) {
       return reader.Error(absl::StrCat("one value for ", name, " (it appears twice)"));

@@ -24,9 +24,7 @@ namespace hloc {
 struct FfiScalar {
   enum class Kind { kInteger, kBool, kFloat };
   Kind kind = Kind::kInteger;
-  int64_t integer = 0;  // kInteger, kBool (0 or 1)
-  double real = 0;      // kFloat
-  std::string type;     // The written type ("ui8", "i32", "f32"), empty when none.
+  int64_t integer = 0;  // kInteger, kBool (0 or 1); no getter reads a float's value yet.
 };
 
 class FfiAttributes {

@@ -24,7 +24,9 @@ class CallInliner : public HloPass {
   // Inlines one call instruction; returns the instruction now standing for
   // its value, or null when that was a tuple read only through
   // get-tuple-elements (each then reads its element directly, and the tuple
-  // is gone).
+  // and those get-tuple-elements are gone). Since it frees instructions
+  // besides `call`, a caller walking an instruction list picks its calls
+  // first, then inlines them.
   static absl::StatusOr<HloInstruction*> InlineCall(HloInstruction* call);
 
  private:

@@ -503,6 +503,22 @@ void ExpectSameBitsWithNans(absl::string_view hlo, const std::vector<Literal>& a
 
 }  // namespace rowmax
 
+// The head of the max/min row tests' modules: max and min reducers of
+// element type $T.
+const std::string kTypedMaxMinModuleHead = R"(
+HloModule m
+max {
+  a = $T[] parameter(0)
+  b = $T[] parameter(1)
+  ROOT m = $T[] maximum(a, b)
+}
+min {
+  a = $T[] parameter(0)
+  b = $T[] parameter(1)
+  ROOT m = $T[] minimum(a, b)
+}
+)";
+
 // Float row max/min (vector rows, reduction_kernel_emitter.cc): LLVM
 // vectorizes the row loop 8 wide, 4 vectors in flight (32 elements a step),
 // and rows whose result is a zero or that hold a NaN are reduced again in the
@@ -539,18 +555,7 @@ TEST(HostReductionTest, VectorRowMaxMin) {
                                                                   : xla::F64;
     for (int64_t n : {45, 16, 100, 7}) {
       SCOPED_TRACE(absl::StrCat(type_name, " rows of ", n));
-      const std::string hlo = absl::StrReplaceAll(R"(
-HloModule m
-max {
-  a = $T[] parameter(0)
-  b = $T[] parameter(1)
-  ROOT m = $T[] maximum(a, b)
-}
-min {
-  a = $T[] parameter(0)
-  b = $T[] parameter(1)
-  ROOT m = $T[] minimum(a, b)
-}
+      const std::string hlo = absl::StrReplaceAll(kTypedMaxMinModuleHead + R"(
 ENTRY e {
   x = $T[$R,$N] parameter(0)
   init = $T[] parameter(1)
@@ -581,18 +586,7 @@ ENTRY e {
 TEST(HostReductionTest, VectorRowMaxMinIntegersDimensionsAndFusions) {
   for (const char* type : {"s32", "u8", "s64", "u16", "s8"}) {
     SCOPED_TRACE(type);
-    Exact(absl::StrReplaceAll(R"(
-HloModule m
-max {
-  a = $T[] parameter(0)
-  b = $T[] parameter(1)
-  ROOT m = $T[] maximum(a, b)
-}
-min {
-  a = $T[] parameter(0)
-  b = $T[] parameter(1)
-  ROOT m = $T[] minimum(a, b)
-}
+    Exact(absl::StrReplaceAll(kTypedMaxMinModuleHead + R"(
 ENTRY e {
   x = $T[9,1001] parameter(0)
   y = $T[7,45] parameter(1)

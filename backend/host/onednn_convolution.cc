@@ -185,10 +185,6 @@ class ConvolutionOperation : public OneDnnOperation {
   mutable std::vector<uint8_t> flipped_;  // The reversed kernel (transposed only).
 };
 
-bool IsFallbackImplementation(const std::string& impl) {
-  return absl::StrContains(impl, "ref") || absl::StrContains(impl, "gemm");
-}
-
 // A convolution with batch_group_count G > 1 as the weight gradient of the
 // grouped forward convolution it differentiates. With the HLO's lhs batch
 // dimension as the forward input's channels C (group g holds channels
@@ -501,7 +497,7 @@ absl::StatusOr<std::shared_ptr<const OneDnnOperation>> BuildConvolution(
     };
     ScopedOmpThreads scoped(omp_threads);
     dnnl::primitive_desc chosen = make_pd(src, weights, dst);
-    if (!chosen || IsFallbackImplementation(chosen.impl_info_str())) {
+    if (!chosen || ConvolutionImplementationRank(chosen.impl_info_str()) < 2) {
       const auto any = memory::format_tag::any;
       dnnl::primitive_desc blocked =
           make_pd(memory::desc(src_dims, in, any), memory::desc(spec.weights_dims, in, any),

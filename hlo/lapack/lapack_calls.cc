@@ -282,12 +282,14 @@ absl::Status CheckCall(const HloInstruction& hlo, const FfiAttributes& attribute
     case Routine::kGees: {
       HLOC_CHECK(square(1, complex ? 5 : 6));
       HLOC_READ(mode, "mode", "VN");
-      HLOC_READ(diag, "sort", "NS");  // Kept in diag only to be refused below.
-      if (call.diag != 'N') {
-        return check.Error("sorted Schur forms (sort = 'S') need a selection function; "
-                           "only sort = 'N' is supported");
+      {
+        absl::StatusOr<char> sort = OneOf(check, attributes, "sort", "NS");
+        if (!sort.ok()) return sort.status();
+        if (*sort != 'N') {
+          return check.Error("sorted Schur forms (sort = 'S') need a selection function; "
+                             "only sort = 'N' is supported");
+        }
       }
-      call.diag = 'N';
       size_t r = 0;
       HLOC_CHECK(check.Result(r++, t, {n, n}));
       HLOC_CHECK(check.Result(r++, t, {n, n}));

@@ -536,8 +536,9 @@ class Kernels {
 
   absl::Status Gtsv(void* f) {
     using Fn = void (*)(const Int*, const Int*, T*, T*, T*, T*, const Int*, Int*);
-    // Here n_ is the system's size and m_ its right-hand sides.
-    const int64_t rows = n_, cols = m_;
+    // n_ is the system's size (the diagonals' length), operand 3 holds the
+    // right-hand sides.
+    const int64_t rows = n_, cols = frame_.OperandDims(3).back();
     const Int ri = static_cast<Int>(rows), ci = static_cast<Int>(cols);
     const Int ldb = std::max<Int>(1, ri);
     std::vector<T> dl = Scratch<T>(rows + 1), d = Scratch<T>(rows), du = Scratch<T>(rows);
@@ -569,23 +570,14 @@ class Kernels {
 
 template <typename T>
 absl::Status RunTyped(const LapackCall& call, const CustomCallFrame& frame, void* f) {
-  const CustomCallArray& a = frame.operands[call.routine == Routine::kGtsv ? 3 : 0];
-  const size_t rank = a.dims.size();
-  int64_t m = a.dims[rank - 2], n = a.dims[rank - 1];
+  // Operand 0 is each routine's matrix [..., m, n] (trsm: the k x k
+  // triangle), or gtsv's first diagonal [..., n]; the dimensions before those
+  // are the batch.
+  const absl::Span<const int64_t> dims = frame.operands[0].dims;
+  const size_t core = call.routine == Routine::kGtsv ? 1 : 2;
   int64_t batch = 1;
-  if (call.routine == Routine::kGtsv) {
-    // The diagonals' batch dimensions; "m" carries b's columns.
-    const CustomCallArray& d = frame.operands[1];
-    for (size_t i = 0; i + 1 < d.dims.size(); ++i) batch *= d.dims[i];
-    n = d.dims.back();
-    m = a.dims[rank - 1];
-  } else {
-    for (size_t i = 0; i + 2 < rank; ++i) batch *= a.dims[i];
-  }
-  if (call.routine == Routine::kTrsm) {
-    // Operand 0 is the k x k triangle; the kernel reads sizes from the result.
-    m = n = a.dims[rank - 1];
-  }
+  for (size_t i = 0; i + core < dims.size(); ++i) batch *= dims[i];
+  const int64_t m = core == 2 ? dims[dims.size() - 2] : 1, n = dims.back();
   Frame typed(frame, batch);
   Kernels<T> kernels(call, typed, m, n);
   if (batch == 0) return absl::OkStatus();
