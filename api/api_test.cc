@@ -442,6 +442,42 @@ TEST(ApiTest, ExecuteIntoWritesTheCallersResultMemory) {
   }
 }
 
+TEST(ApiTest, ExecuteOnPointersRunsInTheCallersMemory) {
+  auto client = NewClient();
+  for (Backend backend : {Backend::kHost, Backend::kInterpreter}) {
+    SCOPED_TRACE(BackendName(backend));
+    auto exe = *client->Compile(ModuleSource::Text(kAliased), On(backend));
+    ASSERT_TRUE(exe->RunsOnPointers());
+    std::vector<float> w(1024, 3.0f), g(1024, 2.0f), out(1024, -1.0f);
+    ASSERT_TRUE(exe->ExecuteOnPointers({w.data(), g.data()}, {out.data()}).ok());
+    EXPECT_EQ(out[0], 194.0f);
+    EXPECT_EQ(out[1023], 194.0f);
+    EXPECT_EQ(w[0], 3.0f);
+    absl::Status counts = exe->ExecuteOnPointers({w.data()}, {out.data()});
+    EXPECT_TRUE(absl::StrContains(counts.message(), "takes 2 arguments and 1 results, got 1 and 1"))
+        << counts;
+    // The aliased argument's memory holds the result where the program
+    // computes it there.
+    if (exe->AliasedArgument(0) == 0) {
+      ASSERT_TRUE(exe->ExecuteOnPointers({w.data(), g.data()}, {w.data()}).ok());
+      EXPECT_EQ(w[7], 194.0f);
+    }
+  }
+  // Executables that pad arguments to their bounds refuse, naming ExecuteInto.
+  constexpr char kDynamicParameter[] = R"(
+HloModule dynamic_parameter
+ENTRY e {
+  p = f32[<=8] parameter(0)
+  ROOT n = f32[<=8] negate(p)
+})";
+  auto dynamic = *client->Compile(ModuleSource::Text(kDynamicParameter), On(Backend::kHost));
+  EXPECT_FALSE(dynamic->RunsOnPointers());
+  float p[8] = {}, r[8] = {};
+  absl::Status refused = dynamic->ExecuteOnPointers({p}, {r});
+  EXPECT_TRUE(absl::IsFailedPrecondition(refused)) << refused;
+  EXPECT_TRUE(absl::StrContains(refused.message(), "use ExecuteInto")) << refused;
+}
+
 TEST(ApiTest, WrappedMemoryIsReleasedOnce) {
   int releases = 0;
   float x[4] = {1, 2, 3, 4};

@@ -542,6 +542,26 @@ absl::Status Executable::ExecuteInto(absl::Span<const ArrayView> arguments,
                            Flags(results.size(), 0), options);
 }
 
+bool Executable::RunsOnPointers() const {
+  return !PadsArguments(*impl_) && !impl_->padded_result && !impl_->runs_declared;
+}
+
+absl::Status Executable::ExecuteOnPointers(absl::Span<const void* const> arguments,
+                                           absl::Span<void* const> results) const {
+  if (!RunsOnPointers()) {
+    return absl::FailedPreconditionError(
+        "this executable pads its arguments or cuts its results to runtime sizes: use "
+        "ExecuteInto");
+  }
+  if (arguments.size() != impl_->parameters.size() || results.size() != impl_->results.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the executable takes ", impl_->parameters.size(), " arguments and ",
+        impl_->results.size(), " results, got ", arguments.size(), " and ", results.size()));
+  }
+  static const ExecuteOptions kDefaults;
+  return impl_->Run(arguments, results, kDefaults);
+}
+
 const std::vector<ArraySpec>& Executable::parameters() const { return impl_->parameters; }
 const std::vector<ArraySpec>& Executable::results() const { return impl_->results; }
 int64_t Executable::AliasedArgument(int64_t result) const {

@@ -315,6 +315,17 @@ class Executable {
                            absl::Span<const ArrayView> results,
                            const ExecuteOptions& options = {}) const;
 
+  // The fixed-cost path for a caller that already holds arrays of exactly
+  // parameters() and results() in host memory, results distinct from each
+  // other and from the arguments except a result in the memory of its
+  // AliasedArgument (what XLA guarantees a custom call): the run without
+  // ExecuteInto's per-array checks, for a framework that calls a small
+  // executable many times. An executable whose arguments are padded or
+  // whose results are cut to runtime sizes (RunsOnPointers() false) refuses.
+  bool RunsOnPointers() const;
+  absl::Status ExecuteOnPointers(absl::Span<const void* const> arguments,
+                                 absl::Span<void* const> results) const;
+
   const std::vector<ArraySpec>& parameters() const;
   const std::vector<ArraySpec>& results() const;
   // The argument whose memory result j is computed in when the caller
