@@ -230,6 +230,25 @@ TEST(ApiDynamicTest, SizeChecksInLoopsAndBranches) {
   }
 }
 
+TEST(ApiDynamicTest, SizeChecksInLoopConditions) {
+  auto client = NewClient();
+  for (Backend backend : kBackends) {
+    SCOPED_TRACE(BackendName(backend));
+    std::shared_ptr<Executable> exe = CompileOn(*client, mods::kCheckInLoopCondition, backend);
+    if (exe == nullptr) continue;
+    for (int n : {0, 1, 3, 4}) {
+      for (int m : {0, 1, 2, 3, 4}) {
+        SCOPED_TRACE(absl::StrCat("n=", n, " m=", m));
+        std::vector<Literal> arguments;
+        arguments.push_back(Arg(mods::DynamicParametersP(n)));
+        arguments.push_back(Arg(absl::StrCat("s32[] ", m)));
+        ExpectInterpretersAnswer(mods::kCheckInLoopCondition, *exe, arguments,
+                                 "(set-dimension-size)");
+      }
+    }
+  }
+}
+
 // Calls whose callees have dynamic shapes.
 TEST(ApiDynamicTest, CallsWithDynamicShapes) {
   auto client = NewClient();

@@ -44,7 +44,9 @@
 // (value, limit) pair beside the result, and the entry checks it: a loop
 // carries the first failing pair of all its iterations, a conditional has
 // a slot per check of every branch ((0, 0), passing, in the branches that
-// do not make it). Checks in a loop condition are refused. A call whose
+// do not make it). A check in a loop condition ends the loop when it fails
+// (the condition returns false), and a copy of the condition run on the
+// loop's result gives the pair the entry checks. A call whose
 // callee has dynamic shapes is inlined first.
 //
 // Anything else meeting a dynamic shape is refused with an error naming the

@@ -11,6 +11,7 @@
 //   result                           get-tuple-element(_, 0), its size element 1,
 //                                    the check pair checked by the entry
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -101,6 +102,13 @@ absl::Status ComputationPadder::ReplaceByPadded(ExpansionBuilder& b, HloInstruct
   return absl::OkStatus();
 }
 
+// Whether a size check's (value, limit) pair passes: 0 <= value <= limit.
+HloInstruction* Passes(ExpansionBuilder& b, HloInstruction* value, HloInstruction* limit) {
+  return b.Binary(HloOpcode::kAnd,
+                  b.Compare(value, b.IndexScalar(xla::S32, 0), ComparisonDirection::kGe),
+                  b.Compare(value, limit, ComparisonDirection::kLe));
+}
+
 // Appends `count` s32 scalars to the tuple shape of `parameter`.
 void AppendScalars(HloInstruction* parameter, size_t count) {
   std::vector<Shape> parts = parameter->shape().tuple_shapes();
@@ -112,7 +120,8 @@ void AppendScalars(HloInstruction* parameter, size_t count) {
 // sizes too: (value, sizes..., check pairs...) through a padded condition
 // and body; the body returns the sizes its result has. A size check in the
 // body is carried as a (value, limit) pair that keeps the first failing
-// one, and checked after the loop.
+// one, and checked after the loop. A size check in the condition ends the
+// loop when it fails and is checked after it, on the loop's result.
 absl::Status ComputationPadder::VisitWhile(HloInstruction* i, const Shape& declared) {
   ExpansionBuilder b(computation_, i);
   const std::vector<DynamicDim> dims = DynamicDims(declared);
@@ -120,27 +129,39 @@ absl::Status ComputationPadder::VisitWhile(HloInstruction* i, const Shape& decla
   const HloComputation& condition_callee = *i->called_computations()[0];
   HLOC_ASSIGN_OR_RETURN(PaddedCallee condition, PadCallee(b, *i, condition_callee, true));
   HLOC_ASSIGN_OR_RETURN(PaddedCallee body, PadCallee(b, *i, *i->called_computations()[1], true));
-  if (!condition.padder->checks().empty()) {
-    return Refuse(*i, absl::StrCat("a runtime size check in its condition ",
-                                   condition_callee.name(), " (",
-                                   condition.padder->checks().front(), ")"));
-  }
   const std::vector<std::string> messages = body.padder->checks();
   const std::vector<HloInstruction*>& values = body.padder->check_values();
   AppendScalars(body.parameter, values.size());
   AppendScalars(condition.parameter, values.size());
+  // A size check in the condition: a failing one ends the loop, and a
+  // second copy of the condition, run on the loop's result, reports it.
+  const std::vector<std::string> condition_messages = condition.padder->checks();
+  std::optional<PaddedCallee> condition_checks;
+  if (!condition_messages.empty()) {
+    ExpansionBuilder g(condition.computation, condition.computation->root());
+    HloInstruction* go = condition.computation->root();
+    const std::vector<HloInstruction*>& pairs = condition.padder->check_values();
+    for (size_t k = 0; k + 1 < pairs.size(); k += 2) {
+      go = g.Binary(HloOpcode::kAnd, go, Passes(g, pairs[k], pairs[k + 1]));
+    }
+    HLOC_RETURN_IF_ERROR(g.status());
+    condition.computation->set_root(go);
+    HLOC_ASSIGN_OR_RETURN(condition_checks, PadCallee(b, *i, condition_callee, true));
+    AppendScalars(condition_checks->parameter, values.size());
+    ExpansionBuilder r(condition_checks->computation, condition_checks->computation->root());
+    HloInstruction* checks = r.Tuple(condition_checks->padder->check_values());
+    HLOC_RETURN_IF_ERROR(r.status());
+    condition_checks->computation->set_root(checks);
+  }
   ExpansionBuilder c(body.computation, body.computation->root());
   std::vector<HloInstruction*> carried;
   const int64_t first_check = 1 + static_cast<int64_t>(dims.size());
   for (size_t k = 0; k < messages.size(); ++k) {
     HloInstruction* old_value = c.GetTupleElement(body.parameter, first_check + 2 * k);
     HloInstruction* old_limit = c.GetTupleElement(body.parameter, first_check + 2 * k + 1);
-    HloInstruction* failed =
-        c.Binary(HloOpcode::kOr,
-                 c.Compare(old_value, c.IndexScalar(xla::S32, 0), ComparisonDirection::kLt),
-                 c.Compare(old_value, old_limit, ComparisonDirection::kGt));
-    carried.push_back(c.Select(failed, old_value, values[2 * k]));
-    carried.push_back(c.Select(failed, old_limit, values[2 * k + 1]));
+    HloInstruction* passed = Passes(c, old_value, old_limit);
+    carried.push_back(c.Select(passed, values[2 * k], old_value));
+    carried.push_back(c.Select(passed, values[2 * k + 1], old_limit));
   }
   HLOC_RETURN_IF_ERROR(c.status());
   HLOC_RETURN_IF_ERROR(FinishCallee(body, dims, carried));
@@ -158,7 +179,17 @@ absl::Status ComputationPadder::VisitWhile(HloInstruction* i, const Shape& decla
       },
       Shape(), "padded");
   HLOC_RETURN_IF_ERROR(b.status());
-  return ReplaceByPadded(b, i, declared, loop, /*wrapped=*/true, messages);
+  HLOC_RETURN_IF_ERROR(ReplaceByPadded(b, i, declared, loop, /*wrapped=*/true, messages));
+  // The condition's checks after the body's: a body check that failed did
+  // so in an earlier iteration than any condition check.
+  if (condition_checks.has_value()) {
+    HloInstruction* checks = b.Inline(*condition_checks->computation, {loop});
+    for (size_t k = 0; k < condition_messages.size(); ++k) {
+      AddCheck(b, b.GetTupleElement(checks, 2 * k), b.GetTupleElement(checks, 2 * k + 1),
+               absl::StrCat(condition_messages[k], " (in the condition of %", i->name(), ")"));
+    }
+  }
+  return b.status();
 }
 
 // A conditional: each branch operand with its sizes, each branch padded to

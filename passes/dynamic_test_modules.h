@@ -375,6 +375,56 @@ ENTRY main {
 }
 )";
 
+// A size check in a loop condition: the condition sets x's size to
+// m - 2i (checked against x's runtime size n) and loops while that is
+// positive; the body sums x. m > n fails at once, an odd m <= n fails
+// mid-loop (the size goes negative), an even one ends the loop.
+inline constexpr char kCheckInLoopCondition[] = R"(
+HloModule check_in_loop_condition
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+cond {
+  c = (f32[<=4], s32[], s32[], f32[]) parameter(0)
+  x = f32[<=4] get-tuple-element(c), index=0
+  i = s32[] get-tuple-element(c), index=1
+  m = s32[] get-tuple-element(c), index=2
+  two = s32[] constant(2)
+  i2 = s32[] multiply(i, two)
+  k = s32[] subtract(m, i2)
+  y = f32[<=4] set-dimension-size(x, k), dimensions={0}
+  s = s32[] get-dimension-size(y), dimensions={0}
+  zero = s32[] constant(0)
+  ROOT r = pred[] compare(s, zero), direction=GT
+}
+body {
+  b = (f32[<=4], s32[], s32[], f32[]) parameter(0)
+  x = f32[<=4] get-tuple-element(b), index=0
+  i = s32[] get-tuple-element(b), index=1
+  m = s32[] get-tuple-element(b), index=2
+  acc = f32[] get-tuple-element(b), index=3
+  z = f32[] constant(0)
+  s = f32[] reduce(x, z), dimensions={0}, to_apply=add
+  a = f32[] add(acc, s)
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  ROOT t = (f32[<=4], s32[], s32[], f32[]) tuple(x, j, m, a)
+}
+ENTRY main {
+  p = f32[<=4] parameter(0)
+  m = s32[] parameter(1)
+  zero = s32[] constant(0)
+  z = f32[] constant(0)
+  t = (f32[<=4], s32[], s32[], f32[]) tuple(p, zero, m, z)
+  w = (f32[<=4], s32[], s32[], f32[]) while(t), condition=cond, body=body
+  wi = s32[] get-tuple-element(w), index=1
+  wa = f32[] get-tuple-element(w), index=3
+  ROOT out = (s32[], f32[]) tuple(wi, wa)
+}
+)";
+
 // Calls whose callees have dynamic shapes (one nested in the other): p of
 // size n -> p times (sum of exp of p, plus 1).
 inline constexpr char kDynamicCalls[] = R"(

@@ -172,6 +172,10 @@ const std::vector<DynamicCase>& Cases() {
       {"checks_in_loop_and_branch", mods::kChecksInLoopAndBranch, {0, 1, 3, 4},
        [](int n) { return Literals(Arg(mods::DynamicParametersP(n)), Size(n == 0 ? 0 : 2)); },
        "argument 0 (parameter %p) dimension 0 has size 9, above its bound 4"},
+      // A size check in a loop condition (an even size, where it passes).
+      {"check_in_loop_condition", mods::kCheckInLoopCondition, {0, 1, 3, 4},
+       [](int n) { return Literals(Arg(mods::DynamicParametersP(n)), Size(n - n % 2)); },
+       "argument 0 (parameter %p) dimension 0 has size 9, above its bound 4"},
       // Calls whose callees have dynamic shapes (inlined).
       {"dynamic_calls", mods::kDynamicCalls, {0, 1, 5, 8},
        [](int n) { return Literals(Arg(mods::DynamicParametersP(n))); },

@@ -252,6 +252,36 @@ TEST(HostDynamicTest, SizeChecksInLoopsAndBranches) {
   EXPECT_GT(failures, 2);
 }
 
+// A size check in a loop condition: the interpreter's answer, or an error
+// naming the set-dimension-size in the loop's condition.
+TEST(HostDynamicTest, SizeChecksInLoopConditions) {
+  int failures = 0;
+  for (int n : {0, 1, 3, 4}) {
+    for (int m : {0, 1, 2, 3, 4}) {
+      SCOPED_TRACE(absl::StrCat("n=", n, " m=", m));
+      std::vector<Literal> args = {ParseLiteralText(DynamicParametersP(n)),
+                                   ParseLiteralText(absl::StrCat("s32[] ", m))};
+      BothRuns run = RunBoth(dynamic_test_modules::kCheckInLoopCondition, args);
+      if (run.status.ok()) {
+        ExpectSameAsInterpreter(dynamic_test_modules::kCheckInLoopCondition, args);
+        continue;
+      }
+      ++failures;
+      absl::StatusOr<std::unique_ptr<HloModule>> module =
+          ParseHloModule(dynamic_test_modules::kCheckInLoopCondition);
+      ASSERT_TRUE(module.ok());
+      ASSERT_TRUE(host::OptimizeForHost(**module).ok());
+      absl::StatusOr<Literal> r = RunOnHost(**module, args, host_testing::TestOptions());
+      ASSERT_FALSE(r.ok()) << r->ToString();
+      EXPECT_NE(r.status().message().find("(set-dimension-size)"), std::string::npos)
+          << r.status();
+      EXPECT_NE(r.status().message().find("in the condition of %w"), std::string::npos)
+          << r.status();
+    }
+  }
+  EXPECT_EQ(failures, 13);
+}
+
 // Calls whose callees have dynamic shapes: inlined by the padder.
 TEST(HostDynamicTest, CallsWithDynamicShapes) {
   for (int n : {0, 1, 5, 8}) {

@@ -50,7 +50,8 @@ constexpr int64_t kMaxWhileIterations = 200;
 const char* const kSources[] = {mods::kReduceExp,          mods::kSortReverse,
                                 mods::kDynamicParameters,  mods::kTupleParameter,
                                 mods::kSortWithValues,     mods::kLoopAndBranches,
-                                mods::kChecksInLoopAndBranch, mods::kDynamicCalls};
+                                mods::kChecksInLoopAndBranch, mods::kDynamicCalls,
+                                mods::kCheckInLoopCondition};
 
 bool SmallEnough(const HloModule& module) {
   if (module.instruction_count() > kMaxInstructions) return false;
