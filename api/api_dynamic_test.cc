@@ -75,11 +75,12 @@ std::vector<Buffer> ArgumentBuffers(const std::vector<Literal>& arguments) {
 // containing `refusal`.
 void ExpectInterpretersAnswer(const char* text, const Executable& exe,
                               const std::vector<Literal>& arguments,
-                              const char* refusal = nullptr) {
+                              const char* refusal = nullptr,
+                              const ExecuteOptions& options = {}) {
   absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text);
   ASSERT_TRUE(module.ok()) << module.status();
   absl::StatusOr<Literal> expected = Evaluate(**module, arguments);
-  absl::StatusOr<std::vector<Buffer>> out = exe.Execute(ArgumentBuffers(arguments));
+  absl::StatusOr<std::vector<Buffer>> out = exe.Execute(ArgumentBuffers(arguments), options);
   if (!expected.ok() && refusal != nullptr) {
     ASSERT_FALSE(out.ok());
     EXPECT_TRUE(absl::StrContains(out.status().message(), refusal)) << out.status();
@@ -245,6 +246,28 @@ TEST(ApiDynamicTest, SizeChecksInLoopConditions) {
         ExpectInterpretersAnswer(mods::kCheckInLoopCondition, *exe, arguments,
                                  "(set-dimension-size)");
       }
+    }
+  }
+}
+
+// A module aliasing a parameter with a result next to a dynamic result:
+// the dynamic result comes back at its runtime size, and a donated
+// argument leaves the results right (Execute then gives fresh results).
+TEST(ApiDynamicTest, AliasingNextToADynamicResult) {
+  auto client = NewClient();
+  for (Backend backend : kBackends) {
+    SCOPED_TRACE(BackendName(backend));
+    std::shared_ptr<Executable> exe = CompileOn(*client, mods::kAliasedWithDynamicResult, backend);
+    if (exe == nullptr) continue;
+    for (int n : {0, 3, 8}) {
+      SCOPED_TRACE(n);
+      std::vector<Literal> arguments;
+      arguments.push_back(Arg("f32[8] {1, 2, 3, 4, 5, 6, 7, 8}"));
+      arguments.push_back(Arg(absl::StrCat("s32[] ", n)));
+      ExpectInterpretersAnswer(mods::kAliasedWithDynamicResult, *exe, arguments);
+      ExecuteOptions donate;
+      donate.donated_arguments = {0};
+      ExpectInterpretersAnswer(mods::kAliasedWithDynamicResult, *exe, arguments, nullptr, donate);
     }
   }
 }

@@ -757,13 +757,17 @@ absl::StatusOr<bool> DynamicPadder::Run(HloModule& module) {
   bool dynamic = false;
   for (const HloComputation* c : Reachable(module)) dynamic = dynamic || HasDynamicShape(*c);
   if (!dynamic) return removed || inlined;
-  if (module.config().input_output_alias.entries_size() > 0) {
-    return absl::UnimplementedError(
-        "dynamic-padder: a module with dynamic shapes and input/output aliasing");
-  }
   const Shape declared = module.entry()->root()->shape();
   ComputationPadder padder(module.entry());
   HLOC_RETURN_IF_ERROR(padder.RunEntry());
+  // The result is now element 0 of (result, sizes, checks); parameters keep
+  // their numbers (sizes come after them), so an alias moves under {0}.
+  for (xla::HloInputOutputAliasProto::AliasEntryProto& entry :
+       *module.mutable_config()->input_output_alias.mutable_entries()) {
+    google::protobuf::RepeatedField<int64_t>& index = *entry.mutable_output_shape_index();
+    index.Add(0);
+    std::rotate(index.begin(), index.end() - 1, index.end());
+  }
   // The loops and branches now call padded copies; the originals go.
   std::vector<HloComputation*> unreachable;
   const absl::flat_hash_set<const HloComputation*> reachable = Reachable(module);

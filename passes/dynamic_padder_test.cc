@@ -450,6 +450,28 @@ TEST(DynamicPadderTest, SizeChecksInLoopConditions) {
   EXPECT_EQ(failures, 13);
 }
 
+// Aliasing survives the rewrite: the result moves under {0} of (result,
+// sizes, checks), and so does the alias's output index.
+TEST(DynamicPadderTest, AliasingFollowsTheResultIntoItsTuple) {
+  for (const char* n : {"0", "3", "8"}) {
+    SCOPED_TRACE(n);
+    ExpectSameAnswer(dynamic_test_modules::kAliasedWithDynamicResult,
+                     {Lit("f32[8]", "{1, 2, 3, 4, 5, 6, 7, 8}"), Lit("s32[]", n)});
+  }
+  absl::StatusOr<std::unique_ptr<HloModule>> module =
+      ParseHloModule(dynamic_test_modules::kAliasedWithDynamicResult);
+  ASSERT_TRUE(module.ok());
+  DynamicPadder padder;
+  ASSERT_TRUE(padder.Run(**module).ok());
+  const auto& entries = (*module)->config().input_output_alias.entries();
+  ASSERT_EQ(entries.size(), 1);
+  EXPECT_EQ(std::vector<int64_t>(entries[0].output_shape_index().begin(),
+                                 entries[0].output_shape_index().end()),
+            (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(entries[0].parameter_number(), 0);
+  EXPECT_TRUE(VerifyModule(**module).ok());
+}
+
 // A reduce over a runtime-sized dimension whose init value is not its
 // reducer's identity (init 9 for add, 2 for multiply, 5 for max, and an
 // s32 min from 3): the padding holds the identity, so the init counts once,

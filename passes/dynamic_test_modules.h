@@ -425,6 +425,29 @@ ENTRY main {
 }
 )";
 
+// Input/output aliasing in a module with dynamic shapes (TensorFlow's
+// updated variable next to a boolean mask): w (aliased with result 0) gets
+// the sum of its first n elements, negated, added; result 1 is that prefix.
+inline constexpr char kAliasedWithDynamicResult[] = R"(
+HloModule aliased_with_dynamic_result, input_output_alias={ {0}: (0, {}, may-alias) }
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  w = f32[8] parameter(0)
+  n = s32[] parameter(1)
+  d = f32[<=8] set-dimension-size(w, n), dimensions={0}
+  nd = f32[<=8] negate(d)
+  zero = f32[] constant(0)
+  s = f32[] reduce(nd, zero), dimensions={0}, to_apply=add
+  sb = f32[8] broadcast(s), dimensions={}
+  w2 = f32[8] add(w, sb)
+  ROOT t = (f32[8], f32[<=8]) tuple(w2, nd)
+}
+)";
+
 // Calls whose callees have dynamic shapes (one nested in the other): p of
 // size n -> p times (sum of exp of p, plus 1).
 inline constexpr char kDynamicCalls[] = R"(

@@ -282,6 +282,16 @@ TEST(HostDynamicTest, SizeChecksInLoopConditions) {
   EXPECT_EQ(failures, 13);
 }
 
+// Input/output aliasing next to a dynamic result.
+TEST(HostDynamicTest, AliasedParameterWithDynamicResult) {
+  for (int n : {0, 3, 8}) {
+    SCOPED_TRACE(n);
+    ExpectSameAsInterpreter(dynamic_test_modules::kAliasedWithDynamicResult,
+                            {ParseLiteralText("f32[8] {1, 2, 3, 4, 5, 6, 7, 8}"),
+                             ParseLiteralText(absl::StrCat("s32[] ", n))});
+  }
+}
+
 // Calls whose callees have dynamic shapes: inlined by the padder.
 TEST(HostDynamicTest, CallsWithDynamicShapes) {
   for (int n : {0, 1, 5, 8}) {
