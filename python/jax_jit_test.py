@@ -159,6 +159,37 @@ class FeatureTest(unittest.TestCase):
         assert_trees_close(self, got, want)
         self.assertIn(0, hstep.executable(got, g)._native.aliased_arguments)
 
+    def test_eight_threads_call_one_function(self):
+        # JAX's dispatch from several threads runs hloc's handler at once.
+        import threading
+
+        def f(x, y):
+            return jnp.tanh(x @ y) * 2 + x.sum()
+
+        rng = np.random.default_rng(5)
+        inputs = [(rng.standard_normal((16, 16), np.float32),
+                   rng.standard_normal((16, 16), np.float32)) for _ in range(8)]
+        hf = hloc.jax.jit(f, backend="host")
+        want = [jax.jit(f)(x, y) for x, y in inputs]
+        got = [None] * 8
+        errors = []
+
+        def work(t):
+            try:
+                for _ in range(200):
+                    got[t] = hf(*inputs[t]).block_until_ready()
+            except Exception as e:  # reported below, on the main thread
+                errors.append(e)
+
+        threads = [threading.Thread(target=work, args=(t,)) for t in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+        for g, w in zip(got, want):
+            assert_trees_close(self, g, w)
+
     def test_a_freed_function_fails_cleanly(self):
         import gc
         hf = hloc.jax.jit(lambda x: x * 2, backend="host")
