@@ -272,6 +272,26 @@ TEST(ApiDynamicTest, AliasingNextToADynamicResult) {
   }
 }
 
+TEST(ApiDynamicTest, PadToStaticAndSliceToDynamic) {
+  auto client = NewClient();
+  for (Backend backend : kBackends) {
+    SCOPED_TRACE(BackendName(backend));
+    std::shared_ptr<Executable> exe =
+        CompileOn(*client, mods::kPadToStaticSliceToDynamic, backend);
+    if (exe == nullptr) continue;
+    for (int n : {0, 3, 8}) {
+      for (int m : {0, 5, 8, 9}) {
+        SCOPED_TRACE(absl::StrCat("n=", n, " m=", m));
+        std::vector<Literal> arguments;
+        arguments.push_back(Arg(mods::DynamicParametersP(n)));
+        arguments.push_back(Arg(absl::StrCat("s32[] ", m)));
+        ExpectInterpretersAnswer(mods::kPadToStaticSliceToDynamic, *exe, arguments,
+                                 "SliceToDynamic");
+      }
+    }
+  }
+}
+
 // Calls whose callees have dynamic shapes.
 TEST(ApiDynamicTest, CallsWithDynamicShapes) {
   auto client = NewClient();

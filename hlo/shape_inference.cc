@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "hlo/computation.h"
+#include "hlo/dynamic_custom_calls.h"
 #include "hlo/linalg_custom_calls.h"
 #include "hlo/shape_inference_internal.h"
 #include "hlo/status_macros.h"
@@ -391,6 +392,9 @@ absl::StatusOr<Shape> InferCustomCallShape(const HloInstruction& instruction,
   // The linear-algebra calls XLA expands itself have result shapes of their own.
   if (std::optional<LinalgCustomCall> linalg = LinalgCustomCallOf(instruction)) {
     return InferLinalgCustomCallShape(*linalg, instruction, operands);
+  }
+  if (std::optional<DynamicCustomCall> dynamic = DynamicCustomCallOf(instruction)) {
+    return InferDynamicCustomCallShape(*dynamic, instruction, operands);
   }
   return WithoutLayout(instruction.shape());
 }

@@ -34,7 +34,7 @@ bool HasDynamicShape(const HloComputation& computation) {
   for (const HloInstruction* i : computation.instructions()) {
     if (!i->shape().is_static()) return true;
     if (i->opcode() == HloOpcode::kSetDimensionSize ||
-        i->opcode() == HloOpcode::kGetDimensionSize) {
+        i->opcode() == HloOpcode::kGetDimensionSize || DynamicCustomCallOf(*i)) {
       return true;
     }
   }
@@ -113,6 +113,9 @@ absl::Status ComputationPadder::Visit(HloInstruction* i, const Shape& declared, 
     HLOC_RETURN_IF_ERROR(i->ReplaceAllUsesWith(s32));
     dead_.push_back(i);
     return absl::OkStatus();
+  }
+  if (std::optional<DynamicCustomCall> call = DynamicCustomCallOf(*i)) {
+    return VisitDynamicCustomCall(i, *call, declared, out);
   }
   if (op == HloOpcode::kConstant || op == HloOpcode::kIota) return absl::OkStatus();
   if (op == HloOpcode::kTuple || op == HloOpcode::kGetTupleElement) return VisitTupleOps(i, out);
@@ -394,6 +397,46 @@ absl::Status ComputationPadder::VisitSlice(HloInstruction* i, const Shape& decla
   return b.status();
 }
 
+// XLA's PadToStatic: (x at its bounds, its padding zeroed, each
+// dimension's size). SliceToDynamic: x with the sizes its operands give the
+// result's dynamic dimensions, each checked against x's (runtime) size.
+absl::Status ComputationPadder::VisitDynamicCustomCall(HloInstruction* i, DynamicCustomCall call,
+                                                       const Shape& declared, Sizes* out) {
+  ExpansionBuilder b(computation_, i);
+  HloInstruction* x = i->operand(0);
+  const int64_t rank = x->shape().rank();
+  if (call == DynamicCustomCall::kPadToStatic) {
+    const Sizes sizes = SizesOf(x);
+    HloInstruction* value = x;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (sizes[d] == nullptr) continue;
+      value = Mask(b, value, d, sizes[d], b.Scalar(x->shape().element_type(), 0));
+    }
+    std::vector<HloInstruction*> parts = {value};
+    for (int64_t d = 0; d < rank; ++d) parts.push_back(SizeOrBound(b, x, d));
+    HloInstruction* tuple = b.Tuple(parts);
+    HLOC_RETURN_IF_ERROR(b.status());
+    HLOC_RETURN_IF_ERROR(i->ReplaceAllUsesWith(tuple));
+    dead_.push_back(i);
+    return absl::OkStatus();
+  }
+  *out = SizesOf(x);
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!declared.is_dynamic_dimension(d)) continue;
+    HloInstruction* n = b.ConvertIfNeeded(i->operand(1 + d), xla::S32);
+    AddCheck(b, n, SizeOrBound(b, x, d),
+             absl::StrCat("instruction %", i->name(), " (custom-call SliceToDynamic): the size of "
+                          "dimension ", d, " is outside [0, ", x->shape().dimensions(d), "]"));
+    (*out)[d] = n;
+  }
+  HloInstruction* copy = b.Unary(HloOpcode::kCopy, x);
+  HLOC_RETURN_IF_ERROR(b.status());
+  sizes_[copy] = *out;
+  HLOC_RETURN_IF_ERROR(i->ReplaceAllUsesWith(copy));
+  dead_.push_back(i);
+  return absl::OkStatus();
+}
+
 // Reversing a sized dimension of bound B and size n: the operand first
 // rotated by n (x' = concat(x, x)[n : n + B]) so that its n valid elements
 // end at B; reversed, they start at 0.
@@ -553,6 +596,28 @@ absl::Status ComputationPadder::FinishRoot(const Shape& declared) {
       sizes.push_back(s[d] != nullptr ? s[d] : b.IndexScalar(xla::S32, shape.dimensions(d)));
     }
   };
+  // A runtime-sized value in a result dimension declared static: the
+  // interpreter returns it at its runtime size, a padded program could only
+  // return the bound with padding in it.
+  auto check_leaf = [&](const Sizes& s, const Shape& shape, const std::string& where) {
+    for (int64_t d = 0; d < shape.rank() && d < static_cast<int64_t>(s.size()); ++d) {
+      if (s[d] == nullptr || shape.is_dynamic_dimension(d)) continue;
+      return Refuse(*root, absl::StrCat(where, "dimension ", d, " is declared static (",
+                                        shape.ToString(false), ") but holds a runtime-sized value; "
+                                        "declare it dynamic (<=", shape.dimensions(d), ")"));
+    }
+    return absl::OkStatus();
+  };
+  if (declared.IsArray()) {
+    HLOC_RETURN_IF_ERROR(check_leaf(SizesOf(root), declared, "the entry result's "));
+  } else if (declared.IsTuple()) {
+    for (int64_t k = 0; k < declared.tuple_shapes_size(); ++k) {
+      const Shape& element = declared.tuple_shapes(k);
+      if (!element.IsArray()) continue;
+      HLOC_RETURN_IF_ERROR(check_leaf(SizesAt(root, {k}), element,
+                                      absl::StrCat("the entry result's element ", k, " ")));
+    }
+  }
   if (declared.IsArray()) {
     add_leaf(SizesOf(root), declared);
   } else if (declared.IsTuple() && !declared.is_static()) {
@@ -635,7 +700,8 @@ absl::Status ComputationPadder::PadInstructions() {
     bool sized_operand = false;
     for (HloInstruction* operand : i->operands()) sized_operand = sized_operand || Sized(operand);
     const HloOpcode op = i->opcode();
-    const bool size_op = op == HloOpcode::kSetDimensionSize || op == HloOpcode::kGetDimensionSize;
+    const bool size_op = op == HloOpcode::kSetDimensionSize ||
+                         op == HloOpcode::kGetDimensionSize || DynamicCustomCallOf(*i);
     if (!sized_operand && declared.is_static() && !size_op && !CallsDynamic(*i)) continue;
     MakeStatic(i->mutable_shape());
     Sizes out;

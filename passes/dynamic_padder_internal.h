@@ -21,6 +21,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "hlo/computation.h"
+#include "hlo/dynamic_custom_calls.h"
 #include "hlo/instruction.h"
 #include "hlo/shape.h"
 #include "passes/expanders/expansion_builder.h"
@@ -200,6 +201,8 @@ class ComputationPadder {
   absl::Status VisitSlice(HloInstruction* i, const Shape& declared, Sizes* out);
   absl::Status VisitGather(HloInstruction* i, Sizes* out);
   absl::Status VisitReverse(HloInstruction* i, Sizes* out);
+  absl::Status VisitDynamicCustomCall(HloInstruction* i, DynamicCustomCall call,
+                                      const Shape& declared, Sizes* out);
   absl::Status VisitSort(HloInstruction* i, Sizes* out);
   absl::Status VisitTupleOps(HloInstruction* i, Sizes* out);
   absl::Status VisitWhile(HloInstruction* i, const Shape& declared);

@@ -181,6 +181,19 @@ absl::Status PadOnly(absl::string_view text) {
 }
 
 TEST(DynamicPadderTest, RefusesWhatItCannotRewriteByName) {
+  // A runtime-sized value returned in a dimension declared static.
+  absl::Status static_result = PadOnly(R"(
+HloModule m
+ENTRY e {
+  p = f32[<=8] parameter(0)
+  n = f32[<=8] negate(p)
+  ROOT t = (f32[8]) tuple(n)
+}
+)");
+  EXPECT_NE(static_result.message().find("the entry result's element 0 dimension 0 is declared "
+                                         "static (f32[8]) but holds a runtime-sized value"),
+            std::string::npos)
+      << static_result;
   absl::Status unbounded = PadOnly(R"(
 HloModule m
 ENTRY e {
@@ -470,6 +483,57 @@ TEST(DynamicPadderTest, AliasingFollowsTheResultIntoItsTuple) {
             (std::vector<int64_t>{0, 0}));
   EXPECT_EQ(entries[0].parameter_number(), 0);
   EXPECT_TRUE(VerifyModule(**module).ok());
+}
+
+// XLA's PadToStatic (zeros past the runtime size) and SliceToDynamic (its
+// size checked against the bound): the interpreter's answer, or an error
+// naming the SliceToDynamic call.
+TEST(DynamicPadderTest, PadToStaticAndSliceToDynamic) {
+  for (int n : {0, 3, 8}) {
+    for (const char* m : {"0", "5", "8", "9", "-1"}) {
+      SCOPED_TRACE(absl::StrCat("n=", n, " m=", m));
+      std::vector<Literal> args = {Text(DynamicParametersP(n)), Lit("s32[]", m)};
+      absl::StatusOr<std::unique_ptr<HloModule>> module =
+          ParseHloModule(dynamic_test_modules::kPadToStaticSliceToDynamic);
+      ASSERT_TRUE(module.ok());
+      absl::StatusOr<Literal> expected = Evaluate(**module, args);
+      if (expected.ok()) {
+        ExpectSameAnswer(dynamic_test_modules::kPadToStaticSliceToDynamic, args);
+        continue;
+      }
+      EXPECT_NE(expected.status().message().find("SliceToDynamic: the size of dimension 0"),
+                std::string::npos)
+          << expected.status();
+      absl::StatusOr<Literal> r =
+          RunPadded(dynamic_test_modules::kPadToStaticSliceToDynamic, args);
+      ASSERT_FALSE(r.ok()) << r->ToString();
+      EXPECT_NE(r.status().message().find(
+                    "(custom-call SliceToDynamic): the size of dimension 0 is outside [0, 8]"),
+                std::string::npos)
+          << r.status();
+    }
+  }
+  // Malformed calls fail verification, naming what is wrong.
+  absl::StatusOr<std::unique_ptr<HloModule>> bad = ParseHloModule(R"(
+HloModule bad
+ENTRY main {
+  p = f32[<=8] parameter(0)
+  ROOT pts = (f32[8], s32[], s32[]) custom-call(p), custom_call_target="PadToStatic"
+})");
+  ASSERT_TRUE(bad.ok());
+  absl::Status verified = VerifyModule(**bad);
+  EXPECT_FALSE(verified.ok());
+  bad = ParseHloModule(R"(
+HloModule bad
+ENTRY main {
+  p = f32[8] parameter(0)
+  ROOT s = f32[<=8] custom-call(p), custom_call_target="SliceToDynamic"
+})");
+  ASSERT_TRUE(bad.ok());
+  verified = VerifyModule(**bad);
+  EXPECT_NE(verified.message().find("SliceToDynamic takes the array and one size per dimension"),
+            std::string::npos)
+      << verified;
 }
 
 // A reduce over a runtime-sized dimension whose init value is not its

@@ -448,6 +448,25 @@ ENTRY main {
 }
 )";
 
+// XLA's PadToStatic and SliceToDynamic custom calls: exp of p (runtime
+// size n) padded to static with zeros, doubled, then cut to m (<= 8, else
+// an error naming SliceToDynamic) and negated.
+inline constexpr char kPadToStaticSliceToDynamic[] = R"(
+HloModule pad_to_static_slice_to_dynamic
+ENTRY main {
+  p = f32[<=8] parameter(0)
+  m = s32[] parameter(1)
+  e = f32[<=8] exponential(p)
+  pts = (f32[8], s32[]) custom-call(e), custom_call_target="PadToStatic"
+  v = f32[8] get-tuple-element(pts), index=0
+  size = s32[] get-tuple-element(pts), index=1
+  w = f32[8] add(v, v)
+  std = f32[<=8] custom-call(w, m), custom_call_target="SliceToDynamic"
+  neg = f32[<=8] negate(std)
+  ROOT out = (f32[8], s32[], f32[<=8]) tuple(w, size, neg)
+}
+)";
+
 // Calls whose callees have dynamic shapes (one nested in the other): p of
 // size n -> p times (sum of exp of p, plus 1).
 inline constexpr char kDynamicCalls[] = R"(

@@ -176,6 +176,10 @@ const std::vector<DynamicCase>& Cases() {
       {"check_in_loop_condition", mods::kCheckInLoopCondition, {0, 1, 3, 4},
        [](int n) { return Literals(Arg(mods::DynamicParametersP(n)), Size(n - n % 2)); },
        "argument 0 (parameter %p) dimension 0 has size 9, above its bound 4"},
+      // XLA's PadToStatic and SliceToDynamic custom calls.
+      {"pad_to_static_slice_to_dynamic", mods::kPadToStaticSliceToDynamic, {0, 3, 8},
+       [](int n) { return Literals(Arg(mods::DynamicParametersP(n)), Size(5)); },
+       "argument 0 (parameter %p) dimension 0 has size 9, above its bound 8"},
       // Calls whose callees have dynamic shapes (inlined).
       {"dynamic_calls", mods::kDynamicCalls, {0, 1, 5, 8},
        [](int n) { return Literals(Arg(mods::DynamicParametersP(n))); },

@@ -292,6 +292,18 @@ TEST(HostDynamicTest, AliasedParameterWithDynamicResult) {
   }
 }
 
+// XLA's PadToStatic and SliceToDynamic custom calls.
+TEST(HostDynamicTest, PadToStaticAndSliceToDynamic) {
+  for (int n : {0, 3, 8}) {
+    for (int m : {0, 5, 8}) {
+      SCOPED_TRACE(absl::StrCat("n=", n, " m=", m));
+      ExpectSameAsInterpreter(dynamic_test_modules::kPadToStaticSliceToDynamic,
+                              {ParseLiteralText(DynamicParametersP(n)),
+                               ParseLiteralText(absl::StrCat("s32[] ", m))});
+    }
+  }
+}
+
 // Calls whose callees have dynamic shapes: inlined by the padder.
 TEST(HostDynamicTest, CallsWithDynamicShapes) {
   for (int n : {0, 1, 5, 8}) {

@@ -21,6 +21,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "hlo/custom_call_handlers.h"
 #include "hlo/evaluator/collectives.h"
+#include "hlo/dynamic_custom_calls.h"
 #include "hlo/evaluator/linalg_custom_calls.h"
 #include "hlo/evaluator/ops.h"
 #include "hlo/evaluator/runtime_shapes.h"
@@ -450,6 +451,17 @@ absl::StatusOr<Value> Evaluator::EvalInstruction(const HloInstruction& hlo,
     case HloOpcode::kAsyncStart:
       return EvalAsyncStart(hlo, ops);
     case HloOpcode::kCustomCall:
+      if (std::optional<DynamicCustomCall> dynamic = DynamicCustomCallOf(hlo)) {
+        std::vector<const Literal*> arrays;
+        for (Value* op : ops) {
+          if (op->is_tuple() || !op->array) return InstructionError(hlo, "operands must be arrays");
+          arrays.push_back(op->array.get());
+        }
+        HLOC_ASSIGN_OR_RETURN(Literal r, *dynamic == DynamicCustomCall::kPadToStatic
+                                             ? eval::EvalPadToStatic(hlo, arrays)
+                                             : eval::EvalSliceToDynamic(hlo, arrays));
+        return Own(std::move(r));
+      }
       if (hlo.attrs().custom_call_target == "TopK" && ops.size() == 1 && !ops[0]->is_tuple() &&
           hlo.shape().IsTuple() && hlo.shape().tuple_shapes_size() == 2 &&
           hlo.shape().tuple_shapes(0).rank() >= 1) {
@@ -649,7 +661,10 @@ absl::Status CheckCustomCallTargets(const HloModule& module,
     for (const HloInstruction* hlo : computation->MakeInstructionPostOrder()) {
       if (hlo->opcode() != HloOpcode::kCustomCall || !live.contains(hlo)) continue;
       const std::string& target = hlo->attrs().custom_call_target;
-      if (target == "TopK" || LinalgCustomCallFromTarget(target).has_value()) continue;
+      if (target == "TopK" || LinalgCustomCallFromTarget(target).has_value() ||
+          DynamicCustomCallFromTarget(target).has_value()) {
+        continue;
+      }
       HLOC_ASSIGN_OR_RETURN(std::shared_ptr<const CustomCallHandler> handler,
                             FindCustomCallHandler(custom_calls, *hlo));
       if (handler != nullptr) continue;

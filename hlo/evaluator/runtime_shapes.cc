@@ -335,6 +335,59 @@ absl::StatusOr<Literal> EvalSetDimensionSize(const HloInstruction& hlo, Operands
   return LeadingBox(in, sizes);
 }
 
+absl::StatusOr<Literal> EvalPadToStatic(const HloInstruction& hlo, Operands ops) {
+  if (ops.size() != 1 || !hlo.shape().IsTuple() || hlo.shape().tuple_shapes_size() < 1) {
+    return InstructionError(hlo, "PadToStatic takes one array and returns a tuple");
+  }
+  const Literal& in = *ops[0];
+  const Shape& bound = hlo.shape().tuple_shapes(0);
+  if (!in.shape().IsArray() || in.shape().rank() != bound.rank() ||
+      hlo.shape().tuple_shapes_size() != 1 + bound.rank()) {
+    return InstructionError(hlo, "PadToStatic's operand ", in.shape().ToString(false),
+                            " does not fit its result ", hlo.shape().ToString(false));
+  }
+  for (int64_t d = 0; d < bound.rank(); ++d) {
+    if (in.shape().dimensions(d) > bound.dimensions(d)) {
+      return InstructionError(hlo, "dimension ", d, " has runtime size ",
+                              in.shape().dimensions(d), ", above its bound ", bound.dimensions(d));
+    }
+  }
+  // The padding is zero (a new literal's bytes are).
+  Literal padded(RuntimeArrayShape(bound, bound.dimensions()));
+  StridedCopy(ByteWidth(in.shape().element_type()), in.raw(), 0,
+              RowMajorStrides(in.shape().dimensions()), padded.mutable_raw(), 0,
+              RowMajorStrides(bound.dimensions()), in.shape().dimensions());
+  std::vector<Literal> elements;
+  elements.push_back(std::move(padded));
+  for (int64_t d = 0; d < bound.rank(); ++d) {
+    Literal size(Shape::Scalar(xla::S32));
+    size.SetFromInt64(0, in.shape().dimensions(d));
+    elements.push_back(std::move(size));
+  }
+  return Literal::Tuple(std::move(elements));
+}
+
+absl::StatusOr<Literal> EvalSliceToDynamic(const HloInstruction& hlo, Operands ops) {
+  const Shape& declared = hlo.shape();
+  if (ops.empty() || !declared.IsArray() ||
+      static_cast<int64_t>(ops.size()) != 1 + declared.rank() ||
+      ops[0]->shape().dimensions() != declared.dimensions()) {
+    return InstructionError(hlo, "SliceToDynamic takes an array of its result's bounds and one "
+                                 "size per dimension");
+  }
+  Dims sizes = declared.dimensions();
+  for (int64_t d = 0; d < declared.rank(); ++d) {
+    if (!declared.is_dynamic_dimension(d)) continue;
+    const int64_t size = ops[1 + d]->GetAsInt64(0);
+    if (size < 0 || size > declared.dimensions(d)) {
+      return InstructionError(hlo, "SliceToDynamic: the size of dimension ", d, ", ", size,
+                              ", is outside [0, ", declared.dimensions(d), "]");
+    }
+    sizes[d] = size;
+  }
+  return LeadingBox(*ops[0], sizes);
+}
+
 absl::StatusOr<Literal> EvalGetDimensionSize(const HloInstruction& hlo, Operands ops) {
   const int64_t d = hlo.dimensions().empty() ? 0 : hlo.dimensions(0);
   if (!ops[0]->shape().IsArray() || d < 0 || d >= ops[0]->shape().rank()) {

@@ -64,6 +64,10 @@ absl::StatusOr<std::unique_ptr<RuntimeOp>> MakeRuntimeOp(const HloInstruction& h
 absl::StatusOr<Literal> EvalSetDimensionSize(const HloInstruction& hlo, Operands ops);
 // get-dimension-size: the operand's runtime size along the dimension.
 absl::StatusOr<Literal> EvalGetDimensionSize(const HloInstruction& hlo, Operands ops);
+// XLA's "PadToStatic" and "SliceToDynamic" custom calls
+// (hlo/dynamic_custom_calls.h).
+absl::StatusOr<Literal> EvalPadToStatic(const HloInstruction& hlo, Operands ops);
+absl::StatusOr<Literal> EvalSliceToDynamic(const HloInstruction& hlo, Operands ops);
 
 // Whether a value of shape `value` may be passed where `declared` is
 // expected: compatible, or a dynamic dimension no larger than its bound.

@@ -51,7 +51,7 @@ const char* const kSources[] = {mods::kReduceExp,          mods::kSortReverse,
                                 mods::kDynamicParameters,  mods::kTupleParameter,
                                 mods::kSortWithValues,     mods::kLoopAndBranches,
                                 mods::kChecksInLoopAndBranch, mods::kDynamicCalls,
-                                mods::kCheckInLoopCondition};
+                                mods::kCheckInLoopCondition, mods::kPadToStaticSliceToDynamic};
 
 bool SmallEnough(const HloModule& module) {
   if (module.instruction_count() > kMaxInstructions) return false;
