@@ -4,6 +4,7 @@
 // function, unknown targets, concurrent runs and registrations, and the
 // compile caches (in memory and on disk) keeping registrations apart.
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -193,6 +194,52 @@ TEST(CustomCallsTest, UnknownTargetsAreCompileErrors) {
   // A function under another name does not cover it.
   ASSERT_TRUE(client->RegisterCustomCall("scale_and_sun", ScaleAndSum).ok());
   EXPECT_FALSE(client->Compile(ModuleSource::Text(kScaleAndSum), On(Backend::kHost)).ok());
+}
+
+// XlaBuilder's "xla_builder.*" calls with their decomposition attached run
+// it, on the host (inlined by the expanders) as in the interpreter; the same
+// target without a decomposition is unknown.
+TEST(CustomCallsTest, BuilderCallsRunTheirDecomposition) {
+  constexpr char kAcos[] = R"(
+HloModule builder_acos
+acos_impl {
+  x = f32[4] parameter(0)
+  one = f32[] constant(1)
+  ones = f32[4] broadcast(one), dimensions={}
+  l = f32[4] subtract(ones, x)
+  r = f32[4] add(ones, x)
+  p = f32[4] multiply(l, r)
+  s = f32[4] sqrt(p)
+  ROOT a = f32[4] atan2(s, x)
+}
+ENTRY main {
+  x = f32[4] parameter(0)
+  ROOT a = f32[4] custom-call(x), custom_call_target="xla_builder.math.Acos", called_computations={acos_impl}
+})";
+  auto client = NewClient();
+  alignas(64) float x[4] = {-1.0f, -0.5f, 0.25f, 1.0f};
+  for (Backend backend : {Backend::kHost, Backend::kInterpreter}) {
+    SCOPED_TRACE(BackendName(backend));
+    absl::StatusOr<std::shared_ptr<Executable>> exe =
+        client->Compile(ModuleSource::Text(kAcos), On(backend));
+    ASSERT_TRUE(exe.ok()) << exe.status();
+    EXPECT_EQ((*exe)->stats().interpreter_ops, 0);
+    auto out = (*exe)->Execute({*Buffer::WrapHost(F32, {4}, x)});
+    ASSERT_TRUE(out.ok()) << out.status();
+    const float* a = static_cast<const float*>((*out)[0].data());
+    for (int i = 0; i < 4; ++i) EXPECT_NEAR(a[i], std::acos(x[i]), 1e-6) << i;
+  }
+  constexpr char kBare[] = R"(
+HloModule bare_acos
+ENTRY main {
+  x = f32[4] parameter(0)
+  ROOT a = f32[4] custom-call(x), custom_call_target="xla_builder.math.Acos"
+})";
+  absl::StatusOr<std::shared_ptr<Executable>> bare =
+      client->Compile(ModuleSource::Text(kBare), On(Backend::kHost));
+  ASSERT_FALSE(bare.ok());
+  EXPECT_TRUE(absl::StrContains(bare.status().message(), "\"xla_builder.math.Acos\""))
+      << bare.status();
 }
 
 // Only what the root needs runs: a dead call to an unknown target is no error.

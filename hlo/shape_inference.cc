@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "hlo/computation.h"
+#include "hlo/builder_custom_calls.h"
 #include "hlo/dynamic_custom_calls.h"
 #include "hlo/linalg_custom_calls.h"
 #include "hlo/shape_inference_internal.h"
@@ -392,6 +393,10 @@ absl::StatusOr<Shape> InferCustomCallShape(const HloInstruction& instruction,
   // The linear-algebra calls XLA expands itself have result shapes of their own.
   if (std::optional<LinalgCustomCall> linalg = LinalgCustomCallOf(instruction)) {
     return InferLinalgCustomCallShape(*linalg, instruction, operands);
+  }
+  if (BuilderDecomposition(instruction) != nullptr) {
+    HLOC_ASSIGN_OR_RETURN(ProgramShape callee, CalleeShape(instruction, 0));
+    return InferCallShape(operands, callee);
   }
   if (std::optional<DynamicCustomCall> dynamic = DynamicCustomCallOf(instruction)) {
     return InferDynamicCustomCallShape(*dynamic, instruction, operands);

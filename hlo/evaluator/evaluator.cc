@@ -19,6 +19,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "hlo/builder_custom_calls.h"
 #include "hlo/custom_call_handlers.h"
 #include "hlo/evaluator/collectives.h"
 #include "hlo/dynamic_custom_calls.h"
@@ -451,6 +452,11 @@ absl::StatusOr<Value> Evaluator::EvalInstruction(const HloInstruction& hlo,
     case HloOpcode::kAsyncStart:
       return EvalAsyncStart(hlo, ops);
     case HloOpcode::kCustomCall:
+      if (const HloComputation* decomposition = BuilderDecomposition(hlo)) {
+        std::vector<Value> call_args;
+        for (Value* op : ops) call_args.push_back(*op);
+        return Run(*decomposition, call_args);
+      }
       if (std::optional<DynamicCustomCall> dynamic = DynamicCustomCallOf(hlo)) {
         std::vector<const Literal*> arrays;
         for (Value* op : ops) {
@@ -662,7 +668,8 @@ absl::Status CheckCustomCallTargets(const HloModule& module,
       if (hlo->opcode() != HloOpcode::kCustomCall || !live.contains(hlo)) continue;
       const std::string& target = hlo->attrs().custom_call_target;
       if (target == "TopK" || LinalgCustomCallFromTarget(target).has_value() ||
-          DynamicCustomCallFromTarget(target).has_value()) {
+          DynamicCustomCallFromTarget(target).has_value() ||
+          BuilderDecomposition(*hlo) != nullptr) {
         continue;
       }
       HLOC_ASSIGN_OR_RETURN(std::shared_ptr<const CustomCallHandler> handler,

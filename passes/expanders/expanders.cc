@@ -1,6 +1,7 @@
 #include "passes/expanders/expanders.h"
 
 #include "passes/expanders/batch_norm_expander.h"
+#include "passes/expanders/builder_call_expander.h"
 #include "passes/expanders/cholesky_expander.h"
 #include "passes/expanders/eigh_expander.h"
 #include "passes/expanders/narrow_type_upcasting.h"
@@ -13,8 +14,9 @@
 namespace hloc {
 
 void AddExpanders(HloPassPipeline& pipeline) {
-  // First: it copies scan bodies into loops, where the others then find
-  // their ops.
+  // First: builder calls' decompositions inlined, then scan bodies copied
+  // into loops, where the others then find their ops.
+  pipeline.AddPass<BuilderCallExpander>();
   pipeline.AddPass<ScanExpander>();
   pipeline.AddPass<BatchNormExpander>();
   pipeline.AddPass<SelectAndScatterExpander>();
