@@ -15,6 +15,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "hlo/builder_custom_calls.h"
 #include "hlo/status_macros.h"
 #include "passes/dynamic_padder_internal.h"
 #include "passes/expanders/expansion_builder.h"
@@ -789,7 +790,10 @@ absl::StatusOr<bool> InlineDynamicCalls(HloModule& module) {
     again = false;
     for (HloComputation* c : module.computations()) {
       for (HloInstruction* i : c->MakeInstructionPostOrder()) {
-        if (i->opcode() != HloOpcode::kCall || i->called_computations().size() != 1) continue;
+        // Calls, and XlaBuilder calls with their decomposition attached.
+        const bool call = (i->opcode() == HloOpcode::kCall && i->called_computations().size() == 1) ||
+                          BuilderDecomposition(*i) != nullptr;
+        if (!call) continue;
         const HloComputation& callee = *i->called_computations()[0];
         if (!HasDynamicShape(callee)) continue;
         ExpansionBuilder b(c, i);

@@ -47,7 +47,9 @@
 // do not make it). A check in a loop condition ends the loop when it fails
 // (the condition returns false), and a copy of the condition run on the
 // loop's result gives the pair the entry checks. A call whose
-// callee has dynamic shapes is inlined first.
+// callee has dynamic shapes is inlined first, and so is an XlaBuilder call's
+// decomposition (hlo/builder_custom_calls.h). XLA's PadToStatic and
+// SliceToDynamic custom calls become the padded value with its sizes.
 //
 // Anything else meeting a dynamic shape is refused with an error naming the
 // instruction, as are dynamic shapes in computations other than the entry,

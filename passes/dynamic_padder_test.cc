@@ -627,6 +627,7 @@ TEST(DynamicPadderTest, CallsWithDynamicShapesAreInlined) {
   for (int n : {0, 1, 5, 8}) {
     SCOPED_TRACE(n);
     ExpectSameAnswer(dynamic_test_modules::kDynamicCalls, {Text(DynamicParametersP(n))});
+    ExpectSameAnswer(dynamic_test_modules::kDynamicBuilderCall, {Text(DynamicParametersP(n))});
   }
 }
 

@@ -467,6 +467,34 @@ ENTRY main {
 }
 )";
 
+// An XlaBuilder call whose decomposition has dynamic shapes: cosh of p
+// (runtime size n), summed.
+inline constexpr char kDynamicBuilderCall[] = R"(
+HloModule dynamic_builder_call
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+cosh_impl {
+  x = f32[<=8] parameter(0)
+  e = f32[<=8] exponential(x)
+  n = f32[<=8] negate(x)
+  f = f32[<=8] exponential(n)
+  t = f32[<=8] add(e, f)
+  half = f32[] constant(0.5)
+  h = f32[<=8] broadcast(half), dimensions={}
+  ROOT c = f32[<=8] multiply(t, h)
+}
+ENTRY main {
+  p = f32[<=8] parameter(0)
+  c = f32[<=8] custom-call(p), custom_call_target="xla_builder.math.Cosh", called_computations={cosh_impl}
+  z = f32[] constant(0)
+  s = f32[] reduce(c, z), dimensions={0}, to_apply=add
+  ROOT out = (f32[<=8], f32[]) tuple(c, s)
+}
+)";
+
 // Calls whose callees have dynamic shapes (one nested in the other): p of
 // size n -> p times (sum of exp of p, plus 1).
 inline constexpr char kDynamicCalls[] = R"(

@@ -308,6 +308,8 @@ TEST(HostDynamicTest, PadToStaticAndSliceToDynamic) {
 TEST(HostDynamicTest, CallsWithDynamicShapes) {
   for (int n : {0, 1, 5, 8}) {
     SCOPED_TRACE(n);
+    ExpectSameAsInterpreter(dynamic_test_modules::kDynamicBuilderCall,
+                            {ParseLiteralText(DynamicParametersP(n))});
     ExpectSameAsInterpreter(dynamic_test_modules::kDynamicCalls,
                             {ParseLiteralText(DynamicParametersP(n))});
   }
