@@ -292,6 +292,26 @@ TEST(ApiDynamicTest, PadToStaticAndSliceToDynamic) {
   }
 }
 
+TEST(ApiDynamicTest, SlicingARuntimeSizedOperand) {
+  auto client = NewClient();
+  for (Backend backend : kBackends) {
+    SCOPED_TRACE(BackendName(backend));
+    std::shared_ptr<Executable> exe = CompileOn(*client, mods::kSlicingRuntimeSized, backend);
+    if (exe == nullptr) continue;
+    for (int n : {0, 1, 3, 8}) {
+      for (int i : {0, 7, -3}) {
+        SCOPED_TRACE(absl::StrCat("n=", n, " i=", i));
+        std::vector<Literal> arguments;
+        arguments.push_back(Arg(mods::DynamicParametersP(n)));
+        arguments.push_back(Arg(absl::StrCat("s32[] ", i)));
+        arguments.push_back(Arg("s32[] 6"));
+        ExpectInterpretersAnswer(mods::kSlicingRuntimeSized, *exe, arguments,
+                                 "larger than the operand's runtime size");
+      }
+    }
+  }
+}
+
 // Calls whose callees have dynamic shapes.
 TEST(ApiDynamicTest, CallsWithDynamicShapes) {
   auto client = NewClient();

@@ -154,6 +154,8 @@ absl::Status ComputationPadder::Visit(HloInstruction* i, const Shape& declared, 
     case HloOpcode::kReshape: return VisitReshape(i, declared, out);
     case HloOpcode::kSlice: return VisitSlice(i, declared, out);
     case HloOpcode::kGather: return VisitGather(i, out);
+    case HloOpcode::kDynamicSlice:
+    case HloOpcode::kDynamicUpdateSlice: return VisitDynamicSlicing(i, out);
     case HloOpcode::kConcatenate: {
       const int64_t axis = i->dimensions(0);
       HloInstruction* size = nullptr;
@@ -568,11 +570,84 @@ absl::Status ComputationPadder::VisitTupleOps(HloInstruction* i, Sizes* out) {
   return absl::OkStatus();
 }
 
-absl::Status ComputationPadder::VisitGather(HloInstruction* i, Sizes* out) {
-  if (AnySize(SizesOf(i->operand(0)))) {
-    return Refuse(*i, "gathers from a runtime-sized operand");
+// The start index along operand dimension `d` of `i` (a gather or a
+// dynamic slice or update of x) clamped as the interpreter does on x at its
+// runtime size: into [0, size - window]. A window larger than the runtime
+// size is a size check.
+HloInstruction* ComputationPadder::RuntimeLimit(ExpansionBuilder& b, const HloInstruction& i,
+                                                HloInstruction* x, int64_t d, int64_t window,
+                                                PrimitiveType index_type) {
+  HloInstruction* size = SizesOf(x)[d];
+  HloInstruction* w = b.IndexScalar(xla::S32, window);
+  if (size != nullptr) {
+    AddCheck(b, w, size,
+             absl::StrCat("instruction %", i.name(), " (", HloOpcodeName(i.opcode()),
+                          "): its window of ", window, " along dimension ", d,
+                          " is larger than the operand's runtime size"));
   }
+  HloInstruction* limit = size != nullptr
+                              ? b.Binary(HloOpcode::kSubtract, size, w)
+                              : b.IndexScalar(xla::S32, x->shape().dimensions(d) - window);
+  return b.ConvertIfNeeded(limit, index_type);
+}
+
+absl::Status ComputationPadder::VisitDynamicSlicing(HloInstruction* i, Sizes* out) {
+  ExpansionBuilder b(computation_, i);
+  HloInstruction* x = i->operand(0);
+  const bool update = i->opcode() == HloOpcode::kDynamicUpdateSlice;
+  if (update && AnySize(SizesOf(i->operand(1)))) {
+    return Refuse(*i, "updates with a runtime-sized update");
+  }
+  const int64_t first = update ? 2 : 1;
+  const Sizes sizes = SizesOf(x);
+  for (int64_t d = 0; d < x->shape().rank(); ++d) {
+    if (sizes[d] == nullptr) continue;
+    const int64_t window =
+        update ? i->operand(1)->shape().dimensions(d) : i->attrs().dynamic_slice_sizes[d];
+    HloInstruction* start = i->operand(first + d);
+    const PrimitiveType type = start->shape().element_type();
+    HloInstruction* limit = RuntimeLimit(b, *i, x, d, window, type);
+    HloInstruction* clamped =
+        b.Binary(HloOpcode::kMaximum, b.Binary(HloOpcode::kMinimum, start, limit),
+                 b.IndexScalar(type, 0));
+    HLOC_RETURN_IF_ERROR(b.status());
+    i->ReplaceOperandWith(first + d, clamped);
+  }
+  // A slice has the static window's shape; an update keeps x's sizes.
+  if (update) *out = sizes;
+  return b.status();
+}
+
+absl::Status ComputationPadder::VisitGather(HloInstruction* i, Sizes* out) {
   const xla::GatherDimensionNumbers& dn = i->attrs().gather_dimension_numbers;
+  if (AnySize(SizesOf(i->operand(0)))) {
+    // Each index vector clamped to the operand's runtime sizes, component
+    // by component (the interpreter clamps into the runtime-sized operand).
+    ExpansionBuilder b(computation_, i);
+    HloInstruction* indices = i->operand(1);
+    const Sizes index_sizes = SizesOf(indices);
+    const Shape& ishape = indices->shape();
+    const PrimitiveType type = ishape.element_type();
+    std::vector<HloInstruction*> limits;
+    for (int64_t d : dn.start_index_map()) {
+      HloInstruction* limit =
+          RuntimeLimit(b, *i, i->operand(0), d, i->attrs().gather_slice_sizes[d], type);
+      limits.push_back(b.Reshape(limit, {1}));
+    }
+    HloInstruction* limit = nullptr;
+    if (dn.index_vector_dim() >= ishape.rank()) {
+      if (limits.size() != 1) return Refuse(*i, "an implicit index vector of several components");
+      limit = b.Splat(b.Reshape(limits[0], {}), ishape.dimensions());
+    } else {
+      limit = b.Broadcast(b.Concatenate(limits, 0), ishape.dimensions(), {dn.index_vector_dim()});
+    }
+    HloInstruction* clamped =
+        b.Binary(HloOpcode::kMaximum, b.Binary(HloOpcode::kMinimum, indices, limit),
+                 b.Splat(b.IndexScalar(type, 0), ishape.dimensions()));
+    HLOC_RETURN_IF_ERROR(b.status());
+    i->ReplaceOperandWith(1, clamped);
+    sizes_[clamped] = index_sizes;
+  }
   const Sizes& s = SizesOf(i->operand(1));
   Sizes batch;
   for (int64_t d = 0; d < static_cast<int64_t>(s.size()); ++d) {

@@ -200,6 +200,9 @@ class ComputationPadder {
   absl::Status VisitReshape(HloInstruction* i, const Shape& declared, Sizes* out);
   absl::Status VisitSlice(HloInstruction* i, const Shape& declared, Sizes* out);
   absl::Status VisitGather(HloInstruction* i, Sizes* out);
+  absl::Status VisitDynamicSlicing(HloInstruction* i, Sizes* out);
+  HloInstruction* RuntimeLimit(ExpansionBuilder& b, const HloInstruction& i, HloInstruction* x,
+                               int64_t d, int64_t window, PrimitiveType index_type);
   absl::Status VisitReverse(HloInstruction* i, Sizes* out);
   absl::Status VisitDynamicCustomCall(HloInstruction* i, DynamicCustomCall call,
                                       const Shape& declared, Sizes* out);

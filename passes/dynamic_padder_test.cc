@@ -536,6 +536,35 @@ ENTRY main {
       << verified;
 }
 
+// Gather, dynamic-slice and dynamic-update-slice on a runtime-sized
+// operand: the interpreter's answer (indices clamped to the runtime size),
+// or, where the window is larger than the runtime size, an error in both.
+TEST(DynamicPadderTest, SlicingARuntimeSizedOperand) {
+  int failures = 0;
+  for (int n : {0, 1, 3, 8}) {
+    for (const char* i : {"0", "2", "7", "-3"}) {
+      SCOPED_TRACE(absl::StrCat("n=", n, " i=", i));
+      std::vector<Literal> args = {Text(DynamicParametersP(n)), Lit("s32[]", i),
+                                   Lit("s32[]", "6")};
+      absl::StatusOr<std::unique_ptr<HloModule>> module =
+          ParseHloModule(dynamic_test_modules::kSlicingRuntimeSized);
+      ASSERT_TRUE(module.ok());
+      absl::StatusOr<Literal> expected = Evaluate(**module, args);
+      if (expected.ok()) {
+        ExpectSameAnswer(dynamic_test_modules::kSlicingRuntimeSized, args);
+        continue;
+      }
+      ++failures;
+      absl::StatusOr<Literal> r = RunPadded(dynamic_test_modules::kSlicingRuntimeSized, args);
+      ASSERT_FALSE(r.ok()) << r->ToString() << "\ninterpreter: " << expected.status();
+      EXPECT_NE(r.status().message().find("is larger than the operand's runtime size"),
+                std::string::npos)
+          << r.status();
+    }
+  }
+  EXPECT_EQ(failures, 8);  // n = 0 and n = 1: the 2-wide slice does not fit.
+}
+
 // A reduce over a runtime-sized dimension whose init value is not its
 // reducer's identity (init 9 for add, 2 for multiply, 5 for max, and an
 // s32 min from 3): the padding holds the identity, so the init counts once,

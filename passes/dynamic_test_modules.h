@@ -495,6 +495,26 @@ ENTRY main {
 }
 )";
 
+// Gathers and dynamic slices from a runtime-sized operand: start indices
+// clamp to its runtime size, as in the interpreter. p has n elements, i
+// and j are start indices (clamped, so 7 reads the last window).
+inline constexpr char kSlicingRuntimeSized[] = R"(
+HloModule slicing_runtime_sized
+ENTRY main {
+  p = f32[<=8] parameter(0)
+  i = s32[] parameter(1)
+  j = s32[] parameter(2)
+  ds = f32[2] dynamic-slice(p, i), dynamic_slice_sizes={2}
+  u = f32[1] constant({100})
+  dus = f32[<=8] dynamic-update-slice(p, u, j)
+  idx = s32[3,1] constant({{0}, {5}, {-2}})
+  ij = s32[1,1] reshape(i)
+  all = s32[4,1] concatenate(idx, ij), dimensions={0}
+  g = f32[4,1] gather(p, all), offset_dims={1}, collapsed_slice_dims={}, start_index_map={0}, index_vector_dim=1, slice_sizes={1}
+  ROOT out = (f32[2], f32[<=8], f32[4,1]) tuple(ds, dus, g)
+}
+)";
+
 // Calls whose callees have dynamic shapes (one nested in the other): p of
 // size n -> p times (sum of exp of p, plus 1).
 inline constexpr char kDynamicCalls[] = R"(

@@ -180,6 +180,10 @@ const std::vector<DynamicCase>& Cases() {
       {"pad_to_static_slice_to_dynamic", mods::kPadToStaticSliceToDynamic, {0, 3, 8},
        [](int n) { return Literals(Arg(mods::DynamicParametersP(n)), Size(5)); },
        "argument 0 (parameter %p) dimension 0 has size 9, above its bound 8"},
+      // Gather and dynamic slices of a runtime-sized operand.
+      {"slicing_runtime_sized", mods::kSlicingRuntimeSized, {3, 8},
+       [](int n) { return Literals(Arg(mods::DynamicParametersP(n)), Size(7), Size(6)); },
+       "argument 0 (parameter %p) dimension 0 has size 9, above its bound 8"},
       // Calls whose callees have dynamic shapes (inlined).
       {"dynamic_calls", mods::kDynamicCalls, {0, 1, 5, 8},
        [](int n) { return Literals(Arg(mods::DynamicParametersP(n))); },

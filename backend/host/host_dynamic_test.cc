@@ -304,6 +304,19 @@ TEST(HostDynamicTest, PadToStaticAndSliceToDynamic) {
   }
 }
 
+// Gather, dynamic-slice and dynamic-update-slice on a runtime-sized operand.
+TEST(HostDynamicTest, SlicingARuntimeSizedOperand) {
+  for (int n : {3, 8}) {
+    for (int i : {0, 2, 7, -3}) {
+      SCOPED_TRACE(absl::StrCat("n=", n, " i=", i));
+      ExpectSameAsInterpreter(dynamic_test_modules::kSlicingRuntimeSized,
+                              {ParseLiteralText(DynamicParametersP(n)),
+                               ParseLiteralText(absl::StrCat("s32[] ", i)),
+                               ParseLiteralText("s32[] 6")});
+    }
+  }
+}
+
 // Calls whose callees have dynamic shapes: inlined by the padder.
 TEST(HostDynamicTest, CallsWithDynamicShapes) {
   for (int n : {0, 1, 5, 8}) {

@@ -256,6 +256,23 @@ absl::StatusOr<Shape> RuntimeResultShape(const HloInstruction& hlo, Operands ops
       return RuntimeArrayShape(result, result.dimensions());
     case HloOpcode::kGather:
       return result;  // Inferred from the runtime operands in MakeRuntimeOp.
+    case HloOpcode::kDynamicSlice:
+    case HloOpcode::kDynamicUpdateSlice: {
+      // Starts clamp into the operand at its runtime size; the window must
+      // fit in it.
+      const bool update = op == HloOpcode::kDynamicUpdateSlice;
+      const Shape& x = ops[0]->shape();
+      for (int64_t d = 0; d < x.rank(); ++d) {
+        const int64_t window = update ? ops[1]->shape().dimensions(d)
+                                      : hlo.attrs().dynamic_slice_sizes[d];
+        if (window > x.dimensions(d)) {
+          return InstructionError(hlo, "its window of ", window, " along dimension ", d,
+                                  " is larger than the operand's runtime size ",
+                                  x.dimensions(d));
+        }
+      }
+      return update ? RuntimeArrayShape(result, x.dimensions()) : result;
+    }
     default:
       return InstructionUnimplemented(hlo, "the evaluator does not support runtime (dynamic) "
                                            "sizes for this opcode");

@@ -51,7 +51,8 @@ const char* const kSources[] = {mods::kReduceExp,          mods::kSortReverse,
                                 mods::kDynamicParameters,  mods::kTupleParameter,
                                 mods::kSortWithValues,     mods::kLoopAndBranches,
                                 mods::kChecksInLoopAndBranch, mods::kDynamicCalls,
-                                mods::kCheckInLoopCondition, mods::kPadToStaticSliceToDynamic};
+                                mods::kCheckInLoopCondition, mods::kPadToStaticSliceToDynamic,
+                                mods::kSlicingRuntimeSized};
 
 bool SmallEnough(const HloModule& module) {
   if (module.instruction_count() > kMaxInstructions) return false;
