@@ -106,6 +106,27 @@ void ExpectInterpretersAnswer(const char* text, const Executable& exe,
   }
 }
 
+// On every backend: `text` run on (p of size n, s32[] m) for each n and m
+// against the interpreter, a refusal containing `refusal`.
+void ExpectAnswersOverSizes(const char* text, std::vector<int> ns, std::vector<int> ms,
+                            const char* refusal) {
+  auto client = NewClient();
+  for (Backend backend : kBackends) {
+    SCOPED_TRACE(BackendName(backend));
+    std::shared_ptr<Executable> exe = CompileOn(*client, text, backend);
+    if (exe == nullptr) continue;
+    for (int n : ns) {
+      for (int m : ms) {
+        SCOPED_TRACE(absl::StrCat("n=", n, " m=", m));
+        std::vector<Literal> arguments;
+        arguments.push_back(Arg(mods::DynamicParametersP(n)));
+        arguments.push_back(Arg(absl::StrCat("s32[] ", m)));
+        ExpectInterpretersAnswer(text, *exe, arguments, refusal);
+      }
+    }
+  }
+}
+
 void ExpectError(const absl::Status& status, const std::string& message) {
   EXPECT_TRUE(absl::IsInvalidArgument(status)) << status;
   EXPECT_TRUE(absl::StrContains(status.message(), message)) << status << "\nwanted: " << message;
@@ -213,41 +234,13 @@ TEST(ApiDynamicTest, SizesFlowIntoLoopsAndBranches) {
 // Size checks inside a loop body and a branch: the interpreter's answer
 // where it has one, else an error naming the set-dimension-size.
 TEST(ApiDynamicTest, SizeChecksInLoopsAndBranches) {
-  auto client = NewClient();
-  for (Backend backend : kBackends) {
-    SCOPED_TRACE(BackendName(backend));
-    std::shared_ptr<Executable> exe = CompileOn(*client, mods::kChecksInLoopAndBranch, backend);
-    if (exe == nullptr) continue;
-    for (int n : {0, 1, 3, 4}) {
-      for (int m : {0, 1, 2, 4}) {
-        SCOPED_TRACE(absl::StrCat("n=", n, " m=", m));
-        std::vector<Literal> arguments;
-        arguments.push_back(Arg(mods::DynamicParametersP(n)));
-        arguments.push_back(Arg(absl::StrCat("s32[] ", m)));
-        ExpectInterpretersAnswer(mods::kChecksInLoopAndBranch, *exe, arguments,
-                                 "(set-dimension-size)");
-      }
-    }
-  }
+  ExpectAnswersOverSizes(mods::kChecksInLoopAndBranch, {0, 1, 3, 4}, {0, 1, 2, 4},
+                         "(set-dimension-size)");
 }
 
 TEST(ApiDynamicTest, SizeChecksInLoopConditions) {
-  auto client = NewClient();
-  for (Backend backend : kBackends) {
-    SCOPED_TRACE(BackendName(backend));
-    std::shared_ptr<Executable> exe = CompileOn(*client, mods::kCheckInLoopCondition, backend);
-    if (exe == nullptr) continue;
-    for (int n : {0, 1, 3, 4}) {
-      for (int m : {0, 1, 2, 3, 4}) {
-        SCOPED_TRACE(absl::StrCat("n=", n, " m=", m));
-        std::vector<Literal> arguments;
-        arguments.push_back(Arg(mods::DynamicParametersP(n)));
-        arguments.push_back(Arg(absl::StrCat("s32[] ", m)));
-        ExpectInterpretersAnswer(mods::kCheckInLoopCondition, *exe, arguments,
-                                 "(set-dimension-size)");
-      }
-    }
-  }
+  ExpectAnswersOverSizes(mods::kCheckInLoopCondition, {0, 1, 3, 4}, {0, 1, 2, 3, 4},
+                         "(set-dimension-size)");
 }
 
 // A module aliasing a parameter with a result next to a dynamic result:
@@ -273,23 +266,8 @@ TEST(ApiDynamicTest, AliasingNextToADynamicResult) {
 }
 
 TEST(ApiDynamicTest, PadToStaticAndSliceToDynamic) {
-  auto client = NewClient();
-  for (Backend backend : kBackends) {
-    SCOPED_TRACE(BackendName(backend));
-    std::shared_ptr<Executable> exe =
-        CompileOn(*client, mods::kPadToStaticSliceToDynamic, backend);
-    if (exe == nullptr) continue;
-    for (int n : {0, 3, 8}) {
-      for (int m : {0, 5, 8, 9}) {
-        SCOPED_TRACE(absl::StrCat("n=", n, " m=", m));
-        std::vector<Literal> arguments;
-        arguments.push_back(Arg(mods::DynamicParametersP(n)));
-        arguments.push_back(Arg(absl::StrCat("s32[] ", m)));
-        ExpectInterpretersAnswer(mods::kPadToStaticSliceToDynamic, *exe, arguments,
-                                 "SliceToDynamic");
-      }
-    }
-  }
+  ExpectAnswersOverSizes(mods::kPadToStaticSliceToDynamic, {0, 3, 8}, {0, 5, 8, 9},
+                         "SliceToDynamic");
 }
 
 TEST(ApiDynamicTest, SlicingARuntimeSizedOperand) {

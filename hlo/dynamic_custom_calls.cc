@@ -5,16 +5,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "hlo/primitive_type.h"
+#include "hlo/shape_inference_internal.h"
 
 namespace hloc {
 namespace {
 
-template <typename... Args>
-absl::Status Invalid(const Args&... args) {
-  return absl::InvalidArgumentError(absl::StrCat(args...));
-}
-
-std::string Str(const Shape& shape) { return shape.ToString(/*print_layout=*/false); }
+using shape_inference_internal::Invalid;
+using shape_inference_internal::Str;
 
 // `shape` with every dimension static (its bounds).
 Shape Static(const Shape& shape) {

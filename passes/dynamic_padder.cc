@@ -100,12 +100,7 @@ absl::Status ComputationPadder::Visit(HloInstruction* i, const Shape& declared, 
                           " ", x->shape().dimensions(d), "]"));
     *out = SizesOf(x);
     (*out)[d] = n;
-    HloInstruction* copy = b.Unary(HloOpcode::kCopy, x);
-    HLOC_RETURN_IF_ERROR(b.status());
-    sizes_[copy] = *out;
-    HLOC_RETURN_IF_ERROR(i->ReplaceAllUsesWith(copy));
-    dead_.push_back(i);
-    return absl::OkStatus();
+    return ReplaceBySizedCopy(b, i, x, *out);
   }
   if (op == HloOpcode::kGetDimensionSize) {
     HloInstruction* size = SizeOrBound(b, i->operand(0), i->dimensions(0));
@@ -432,9 +427,15 @@ absl::Status ComputationPadder::VisitDynamicCustomCall(HloInstruction* i, Dynami
                           "dimension ", d, " is outside [0, ", x->shape().dimensions(d), "]"));
     (*out)[d] = n;
   }
+  return ReplaceBySizedCopy(b, i, x, *out);
+}
+
+// `i` replaced by a copy of `x` of runtime sizes `sizes`.
+absl::Status ComputationPadder::ReplaceBySizedCopy(ExpansionBuilder& b, HloInstruction* i,
+                                                   HloInstruction* x, const Sizes& sizes) {
   HloInstruction* copy = b.Unary(HloOpcode::kCopy, x);
   HLOC_RETURN_IF_ERROR(b.status());
-  sizes_[copy] = *out;
+  sizes_[copy] = sizes;
   HLOC_RETURN_IF_ERROR(i->ReplaceAllUsesWith(copy));
   dead_.push_back(i);
   return absl::OkStatus();

@@ -406,61 +406,50 @@ TEST(DynamicPadderTest, SizesFlowIntoLoopsAndBranches) {
   }
 }
 
-// Size checks inside a loop body and a branch are carried out and checked
-// in the entry: the interpreter's answer where it has one, else an error
-// naming the set-dimension-size.
-TEST(DynamicPadderTest, SizeChecksInLoopsAndBranches) {
+// `text` on (p of size n, s32[] m) for n in {0, 1, 3, 4} and m in 0..4: the
+// interpreter's answer where it has one, else an error from the padded
+// module containing `message`. Returns how many failed.
+int ExpectSizeChecks(const char* text, const std::string& message) {
   int failures = 0;
   for (int n : {0, 1, 3, 4}) {
     for (const char* m : {"0", "1", "2", "3", "4"}) {
       SCOPED_TRACE(absl::StrCat("n=", n, " m=", m));
       std::vector<Literal> args = {Text(DynamicParametersP(n)), Lit("s32[]", m)};
-      absl::StatusOr<std::unique_ptr<HloModule>> module =
-          ParseHloModule(dynamic_test_modules::kChecksInLoopAndBranch);
-      ASSERT_TRUE(module.ok());
+      absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text);
+      EXPECT_TRUE(module.ok());
+      if (!module.ok()) continue;
       if (Evaluate(**module, args).ok()) {
-        ExpectSameAnswer(dynamic_test_modules::kChecksInLoopAndBranch, args);
+        ExpectSameAnswer(text, args);
         continue;
       }
       ++failures;
-      absl::StatusOr<Literal> r = RunPadded(dynamic_test_modules::kChecksInLoopAndBranch, args);
-      ASSERT_FALSE(r.ok()) << r->ToString();
-      EXPECT_NE(r.status().message().find("(set-dimension-size)"), std::string::npos)
-          << r.status();
+      absl::StatusOr<Literal> r = RunPadded(text, args);
+      EXPECT_FALSE(r.ok()) << r->ToString();
+      if (r.ok()) continue;
+      EXPECT_NE(r.status().message().find(message), std::string::npos) << r.status();
     }
   }
-  EXPECT_GT(failures, 2);  // Both the loop's and the branch's checks fail somewhere.
+  return failures;
+}
+
+// Size checks inside a loop body and a branch are carried out and checked
+// in the entry; both the loop's and the branch's fail somewhere.
+TEST(DynamicPadderTest, SizeChecksInLoopsAndBranches) {
+  EXPECT_GT(ExpectSizeChecks(dynamic_test_modules::kChecksInLoopAndBranch, "(set-dimension-size)"),
+            2);
 }
 
 // A size check in a loop condition: a failing one ends the loop and is
-// reported after it, naming the set-dimension-size and the loop; a loop
-// whose checks pass gives the interpreter's answer. One check fails on the
-// first iteration, one mid-loop.
+// reported after it, naming the set-dimension-size and the loop; m > n
+// fails at once (8 pairs), an odd m <= n when the size turns -1 (5).
 TEST(DynamicPadderTest, SizeChecksInLoopConditions) {
-  int failures = 0;
-  for (int n : {0, 1, 3, 4}) {
-    for (const char* m : {"0", "1", "2", "3", "4"}) {
-      SCOPED_TRACE(absl::StrCat("n=", n, " m=", m));
-      std::vector<Literal> args = {Text(DynamicParametersP(n)), Lit("s32[]", m)};
-      absl::StatusOr<std::unique_ptr<HloModule>> module =
-          ParseHloModule(dynamic_test_modules::kCheckInLoopCondition);
-      ASSERT_TRUE(module.ok());
-      if (Evaluate(**module, args).ok()) {
-        ExpectSameAnswer(dynamic_test_modules::kCheckInLoopCondition, args);
-        continue;
-      }
-      ++failures;
-      absl::StatusOr<Literal> r = RunPadded(dynamic_test_modules::kCheckInLoopCondition, args);
-      ASSERT_FALSE(r.ok()) << r->ToString();
-      EXPECT_NE(r.status().message().find("y (set-dimension-size): size is outside"),
-                std::string::npos)
-          << r.status();
-      EXPECT_NE(r.status().message().find("in the condition of %w"), std::string::npos)
-          << r.status();
-    }
-  }
-  // m > n at once (8 pairs); an odd m <= n when the size turns -1 (5).
-  EXPECT_EQ(failures, 13);
+  EXPECT_EQ(ExpectSizeChecks(dynamic_test_modules::kCheckInLoopCondition,
+                             "y (set-dimension-size): size is outside"),
+            13);
+  std::vector<Literal> args = {Text(DynamicParametersP(1)), Lit("s32[]", "3")};
+  absl::StatusOr<Literal> r = RunPadded(dynamic_test_modules::kCheckInLoopCondition, args);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("in the condition of %w"), std::string::npos) << r.status();
 }
 
 // Aliasing survives the rewrite: the result moves under {0} of (result,

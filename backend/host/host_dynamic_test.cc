@@ -223,63 +223,49 @@ TEST(HostDynamicTest, SizesFlowIntoLoopsAndBranches) {
   }
 }
 
-// Size checks inside a loop body and a branch: the interpreter's answer
-// where it has one, else an error naming the set-dimension-size.
-TEST(HostDynamicTest, SizeChecksInLoopsAndBranches) {
+// `text` on (p of size n, s32[] m) for n in {0, 1, 3, 4} and each m: the
+// interpreter's answer where it has one, else a host error naming the
+// set-dimension-size (and containing `where`). Returns how many failed.
+int ExpectSizeChecks(const char* text, std::vector<int> ms, const char* where) {
   int failures = 0;
   for (int n : {0, 1, 3, 4}) {
-    for (int m : {0, 1, 2, 3, 4}) {
+    for (int m : ms) {
       SCOPED_TRACE(absl::StrCat("n=", n, " m=", m));
       std::vector<Literal> args = {ParseLiteralText(DynamicParametersP(n)),
                                    ParseLiteralText(absl::StrCat("s32[] ", m))};
-      BothRuns run = RunBoth(dynamic_test_modules::kChecksInLoopAndBranch, args);
+      BothRuns run = RunBoth(text, args);
       if (run.status.ok()) {
-        ExpectSameAsInterpreter(dynamic_test_modules::kChecksInLoopAndBranch, args);
+        ExpectSameAsInterpreter(text, args);
         continue;
       }
       // The interpreter refused: the host must too, by instruction.
       ++failures;
-      absl::StatusOr<std::unique_ptr<HloModule>> module =
-          ParseHloModule(dynamic_test_modules::kChecksInLoopAndBranch);
-      ASSERT_TRUE(module.ok());
-      ASSERT_TRUE(host::OptimizeForHost(**module).ok());
+      absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text);
+      EXPECT_TRUE(module.ok());
+      if (!module.ok()) continue;
+      EXPECT_TRUE(host::OptimizeForHost(**module).ok());
       absl::StatusOr<Literal> r = RunOnHost(**module, args, host_testing::TestOptions());
-      ASSERT_FALSE(r.ok()) << r->ToString();
+      EXPECT_FALSE(r.ok()) << r->ToString();
+      if (r.ok()) continue;
       EXPECT_NE(r.status().message().find("(set-dimension-size)"), std::string::npos)
           << r.status();
+      EXPECT_NE(r.status().message().find(where), std::string::npos) << r.status();
     }
   }
-  EXPECT_GT(failures, 2);
+  return failures;
 }
 
-// A size check in a loop condition: the interpreter's answer, or an error
-// naming the set-dimension-size in the loop's condition.
+// Size checks inside a loop body and a branch.
+TEST(HostDynamicTest, SizeChecksInLoopsAndBranches) {
+  EXPECT_GT(ExpectSizeChecks(dynamic_test_modules::kChecksInLoopAndBranch, {0, 1, 2, 3, 4}, ""),
+            2);
+}
+
+// A size check in a loop condition: reported naming the loop.
 TEST(HostDynamicTest, SizeChecksInLoopConditions) {
-  int failures = 0;
-  for (int n : {0, 1, 3, 4}) {
-    for (int m : {0, 1, 2, 3, 4}) {
-      SCOPED_TRACE(absl::StrCat("n=", n, " m=", m));
-      std::vector<Literal> args = {ParseLiteralText(DynamicParametersP(n)),
-                                   ParseLiteralText(absl::StrCat("s32[] ", m))};
-      BothRuns run = RunBoth(dynamic_test_modules::kCheckInLoopCondition, args);
-      if (run.status.ok()) {
-        ExpectSameAsInterpreter(dynamic_test_modules::kCheckInLoopCondition, args);
-        continue;
-      }
-      ++failures;
-      absl::StatusOr<std::unique_ptr<HloModule>> module =
-          ParseHloModule(dynamic_test_modules::kCheckInLoopCondition);
-      ASSERT_TRUE(module.ok());
-      ASSERT_TRUE(host::OptimizeForHost(**module).ok());
-      absl::StatusOr<Literal> r = RunOnHost(**module, args, host_testing::TestOptions());
-      ASSERT_FALSE(r.ok()) << r->ToString();
-      EXPECT_NE(r.status().message().find("(set-dimension-size)"), std::string::npos)
-          << r.status();
-      EXPECT_NE(r.status().message().find("in the condition of %w"), std::string::npos)
-          << r.status();
-    }
-  }
-  EXPECT_EQ(failures, 13);
+  EXPECT_EQ(ExpectSizeChecks(dynamic_test_modules::kCheckInLoopCondition, {0, 1, 2, 3, 4},
+                             "in the condition of %w"),
+            13);
 }
 
 // Input/output aliasing next to a dynamic result.
