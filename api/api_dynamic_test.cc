@@ -270,24 +270,38 @@ TEST(ApiDynamicTest, PadToStaticAndSliceToDynamic) {
                          "SliceToDynamic");
 }
 
-TEST(ApiDynamicTest, SlicingARuntimeSizedOperand) {
+// `text` on (p of size n, s32[] i, s32[] j) on every backend against the
+// interpreter.
+void ExpectAnswersOverStarts(const char* text, std::vector<int> ns, std::vector<int> is,
+                             std::vector<int> js, const char* refusal) {
   auto client = NewClient();
   for (Backend backend : kBackends) {
     SCOPED_TRACE(BackendName(backend));
-    std::shared_ptr<Executable> exe = CompileOn(*client, mods::kSlicingRuntimeSized, backend);
+    std::shared_ptr<Executable> exe = CompileOn(*client, text, backend);
     if (exe == nullptr) continue;
-    for (int n : {0, 1, 3, 8}) {
-      for (int i : {0, 7, -3}) {
-        SCOPED_TRACE(absl::StrCat("n=", n, " i=", i));
-        std::vector<Literal> arguments;
-        arguments.push_back(Arg(mods::DynamicParametersP(n)));
-        arguments.push_back(Arg(absl::StrCat("s32[] ", i)));
-        arguments.push_back(Arg("s32[] 6"));
-        ExpectInterpretersAnswer(mods::kSlicingRuntimeSized, *exe, arguments,
-                                 "larger than the operand's runtime size");
+    for (int n : ns) {
+      for (int i : is) {
+        for (int j : js) {
+          SCOPED_TRACE(absl::StrCat("n=", n, " i=", i, " j=", j));
+          std::vector<Literal> arguments;
+          arguments.push_back(Arg(mods::DynamicParametersP(n)));
+          arguments.push_back(Arg(absl::StrCat("s32[] ", i)));
+          arguments.push_back(Arg(absl::StrCat("s32[] ", j)));
+          ExpectInterpretersAnswer(text, *exe, arguments, refusal);
+        }
       }
     }
   }
+}
+
+TEST(ApiDynamicTest, SlicingARuntimeSizedOperand) {
+  ExpectAnswersOverStarts(mods::kSlicingRuntimeSized, {0, 1, 3, 8}, {0, 7, -3}, {6},
+                          "larger than the operand's runtime size");
+}
+
+TEST(ApiDynamicTest, ScatterWithRuntimeSizes) {
+  ExpectAnswersOverStarts(mods::kScatterRuntimeSized, {0, 3, 8}, {0, 3, 9}, {2, 6},
+                          "(set-dimension-size)");
 }
 
 // Calls whose callees have dynamic shapes.

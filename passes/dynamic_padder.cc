@@ -151,6 +151,7 @@ absl::Status ComputationPadder::Visit(HloInstruction* i, const Shape& declared, 
     case HloOpcode::kGather: return VisitGather(i, out);
     case HloOpcode::kDynamicSlice:
     case HloOpcode::kDynamicUpdateSlice: return VisitDynamicSlicing(i, out);
+    case HloOpcode::kScatter: return VisitScatter(i, out);
     case HloOpcode::kConcatenate: {
       const int64_t axis = i->dimensions(0);
       HloInstruction* size = nullptr;
@@ -617,6 +618,98 @@ absl::Status ComputationPadder::VisitDynamicSlicing(HloInstruction* i, Sizes* ou
   // A slice has the static window's shape; an update keeps x's sizes.
   if (update) *out = sizes;
   return b.status();
+}
+
+// A scatter into a (possibly runtime-sized) operand from runtime-sized
+// indices and updates: index vectors in the padding, and start indices past
+// the operand's runtime size less the window, are made out of bounds, so the
+// scatter skips them as the interpreter does (it sees no padding, and skips
+// a window that does not fit the runtime size).
+absl::Status ComputationPadder::VisitScatter(HloInstruction* i, Sizes* out) {
+  const xla::ScatterDimensionNumbers& dn = i->attrs().scatter_dimension_numbers;
+  if (i->operand_count() != 3) return Refuse(*i, "a runtime-sized scatter of several operands");
+  if (dn.input_batching_dims_size() > 0) {
+    return Refuse(*i, "a runtime-sized scatter with batching dimensions");
+  }
+  ExpansionBuilder b(computation_, i);
+  HloInstruction* operand = i->operand(0);
+  HloInstruction* indices = i->operand(1);
+  HloInstruction* updates = i->operand(2);
+  const Shape& ishape = indices->shape();
+  const PrimitiveType type = ishape.element_type();
+  const int64_t ivd = dn.index_vector_dim();
+  const Sizes isizes = SizesOf(indices);
+  const Sizes usizes = SizesOf(updates);
+  const auto& window_dims = dn.update_window_dims();
+  // The updates' scatter dimensions follow the indices' batch dimensions.
+  int64_t batch = 0;
+  for (int64_t d = 0; d < updates->shape().rank(); ++d) {
+    const bool window = std::find(window_dims.begin(), window_dims.end(), d) != window_dims.end();
+    if (window) {
+      if (usizes[d] != nullptr) return Refuse(*i, "runtime-sized update windows");
+      continue;
+    }
+    if (batch == ivd) ++batch;
+    HloInstruction* own = batch < ishape.rank() ? isizes[batch] : nullptr;
+    if (usizes[d] != own) {
+      HloInstruction* a = usizes[d] != nullptr ? usizes[d]
+                                               : b.IndexScalar(xla::S32, updates->shape().dimensions(d));
+      HloInstruction* c = own != nullptr ? own : b.IndexScalar(xla::S32, ishape.dimensions(batch));
+      AddCheck(b, b.Binary(HloOpcode::kSubtract, a, c), b.IndexScalar(xla::S32, 0),
+               absl::StrCat("instruction %", i->name(), " (scatter): updates and indices have "
+                            "different runtime sizes"));
+    }
+    ++batch;
+  }
+  // Window size per operand dimension (1 where inserted).
+  std::vector<int64_t> window_size(operand->shape().rank(), 1);
+  size_t next = 0;
+  for (int64_t d = 0; d < operand->shape().rank(); ++d) {
+    const auto& inserted = dn.inserted_window_dims();
+    if (std::find(inserted.begin(), inserted.end(), d) != inserted.end()) continue;
+    if (next < static_cast<size_t>(window_dims.size())) {
+      window_size[d] = updates->shape().dimensions(window_dims[next++]);
+    }
+  }
+  // Valid: inside the indices' runtime box, and each component no more than
+  // its operand dimension's runtime size less the window.
+  const std::vector<int64_t>& dims = ishape.dimensions();
+  HloInstruction* valid = nullptr;
+  auto both = [&](HloInstruction* p) { valid = valid == nullptr ? p : b.Binary(HloOpcode::kAnd, valid, p); };
+  for (int64_t e = 0; e < ishape.rank(); ++e) {
+    if (e == ivd || isizes[e] == nullptr) continue;
+    both(b.Compare(b.Iota(xla::S32, dims, e), b.Splat(isizes[e], dims), ComparisonDirection::kLt));
+  }
+  const Sizes osizes = SizesOf(operand);
+  if (AnySize(osizes)) {
+    std::vector<HloInstruction*> limits;
+    for (int64_t d : dn.scatter_dims_to_operand_dims()) {
+      HloInstruction* limit =
+          osizes[d] != nullptr
+              ? b.Binary(HloOpcode::kSubtract, osizes[d], b.IndexScalar(xla::S32, window_size[d]))
+              : b.IndexScalar(xla::S32, operand->shape().dimensions(d));
+      limits.push_back(b.Reshape(b.ConvertIfNeeded(limit, xla::S64), {1}));
+    }
+    HloInstruction* limit = nullptr;
+    if (ivd >= ishape.rank()) {
+      if (limits.size() != 1) return Refuse(*i, "an implicit index vector of several components");
+      limit = b.Splat(b.Reshape(limits[0], {}), dims);
+    } else {
+      limit = b.Broadcast(b.Concatenate(limits, 0), dims, {ivd});
+    }
+    both(b.Compare(b.ConvertIfNeeded(indices, xla::S64), limit, ComparisonDirection::kLe));
+  }
+  *out = osizes;
+  if (valid == nullptr) return b.status();
+  // Out of bounds: -1 for signed indices, all ones for unsigned ones.
+  HloInstruction* zero = b.IndexScalar(type, 0);
+  HloInstruction* outside = IsUnsignedInteger(type) ? b.Unary(HloOpcode::kNot, zero)
+                                                     : b.IndexScalar(type, -1);
+  HloInstruction* masked = b.Select(valid, indices, b.Splat(outside, dims));
+  HLOC_RETURN_IF_ERROR(b.status());
+  i->ReplaceOperandWith(1, masked);
+  sizes_[masked] = isizes;
+  return absl::OkStatus();
 }
 
 absl::Status ComputationPadder::VisitGather(HloInstruction* i, Sizes* out) {

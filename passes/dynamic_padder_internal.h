@@ -201,6 +201,7 @@ class ComputationPadder {
   absl::Status VisitSlice(HloInstruction* i, const Shape& declared, Sizes* out);
   absl::Status VisitGather(HloInstruction* i, Sizes* out);
   absl::Status VisitDynamicSlicing(HloInstruction* i, Sizes* out);
+  absl::Status VisitScatter(HloInstruction* i, Sizes* out);
   absl::Status ReplaceBySizedCopy(ExpansionBuilder& b, HloInstruction* i, HloInstruction* x,
                                   const Sizes& sizes);
   HloInstruction* RuntimeLimit(ExpansionBuilder& b, const HloInstruction& i, HloInstruction* x,

@@ -554,6 +554,21 @@ TEST(DynamicPadderTest, SlicingARuntimeSizedOperand) {
   EXPECT_EQ(failures, 8);  // n = 0 and n = 1: the 2-wide slice does not fit.
 }
 
+// Scatter with runtime-sized indices and updates, into a runtime-sized and
+// a static operand: the interpreter's answer (padding rows and windows
+// past the runtime size skipped).
+TEST(DynamicPadderTest, ScatterWithRuntimeSizes) {
+  for (int n : {0, 3, 8}) {
+    for (const char* m : {"0", "3", "8"}) {
+      for (const char* j : {"0", "2", "6", "-1"}) {
+        SCOPED_TRACE(absl::StrCat("n=", n, " m=", m, " j=", j));
+        ExpectSameAnswer(dynamic_test_modules::kScatterRuntimeSized,
+                         {Text(DynamicParametersP(n)), Lit("s32[]", m), Lit("s32[]", j)});
+      }
+    }
+  }
+}
+
 // A reduce over a runtime-sized dimension whose init value is not its
 // reducer's identity (init 9 for add, 2 for multiply, 5 for max, and an
 // s32 min from 3): the padding holds the identity, so the init counts once,

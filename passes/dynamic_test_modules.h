@@ -515,6 +515,35 @@ ENTRY main {
 }
 )";
 
+// Scatters with runtime-sized indices and updates (m of them, TensorFlow's
+// scatter after tf.where), into a runtime-sized p (n elements) and into a
+// static array, and a 2-wide window at j into p (skipped where it does not
+// fit p's runtime size).
+inline constexpr char kScatterRuntimeSized[] = R"(
+HloModule scatter_runtime_sized
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  p = f32[<=8] parameter(0)
+  m = s32[] parameter(1)
+  j = s32[] parameter(2)
+  idx = s32[8,1] constant({{0}, {2}, {4}, {6}, {7}, {1}, {3}, {5}})
+  ids = s32[<=8,1] set-dimension-size(idx, m), dimensions={0}
+  upd = f32[8] constant({10, 20, 30, 40, 50, 60, 70, 80})
+  ups = f32[<=8] set-dimension-size(upd, m), dimensions={0}
+  s = f32[<=8] scatter(p, ids, ups), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+  base = f32[8] constant({1, 1, 1, 1, 1, 1, 1, 1})
+  t = f32[8] scatter(base, ids, ups), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+  jj = s32[1,1] reshape(j)
+  w = f32[1,2] constant({{100, 200}})
+  sw = f32[<=8] scatter(p, jj, w), update_window_dims={1}, inserted_window_dims={}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+  ROOT out = (f32[<=8], f32[8], f32[<=8]) tuple(s, t, sw)
+}
+)";
+
 // Calls whose callees have dynamic shapes (one nested in the other): p of
 // size n -> p times (sum of exp of p, plus 1).
 inline constexpr char kDynamicCalls[] = R"(

@@ -184,6 +184,10 @@ const std::vector<DynamicCase>& Cases() {
       {"slicing_runtime_sized", mods::kSlicingRuntimeSized, {3, 8},
        [](int n) { return Literals(Arg(mods::DynamicParametersP(n)), Size(7), Size(6)); },
        "argument 0 (parameter %p) dimension 0 has size 9, above its bound 8"},
+      // Scatter with runtime-sized indices and updates.
+      {"scatter_runtime_sized", mods::kScatterRuntimeSized, {3, 8},
+       [](int n) { return Literals(Arg(mods::DynamicParametersP(n)), Size(3), Size(2)); },
+       "argument 0 (parameter %p) dimension 0 has size 9, above its bound 8"},
       // Calls whose callees have dynamic shapes (inlined).
       {"dynamic_calls", mods::kDynamicCalls, {0, 1, 5, 8},
        [](int n) { return Literals(Arg(mods::DynamicParametersP(n))); },

@@ -303,6 +303,22 @@ TEST(HostDynamicTest, SlicingARuntimeSizedOperand) {
   }
 }
 
+// Scatter with runtime-sized indices and updates, into runtime-sized and
+// static operands.
+TEST(HostDynamicTest, ScatterWithRuntimeSizes) {
+  for (int n : {0, 3, 8}) {
+    for (int m : {0, 3, 8}) {
+      for (int j : {2, 6}) {
+        SCOPED_TRACE(absl::StrCat("n=", n, " m=", m, " j=", j));
+        ExpectSameAsInterpreter(dynamic_test_modules::kScatterRuntimeSized,
+                                {ParseLiteralText(DynamicParametersP(n)),
+                                 ParseLiteralText(absl::StrCat("s32[] ", m)),
+                                 ParseLiteralText(absl::StrCat("s32[] ", j))});
+      }
+    }
+  }
+}
+
 // Calls whose callees have dynamic shapes: inlined by the padder.
 TEST(HostDynamicTest, CallsWithDynamicShapes) {
   for (int n : {0, 1, 5, 8}) {

@@ -256,6 +256,13 @@ absl::StatusOr<Shape> RuntimeResultShape(const HloInstruction& hlo, Operands ops
       return RuntimeArrayShape(result, result.dimensions());
     case HloOpcode::kGather:
       return result;  // Inferred from the runtime operands in MakeRuntimeOp.
+    case HloOpcode::kScatter:
+      // Into the operand at its runtime size; windows that do not fit it
+      // are skipped (scatter's out-of-bounds rule).
+      if (!result.IsArray()) {
+        return InstructionUnimplemented(hlo, "runtime sizes in a scatter of several operands");
+      }
+      return RuntimeArrayShape(result, ops[0]->shape().dimensions());
     case HloOpcode::kDynamicSlice:
     case HloOpcode::kDynamicUpdateSlice: {
       // Starts clamp into the operand at its runtime size; the window must

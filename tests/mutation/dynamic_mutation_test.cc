@@ -52,7 +52,7 @@ const char* const kSources[] = {mods::kReduceExp,          mods::kSortReverse,
                                 mods::kSortWithValues,     mods::kLoopAndBranches,
                                 mods::kChecksInLoopAndBranch, mods::kDynamicCalls,
                                 mods::kCheckInLoopCondition, mods::kPadToStaticSliceToDynamic,
-                                mods::kSlicingRuntimeSized};
+                                mods::kSlicingRuntimeSized, mods::kScatterRuntimeSized};
 
 bool SmallEnough(const HloModule& module) {
   if (module.instruction_count() > kMaxInstructions) return false;
