@@ -2,6 +2,7 @@
 // every exception (an allocation failure becomes a resource-exhausted
 // error), checks its pointers, and turns absl::Status into hloc_error.
 #include "api/hloc_c.h"
+#include "api/hloc_c_custom_calls.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -151,8 +152,10 @@ void FillArrays(absl::Span<const hloc::api::CustomCallArray> from,
   }
 }
 
-// Calls a C function for a frame; its error object becomes the status.
-absl::Status CallCustomCallFunction(hloc_custom_call_function function, void* user_data,
+
+}  // namespace
+
+absl::Status hloc::api::CallCustomCallFunction(hloc_custom_call_function function, void* user_data,
                                     const hloc::api::CustomCallFrame& frame) {
   const std::string target(frame.target), instruction(frame.instruction),
       config(frame.backend_config);
@@ -175,8 +178,6 @@ absl::Status CallCustomCallFunction(hloc_custom_call_function function, void* us
   delete error;
   return status;
 }
-
-}  // namespace
 
 extern "C" {
 
@@ -227,7 +228,7 @@ hloc_error* hloc_client_register_custom_call(hloc_client* client, const char* ta
     }
     return FromStatus(client->client->RegisterCustomCall(
         target, [function, user = std::move(user)](const hloc::api::CustomCallFrame& frame) {
-          return CallCustomCallFunction(function, user.get(), frame);
+          return hloc::api::CallCustomCallFunction(function, user.get(), frame);
         }));
   });
 }

@@ -30,6 +30,7 @@
 #include "hlo/status_macros.h"
 #include "hlo/text_printer.h"
 #include "tools/command.h"
+#include "tools/custom_call_libraries.h"
 #include "tools/literal_files.h"
 #include "tools/module_files.h"
 
@@ -93,6 +94,7 @@ absl::StatusOr<Literal> RunWithHostBackend(const LoadedSnapshot& run, const Args
   }
   RunOnHostOptions options;
   HLOC_ASSIGN_OR_RETURN(options.execute.max_while_iterations, MaxWhileIterations(args));
+  HLOC_ASSIGN_OR_RETURN(options.compile.custom_calls, LoadCustomCallLibrary(args));
   return RunOnHost(*optimized, run.arguments, options);
 }
 
@@ -100,6 +102,9 @@ absl::StatusOr<Literal> RunWithHostBackend(const LoadedSnapshot& run, const Args
 absl::StatusOr<Literal> RunWithInterpreter(const LoadedSnapshot& run, const Args& args) {
   EvaluatorOptions options;
   HLOC_ASSIGN_OR_RETURN(options.max_while_iterations, MaxWhileIterations(args));
+  HLOC_ASSIGN_OR_RETURN(std::shared_ptr<const CustomCallTargets> custom_calls,
+                        LoadCustomCallLibrary(args));
+  options.custom_calls = custom_calls.get();
   return Evaluate(*run.module, run.arguments, options);
 }
 
@@ -118,6 +123,7 @@ absl::StatusOr<Literal> ProfileWithHostBackend(const LoadedSnapshot& run, const 
   }
   host::HostCompileOptions compile;
   compile.interpreter = HostInterpreter();
+  HLOC_ASSIGN_OR_RETURN(compile.custom_calls, LoadCustomCallLibrary(args));
   HLOC_ASSIGN_OR_RETURN(std::unique_ptr<host::HostProgram> program,
                         host::CompileForHost(*optimized, compile));
   runtime::ThreadPool pool(0);
@@ -185,6 +191,7 @@ absl::StatusOr<Literal> RunWithCudaBackend(const LoadedSnapshot& run, const Args
     HLOC_RETURN_IF_ERROR(gpu::OptimizeForGpu(*optimized).status());
   }
   HLOC_ASSIGN_OR_RETURN(gpu::RunOnGpuOptions options, CudaRunOptions(args));
+  HLOC_ASSIGN_OR_RETURN(options.compile.custom_calls, LoadCustomCallLibrary(args));
   return gpu::RunOnGpu(*optimized, run.arguments, options);
 }
 
@@ -336,6 +343,9 @@ absl::Status RunRun(const Args& args) {
   if (args.Has("devices") && (args.Get("profile") == "true" || args.Has("profile-json"))) {
     return absl::UnimplementedError("--profile runs one device (no --devices)");
   }
+  if (args.Has("devices") && (args.Has("custom-call-library") || args.Has("custom-calls"))) {
+    return absl::UnimplementedError("--custom-calls runs one device (no --devices)");
+  }
   if (args.Has("devices")) {
     HLOC_ASSIGN_OR_RETURN(int64_t devices, args.GetInt("devices", 1));
     if (devices < 1 || devices > 1024) {
@@ -382,6 +392,7 @@ Command RunCommand() {
           "                [--output=OUT.pb] [--print] [--no-opt] [--devices=N [--distributed=mpi]]\n"
           "                [--max-while-iterations=N] [--collective-timeout=SECONDS]\n"
           "                [--profile] [--profile-json=FILE] [--repeats=N] [--perf-map]\n"
+          "                [--custom-call-library=LIB.so --custom-calls=TARGET[=SYMBOL],...]\n"
           "  --backend=host compiles with the host pipeline (library outlining, fusion;\n"
           "  --no-opt skips it) and runs LLVM-JIT kernels on the CPU; cuda compiles with the\n"
           "  CUDA pipeline and runs NVPTX kernels and cuBLASLt/cuDNN calls on GPU 0 (an error\n"
@@ -416,12 +427,17 @@ Command RunCommand() {
           "  summary goes to stderr. --profile-rows=N rows (default 30). --profile-json=FILE\n"
           "  writes the same as JSON ('-': stdout). --perf-map writes /tmp/perf-PID.map\n"
           "  naming the JIT kernels for `perf report` (as HLOC_PERF_MAP=1 does), and\n"
-          "  oneDNN's (DNNL_JIT_PROFILE=2).\n",
+          "  oneDNN's (DNNL_JIT_PROFILE=2).\n"
+          "  --custom-call-library=LIB.so --custom-calls=TARGET[=SYMBOL],... (one device):\n"
+          "  custom calls to each TARGET run the C function SYMBOL (default: TARGET) that\n"
+          "  LIB.so exports, with hloc_c.h's signature hloc_custom_call_function (it may\n"
+          "  return hloc_error_create's error objects).\n",
           {{"backend", false}, {"inputs", false}, {"seed", false}, {"output", false},
            {"print", true}, {"no-opt", true}, {"devices", false}, {"distributed", false},
            {"max-while-iterations", false}, {"profile", true}, {"profile-json", false},
            {"profile-rows", false}, {"repeats", false}, {"perf-map", true},
-           {"collective-timeout", false}},
+           {"collective-timeout", false}, {"custom-call-library", false},
+           {"custom-calls", false}},
           1, 1, RunRun};
 }
 

@@ -360,5 +360,30 @@ expect_in run-dynamic-tuple-host-past-bound-says "$tmp/err" "parameter %p) tuple
 check run-dynamic-tuple-interpreter-past-bound 1 "$hloc" run "$tmp/dyn_tuple.hlo" --backend=interpreter --inputs="$tmp/targ9.pb"
 expect_in run-dynamic-tuple-interpreter-past-bound-says "$tmp/err" "parameter %p has shape .*: tuple element 0 dimension 0 has size 9, above its bound 8"
 
+# Custom-call targets served by a shared library's C functions (hloc_c.h).
+lib="$TEST_SRCDIR/$TEST_WORKSPACE/tools/testdata/libcli_custom_calls.so"
+cc="$TEST_SRCDIR/$TEST_WORKSPACE/tools/testdata/custom_call.hlo"
+for backend in host interpreter; do
+  check "custom-call-library-$backend" 0 "$hloc" run "$cc" --backend=$backend --print \
+    --custom-call-library="$lib" --custom-calls=my.scale_by_two=cli_scale_by_two
+  expect_in "custom-call-library-$backend-result" "$tmp/out" "f32\[4\] {3, 5, 7, 9}"
+done
+check custom-call-function-error 1 "$hloc" run "$cc" --backend=host \
+  --custom-call-library="$lib" --custom-calls=my.scale_by_two=cli_always_fails
+expect_in custom-call-function-error-says "$tmp/err" 'custom-call %twice (target "my.scale_by_two"): cli_always_fails refuses every call'
+check custom-call-missing-symbol 1 "$hloc" run "$cc" --backend=host \
+  --custom-call-library="$lib" --custom-calls=my.scale_by_two=nope
+expect_in custom-call-missing-symbol-says "$tmp/err" "has no symbol 'nope' for target 'my.scale_by_two'"
+check custom-call-missing-library 1 "$hloc" run "$cc" --backend=host \
+  --custom-call-library="$tmp/nonexistent.so" --custom-calls=my.scale_by_two
+expect_in custom-call-missing-library-says "$tmp/err" "cannot load $tmp/nonexistent.so"
+check custom-call-library-alone 1 "$hloc" run "$cc" --backend=host --custom-call-library="$lib"
+expect_in custom-call-library-alone-says "$tmp/err" "go together"
+check custom-call-unregistered 1 "$hloc" run "$cc" --backend=host
+expect_in custom-call-unregistered-says "$tmp/err" 'custom-call target "my.scale_by_two" is not built into hloc'
+check custom-call-devices 1 "$hloc" run "$cc" --backend=host --devices=2 \
+  --custom-call-library="$lib" --custom-calls=my.scale_by_two=cli_scale_by_two
+expect_in custom-call-devices-says "$tmp/err" "runs one device"
+
 echo "cli checks: $failures failed"
 [ "$failures" -eq 0 ]
