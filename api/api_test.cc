@@ -478,6 +478,28 @@ ENTRY e {
   EXPECT_TRUE(absl::StrContains(refused.message(), "use ExecuteInto")) << refused;
 }
 
+// The legacy rng op compiles to kernels (RngExpander), not interpreter
+// calls; its draws stay in [a, b).
+TEST(ApiTest, RngRunsWithoutTheInterpreter) {
+  constexpr char kRng[] = R"(
+HloModule r
+ENTRY main {
+  a = f32[] constant(-1)
+  b = f32[] constant(1)
+  ROOT u = f32[1000] rng(a, b), distribution=rng_uniform
+})";
+  auto client = NewClient();
+  auto exe = *client->Compile(ModuleSource::Text(kRng), On(Backend::kHost));
+  EXPECT_EQ(exe->stats().interpreter_ops, 0) << exe->Report();
+  auto out = exe->Execute({});
+  ASSERT_TRUE(out.ok()) << out.status();
+  const float* u = static_cast<const float*>((*out)[0].data());
+  for (int i = 0; i < 1000; ++i) {
+    ASSERT_GE(u[i], -1.0f);
+    ASSERT_LT(u[i], 1.0f);
+  }
+}
+
 TEST(ApiTest, WrappedMemoryIsReleasedOnce) {
   int releases = 0;
   float x[4] = {1, 2, 3, 4};

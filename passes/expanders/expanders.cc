@@ -7,6 +7,7 @@
 #include "passes/expanders/narrow_type_upcasting.h"
 #include "passes/expanders/qr_expander.h"
 #include "passes/expanders/rng_bit_generator_expander.h"
+#include "passes/expanders/rng_expander.h"
 #include "passes/expanders/scan_expander.h"
 #include "passes/expanders/select_and_scatter_expander.h"
 #include "passes/expanders/triangular_solve_expander.h"
@@ -24,6 +25,8 @@ void AddExpanders(HloPassPipeline& pipeline) {
   pipeline.AddPass<QrExpander>();
   pipeline.AddPass<EighExpander>();
   pipeline.AddPass<TriangularSolveExpander>();
+  // rng draws through an rng-bit-generator, expanded next.
+  pipeline.AddPass<RngExpander>();
   pipeline.AddPass<RngBitGeneratorExpander>();
   // Last: the expansions above may themselves compute on s4/u4 or f8.
   pipeline.AddPass<UpcastNarrowTypeArithmetic>();
