@@ -106,22 +106,28 @@ void ExpectInterpretersAnswer(const char* text, const Executable& exe,
   }
 }
 
-// On every backend: `text` run on (p of size n, s32[] m) for each n and m
-// against the interpreter, a refusal containing `refusal`.
+// On every backend: `text` run on (p of size n, s32[] m) for each n and m,
+// and s32[] j for each j when `js` is not empty, against the interpreter;
+// a refusal contains `refusal`.
 void ExpectAnswersOverSizes(const char* text, std::vector<int> ns, std::vector<int> ms,
-                            const char* refusal) {
+                            const char* refusal, std::vector<int> js = {}) {
   auto client = NewClient();
+  const bool third = !js.empty();
+  if (!third) js = {0};
   for (Backend backend : kBackends) {
     SCOPED_TRACE(BackendName(backend));
     std::shared_ptr<Executable> exe = CompileOn(*client, text, backend);
     if (exe == nullptr) continue;
     for (int n : ns) {
       for (int m : ms) {
-        SCOPED_TRACE(absl::StrCat("n=", n, " m=", m));
-        std::vector<Literal> arguments;
-        arguments.push_back(Arg(mods::DynamicParametersP(n)));
-        arguments.push_back(Arg(absl::StrCat("s32[] ", m)));
-        ExpectInterpretersAnswer(text, *exe, arguments, refusal);
+        for (int j : js) {
+          SCOPED_TRACE(absl::StrCat("n=", n, " m=", m, third ? absl::StrCat(" j=", j) : ""));
+          std::vector<Literal> arguments;
+          arguments.push_back(Arg(mods::DynamicParametersP(n)));
+          arguments.push_back(Arg(absl::StrCat("s32[] ", m)));
+          if (third) arguments.push_back(Arg(absl::StrCat("s32[] ", j)));
+          ExpectInterpretersAnswer(text, *exe, arguments, refusal);
+        }
       }
     }
   }
@@ -270,38 +276,14 @@ TEST(ApiDynamicTest, PadToStaticAndSliceToDynamic) {
                          "SliceToDynamic");
 }
 
-// `text` on (p of size n, s32[] i, s32[] j) on every backend against the
-// interpreter.
-void ExpectAnswersOverStarts(const char* text, std::vector<int> ns, std::vector<int> is,
-                             std::vector<int> js, const char* refusal) {
-  auto client = NewClient();
-  for (Backend backend : kBackends) {
-    SCOPED_TRACE(BackendName(backend));
-    std::shared_ptr<Executable> exe = CompileOn(*client, text, backend);
-    if (exe == nullptr) continue;
-    for (int n : ns) {
-      for (int i : is) {
-        for (int j : js) {
-          SCOPED_TRACE(absl::StrCat("n=", n, " i=", i, " j=", j));
-          std::vector<Literal> arguments;
-          arguments.push_back(Arg(mods::DynamicParametersP(n)));
-          arguments.push_back(Arg(absl::StrCat("s32[] ", i)));
-          arguments.push_back(Arg(absl::StrCat("s32[] ", j)));
-          ExpectInterpretersAnswer(text, *exe, arguments, refusal);
-        }
-      }
-    }
-  }
-}
-
 TEST(ApiDynamicTest, SlicingARuntimeSizedOperand) {
-  ExpectAnswersOverStarts(mods::kSlicingRuntimeSized, {0, 1, 3, 8}, {0, 7, -3}, {6},
-                          "larger than the operand's runtime size");
+  ExpectAnswersOverSizes(mods::kSlicingRuntimeSized, {0, 1, 3, 8}, {0, 7, -3},
+                         "larger than the operand's runtime size", {6});
 }
 
 TEST(ApiDynamicTest, ScatterWithRuntimeSizes) {
-  ExpectAnswersOverStarts(mods::kScatterRuntimeSized, {0, 3, 8}, {0, 3, 9}, {2, 6},
-                          "(set-dimension-size)");
+  ExpectAnswersOverSizes(mods::kScatterRuntimeSized, {0, 3, 8}, {0, 3, 9},
+                         "(set-dimension-size)", {2, 6});
 }
 
 // Calls whose callees have dynamic shapes.

@@ -620,6 +620,21 @@ absl::Status ComputationPadder::VisitDynamicSlicing(HloInstruction* i, Sizes* ou
   return b.status();
 }
 
+// One scalar limit per index-vector component, broadcast to the indices'
+// shape `ishape` along `index_vector_dim` (a trailing implicit index vector
+// takes exactly one).
+absl::StatusOr<HloInstruction*> ComputationPadder::IndexLimits(
+    ExpansionBuilder& b, const HloInstruction& i, const std::vector<HloInstruction*>& limits,
+    const Shape& ishape, int64_t index_vector_dim) {
+  if (index_vector_dim >= ishape.rank()) {
+    if (limits.size() != 1) return Refuse(i, "an implicit index vector of several components");
+    return b.Splat(limits[0], ishape.dimensions());
+  }
+  std::vector<HloInstruction*> vectors;
+  for (HloInstruction* limit : limits) vectors.push_back(b.Reshape(limit, {1}));
+  return b.Broadcast(b.Concatenate(vectors, 0), ishape.dimensions(), {index_vector_dim});
+}
+
 // A scatter into a (possibly runtime-sized) operand from runtime-sized
 // indices and updates: index vectors in the padding, and start indices past
 // the operand's runtime size less the window, are made out of bounds, so the
@@ -688,15 +703,9 @@ absl::Status ComputationPadder::VisitScatter(HloInstruction* i, Sizes* out) {
           osizes[d] != nullptr
               ? b.Binary(HloOpcode::kSubtract, osizes[d], b.IndexScalar(xla::S32, window_size[d]))
               : b.IndexScalar(xla::S32, operand->shape().dimensions(d));
-      limits.push_back(b.Reshape(b.ConvertIfNeeded(limit, xla::S64), {1}));
+      limits.push_back(b.ConvertIfNeeded(limit, xla::S64));
     }
-    HloInstruction* limit = nullptr;
-    if (ivd >= ishape.rank()) {
-      if (limits.size() != 1) return Refuse(*i, "an implicit index vector of several components");
-      limit = b.Splat(b.Reshape(limits[0], {}), dims);
-    } else {
-      limit = b.Broadcast(b.Concatenate(limits, 0), dims, {ivd});
-    }
+    HLOC_ASSIGN_OR_RETURN(HloInstruction * limit, IndexLimits(b, *i, limits, ishape, ivd));
     both(b.Compare(b.ConvertIfNeeded(indices, xla::S64), limit, ComparisonDirection::kLe));
   }
   *out = osizes;
@@ -726,15 +735,10 @@ absl::Status ComputationPadder::VisitGather(HloInstruction* i, Sizes* out) {
     for (int64_t d : dn.start_index_map()) {
       HloInstruction* limit =
           RuntimeLimit(b, *i, i->operand(0), d, i->attrs().gather_slice_sizes[d], type);
-      limits.push_back(b.Reshape(limit, {1}));
+      limits.push_back(limit);
     }
-    HloInstruction* limit = nullptr;
-    if (dn.index_vector_dim() >= ishape.rank()) {
-      if (limits.size() != 1) return Refuse(*i, "an implicit index vector of several components");
-      limit = b.Splat(b.Reshape(limits[0], {}), ishape.dimensions());
-    } else {
-      limit = b.Broadcast(b.Concatenate(limits, 0), ishape.dimensions(), {dn.index_vector_dim()});
-    }
+    HLOC_ASSIGN_OR_RETURN(HloInstruction * limit,
+                          IndexLimits(b, *i, limits, ishape, dn.index_vector_dim()));
     HloInstruction* clamped =
         b.Binary(HloOpcode::kMaximum, b.Binary(HloOpcode::kMinimum, indices, limit),
                  b.Splat(b.IndexScalar(type, 0), ishape.dimensions()));

@@ -202,6 +202,9 @@ class ComputationPadder {
   absl::Status VisitGather(HloInstruction* i, Sizes* out);
   absl::Status VisitDynamicSlicing(HloInstruction* i, Sizes* out);
   absl::Status VisitScatter(HloInstruction* i, Sizes* out);
+  absl::StatusOr<HloInstruction*> IndexLimits(ExpansionBuilder& b, const HloInstruction& i,
+                                              const std::vector<HloInstruction*>& limits,
+                                              const Shape& ishape, int64_t index_vector_dim);
   absl::Status ReplaceBySizedCopy(ExpansionBuilder& b, HloInstruction* i, HloInstruction* x,
                                   const Sizes& sizes);
   HloInstruction* RuntimeLimit(ExpansionBuilder& b, const HloInstruction& i, HloInstruction* x,
