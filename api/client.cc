@@ -277,9 +277,19 @@ absl::StatusOr<std::shared_ptr<Executable>> Client::Compile(const ModuleSource& 
   }
   // One snapshot for the whole compile: a registration racing with it
   // affects later compiles only.
-  const CustomCalls custom_calls = state_->custom_calls.Snapshot();
+  CustomCalls custom_calls = state_->custom_calls.Snapshot();
+  for (const auto& [target, function] : options.custom_calls) {
+    absl::StatusOr<CustomCalls> with = custom_calls->With(target, function);
+    if (!with.ok()) return with.status();
+    custom_calls = *std::move(with);
+  }
+  // The executable's own targets are new registrations: its key matches no
+  // other compile's, so it is not cached.
+  const bool cacheable = options.custom_calls.empty();
   const std::string key = CacheKey(keyed, options, backend, *custom_calls);
-  if (std::shared_ptr<Executable> cached = state_->Lookup(key)) return cached;
+  if (cacheable) {
+    if (std::shared_ptr<Executable> cached = state_->Lookup(key)) return cached;
+  }
 
   const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<std::unique_ptr<HloModule>> module = Load(keyed);
@@ -333,7 +343,7 @@ absl::StatusOr<std::shared_ptr<Executable>> Client::Compile(const ModuleSource& 
   (*impl)->stats.compile_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   auto executable = std::shared_ptr<Executable>(new Executable(*std::move(impl)));
-  state_->Insert(key, executable);
+  if (cacheable) state_->Insert(key, executable);
   return executable;
 }
 

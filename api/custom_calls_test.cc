@@ -2,7 +2,9 @@
 // RegisterCustomCall): called on the host (a library-call thunk, left alone
 // by fusion) and by the interpreter, tuple results, errors from the
 // function, unknown targets, concurrent runs and registrations, and the
-// compile caches (in memory and on disk) keeping registrations apart.
+// compile caches (in memory and on disk) keeping registrations apart;
+// side effects nothing reads still run; executable-scoped targets
+// (CompileOptions::custom_calls).
 #include <atomic>
 #include <cmath>
 #include <cstdint>
@@ -242,7 +244,8 @@ ENTRY main {
       << bare.status();
 }
 
-// Only what the root needs runs: a dead call to an unknown target is no error.
+// Only what the root needs runs (and side effects): a dead call to an
+// unknown target without one is no error.
 TEST(CustomCallsTest, DeadUnknownTargetsCompile) {
   constexpr char kDead[] = R"(
 HloModule dead
@@ -264,6 +267,98 @@ ENTRY main {
     ASSERT_TRUE(out.ok()) << out.status();
     EXPECT_EQ(static_cast<const float*>((*out)[0].data())[3], -4.0f);
   }
+}
+
+// A custom call with a side effect runs although nothing reads its result
+// (jax.debug.print lowers to one), once per run, and after its operand is
+// computed; an unknown side-effecting target is a compile error, not skipped.
+TEST(CustomCallsTest, SideEffectsNothingReadsStillRun) {
+  constexpr char kPrint[] = R"(
+HloModule print
+
+ENTRY main {
+  x = f32[4] parameter(0)
+  e = f32[4] exponential(x)
+  printed = () custom-call(e), custom_call_target="print_it", custom_call_has_side_effect=true
+  ROOT n = f32[4] negate(x)
+}
+)";
+  auto client = NewClient();
+  for (Backend backend : {Backend::kHost, Backend::kInterpreter}) {
+    SCOPED_TRACE(BackendName(backend));
+    absl::StatusOr<std::shared_ptr<Executable>> unknown =
+        client->Compile(ModuleSource::Text(kPrint), On(backend));
+    ASSERT_FALSE(unknown.ok());
+    EXPECT_TRUE(absl::StrContains(unknown.status().message(), "print_it")) << unknown.status();
+  }
+  std::atomic<int> calls{0};
+  std::atomic<float> last{0};
+  ASSERT_TRUE(client
+                  ->RegisterCustomCall("print_it",
+                                       [&](const CustomCallFrame& call) {
+                                         ++calls;
+                                         last = static_cast<const float*>(
+                                             call.operands[0].data)[1];
+                                         return absl::OkStatus();
+                                       })
+                  .ok());
+  for (Backend backend : {Backend::kHost, Backend::kInterpreter}) {
+    SCOPED_TRACE(BackendName(backend));
+    calls = 0;
+    absl::StatusOr<std::shared_ptr<Executable>> exe =
+        client->Compile(ModuleSource::Text(kPrint), On(backend));
+    ASSERT_TRUE(exe.ok()) << exe.status();
+    alignas(64) float x[4] = {0, 1, 2, 3};
+    for (int run = 0; run < 3; ++run) {
+      auto out = (*exe)->Execute({*Buffer::CopyFromHost(F32, {4}, x)});
+      ASSERT_TRUE(out.ok()) << out.status();
+      EXPECT_EQ(static_cast<const float*>((*out)[0].data())[3], -3.0f);
+    }
+    EXPECT_EQ(calls.load(), 3);
+    EXPECT_NEAR(last.load(), std::exp(1.0f), 1e-5);
+  }
+}
+
+// CompileOptions::custom_calls: functions of one executable, over the
+// client's registration of the same target, never shared through the
+// cache, and kept by the executable whatever is registered later.
+TEST(CustomCallsTest, ExecutableScopedTargets) {
+  auto client = NewClient();
+  ASSERT_TRUE(client->RegisterCustomCall("scale_and_sum", ScaleAndSum).ok());
+  auto tripled = [](const CustomCallFrame& call) {
+    absl::Status ok = ScaleAndSum(call);
+    float* out = static_cast<float*>(call.results[0].data);
+    for (int64_t i = 0; i < call.results[0].element_count(); ++i) out[i] *= 3;
+    return ok;
+  };
+  for (Backend backend : {Backend::kHost, Backend::kInterpreter}) {
+    SCOPED_TRACE(BackendName(backend));
+    CompileOptions scoped = On(backend);
+    scoped.custom_calls.emplace_back("scale_and_sum", tripled);
+    auto own = *client->Compile(ModuleSource::Text(kScaleAndSum), scoped);
+    auto own_again = *client->Compile(ModuleSource::Text(kScaleAndSum), scoped);
+    auto registered = *client->Compile(ModuleSource::Text(kScaleAndSum), On(backend));
+    EXPECT_NE(own.get(), own_again.get());
+    EXPECT_NE(own.get(), registered.get());
+    ASSERT_TRUE(client->RegisterCustomCall("scale_and_sum", tripled).ok());
+    ASSERT_TRUE(client->RegisterCustomCall("scale_and_sum", ScaleAndSum).ok());
+    ExpectScaledBy(*RunScaleAndSum(*own), 9);
+    ExpectScaledBy(*RunScaleAndSum(*own_again), 9);
+    ExpectScaledBy(*RunScaleAndSum(*registered), 3);
+  }
+  EXPECT_EQ(client->cache_hits(), 0);
+  // A target only the executable knows; bad ones are refused by name.
+  auto other = NewClient();
+  CompileOptions scoped = On(Backend::kHost);
+  scoped.custom_calls.emplace_back("scale_and_sum", ScaleAndSum);
+  ExpectScaledBy(*RunScaleAndSum(**other->Compile(ModuleSource::Text(kScaleAndSum), scoped)), 3);
+  EXPECT_FALSE(other->Compile(ModuleSource::Text(kScaleAndSum), On(Backend::kHost)).ok());
+  scoped.custom_calls.emplace_back("TopK", ScaleAndSum);
+  absl::StatusOr<std::shared_ptr<Executable>> top_k =
+      other->Compile(ModuleSource::Text(kScaleAndSum), scoped);
+  ASSERT_FALSE(top_k.ok());
+  EXPECT_EQ(top_k.status().code(), absl::StatusCode::kInvalidArgument) << top_k.status();
+  EXPECT_TRUE(absl::StrContains(top_k.status().message(), "TopK")) << top_k.status();
 }
 
 TEST(CustomCallsTest, BadRegistrationsAreRefused) {

@@ -29,6 +29,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -105,6 +106,13 @@ struct CompileOptions {
   // Stacked: one more, leading, dimension of size N; device d's is index d.
   // A count the module does not fit is an InvalidArgument error naming both.
   int devices = 1;
+  // Custom-call targets for this executable only, over (and in place of
+  // same-named) targets registered with the client: say the Python
+  // callbacks of one JAX lowering (jax.debug.print, pure_callback), whose
+  // target name every lowering shares. See Client::RegisterCustomCall for
+  // what a function sees. A compile with any is never shared through the
+  // cache (its functions have no fingerprint).
+  std::vector<std::pair<std::string, ::hloc::CustomCallFunction>> custom_calls;
 };
 
 // Element type and dimensions of one argument or result.

@@ -81,9 +81,8 @@ std::shared_ptr<const CustomCallHandler> CustomCallTargets::FindFor(
   return Find(hlo.attrs().custom_call_target);
 }
 
-CustomCallRegistry::CustomCallRegistry() : current_(std::make_shared<CustomCallTargets>()) {}
-
-absl::Status CustomCallRegistry::Register(std::string target, CustomCallFunction function) {
+absl::StatusOr<std::shared_ptr<const CustomCallTargets>> CustomCallTargets::With(
+    std::string target, CustomCallFunction function) const {
   if (target.empty()) {
     return absl::InvalidArgumentError("a custom-call target needs a name");
   }
@@ -100,8 +99,7 @@ absl::Status CustomCallRegistry::Register(std::string target, CustomCallFunction
   handler->function = std::move(function);
   handler->registration = NextRegistration();
 
-  std::lock_guard<std::mutex> lock(mu_);
-  auto next = std::make_shared<CustomCallTargets>(*current_);
+  auto next = std::make_shared<CustomCallTargets>(*this);
   next->handlers_[target] = std::move(handler);
   std::vector<std::pair<std::string, uint64_t>> entries;
   for (const auto& [name, h] : next->handlers_) entries.emplace_back(name, h->registration);
@@ -110,7 +108,17 @@ absl::Status CustomCallRegistry::Register(std::string target, CustomCallFunction
   for (const auto& [name, registration] : entries) {
     absl::StrAppend(&next->fingerprint_, name.size(), ":", name, "=", registration, ";");
   }
-  current_ = std::move(next);
+  return std::shared_ptr<const CustomCallTargets>(std::move(next));
+}
+
+CustomCallRegistry::CustomCallRegistry() : current_(std::make_shared<CustomCallTargets>()) {}
+
+absl::Status CustomCallRegistry::Register(std::string target, CustomCallFunction function) {
+  std::lock_guard<std::mutex> lock(mu_);
+  absl::StatusOr<std::shared_ptr<const CustomCallTargets>> next =
+      current_->With(std::move(target), std::move(function));
+  if (!next.ok()) return next.status();
+  current_ = *std::move(next);
   return absl::OkStatus();
 }
 

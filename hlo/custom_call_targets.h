@@ -31,6 +31,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "hlo/instruction.h"
@@ -84,6 +85,12 @@ class CustomCallTargets {
   bool empty() const { return handlers_.empty(); }
   // Names and registrations, sorted: equal exactly when the tables are.
   const std::string& fingerprint() const { return fingerprint_; }
+  // This table with `target` added, or put in place of the same-named one
+  // (a new registration number: the fingerprint differs from every other
+  // table's). InvalidArgument for an empty name, a missing function, or a
+  // target hloc implements itself ("TopK").
+  absl::StatusOr<std::shared_ptr<const CustomCallTargets>> With(std::string target,
+                                                                CustomCallFunction function) const;
 
  private:
   friend class CustomCallRegistry;

@@ -7,17 +7,19 @@ namespace hloc {
 absl::flat_hash_set<const HloInstruction*> LiveFromRoot(const HloComputation& computation) {
   absl::flat_hash_set<const HloInstruction*> live;
   if (computation.root() == nullptr) return live;
-  std::vector<const HloInstruction*> stack = {computation.root()};
-  live.insert(computation.root());
+  std::vector<const HloInstruction*> stack;
+  auto reach = [&](const HloInstruction* hlo) {
+    if (live.insert(hlo).second) stack.push_back(hlo);
+  };
+  reach(computation.root());
+  for (const HloInstruction* hlo : computation.instructions()) {
+    if (hlo->HasSideEffect()) reach(hlo);
+  }
   while (!stack.empty()) {
     const HloInstruction* hlo = stack.back();
     stack.pop_back();
-    for (const HloInstruction* operand : hlo->operands()) {
-      if (live.insert(operand).second) stack.push_back(operand);
-    }
-    for (const HloInstruction* predecessor : hlo->control_predecessors()) {
-      if (live.insert(predecessor).second) stack.push_back(predecessor);
-    }
+    for (const HloInstruction* operand : hlo->operands()) reach(operand);
+    for (const HloInstruction* predecessor : hlo->control_predecessors()) reach(predecessor);
   }
   return live;
 }

@@ -1,6 +1,9 @@
-// What a computation's root needs: the instructions it reaches through
-// operands and control predecessors, itself included. An instruction outside
-// this set is dead: neither the interpreter nor a compiled program runs it.
+// What a computation must run: what its root reaches through operands and
+// control predecessors, itself included, and every instruction with a side
+// effect (HloInstruction::HasSideEffect: a custom call marked
+// custom_call_has_side_effect, say JAX's jax.debug.print, an outfeed, a
+// send) with what that reaches in turn. Anything else is dead: neither the
+// interpreter nor a compiled program runs it, and it cannot fail a run.
 #ifndef HLOC_HLO_LIVE_INSTRUCTIONS_H_
 #define HLOC_HLO_LIVE_INSTRUCTIONS_H_
 

@@ -414,9 +414,16 @@ class PyClient {
                                         const std::string& pipeline,
                                         std::vector<std::string> disabled_passes,
                                         const std::string& dump_dir, bool allow_interpreter_ops,
-                                        int devices) {
+                                        int devices,
+                                        std::vector<std::pair<std::string, nb::callable>> calls) {
     CompileOptions options;
     options.devices = devices;
+    // The executable's own targets: `call` as RegisterCustomCall takes it.
+    for (auto& [target, call] : calls) {
+      std::shared_ptr<PythonFunction> kept = KeepPythonFunction(call);
+      options.custom_calls.emplace_back(
+          target, [kept](const CustomCallFrame& frame) { return CallPython(*kept, frame); });
+    }
     options.backend = Unwrap(ParseBackend(backend));
     options.pipeline = pipeline;
     options.disabled_passes = std::move(disabled_passes);
@@ -509,7 +516,8 @@ NB_MODULE(_hloc, m) {
       .def("compile", &PyClient::Compile, nb::arg("module"), nb::arg("is_path"),
            nb::arg("backend"), nb::arg("pipeline"), nb::arg("disabled_passes"),
            nb::arg("dump_dir"), nb::arg("allow_interpreter_ops"),
-           nb::arg("devices") = 1)
+           nb::arg("devices") = 1,
+           nb::arg("custom_calls") = std::vector<std::pair<std::string, nb::callable>>())
       .def("register_custom_call", &PyClient::RegisterCustomCall, nb::arg("target"),
            nb::arg("call"))
       .def_prop_ro("cache_hits", &PyClient::cache_hits);

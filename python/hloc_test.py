@@ -447,6 +447,54 @@ class CustomCallTest(unittest.TestCase):
         with self.assertRaises(ValueError):
             hloc.register_custom_call("TopK", lambda x: x)
 
+    def test_executable_scoped_functions(self):
+        # compile(custom_calls=...) gives one executable its own functions,
+        # over a registered function of the same name; others keep theirs.
+        hloc.register_custom_call("py_scoped", lambda x, n: (x, n.sum()))
+        x = np.arange(6, dtype=np.float32)
+        n = np.array([1, 2, 3], np.int32)
+        for backend in ["host", "interpreter"]:
+            exes = [hloc.compile(CUSTOM % "py_scoped", backend=backend, custom_calls={
+                "py_scoped": hloc.CustomCall(
+                    lambda x, n, backend_config, k=k: (x * float(backend_config) + k, n.sum()),
+                    pass_backend_config=True)}) for k in (10, 20)]
+            plain = hloc.compile(CUSTOM % "py_scoped", backend=backend, custom_calls={
+                "py_scoped": lambda x, n: (-x, n.sum() + 1)})
+            registered = hloc.compile(CUSTOM % "py_scoped", backend=backend)
+            np.testing.assert_allclose(exes[0](x, n)[0], x * 2 + 10, rtol=1e-6)
+            np.testing.assert_allclose(exes[1](x, n)[0], x * 2 + 20, rtol=1e-6)
+            self.assertEqual(int(plain(x, n)[1]), 7)
+            np.testing.assert_allclose(registered(x, n)[0], x, rtol=1e-6)
+        with self.assertRaisesRegex(TypeError, "py_scoped"):
+            hloc.compile(CUSTOM % "py_scoped", custom_calls={"py_scoped": 3})
+        with self.assertRaises(TypeError):
+            hloc.compile(CUSTOM % "py_scoped", custom_calls=[("py_scoped", abs)])
+        with self.assertRaises(ValueError):
+            hloc.compile(CUSTOM % "py_scoped", backend="host",
+                         custom_calls={"TopK": lambda x: x})
+
+    def test_side_effects_nothing_reads_run(self):
+        # As jax.debug.print lowers: a side-effecting custom call whose
+        # (empty) result nothing reads still runs, once per call.
+        module = """
+HloModule printed
+ENTRY main {
+  x = f32[3] parameter(0)
+  e = f32[3] exponential(x)
+  p = () custom-call(e), custom_call_target="py_print", custom_call_has_side_effect=true
+  ROOT n = f32[3] negate(x)
+}
+"""
+        seen = []
+        for backend in ["host", "interpreter"]:
+            exe = hloc.compile(module, backend=backend, custom_calls={
+                "py_print": lambda e: (seen.append(e.copy()), ())[1]})
+            x = np.array([0, 1, 2], np.float32)
+            for _ in range(2):
+                np.testing.assert_array_equal(exe(x)[0], -x)
+        self.assertEqual(len(seen), 4)
+        np.testing.assert_allclose(seen[-1], np.exp([0, 1, 2]), rtol=1e-5)
+
     def test_reregistering_compiles_anew(self):
         hloc.register_custom_call("py_version", lambda x, n: (x + 1, n.sum()))
         first = hloc.compile(CUSTOM % "py_version", backend="host")

@@ -1,6 +1,7 @@
 """hloc.jax.jit against jax.jit on the same inputs: every JAX zoo model, a
 grad training step, lax.scan and while_loop, pytrees, static and keyword
-arguments, bf16 / f16 / int8."""
+arguments, bf16 / f16 / int8, host callbacks (jax.debug.print,
+pure_callback, io_callback)."""
 
 import sys
 import unittest
@@ -189,6 +190,64 @@ class FeatureTest(unittest.TestCase):
         self.assertEqual(errors, [])
         for g, w in zip(got, want):
             assert_trees_close(self, g, w)
+
+    def test_host_callbacks(self):
+        # jax.debug.print, pure_callback and io_callback (ordered too) lower
+        # to custom calls back into Python, which hloc runs; ordered
+        # callbacks keep the order of calls.
+        import contextlib
+        import io
+        from jax.experimental import io_callback
+
+        def f(x):
+            jax.debug.print("x={x}", x=x)
+            y = jax.pure_callback(lambda a: np.sin(a) * 2,
+                                  jax.ShapeDtypeStruct(x.shape, x.dtype), x)
+            return y + 1
+
+        x = np.array([0.0, 0.5, 1.0], np.float32)
+        hf = hloc.jax.jit(f, backend="host")
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            got = hf(x)
+            jax.effects_barrier()
+        self.assertIn("x=[0.  0.5 1. ]", printed.getvalue())
+        assert_trees_close(self, got, jax.jit(f)(x))
+        self.assertEqual(hf.executable(x).stats["interpreter_ops"], 0)
+
+        seen = []
+
+        def g(x):
+            def body(c, i):
+                c = c + io_callback(lambda a, i: (seen.append(int(i)), a * 2)[1],
+                                    jax.ShapeDtypeStruct(c.shape, c.dtype), c, i)
+                return c, c.sum()
+            return lax.scan(body, x, jnp.arange(4))
+
+        assert_trees_close(self, hloc.jax.jit(g, backend="host")(x), jax.jit(g)(x))
+        self.assertEqual(seen[:4], [0, 1, 2, 3])
+
+        order = []
+
+        def k(i):
+            jax.debug.print("i={i}", i=i, ordered=True)
+            return io_callback(lambda a: (order.append(int(a)), a + 1)[1],
+                               jax.ShapeDtypeStruct((), jnp.int32), i, ordered=True) * 2
+
+        hk = hloc.jax.jit(k, backend="host")
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            results = [hk(jnp.int32(i)) for i in range(50)]
+            jax.effects_barrier()
+        self.assertEqual(order, list(range(50)))
+        self.assertEqual([int(r) for r in results], [2 * (i + 1) for i in range(50)])
+        self.assertEqual(printed.getvalue().split(), [f"i={i}" for i in range(50)])
+
+        def broken(x):
+            return jax.pure_callback(lambda a: 1 / 0, jax.ShapeDtypeStruct(x.shape, x.dtype), x)
+
+        with self.assertRaisesRegex(Exception, "ZeroDivisionError"):
+            np.asarray(hloc.jax.jit(broken, backend="host")(x))
 
     def test_a_freed_function_fails_cleanly(self):
         import gc

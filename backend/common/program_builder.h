@@ -18,9 +18,10 @@
 // Instructions that only regroup or reinterpret data (tuple, get-tuple-
 // element, bitcast, same-size reshape, optimization barriers, call results,
 // annotation custom calls) reuse their operands' buffers; the rest define
-// new temporaries. Only what the root needs is emitted, as in the
-// interpreter: a dead op (say a custom call nothing reads) must neither run
-// nor fail.
+// new temporaries. Only what the root needs, and what has a side effect
+// (hlo/live_instructions.h), is emitted, as in the interpreter: a dead op
+// (say a pure custom call nothing reads) must neither run nor fail, and a
+// side effect nothing reads (jax.debug.print's custom call) still runs.
 //
 // Choices, per instruction:
 //   fusion        a kernel for the fused computation, else its ops one by one

@@ -156,26 +156,35 @@ absl::StatusOr<const ComputationPlan*> Evaluator::PlanFor(const HloComputation& 
         absl::StrCat("computation ", computation.name(), " has no root"));
   }
   auto plan = std::make_unique<ComputationPlan>();
-  // Instructions reachable from the root through operands.
+  // Instructions reachable through operands from the side effects (in post
+  // order) and then the root (hlo/live_instructions.h), each after its
+  // operands.
   absl::flat_hash_map<const HloInstruction*, int> slot;
   std::vector<std::pair<const HloInstruction*, size_t>> stack;
   absl::flat_hash_map<const HloInstruction*, bool> visited;
-  stack.push_back({computation.root(), 0});
-  visited[computation.root()] = true;
-  while (!stack.empty()) {
-    auto& [node, next] = stack.back();
-    if (next < node->operands().size()) {
-      const HloInstruction* op = node->operand(next++);
-      if (!visited[op]) {
-        visited[op] = true;
-        stack.push_back({op, 0});
+  auto visit = [&](const HloInstruction* start) {
+    if (visited[start]) return;
+    visited[start] = true;
+    stack.push_back({start, 0});
+    while (!stack.empty()) {
+      auto& [node, next] = stack.back();
+      if (next < node->operands().size()) {
+        const HloInstruction* op = node->operand(next++);
+        if (!visited[op]) {
+          visited[op] = true;
+          stack.push_back({op, 0});
+        }
+        continue;
       }
-      continue;
+      slot[node] = static_cast<int>(plan->order.size());
+      plan->order.push_back(node);
+      stack.pop_back();
     }
-    slot[node] = static_cast<int>(plan->order.size());
-    plan->order.push_back(node);
-    stack.pop_back();
+  };
+  for (const HloInstruction* hlo : computation.MakeInstructionPostOrder()) {
+    if (hlo->HasSideEffect()) visit(hlo);
   }
+  visit(computation.root());
   // A broadcast of a scalar whose users all accept a scalar operand in its
   // place (elementwise binary ops, compare, select, clamp) is never
   // materialized: its users read the scalar.
@@ -253,6 +262,8 @@ absl::StatusOr<Value> Evaluator::Run(const HloComputation& computation,
       return v.status();
     }
     values[i] = *std::move(v);
+    // A side effect nothing reads (jax.debug.print's custom call).
+    if (plan->use_counts[i] == 0 && static_cast<int>(i) != plan->root_slot) values[i] = Value();
     for (int s : plan->operand_slots[i]) {
       if (--remaining[s] == 0 && s != plan->root_slot) values[s] = Value();
     }
@@ -660,8 +671,8 @@ absl::StatusOr<Literal> Evaluate(const HloModule& module, absl::Span<const Liter
 
 absl::Status CheckCustomCallTargets(const HloModule& module,
                                     const CustomCallTargets* custom_calls) {
-  // Only what a computation's root needs is evaluated: a dead custom call
-  // must not fail (the program builder's rule too).
+  // Only live instructions (hlo/live_instructions.h) are evaluated: a dead
+  // pure custom call must not fail (the program builder's rule too).
   for (const HloComputation* computation : module.computations()) {
     const absl::flat_hash_set<const HloInstruction*> live = LiveFromRoot(*computation);
     for (const HloInstruction* hlo : computation->MakeInstructionPostOrder()) {

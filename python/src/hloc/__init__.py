@@ -33,6 +33,7 @@ BackendUnavailableError = _hloc.BackendUnavailableError
 __all__ = [
     "BackendUnavailableError",
     "CompileError",
+    "CustomCall",
     "Error",
     "Executable",
     "Profile",
@@ -109,28 +110,8 @@ def _client(num_threads=0, collective_timeout=None):
 atexit.register(_hloc._release_custom_call_functions)
 
 
-def register_custom_call(target, fn, *, pass_backend_config=False):
-    """Makes `fn` the implementation of custom-call target `target`.
-
-    A module's ``custom-call(...)`` with ``custom_call_target="<target>"``
-    then calls ``fn(*operands)`` (``fn(*operands, backend_config=str)`` with
-    pass_backend_config=True): one numpy array per array leaf of the
-    operands, depth-first. The operands are read-only views of hloc's
-    memory, not copies, valid during the call only (copy one to keep it).
-    ``fn`` returns the result: one array (anything np.asarray takes) for an
-    array-shaped custom call, a tuple or list of them, one per array leaf,
-    for a tuple-shaped one. Each is converted to the result's dtype (same
-    kind casting) and must have its shape.
-
-    It runs on the host, interpreter and cuda backends (on cuda between
-    the GPU's steps, on host copies of the operands and results), possibly
-    from several threads (hloc takes the GIL for it). An exception in ``fn`` makes the run raise hloc.Error naming the
-    instruction, the target and the exception. Executables compiled before
-    a registration keep the function they were compiled with; compiling
-    again after registering gives a new executable. A custom call whose
-    target is neither registered nor built into hloc ("TopK") fails to
-    compile (CompileError).
-    """
+def _wrap_custom_call(target, fn, pass_backend_config):
+    """What native code calls for `fn`: checks and converts its results."""
     if not isinstance(target, str) or not target:
         raise ValueError("target must be a non-empty str")
     if not callable(fn):
@@ -169,11 +150,50 @@ def register_custom_call(target, fn, *, pass_backend_config=False):
             out.append(array)
         return out
 
+    return call
+
+
+def register_custom_call(target, fn, *, pass_backend_config=False):
+    """Makes `fn` the implementation of custom-call target `target`.
+
+    A module's ``custom-call(...)`` with ``custom_call_target="<target>"``
+    then calls ``fn(*operands)`` (``fn(*operands, backend_config=str)`` with
+    pass_backend_config=True): one numpy array per array leaf of the
+    operands, depth-first. The operands are read-only views of hloc's
+    memory, not copies, valid during the call only (copy one to keep it).
+    ``fn`` returns the result: one array (anything np.asarray takes) for an
+    array-shaped custom call, a tuple or list of them, one per array leaf,
+    for a tuple-shaped one. Each is converted to the result's dtype (same
+    kind casting) and must have its shape.
+
+    It runs on the host, interpreter and cuda backends (on cuda between
+    the GPU's steps, on host copies of the operands and results), possibly
+    from several threads (hloc takes the GIL for it). An exception in ``fn`` makes the run raise hloc.Error naming the
+    instruction, the target and the exception. Executables compiled before
+    a registration keep the function they were compiled with; compiling
+    again after registering gives a new executable. A custom call whose
+    target is neither registered nor built into hloc ("TopK") fails to
+    compile (CompileError). For functions that belong to one executable,
+    see compile(..., custom_calls=...).
+    """
+    call = _wrap_custom_call(target, fn, pass_backend_config)
     _client()  # The default client checks the name (ValueError) before it is kept.
     with _client_lock:
         for client in _clients.values():
             client.register_custom_call(target, call)
         _custom_calls[target] = call
+
+
+class CustomCall:
+    """A function for ``compile(..., custom_calls={target: CustomCall(fn, ...)})``,
+    with how it is called: as register_custom_call's `pass_backend_config`
+    says. A plain callable there is ``CustomCall(fn)``."""
+
+    def __init__(self, fn, *, pass_backend_config=False):
+        if not callable(fn):
+            raise TypeError(f"fn must be callable, got {type(fn).__name__}")
+        self.fn = fn
+        self.pass_backend_config = bool(pass_backend_config)
 
 
 def unavailable_reason(backend):
@@ -386,7 +406,7 @@ class Executable:
 
 def compile(module, backend="auto", *, pipeline="default", disabled_passes=(),
             dump_dir=None, allow_interpreter_ops=True, num_threads=0, devices=1,
-            collective_timeout=None):
+            collective_timeout=None, custom_calls=None):
     """Loads, verifies, optimizes and compiles `module`.
 
     module: HLO text (str), serialized HloModuleProto / HloProto / HloSnapshot
@@ -415,6 +435,10 @@ def compile(module, backend="auto", *, pipeline="default", disabled_passes=(),
         executable's communicators are aborted (it must then be compiled
         again); 0: no watchdog (NCCL may wait forever). None: the
         environment's HLOC_NCCL_TIMEOUT when set, else 300.
+    custom_calls: {target: fn or CustomCall(fn, pass_backend_config=True)},
+        functions of this executable only, called as register_custom_call
+        describes; they take precedence over registered targets of the same
+        name. Such a compile is not shared through the cache.
 
     Identical requests return the same Executable from an in-memory cache.
     Raises CompileError for modules that do not parse, verify or compile
@@ -453,8 +477,19 @@ def compile(module, backend="auto", *, pipeline="default", disabled_passes=(),
         if not collective_timeout >= 0:  # NaN too.
             raise ValueError("collective_timeout: expected seconds >= 0 (0: no watchdog), got "
                              f"{collective_timeout!r}")
+    calls = []
+    if custom_calls is not None:
+        if not hasattr(custom_calls, "items"):
+            raise TypeError("custom_calls: expected a mapping of target to function, got "
+                            f"{type(custom_calls).__name__}")
+        for target, fn in custom_calls.items():
+            if not isinstance(fn, CustomCall) and not callable(fn):
+                raise TypeError(f"custom_calls[{target!r}]: expected a callable or "
+                                f"hloc.CustomCall, got {type(fn).__name__}")
+            spec = fn if isinstance(fn, CustomCall) else CustomCall(fn)
+            calls.append((target, _wrap_custom_call(target, spec.fn, spec.pass_backend_config)))
     native = _client(num_threads, collective_timeout).compile(
         data, is_path, backend, pipeline, [str(p) for p in disabled_passes],
         "" if dump_dir is None else os.fspath(dump_dir), bool(allow_interpreter_ops),
-        devices)
+        devices, calls)
     return Executable(native)

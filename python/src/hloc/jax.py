@@ -43,6 +43,7 @@ collectives it made and any op it ran replicated for want of a rule.
 """
 
 import functools
+import re
 import threading
 import weakref
 
@@ -170,6 +171,11 @@ class _Jitted:
                 if self._backend == "auto":
                     options["backend"] = "host"
             options.setdefault("backend", self._backend)
+            callbacks = _host_callbacks(lowered)
+            if callbacks:
+                options["custom_calls"] = {
+                    _CALLBACK_TARGET: hloc.CustomCall(_CallbackDispatch(callbacks),
+                                                      pass_backend_config=True)}
             executable = hloc.compile(proto, **options)
             out_avals = jax.tree_util.tree_leaves(lowered.out_info)
             if len(out_avals) != len(executable.results):
@@ -276,6 +282,47 @@ def _output_shardings(executable, out_avals):
 
     return [s if s is not None else jax.sharding.NamedSharding(jax_mesh, spec(dims))
             for s, dims in zip(named, mesh["results"])]
+
+
+# The custom call through which JAX's CPU lowering calls back into Python
+# (jax.debug.print, jax.pure_callback, io_callback); its backend_config
+# names the callback by its index in the lowering's host callbacks.
+_CALLBACK_TARGET = "xla_ffi_python_cpu_callback"
+_CALLBACK_INDEX = re.compile(r"\bindex\s*=\s*(\d+)")
+
+
+def _host_callbacks(lowered):
+    """The Python functions JAX's lowering calls back, by index."""
+    try:
+        return list(lowered._lowering.compile_args.get("host_callbacks", ()))
+    except (AttributeError, TypeError):
+        return []
+
+
+def _without_token(fn):
+    """The callback itself where JAX wrapped it to pass an ordered effect's
+    token through (``fn(token, *args) -> (token, *results)``): hloc hands a
+    callback its arrays only, tokens being ordering, not data."""
+    code = getattr(fn, "__code__", None)
+    if code is not None and "callback_without_token" in code.co_freevars and fn.__closure__:
+        return fn.__closure__[code.co_freevars.index("callback_without_token")].cell_contents
+    return fn
+
+
+class _CallbackDispatch:
+    """Runs callback `index` (from the custom call's backend_config) of one
+    lowering; its operands are the custom call's arrays (tokens skipped),
+    its results the custom call's arrays, in order."""
+
+    def __init__(self, callbacks):
+        self._callbacks = [_without_token(fn) for fn in callbacks]
+
+    def __call__(self, *operands, backend_config):
+        match = _CALLBACK_INDEX.search(backend_config)
+        if match is None or int(match.group(1)) >= len(self._callbacks):
+            raise hloc.Error(f"hloc.jax.jit: no host callback for backend_config "
+                             f"{backend_config!r} ({len(self._callbacks)} in the lowering)")
+        return tuple(self._callbacks[int(match.group(1))](*operands))
 
 
 def _lowered_devices(lowered):
