@@ -286,6 +286,22 @@ TEST(ApiDynamicTest, ScatterWithRuntimeSizes) {
                          "(set-dimension-size)", {2, 6});
 }
 
+// Reduce-windows and convolutions over runtime-sized dimensions.
+TEST(ApiDynamicTest, WindowsOverRuntimeSizes) {
+  auto client = NewClient();
+  for (Backend backend : kBackends) {
+    SCOPED_TRACE(BackendName(backend));
+    std::shared_ptr<Executable> exe = CompileOn(*client, mods::kWindowsRuntimeSized, backend);
+    if (exe == nullptr) continue;
+    for (int n : {0, 1, 3, 8}) {
+      SCOPED_TRACE(n);
+      std::vector<Literal> arguments;
+      arguments.push_back(Arg(mods::DynamicParametersP(n)));
+      ExpectInterpretersAnswer(mods::kWindowsRuntimeSized, *exe, arguments);
+    }
+  }
+}
+
 // Calls whose callees have dynamic shapes.
 TEST(ApiDynamicTest, CallsWithDynamicShapes) {
   auto client = NewClient();

@@ -119,6 +119,7 @@ absl::Status ComputationPadder::Visit(HloInstruction* i, const Shape& declared, 
   if (op == HloOpcode::kConditional) return VisitConditional(i, declared);
   if (op == HloOpcode::kSort) return VisitSort(i, out);
   if (op == HloOpcode::kReduce) return VisitReduce(i, out);
+  if (op == HloOpcode::kReduceWindow) return VisitReduceWindow(i, out);
   if (!i->shape().IsArray()) {
     return Refuse(*i, "a tuple-valued instruction with runtime-sized elements and no rule for it "
                       "(tuple, get-tuple-element, sort and reduce have one)");
@@ -146,6 +147,7 @@ absl::Status ComputationPadder::Visit(HloInstruction* i, const Shape& declared, 
     }
     case HloOpcode::kReverse: return VisitReverse(i, out);
     case HloOpcode::kDot: return VisitDot(i, out);
+    case HloOpcode::kConvolution: return VisitConvolution(i, out);
     case HloOpcode::kReshape: return VisitReshape(i, declared, out);
     case HloOpcode::kSlice: return VisitSlice(i, declared, out);
     case HloOpcode::kGather: return VisitGather(i, out);
@@ -294,6 +296,141 @@ absl::Status ComputationPadder::VisitReduce(HloInstruction* i, Sizes* out) {
     return absl::OkStatus();
   }
   *out = kept;
+  return absl::OkStatus();
+}
+
+namespace {
+
+bool TrivialWindow(const xla::WindowDimension& w) {
+  return w.size() == 1 && w.stride() <= 1 && w.padding_low() == 0 && w.padding_high() == 0 &&
+         w.base_dilation() <= 1 && w.window_dilation() <= 1;
+}
+
+// The runtime size of a windowed dimension's result for the input's runtime
+// size `n` (an s32 scalar): max((n - 1) * base_dilation + 1, 0) elements,
+// padded, then slid over by a window of `window_size` elements:
+// max(padded - effective_window + stride, 0) / stride.
+HloInstruction* WindowedSize(ExpansionBuilder& b, HloInstruction* n,
+                             const xla::WindowDimension& w, int64_t window_size) {
+  const int64_t base = std::max<int64_t>(w.base_dilation(), 1);
+  const int64_t dilation = std::max<int64_t>(w.window_dilation(), 1);
+  const int64_t stride = std::max<int64_t>(w.stride(), 1);
+  HloInstruction* zero = b.IndexScalar(xla::S32, 0);
+  HloInstruction* dilated = b.Binary(
+      HloOpcode::kMaximum,
+      b.Binary(HloOpcode::kAdd, b.Binary(HloOpcode::kMultiply, n, b.IndexScalar(xla::S32, base)),
+               b.IndexScalar(xla::S32, 1 - base)),
+      zero);
+  const int64_t offset =
+      w.padding_low() + w.padding_high() - ((window_size - 1) * dilation + 1) + stride;
+  HloInstruction* span = b.Binary(HloOpcode::kAdd, dilated, b.IndexScalar(xla::S32, offset));
+  return b.Binary(HloOpcode::kDivide, b.Binary(HloOpcode::kMaximum, span, zero),
+                  b.IndexScalar(xla::S32, stride));
+}
+
+}  // namespace
+
+// Windows over a runtime-sized dimension: the padding past the size holds
+// each input's init value, which is what the op pads with, so every result
+// element inside the runtime size sees what it would on the smaller array.
+absl::Status ComputationPadder::VisitReduceWindow(HloInstruction* i, Sizes* out) {
+  ExpansionBuilder b(computation_, i);
+  const int64_t inputs = i->operand_count() / 2;
+  const xla::Window& window = i->attrs().window;
+  Sizes sizes = SizesOf(i->operand(0));
+  for (int64_t k = 1; k < inputs; ++k) {
+    const Sizes s = SizesOf(i->operand(k));
+    for (size_t d = 0; d < sizes.size() && d < s.size(); ++d) {
+      Unify(b, *i, static_cast<int64_t>(d), s[d], &sizes[d]);
+    }
+  }
+  if (window.dimensions_size() != static_cast<int>(sizes.size())) {
+    return Refuse(*i, "its window's rank is not its input's");
+  }
+  Sizes result(sizes.size(), nullptr);
+  std::vector<HloInstruction*> masked(i->operands().begin(), i->operands().begin() + inputs);
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] == nullptr) continue;
+    const xla::WindowDimension& w = window.dimensions(static_cast<int>(d));
+    if (TrivialWindow(w)) {
+      result[d] = sizes[d];
+      continue;
+    }
+    for (int64_t k = 0; k < inputs; ++k) {
+      masked[k] = Mask(b, masked[k], static_cast<int64_t>(d), sizes[d], i->operand(inputs + k));
+    }
+    result[d] = WindowedSize(b, sizes[d], w, w.size());
+  }
+  HLOC_RETURN_IF_ERROR(b.status());
+  for (int64_t k = 0; k < inputs; ++k) {
+    if (masked[k] != i->operand(k)) i->ReplaceOperandWith(k, masked[k]);
+  }
+  if (i->shape().IsTuple()) {
+    out->clear();
+    if (AnySize(result)) {
+      LeafSizes& leaves = leaf_sizes_[i];
+      for (int64_t k = 0; k < inputs; ++k) leaves[{k}] = result;
+    }
+    return absl::OkStatus();
+  }
+  *out = result;
+  return absl::OkStatus();
+}
+
+// Runtime-sized input batch, input features or input spatial dimensions,
+// and kernel output features: the input is masked with zeros where it is
+// read past a runtime size (the op pads with zeros), and so is the kernel
+// along runtime-sized input features (garbage padding could be inf, and
+// inf * 0 is nan). A runtime-sized kernel window, and runtime sizes mixed
+// with feature or batch groups, are refused.
+absl::Status ComputationPadder::VisitConvolution(HloInstruction* i, Sizes* out) {
+  ExpansionBuilder b(computation_, i);
+  const xla::ConvolutionDimensionNumbers& dn = i->attrs().convolution_dimension_numbers;
+  const xla::Window& window = i->attrs().window;
+  HloInstruction* lhs = i->operand(0);
+  HloInstruction* rhs = i->operand(1);
+  const Sizes ls = SizesOf(lhs), rs = SizesOf(rhs);
+  const bool grouped = i->attrs().feature_group_count != 1 || i->attrs().batch_group_count != 1;
+  for (int k = 0; k < dn.kernel_spatial_dimensions_size(); ++k) {
+    if (rs[dn.kernel_spatial_dimensions(k)] != nullptr) {
+      return Refuse(*i, "its kernel's window is runtime-sized");
+    }
+  }
+  // Runtime-sized input features on either side: both sides' sizes must
+  // agree at run time (a static side's is its bound).
+  HloInstruction* features = nullptr;
+  if (ls[dn.input_feature_dimension()] != nullptr ||
+      rs[dn.kernel_input_feature_dimension()] != nullptr) {
+    features = SizeOrBound(b, lhs, dn.input_feature_dimension());
+    Unify(b, *i, dn.input_feature_dimension(),
+          SizeOrBound(b, rhs, dn.kernel_input_feature_dimension()), &features);
+  }
+  if (grouped && (features != nullptr || ls[dn.input_batch_dimension()] != nullptr ||
+                  rs[dn.kernel_output_feature_dimension()] != nullptr)) {
+    return Refuse(*i, "runtime-sized batch or features with feature or batch groups");
+  }
+  HloInstruction* masked_lhs = lhs;
+  HloInstruction* masked_rhs = rhs;
+  if (features != nullptr) {
+    masked_lhs = Mask(b, masked_lhs, dn.input_feature_dimension(), features,
+                      b.Scalar(lhs->shape().element_type(), 0));
+    masked_rhs = Mask(b, masked_rhs, dn.kernel_input_feature_dimension(), features,
+                      b.Scalar(rhs->shape().element_type(), 0));
+  }
+  out->assign(i->shape().rank(), nullptr);
+  (*out)[dn.output_batch_dimension()] = ls[dn.input_batch_dimension()];
+  (*out)[dn.output_feature_dimension()] = rs[dn.kernel_output_feature_dimension()];
+  for (int k = 0; k < dn.input_spatial_dimensions_size(); ++k) {
+    const int64_t d = dn.input_spatial_dimensions(k);
+    if (ls[d] == nullptr) continue;
+    const xla::WindowDimension& w = window.dimensions(k);
+    masked_lhs = Mask(b, masked_lhs, d, ls[d], b.Scalar(lhs->shape().element_type(), 0));
+    (*out)[dn.output_spatial_dimensions(k)] =
+        WindowedSize(b, ls[d], w, rhs->shape().dimensions(dn.kernel_spatial_dimensions(k)));
+  }
+  HLOC_RETURN_IF_ERROR(b.status());
+  if (masked_lhs != lhs) i->ReplaceOperandWith(0, masked_lhs);
+  if (masked_rhs != rhs) i->ReplaceOperandWith(1, masked_rhs);
   return absl::OkStatus();
 }
 

@@ -15,6 +15,13 @@
 //                              select(iota < size, x, init)
 //   dot contracting a sized    both operands masked with zeros (garbage
 //   dim                        padding could be inf, and inf * 0 is nan)
+//   reduce-window over a       each input masked with its init value (what
+//   sized dim                  the op pads with); size from the window
+//   convolution                input masked with zeros along sized
+//                              spatial dims (size from the window) and
+//                              features (the kernel too); sized batch and
+//                              kernel output features carried over; not
+//                              with a sized kernel window or groups
 //   reshape                    static unit dimensions added or dropped
 //                              ([<=n] -> [1, <=n]), or only a sized major
 //                              dimension: [<=n, a, b] -> [<=n * k, ...]

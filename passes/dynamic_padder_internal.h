@@ -197,6 +197,8 @@ class ComputationPadder {
   absl::Status Visit(HloInstruction* i, const Shape& declared, Sizes* out);
   absl::Status VisitReduce(HloInstruction* i, Sizes* out);
   absl::Status VisitDot(HloInstruction* i, Sizes* out);
+  absl::Status VisitReduceWindow(HloInstruction* i, Sizes* out);
+  absl::Status VisitConvolution(HloInstruction* i, Sizes* out);
   absl::Status VisitReshape(HloInstruction* i, const Shape& declared, Sizes* out);
   absl::Status VisitSlice(HloInstruction* i, const Shape& declared, Sizes* out);
   absl::Status VisitGather(HloInstruction* i, Sizes* out);

@@ -569,6 +569,14 @@ TEST(DynamicPadderTest, ScatterWithRuntimeSizes) {
   }
 }
 
+// Reduce-windows and convolutions over runtime-sized dimensions.
+TEST(DynamicPadderTest, WindowsOverRuntimeSizes) {
+  for (int n : {0, 1, 2, 3, 5, 8}) {
+    SCOPED_TRACE(absl::StrCat("n=", n));
+    ExpectSameAnswer(dynamic_test_modules::kWindowsRuntimeSized, {Text(DynamicParametersP(n))});
+  }
+}
+
 // A reduce over a runtime-sized dimension whose init value is not its
 // reducer's identity (init 9 for add, 2 for multiply, 5 for max, and an
 // s32 min from 3): the padding holds the identity, so the init counts once,

@@ -544,6 +544,60 @@ ENTRY main {
 }
 )";
 
+// Windows over runtime-sized dimensions: a cumulative sum (JAX's cumsum), a
+// strided max pool, a base-dilated sum, a variadic (argmax) window, and
+// convolutions over a runtime-sized spatial dimension, runtime-sized input
+// features (kernel sized alike) and a runtime-sized batch.
+inline constexpr char kWindowsRuntimeSized[] = R"(
+HloModule windows_runtime_sized
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+argmax {
+  a = f32[] parameter(0)
+  ai = s32[] parameter(1)
+  b = f32[] parameter(2)
+  bi = s32[] parameter(3)
+  ge = pred[] compare(a, b), direction=GE
+  v = f32[] select(ge, a, b)
+  i = s32[] select(ge, ai, bi)
+  ROOT t = (f32[], s32[]) tuple(v, i)
+}
+ENTRY main {
+  p = f32[<=8] parameter(0)
+  zero = f32[] constant(0)
+  ninf = f32[] constant(-inf)
+  cumsum = f32[<=8] reduce-window(p, zero), window={size=8 pad=7_0}, to_apply=add
+  pool = f32[<=4] reduce-window(p, ninf), window={size=3 stride=2 pad=1_1}, to_apply=max
+  dilated = f32[<=14] reduce-window(p, zero), window={size=2 lhs_dilate=2}, to_apply=add
+  iota = s32[8] iota(), iota_dimension=0
+  n = s32[] get-dimension-size(p), dimensions={0}
+  ids = s32[<=8] set-dimension-size(iota, n), dimensions={0}
+  none = s32[] constant(-1)
+  am = (f32[<=7], s32[<=7]) reduce-window(p, ids, ninf, none), window={size=2}, to_apply=argmax
+  amv = f32[<=7] get-tuple-element(am), index=0
+  ami = s32[<=7] get-tuple-element(am), index=1
+  x = f32[1,<=8,1] reshape(p)
+  k = f32[3,1,2] constant({{{1, -1}}, {{2, 0.5}}, {{-1, 3}}})
+  conv = f32[1,<=4,2] convolution(x, k), window={size=3 stride=2 pad=1_1}, dim_labels=b0f_0io->b0f
+  xf = f32[1,1,<=8] reshape(p)
+  kc = f32[1,8,2] constant({{{1, 2}, {3, 4}, {5, 6}, {7, 8}, {-1, -2}, {-3, -4}, {-5, -6}, {-7, -8}}})
+  kf = f32[1,<=8,2] set-dimension-size(kc, n), dimensions={1}
+  convf = f32[1,1,2] convolution(xf, kf), window={size=1}, dim_labels=b0f_0io->b0f
+  xb = f32[<=8,3,1] broadcast(p), dimensions={0}
+  kb = f32[2,1,1] constant({{{1}}, {{-2}}})
+  convb = f32[<=8,2,1] convolution(xb, kb), window={size=2}, dim_labels=b0f_0io->b0f
+  ROOT out = (f32[<=8], f32[<=4], f32[<=14], f32[<=7], s32[<=7], f32[1,<=4,2], f32[1,1,2], f32[<=8,2,1]) tuple(cumsum, pool, dilated, amv, ami, conv, convf, convb)
+}
+)";
+
 // Calls whose callees have dynamic shapes (one nested in the other): p of
 // size n -> p times (sum of exp of p, plus 1).
 inline constexpr char kDynamicCalls[] = R"(

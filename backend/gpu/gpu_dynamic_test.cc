@@ -188,6 +188,10 @@ const std::vector<DynamicCase>& Cases() {
       {"scatter_runtime_sized", mods::kScatterRuntimeSized, {3, 8},
        [](int n) { return Literals(Arg(mods::DynamicParametersP(n)), Size(3), Size(2)); },
        "argument 0 (parameter %p) dimension 0 has size 9, above its bound 8"},
+      // Reduce-windows and convolutions over runtime-sized dimensions.
+      {"windows_runtime_sized", mods::kWindowsRuntimeSized, {0, 3, 8},
+       [](int n) { return Literals(Arg(mods::DynamicParametersP(n))); },
+       "argument 0 (parameter %p) dimension 0 has size 9, above its bound 8"},
       // Calls whose callees have dynamic shapes (inlined).
       {"dynamic_calls", mods::kDynamicCalls, {0, 1, 5, 8},
        [](int n) { return Literals(Arg(mods::DynamicParametersP(n))); },

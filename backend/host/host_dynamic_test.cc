@@ -303,6 +303,15 @@ TEST(HostDynamicTest, SlicingARuntimeSizedOperand) {
   }
 }
 
+// Reduce-windows and convolutions over runtime-sized dimensions.
+TEST(HostDynamicTest, WindowsOverRuntimeSizes) {
+  for (int n : {0, 1, 2, 3, 5, 8}) {
+    SCOPED_TRACE(absl::StrCat("n=", n));
+    ExpectSameAsInterpreter(dynamic_test_modules::kWindowsRuntimeSized,
+                            {ParseLiteralText(DynamicParametersP(n))});
+  }
+}
+
 // Scatter with runtime-sized indices and updates, into runtime-sized and
 // static operands.
 TEST(HostDynamicTest, ScatterWithRuntimeSizes) {

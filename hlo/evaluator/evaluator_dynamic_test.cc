@@ -163,8 +163,10 @@ ENTRY e {
       << r.status();
 }
 
-TEST(EvaluatorDynamicTest, UnsizedOpIsALocatedError) {
-  constexpr char kCumsum[] = R"(
+// Windows slide over the runtime size: a cumulative sum of the first n
+// elements, and a convolution's result sized by its window.
+TEST(EvaluatorDynamicTest, WindowsSlideOverTheRuntimeSize) {
+  constexpr char kWindows[] = R"(
 HloModule m
 add {
   a = f32[] parameter(0)
@@ -176,13 +178,45 @@ ENTRY e {
   n = s32[] parameter(1)
   d = f32[<=4] set-dimension-size(p, n), dimensions={0}
   z = f32[] constant(0)
-  ROOT w = f32[<=4] reduce-window(d, z), window={size=2 pad=1_0}, to_apply=add
+  w = f32[<=4] reduce-window(d, z), window={size=4 pad=3_0}, to_apply=add
+  x = f32[1,<=4,1] reshape(d)
+  k = f32[2,1,1] constant({{{1}}, {{10}}})
+  c = f32[1,<=3,1] convolution(x, k), window={size=2}, dim_labels=b0f_0io->b0f
+  ROOT t = (f32[<=4], f32[1,<=3,1]) tuple(w, c)
 }
 )";
-  absl::StatusOr<Literal> r = Eval(kCumsum, {L("f32[4]", "{1, 2, 3, 4}"), L("s32[]", "2")});
+  absl::StatusOr<Literal> r = Eval(kWindows, {L("f32[4]", "{1, 2, 3, 4}"), L("s32[]", "3")});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->ToString(), "(f32[3] {1, 3, 6}, f32[1,2,1] {{{21}, {32}}})");
+}
+
+TEST(EvaluatorDynamicTest, UnsizedOpIsALocatedError) {
+  constexpr char kSelectAndScatter[] = R"(
+HloModule m
+ge {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=GE
+}
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  n = s32[] parameter(1)
+  d = f32[<=4] set-dimension-size(p, n), dimensions={0}
+  src = f32[2] constant({1, 2})
+  z = f32[] constant(0)
+  ROOT w = f32[<=4] select-and-scatter(d, src, z), window={size=2 stride=2}, select=ge, scatter=add
+}
+)";
+  absl::StatusOr<Literal> r =
+      Eval(kSelectAndScatter, {L("f32[4]", "{1, 2, 3, 4}"), L("s32[]", "2")});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_NE(r.status().message().find("instruction %w (reduce-window)"), std::string::npos)
+  EXPECT_NE(r.status().message().find("instruction %w (select-and-scatter)"), std::string::npos)
       << r.status();
 }
 

@@ -153,6 +153,66 @@ absl::StatusOr<Dims> DotSizes(const HloInstruction& hlo, const Literal& lhs, con
   return sizes;
 }
 
+// The size of a windowed dimension's result for an input of runtime size
+// `n`: dilated, padded, then slid over by the window (0 where it does not fit).
+int64_t WindowedSize(int64_t n, const xla::WindowDimension& w, int64_t window_size) {
+  const int64_t base = std::max<int64_t>(w.base_dilation(), 1);
+  const int64_t dilation = std::max<int64_t>(w.window_dilation(), 1);
+  const int64_t stride = std::max<int64_t>(w.stride(), 1);
+  const int64_t dilated = n > 0 ? (n - 1) * base + 1 : 0;
+  const int64_t span = dilated + w.padding_low() + w.padding_high() -
+                       ((window_size - 1) * dilation + 1);
+  return span < 0 ? 0 : span / stride + 1;
+}
+
+absl::StatusOr<Dims> ReduceWindowSizes(const HloInstruction& hlo, Operands ops) {
+  const size_t inputs = ops.size() / 2;
+  const Dims& n = ops[0]->shape().dimensions();
+  for (size_t k = 1; k < inputs; ++k) {
+    if (ops[k]->shape().dimensions() != n) {
+      return InstructionError(hlo, "inputs have different runtime sizes");
+    }
+  }
+  const xla::Window& window = hlo.attrs().window;
+  if (window.dimensions_size() != static_cast<int>(n.size())) {
+    return InstructionError(hlo, "the window's rank is not the input's");
+  }
+  Dims sizes;
+  for (size_t d = 0; d < n.size(); ++d) {
+    sizes.push_back(WindowedSize(n[d], window.dimensions(d), window.dimensions(d).size()));
+  }
+  return sizes;
+}
+
+absl::StatusOr<Dims> ConvolutionSizes(const HloInstruction& hlo, const Literal& lhs,
+                                      const Literal& rhs) {
+  const xla::ConvolutionDimensionNumbers& dn = hlo.attrs().convolution_dimension_numbers;
+  const xla::Window& window = hlo.attrs().window;
+  const Dims& l = lhs.shape().dimensions();
+  const Dims& r = rhs.shape().dimensions();
+  const int64_t features = hlo.attrs().feature_group_count;
+  const int64_t batches = hlo.attrs().batch_group_count;
+  if (l[dn.input_feature_dimension()] != r[dn.kernel_input_feature_dimension()] * features) {
+    return InstructionError(hlo, "input features have runtime size ",
+                            l[dn.input_feature_dimension()], ", the kernel's ",
+                            r[dn.kernel_input_feature_dimension()], " (feature groups: ",
+                            features, ")");
+  }
+  if (batches > 1 && l[dn.input_batch_dimension()] % batches != 0) {
+    return InstructionError(hlo, "the batch's runtime size ", l[dn.input_batch_dimension()],
+                            " does not split into ", batches, " batch groups");
+  }
+  Dims sizes = hlo.shape().dimensions();
+  sizes[dn.output_batch_dimension()] = l[dn.input_batch_dimension()] / batches;
+  sizes[dn.output_feature_dimension()] = r[dn.kernel_output_feature_dimension()];
+  for (int k = 0; k < dn.input_spatial_dimensions_size(); ++k) {
+    sizes[dn.output_spatial_dimensions(k)] =
+        WindowedSize(l[dn.input_spatial_dimensions(k)], window.dimensions(k),
+                     r[dn.kernel_spatial_dimensions(k)]);
+  }
+  return sizes;
+}
+
 // The runtime shape of `hlo`'s result (array or tuple of arrays of the same
 // sizes), filling `attrs` changes (slice limits) and operands to cut.
 absl::StatusOr<Shape> RuntimeResultShape(const HloInstruction& hlo, Operands ops,
@@ -250,6 +310,14 @@ absl::StatusOr<Shape> RuntimeResultShape(const HloInstruction& hlo, Operands ops
     }
     case HloOpcode::kDot: {
       HLOC_ASSIGN_OR_RETURN(Dims sizes, DotSizes(hlo, *ops[0], *ops[1]));
+      return RuntimeArrayShape(result, sizes);
+    }
+    case HloOpcode::kReduceWindow: {
+      HLOC_ASSIGN_OR_RETURN(Dims sizes, ReduceWindowSizes(hlo, ops));
+      return same_for_all(sizes);
+    }
+    case HloOpcode::kConvolution: {
+      HLOC_ASSIGN_OR_RETURN(Dims sizes, ConvolutionSizes(hlo, *ops[0], *ops[1]));
       return RuntimeArrayShape(result, sizes);
     }
     case HloOpcode::kIota:

@@ -52,7 +52,8 @@ const char* const kSources[] = {mods::kReduceExp,          mods::kSortReverse,
                                 mods::kSortWithValues,     mods::kLoopAndBranches,
                                 mods::kChecksInLoopAndBranch, mods::kDynamicCalls,
                                 mods::kCheckInLoopCondition, mods::kPadToStaticSliceToDynamic,
-                                mods::kSlicingRuntimeSized, mods::kScatterRuntimeSized};
+                                mods::kSlicingRuntimeSized, mods::kScatterRuntimeSized,
+                                mods::kWindowsRuntimeSized};
 
 bool SmallEnough(const HloModule& module) {
   if (module.instruction_count() > kMaxInstructions) return false;
