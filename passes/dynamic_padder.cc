@@ -287,15 +287,7 @@ absl::Status ComputationPadder::VisitReduce(HloInstruction* i, Sizes* out) {
   for (int64_t d = 0; d < static_cast<int64_t>(s.size()); ++d) {
     if (std::find(reduced.begin(), reduced.end(), d) == reduced.end()) kept.push_back(s[d]);
   }
-  if (i->shape().IsTuple()) {
-    out->clear();
-    if (AnySize(kept)) {
-      LeafSizes& leaves = leaf_sizes_[i];
-      for (int64_t k = 0; k < inputs; ++k) leaves[{k}] = kept;
-    }
-    return absl::OkStatus();
-  }
-  *out = kept;
+  SetSizesOfEveryResult(i, inputs, kept, out);
   return absl::OkStatus();
 }
 
@@ -365,15 +357,7 @@ absl::Status ComputationPadder::VisitReduceWindow(HloInstruction* i, Sizes* out)
   for (int64_t k = 0; k < inputs; ++k) {
     if (masked[k] != i->operand(k)) i->ReplaceOperandWith(k, masked[k]);
   }
-  if (i->shape().IsTuple()) {
-    out->clear();
-    if (AnySize(result)) {
-      LeafSizes& leaves = leaf_sizes_[i];
-      for (int64_t k = 0; k < inputs; ++k) leaves[{k}] = result;
-    }
-    return absl::OkStatus();
-  }
-  *out = result;
+  SetSizesOfEveryResult(i, inputs, result, out);
   return absl::OkStatus();
 }
 

@@ -158,6 +158,20 @@ class ComputationPadder {
     }
   }
 
+  // A reduction's `sizes` as those of each of its `results` (a tuple's
+  // elements when variadic, else `out`).
+  void SetSizesOfEveryResult(const HloInstruction* i, int64_t results, const Sizes& sizes,
+                             Sizes* out) {
+    if (!i->shape().IsTuple()) {
+      *out = sizes;
+      return;
+    }
+    out->clear();
+    if (!AnySize(sizes)) return;
+    LeafSizes& leaves = leaf_sizes_[i];
+    for (int64_t k = 0; k < results; ++k) leaves[{k}] = sizes;
+  }
+
   // Dimension `d` of `i`'s result takes the size `size` of one of its
   // operands: `*slot` keeps the first such size; a second, different one
   // must equal it at run time (the interpreter refuses operands of
