@@ -12,6 +12,7 @@
 #include "passes/expanders/batch_norm_expander.h"
 #include "passes/expanders/cholesky_expander.h"
 #include "passes/expanders/eigh_expander.h"
+#include "passes/expanders/fft_expander.h"
 #include "passes/expanders/qr_expander.h"
 #include "passes/pipeline.h"
 #include "passes/expanders/rng_bit_generator_expander.h"
@@ -82,6 +83,13 @@ std::string Grad(const std::string& type, const std::string& x_dims,
 }
 
 // ---------------------------------------------------------- select-and-scatter
+
+// One fft of `in` (type[dims]{layout}) giving `out`.
+std::string Fft(const std::string& in, const std::string& fft_type, const std::string& lengths,
+                const std::string& out) {
+  return "HloModule fft\nENTRY e {\n  x = " + in + " parameter(0)\n  ROOT f = " + out +
+         " fft(x), fft_type=" + fft_type + ", fft_length={" + lengths + "}\n}\n";
+}
 
 std::string SelectAndScatter(const std::string& type, const std::string& operand,
                              const std::string& source, const std::string& window,
@@ -452,6 +460,9 @@ std::vector<ExpanderCase> MakeCases() {
   const Tolerance f16 = Within(2e-3, 2e-3);
   const Tolerance bf16 = Within(1.6e-2, 1.6e-2);
   const Tolerance f64 = Within(1e-12, 1e-12);
+  // Sums of up to 256 products, against the interpreter's double sums.
+  const Tolerance c64 = Within(1e-4, 1e-4);
+  const Tolerance c128 = Within(1e-10, 1e-10);
   std::vector<ExpanderCase> cases = {
       // batch-norm-training
       {"TrainingF32FeatureMiddle", HloOpcode::kBatchNormTraining,
@@ -592,6 +603,27 @@ std::vector<ExpanderCase> MakeCases() {
       {"ScanMoePositions", HloOpcode::kScan, kScanMoePositions, {}},
       {"ScanNested", HloOpcode::kScan, kScanNested, {}},
       {"ScanEmpty", HloOpcode::kScan, kScanEmpty, {}},
+      // fft: one matrix product up to length 16 and for primes, four steps
+      // (recursively) for longer composite lengths.
+      {"FftLength8", HloOpcode::kFft, Fft("c64[3,8]", "FFT", "8", "c64[3,8]"), c64},
+      {"FftLength1", HloOpcode::kFft, Fft("c64[4,1]", "FFT", "1", "c64[4,1]"), c64},
+      {"FftLength12", HloOpcode::kFft, Fft("c64[2,12]", "FFT", "12", "c64[2,12]"), c64},
+      {"FftLength96FourSteps", HloOpcode::kFft, Fft("c64[2,96]", "FFT", "96", "c64[2,96]"), c64},
+      {"FftLength97Prime", HloOpcode::kFft, Fft("c64[1,97]", "FFT", "97", "c64[1,97]"), c64},
+      {"FftLength256", HloOpcode::kFft, Fft("c64[2,256]", "FFT", "256", "c64[2,256]"), c64},
+      {"FftEmptyBatch", HloOpcode::kFft, Fft("c64[0,8]", "FFT", "8", "c64[0,8]"), c64},
+      {"FftColumnMajor", HloOpcode::kFft, Fft("c64[3,8]{0,1}", "FFT", "8", "c64[3,8]{0,1}"), c64},
+      {"IfftLength20", HloOpcode::kFft, Fft("c64[3,20]", "IFFT", "20", "c64[3,20]"), c64},
+      {"Fft2d", HloOpcode::kFft, Fft("c64[2,6,8]", "FFT", "6,8", "c64[2,6,8]"), c64},
+      {"Fft3d", HloOpcode::kFft, Fft("c64[4,3,5]", "FFT", "4,3,5", "c64[4,3,5]"), c64},
+      {"Ifft2dC128", HloOpcode::kFft, Fft("c128[5,36]", "IFFT", "5,36", "c128[5,36]"), c128},
+      {"RfftLength16", HloOpcode::kFft, Fft("f32[3,16]", "RFFT", "16", "c64[3,9]"), c64},
+      {"RfftLength9", HloOpcode::kFft, Fft("f32[2,9]", "RFFT", "9", "c64[2,5]"), c64},
+      {"Rfft2dF64", HloOpcode::kFft, Fft("f64[4,6]", "RFFT", "4,6", "c128[4,4]"), c128},
+      {"IrfftLength16", HloOpcode::kFft, Fft("c64[3,9]", "IRFFT", "16", "f32[3,16]"), c64},
+      {"IrfftLength9", HloOpcode::kFft, Fft("c64[2,5]", "IRFFT", "9", "f32[2,9]"), c64},
+      {"Irfft2d", HloOpcode::kFft, Fft("c64[6,5]", "IRFFT", "6,8", "f32[6,8]"), c64},
+      {"Irfft3dC128", HloOpcode::kFft, Fft("c128[2,3,4]", "IRFFT", "2,3,6", "f64[2,3,6]"), c128},
   };
   return cases;
 }
@@ -627,6 +659,8 @@ std::unique_ptr<HloPass> ExpanderFor(HloOpcode opcode) {
       return std::make_unique<RngBitGeneratorExpander>();
     case HloOpcode::kScan:
       return std::make_unique<ScanExpander>();
+    case HloOpcode::kFft:
+      return std::make_unique<FftExpander>();
     case HloOpcode::kCustomCall: {
       // The linear-algebra custom calls (the only ones the cases use).
       auto pipeline = std::make_unique<HloPassPipeline>("linalg-custom-calls");

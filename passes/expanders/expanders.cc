@@ -4,6 +4,7 @@
 #include "passes/expanders/builder_call_expander.h"
 #include "passes/expanders/cholesky_expander.h"
 #include "passes/expanders/eigh_expander.h"
+#include "passes/expanders/fft_expander.h"
 #include "passes/expanders/narrow_type_upcasting.h"
 #include "passes/expanders/qr_expander.h"
 #include "passes/expanders/rng_bit_generator_expander.h"
@@ -25,6 +26,7 @@ void AddExpanders(HloPassPipeline& pipeline) {
   pipeline.AddPass<QrExpander>();
   pipeline.AddPass<EighExpander>();
   pipeline.AddPass<TriangularSolveExpander>();
+  pipeline.AddPass<FftExpander>();
   // rng draws through an rng-bit-generator, expanded next.
   pipeline.AddPass<RngExpander>();
   pipeline.AddPass<RngBitGeneratorExpander>();

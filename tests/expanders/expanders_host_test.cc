@@ -41,7 +41,7 @@ using expanders::ExpanderCase;
 constexpr HloOpcode kExpandedOps[] = {
     HloOpcode::kBatchNormTraining, HloOpcode::kBatchNormInference, HloOpcode::kBatchNormGrad,
     HloOpcode::kSelectAndScatter, HloOpcode::kCholesky, HloOpcode::kTriangularSolve,
-    HloOpcode::kRngBitGenerator, HloOpcode::kScan,
+    HloOpcode::kRngBitGenerator, HloOpcode::kScan, HloOpcode::kFft,
 };
 
 // An op of kExpandedOps, or a linear-algebra custom call ("Qr", "Eigh", ...).
@@ -124,7 +124,7 @@ std::vector<std::string> CorpusFilesWithExpandedOps() {
     std::fclose(f);
     for (const char* op : {"batch-norm-training(", "batch-norm-inference(", "batch-norm-grad(",
                            "select-and-scatter(", "cholesky(", "triangular-solve(",
-                           "rng-bit-generator(", "custom_call_target=\"Qr\"",
+                           "rng-bit-generator(", "fft(", "custom_call_target=\"Qr\"",
                            "custom_call_target=\"Eigh\"",
                            "custom_call_target=\"ProductOfElementaryHouseholderReflectors\""}) {
       if (absl::StrContains(text, op)) {
