@@ -13,8 +13,9 @@ namespace {
 
 using expanders::ExpansionBuilder;
 
-// Lengths up to this are one matrix product; longer composite ones split.
-constexpr int64_t kDirectLength = 16;
+// Lengths up to this are one matrix product; longer composite ones split
+// (fft_expander.h says why 8).
+constexpr int64_t kDirectLength = 8;
 
 PrimitiveType RealTypeOf(PrimitiveType complex) {
   return complex == xla::C128 ? xla::F64 : xla::F32;
