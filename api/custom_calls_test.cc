@@ -319,6 +319,27 @@ ENTRY main {
   }
 }
 
+// JAX's host callbacks outside hloc.jax.jit: the error says where they run.
+TEST(CustomCallsTest, JaxCallbackTargetsPointToHlocJaxJit) {
+  constexpr char kJaxPrint[] = R"(
+HloModule jax_print
+
+ENTRY main {
+  x = f32[3] parameter(0)
+  p = () custom-call(x), custom_call_target="xla_ffi_python_cpu_callback", custom_call_has_side_effect=true, api_version=API_VERSION_TYPED_FFI, backend_config={index = 0 : ui64}
+  ROOT n = f32[3] negate(x)
+}
+)";
+  auto client = NewClient();
+  for (Backend backend : {Backend::kHost, Backend::kInterpreter}) {
+    SCOPED_TRACE(BackendName(backend));
+    absl::StatusOr<std::shared_ptr<Executable>> exe =
+        client->Compile(ModuleSource::Text(kJaxPrint), On(backend));
+    ASSERT_FALSE(exe.ok());
+    EXPECT_TRUE(absl::StrContains(exe.status().message(), "hloc.jax.jit")) << exe.status();
+  }
+}
+
 // CompileOptions::custom_calls: functions of one executable, over the
 // client's registration of the same target, never shared through the
 // cache, and kept by the executable whatever is registered later.

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace hloc {
@@ -20,6 +21,14 @@ uint64_t NextRegistration() {
 }
 
 }  // namespace
+
+std::string UnknownTargetHint(absl::string_view target) {
+  if (!absl::StartsWith(target, "xla_ffi_python") && !absl::StartsWith(target, "xla_python")) {
+    return "";
+  }
+  return " (a JAX host callback: jax.debug.print, pure_callback or io_callback; run the "
+         "function through hloc.jax.jit, which supplies its callbacks)";
+}
 
 int64_t CustomCallArray::element_count() const {
   int64_t n = 1;

@@ -75,6 +75,11 @@ void AppendArrayLeafShapes(const Shape& shape, std::vector<const Shape*>* leaves
 absl::Status CallCustomCallHandler(const CustomCallHandler& handler, const HloInstruction& hlo,
                                    absl::Span<void* const> buffers);
 
+// What an error about unknown target `target` should add: for JAX's host
+// callbacks (jax.debug.print, pure_callback, io_callback) that hloc.jax.jit
+// supplies them; empty for other targets.
+std::string UnknownTargetHint(absl::string_view target);
+
 // An immutable set of targets (a registry's snapshot).
 class CustomCallTargets {
  public:

@@ -19,6 +19,9 @@
 //     wrappers, infeed, ...                    unsupported         unsupported
 //   every other op                             kernel              kernel
 //
+// (The standard pipelines expand fft, cholesky, triangular-solve, select-
+// and-scatter, rng and rng-bit-generator first, passes/expanders/: these
+// rows serve modules compiled with the "none" pipeline.)
 // "library": the target's library routines (oneDNN, the host's sort/top-k/
 // scatter/gemm routines, functions an embedder registered for custom-call
 // targets: hlo/custom_call_targets.h) first; "kernel": a generated kernel for the op

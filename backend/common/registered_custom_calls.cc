@@ -19,7 +19,8 @@ absl::StatusOr<std::shared_ptr<const CustomCallHandler>> FindRegisteredCustomCal
     return absl::UnimplementedError(absl::StrCat(
         "instruction %", hlo.name(), " (custom-call): custom-call target \"",
         hlo.attrs().custom_call_target,
-        "\" is not built into hloc and no function is registered for it"));
+        "\" is not built into hloc and no function is registered for it",
+        UnknownTargetHint(hlo.attrs().custom_call_target)));
   }
   return handler;
 }

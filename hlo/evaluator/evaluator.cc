@@ -687,7 +687,8 @@ absl::Status CheckCustomCallTargets(const HloModule& module,
                             FindCustomCallHandler(custom_calls, *hlo));
       if (handler != nullptr) continue;
       return InstructionUnimplemented(*hlo, "custom-call target \"", target,
-                                      "\" is not known to the interpreter and not registered");
+                                      "\" is not known to the interpreter and not registered",
+                                      UnknownTargetHint(target));
     }
   }
   return absl::OkStatus();
