@@ -21,7 +21,7 @@ constexpr Row kRows[] = {
     {HloOpcode::kSort, Path::kLibrary, Path::kKernel},
     {HloOpcode::kTopK, Path::kLibrary, Path::kKernel},
     {HloOpcode::kScatter, Path::kLibrary, Path::kKernel},
-    {HloOpcode::kFft, Path::kKernel, Path::kInterpreter},
+    {HloOpcode::kFft, Path::kLibraryThenKernel, Path::kInterpreter},
     {HloOpcode::kCholesky, Path::kKernel, Path::kInterpreter},
     {HloOpcode::kTriangularSolve, Path::kKernel, Path::kInterpreter},
     {HloOpcode::kSelectAndScatter, Path::kKernel, Path::kInterpreter},

@@ -5,7 +5,8 @@
 //   op                                         host                cuda
 //   dot, convolution                           library, kernel     kernel
 //   sort, topk, custom-call "TopK", scatter    library             kernel
-//   fft, cholesky, triangular-solve,
+//   fft                                        library, kernel     interpreter
+//   cholesky, triangular-solve,
 //     select-and-scatter                       kernel              interpreter
 //   other custom calls                         library*            library*
 //   rng, rng-bit-generator                     interpreter         interpreter
@@ -19,9 +20,9 @@
 //     wrappers, infeed, ...                    unsupported         unsupported
 //   every other op                             kernel              kernel
 //
-// (The standard pipelines expand fft, cholesky, triangular-solve, select-
-// and-scatter, rng and rng-bit-generator first, passes/expanders/: these
-// rows serve modules compiled with the "none" pipeline.)
+// (The standard pipelines expand cholesky, triangular-solve, select-and-
+// scatter, rng, rng-bit-generator and, on the GPU, fft first, passes/
+// expanders/: those rows serve modules compiled with the "none" pipeline.)
 // "library": the target's library routines (oneDNN, the host's sort/top-k/
 // scatter/gemm routines, functions an embedder registered for custom-call
 // targets: hlo/custom_call_targets.h) first; "kernel": a generated kernel for the op

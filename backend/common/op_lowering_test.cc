@@ -50,6 +50,7 @@ TEST(OpLoweringTest, InterpreterOpsSayWhy) {
   const OpLowering fft = LowerOp(*Op(HloOpcode::kFft), Target::kCuda);
   EXPECT_TRUE(fft.supported && !fft.kernel && !fft.library);
   EXPECT_EQ(fft.reason, "no GPU kernel for fft");
+  EXPECT_TRUE(LowerOp(*Op(HloOpcode::kFft), Target::kHost).library);
   EXPECT_TRUE(LowerOp(*Op(HloOpcode::kFft), Target::kHost).kernel);
   const OpLowering custom = LowerOp(*Op(HloOpcode::kCustomCall, "foo"), Target::kHost);
   EXPECT_FALSE(custom.kernel);

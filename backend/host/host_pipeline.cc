@@ -72,8 +72,11 @@ absl::StatusOr<bool> OptimizeForHost(HloModule& module, const HostPipelineOption
   // cuts its result to the sizes: HostProgram reads the padder's contract).
   DynamicPadder padder;
   HLOC_ASSIGN_OR_RETURN(changed, padder.Run(module));
-  // Ops with no host kernel (batch norm, select-and-scatter, ...) as plain HLO.
-  HLOC_ASSIGN_OR_RETURN(bool expanded, RunExpanders(module, options.pipeline));
+  // Ops with no host kernel (batch norm, select-and-scatter, ...) as plain
+  // HLO; fft stays for the host's FFT routine (fft_library.h).
+  ExpanderOptions expanders;
+  expanders.expand_fft = false;
+  HLOC_ASSIGN_OR_RETURN(bool expanded, RunExpanders(module, options.pipeline, expanders));
   changed = changed || expanded;
   HLOC_RETURN_IF_ERROR(run_stage("simplify"));
   if (options.upcast_dots) {

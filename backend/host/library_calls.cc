@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "backend/host/fft_library.h"
 #include "hlo/evaluator/gemm_kernel.h"
 
 namespace hloc {
@@ -665,6 +666,8 @@ absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeLibraryCa
       return MakeScatter(hlo, compiler);
     case HloOpcode::kDot:
       return MakeDot(hlo);
+    case HloOpcode::kFft:
+      return MakeFft(hlo);
     case HloOpcode::kCustomCall:
       if (hlo.attrs().custom_call_target == "TopK") return MakeTopK(hlo, /*largest=*/true);
       return std::optional<runtime::LibraryCallThunk::Function>();

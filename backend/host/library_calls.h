@@ -2,8 +2,9 @@
 // with the comparator computation JIT-compiled into a kernel), scatter (the
 // combiner compiled likewise), top-k (the `topk` op and XLA's "TopK"
 // custom call), and f32/f64 dot through the blocked GEMM kernel the
-// interpreter uses (hlo/evaluator/gemm_kernel.h; BLAS would plug in here). Each becomes a runtime library-call thunk over the op's
-// operand and result buffers.
+// interpreter uses (hlo/evaluator/gemm_kernel.h; BLAS would plug in here),
+// and fft (fft_library.h). Each becomes a runtime library-call thunk over
+// the op's operand and result buffers.
 #ifndef HLOC_BACKEND_HOST_LIBRARY_CALLS_H_
 #define HLOC_BACKEND_HOST_LIBRARY_CALLS_H_
 

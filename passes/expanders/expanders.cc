@@ -15,7 +15,7 @@
 
 namespace hloc {
 
-void AddExpanders(HloPassPipeline& pipeline) {
+void AddExpanders(HloPassPipeline& pipeline, const ExpanderOptions& expanders) {
   // First: builder calls' decompositions inlined, then scan bodies copied
   // into loops, where the others then find their ops.
   pipeline.AddPass<BuilderCallExpander>();
@@ -26,7 +26,7 @@ void AddExpanders(HloPassPipeline& pipeline) {
   pipeline.AddPass<QrExpander>();
   pipeline.AddPass<EighExpander>();
   pipeline.AddPass<TriangularSolveExpander>();
-  pipeline.AddPass<FftExpander>();
+  if (expanders.expand_fft) pipeline.AddPass<FftExpander>();
   // rng draws through an rng-bit-generator, expanded next.
   pipeline.AddPass<RngExpander>();
   pipeline.AddPass<RngBitGeneratorExpander>();
@@ -34,9 +34,10 @@ void AddExpanders(HloPassPipeline& pipeline) {
   pipeline.AddPass<UpcastNarrowTypeArithmetic>();
 }
 
-absl::StatusOr<bool> RunExpanders(HloModule& module, const PipelineOptions& options) {
+absl::StatusOr<bool> RunExpanders(HloModule& module, const PipelineOptions& options,
+                                  const ExpanderOptions& expanders) {
   HloPassPipeline pipeline("expand", options);
-  AddExpanders(pipeline);
+  AddExpanders(pipeline, expanders);
   return pipeline.Run(module);
 }
 

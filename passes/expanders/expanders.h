@@ -12,12 +12,20 @@
 
 namespace hloc {
 
+// What a target covers itself and keeps out of the expansion.
+struct ExpanderOptions {
+  // false: fft stays for the target's own routine (the host's,
+  // backend/host/fft_library.h); true: FftExpander's matrix products.
+  bool expand_fft = true;
+};
+
 // Adds every expander to `pipeline`.
-void AddExpanders(HloPassPipeline& pipeline);
+void AddExpanders(HloPassPipeline& pipeline, const ExpanderOptions& expanders = {});
 
 // Runs the "expand" stage (a pipeline of AddExpanders, verified between
 // passes and dumped as `options` say); true when it changed the module.
-absl::StatusOr<bool> RunExpanders(HloModule& module, const PipelineOptions& options = {});
+absl::StatusOr<bool> RunExpanders(HloModule& module, const PipelineOptions& options = {},
+                                  const ExpanderOptions& expanders = {});
 
 }  // namespace hloc
 

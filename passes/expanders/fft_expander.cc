@@ -28,15 +28,14 @@ HloInstruction* Twiddles(ExpansionBuilder& b, int64_t rows, int64_t cols, int64_
   const std::vector<int64_t> dims = {rows, cols};
   HloInstruction* product =
       b.Binary(HloOpcode::kMultiply, b.Iota(xla::S64, dims, 0), b.Iota(xla::S64, dims, 1));
-  HloInstruction* turns = b.Convert(
-      b.Binary(HloOpcode::kRemainder, product, b.Splat(b.IndexScalar(xla::S64, n), dims)),
-      xla::F64);
-  HloInstruction* angle = b.Binary(
-      HloOpcode::kMultiply, turns,
-      b.Splat(b.Scalar(xla::F64, sign * 2 * M_PI / static_cast<double>(n)), dims));
+  HloInstruction* turns =
+      b.Convert(b.Binary(HloOpcode::kRemainder, product, b.Splat(b.IndexScalar(xla::S64, n), dims)),
+                xla::F64);
+  HloInstruction* angle =
+      b.Binary(HloOpcode::kMultiply, turns,
+               b.Splat(b.Scalar(xla::F64, sign * 2 * M_PI / static_cast<double>(n)), dims));
   const PrimitiveType real = RealTypeOf(complex);
-  return b.Binary(HloOpcode::kComplex,
-                  b.ConvertIfNeeded(b.Unary(HloOpcode::kCos, angle), real),
+  return b.Binary(HloOpcode::kComplex, b.ConvertIfNeeded(b.Unary(HloOpcode::kCos, angle), real),
                   b.ConvertIfNeeded(b.Unary(HloOpcode::kSin, angle), real));
 }
 
@@ -78,8 +77,8 @@ HloInstruction* Transform(ExpansionBuilder& b, HloInstruction* x, int64_t axis, 
   split[axis] = n1;
   split.insert(split.begin() + axis + 1, n2);
   HloInstruction* y = Transform(b, b.Reshape(x, split), axis, sign);  // j1 -> k1
-  HloInstruction* twiddles = b.Broadcast(Twiddles(b, n1, n2, n, sign, complex), split,
-                                         {axis, axis + 1});
+  HloInstruction* twiddles =
+      b.Broadcast(Twiddles(b, n1, n2, n, sign, complex), split, {axis, axis + 1});
   y = Transform(b, b.Binary(HloOpcode::kMultiply, y, twiddles), axis + 1, sign);  // j2 -> k2
   std::vector<int64_t> swap;
   for (int64_t d = 0; d <= rank; ++d) swap.push_back(d);
@@ -125,8 +124,7 @@ absl::StatusOr<bool> Expand(HloInstruction* fft) {
     case xla::RFFT: {
       const PrimitiveType real = x->shape().element_type();
       const PrimitiveType complex = real == xla::F64 ? xla::C128 : xla::C64;
-      out = b.Binary(HloOpcode::kComplex, x,
-                     b.Splat(b.Scalar(real, 0), x->shape().dimensions()));
+      out = b.Binary(HloOpcode::kComplex, x, b.Splat(b.Scalar(real, 0), x->shape().dimensions()));
       if (out != nullptr && out->shape().element_type() != complex) return false;
       for (int64_t d = first; d < rank; ++d) out = Transform(b, out, d, -1);
       std::vector<int64_t> limits = fft->shape().dimensions();
@@ -146,12 +144,10 @@ absl::StatusOr<bool> Expand(HloInstruction* fft) {
         if (n - m + 1 > m) return false;
         HloInstruction* tail = b.Build(
             HloOpcode::kReverse, {b.Slice(out, starts, limits)},
-            [&](HloInstruction& reverse) {
-              reverse.mutable_attrs()->dimensions = {rank - 1};
-            });
-        HloInstruction* conj = b.Binary(HloOpcode::kComplex, b.Unary(HloOpcode::kReal, tail),
-                                        b.Unary(HloOpcode::kNegate,
-                                                b.Unary(HloOpcode::kImag, tail)));
+            [&](HloInstruction& reverse) { reverse.mutable_attrs()->dimensions = {rank - 1}; });
+        HloInstruction* conj =
+            b.Binary(HloOpcode::kComplex, b.Unary(HloOpcode::kReal, tail),
+                     b.Unary(HloOpcode::kNegate, b.Unary(HloOpcode::kImag, tail)));
         out = b.Concatenate({out, conj}, rank - 1);
       } else if (n < m) {
         std::vector<int64_t> limits = x->shape().dimensions();
@@ -169,10 +165,9 @@ absl::StatusOr<bool> Expand(HloInstruction* fft) {
   HLOC_RETURN_IF_ERROR(b.status());
   if (out == nullptr || out->shape().dimensions() != fft->shape().dimensions() ||
       out->shape().element_type() != fft->shape().element_type()) {
-    return absl::InternalError(absl::StrCat("fft-expander: the expansion of %", fft->name(),
-                                            " has shape ",
-                                            out == nullptr ? "none" : out->shape().ToString(),
-                                            ", not ", fft->shape().ToString()));
+    return absl::InternalError(absl::StrCat(
+        "fft-expander: the expansion of %", fft->name(), " has shape ",
+        out == nullptr ? "none" : out->shape().ToString(), ", not ", fft->shape().ToString()));
   }
   HLOC_RETURN_IF_ERROR(expanders::ReplaceInstruction(fft, out));
   return true;

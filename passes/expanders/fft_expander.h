@@ -1,7 +1,8 @@
 // FftExpander: XLA's fft (FFT, IFFT, RFFT, IRFFT over the last one to three
 // dimensions, c64/c128 and f32/f64) as complex matrix products and
-// elementwise math, so the host and GPU backends compile it instead of
-// calling the interpreter.
+// elementwise math, so the GPU backend compiles it instead of calling the
+// interpreter. (The host keeps fft for its own routine, backend/host/
+// fft_library.h; ExpanderOptions::expand_fft.)
 //
 // Along one dimension of length n the transform is a product with the n x n
 // matrix W[j][k] = exp(s 2 pi i (j k mod n) / n), s = -1 forward and +1
@@ -13,8 +14,8 @@
 // k = k1 + n1 k2 read back by a transpose; each length recurses. A length-n
 // transform then costs about n times the sum of n's prime factors per
 // element instead of n^2. (Small products win: the backends' complex dots
-// are plain loops, and on the host 8 beat 4, 16 and 64 on lengths 1024 to
-// 4096; bench/RESULTS.md.)
+// are plain loops, and on the host, where this was measured, 8 beat 4, 16
+// and 64 on lengths 1024 to 4096; bench/RESULTS.md.)
 //
 //   FFT    the transform along each of the fft_length dimensions
 //   IFFT   the inverse transform, scaled by 1 / (product of the lengths)

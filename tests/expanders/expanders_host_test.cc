@@ -10,7 +10,9 @@
 // the linear-algebra custom calls "Qr", "ProductOfElementaryHouseholder-
 // Reflectors" and "Eigh" among them:
 // compiled with no fallback at all; corpus modules, which may use other ops
-// without a host kernel: none of the expanded ops falls back).
+// without a host kernel: none of the expanded ops falls back). fft is not
+// expanded on the host but kept for its FFT routine (backend/host/
+// fft_library.h): its cases check that routine against the interpreter.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -41,7 +43,7 @@ using expanders::ExpanderCase;
 constexpr HloOpcode kExpandedOps[] = {
     HloOpcode::kBatchNormTraining, HloOpcode::kBatchNormInference, HloOpcode::kBatchNormGrad,
     HloOpcode::kSelectAndScatter, HloOpcode::kCholesky, HloOpcode::kTriangularSolve,
-    HloOpcode::kRngBitGenerator, HloOpcode::kScan, HloOpcode::kFft,
+    HloOpcode::kRngBitGenerator, HloOpcode::kScan,
 };
 
 // An op of kExpandedOps, or a linear-algebra custom call ("Qr", "Eigh", ...).

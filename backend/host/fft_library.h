@@ -1,0 +1,40 @@
+// fft on the host: a library routine instead of FftExpander's matrix
+// products (passes/expanders/fft_expander.h), which stream the whole array
+// once per step. Each line along a transformed dimension is transformed
+// in cache by a mixed-radix decimation-in-time FFT (radix 4, then 2, 3, 5
+// and any other prime factor, the last with an O(p) butterfly per output);
+// the lines of a dimension are split over the thread pool. Twiddles are
+// computed in double and stored in the data's precision.
+//
+//   FFT / IFFT  every fft dimension in place on a copy; IFFT scaled by
+//               1 / (product of the lengths)
+//   RFFT        each real row as complex, transformed, its first n/2 + 1
+//               kept; then the leading fft dimensions
+//   IRFFT       the leading fft dimensions inverted first; then each row
+//               completed by Hermitian symmetry (X[n - k] = conj X[k]),
+//               inverted, its real part kept (the imaginary parts of X[0]
+//               and X[n/2] count for nothing, as in XLA), scaled
+//
+// c64/f32 compute in float, c128/f64 in double. Buffers are dense row-major,
+// as every host buffer is.
+#ifndef HLOC_BACKEND_HOST_FFT_LIBRARY_H_
+#define HLOC_BACKEND_HOST_FFT_LIBRARY_H_
+
+#include <optional>
+
+#include "absl/status/statusor.h"
+#include "hlo/instruction.h"
+#include "runtime/thunk.h"
+
+namespace hloc {
+namespace host {
+
+// The routine for an fft instruction (operand buffer, then result buffer),
+// or nullopt for shapes or types it does not cover.
+absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeFft(
+    const HloInstruction& hlo);
+
+}  // namespace host
+}  // namespace hloc
+
+#endif  // HLOC_BACKEND_HOST_FFT_LIBRARY_H_
