@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <complex>
+#include <functional>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -119,8 +120,16 @@ class LinePlan {
   std::vector<C> twiddles_;
 };
 
-// Lines per task: enough work per task to be worth a thread.
-int64_t Grain(int64_t n) { return std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)); }
+// Runs task(begin, end) over `lines` lines of length n, split over the pool
+// with enough work per task to be worth a thread.
+void ForLines(int64_t lines, int64_t n, runtime::ThreadPool* pool,
+              const std::function<void(int64_t, int64_t)>& task) {
+  if (pool != nullptr && lines > 1) {
+    pool->ParallelFor(lines, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)), task);
+  } else {
+    task(0, lines);
+  }
+}
 
 // Transforms `data` (dims, row-major) along `axis` in place.
 template <typename T>
@@ -141,11 +150,7 @@ void TransformAxis(std::complex<T>* data, const std::vector<int64_t>& dims, size
       for (int64_t j = 0; j < n; ++j) base[j * inner] = line[j];
     }
   };
-  if (pool != nullptr && lines > 1) {
-    pool->ParallelFor(lines, Grain(n), task);
-  } else {
-    task(0, lines);
-  }
+  ForLines(lines, n, pool, task);
 }
 
 template <typename T>
@@ -206,11 +211,7 @@ absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeTyped(
               std::memcpy(out + r * half, line.data(), half * sizeof(C));
             }
           };
-          if (pool != nullptr && rows > 1) {
-            pool->ParallelFor(rows, Grain(n), task);
-          } else {
-            task(0, rows);
-          }
+          ForLines(rows, n, pool, task);
           for (size_t k = 0; k + 1 < plans.size(); ++k) {
             TransformAxis(out, out_dims, first + k, *plans[k], pool);
           }
@@ -240,11 +241,7 @@ absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeTyped(
             for (int64_t j = 0; j < n; ++j) out[r * n + j] = static_cast<T>(line[j].real() * scale);
           }
         };
-        if (pool != nullptr && rows > 1) {
-          pool->ParallelFor(rows, Grain(n), task);
-        } else {
-          task(0, rows);
-        }
+        ForLines(rows, n, pool, task);
         return absl::OkStatus();
       });
 }
