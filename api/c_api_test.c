@@ -200,6 +200,52 @@ static void test_custom_calls(void) {
     hloc_buffer_destroy(arg);
     hloc_executable_destroy(exe);
   }
+  /* An executable's own function (C API 0.7) over the client's "axpy"
+   * (now "fails"); a second client without any registration uses it too. */
+  static axpy_state own = {0, 0};
+  hloc_custom_call_binding binding;
+  memset(&binding, 0, sizeof(binding));
+  binding.struct_size = sizeof(binding);
+  binding.target = "axpy";
+  binding.function = axpy;
+  binding.user_data = &own;
+  options.custom_calls = &binding;
+  options.num_custom_calls = 1;
+  hloc_client* bare = NULL;
+  expect_ok(hloc_client_create(NULL, &bare), "bare client");
+  hloc_client* clients[2] = {client, bare};
+  for (int c = 0; c < 2 && bare != NULL; ++c) {
+    exe = NULL;
+    expect_ok(hloc_compile(clients[c], kAxpy, sizeof(kAxpy) - 1, &options, &exe),
+              "compile with an own function");
+    if (exe == NULL) continue;
+    float x[4] = {1, 2, 3, 4}, y[4] = {10, 20, 30, 40};
+    const int64_t dims[1] = {4};
+    hloc_buffer* args[2] = {NULL, NULL};
+    hloc_buffer* results[2] = {NULL, NULL};
+    expect_ok(hloc_buffer_wrap_host(HLOC_F32, dims, 1, x, NULL, NULL, &args[0]), "wrap x");
+    expect_ok(hloc_buffer_wrap_host(HLOC_F32, dims, 1, y, NULL, NULL, &args[1]), "wrap y");
+    expect_ok(hloc_execute(exe, args, 2, NULL, results, 2), "run the own function");
+    if (results[0] != NULL) {
+      CHECK(((const float*)hloc_buffer_data(results[0]))[3] == 50.0f, "own axpy result");
+    }
+    for (int i = 0; i < 2; ++i) {
+      hloc_buffer_destroy(results[i]);
+      hloc_buffer_destroy(args[i]);
+    }
+    hloc_executable_destroy(exe);
+  }
+  CHECK(own.calls == 2, "own axpy called %d times", own.calls);
+  /* Bad bindings are refused by index; the options grow by struct_size. */
+  binding.function = NULL;
+  exe = NULL;
+  expect_error(hloc_compile(client, kAxpy, sizeof(kAxpy) - 1, &options, &exe),
+               HLOC_ERROR_INVALID_ARGUMENT, "custom_calls[0]", "binding without a function");
+  options.custom_calls = NULL;
+  expect_error(hloc_compile(client, kAxpy, sizeof(kAxpy) - 1, &options, &exe),
+               HLOC_ERROR_INVALID_ARGUMENT, "custom_calls is NULL", "null bindings");
+  options.num_custom_calls = 0;
+  hloc_client_destroy(bare);
   hloc_client_destroy(client);
   CHECK(state.released == 1, "axpy released %d times", state.released);
 }

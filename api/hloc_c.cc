@@ -298,6 +298,30 @@ static hloc_error* Compile(hloc_client* client, const hloc::api::ModuleSource& s
                                     options->devices));
     }
   }
+  if (HLOC_HAS(options, hloc_compile_options, num_custom_calls) &&
+      options->num_custom_calls > 0) {
+    if (options->custom_calls == nullptr) {
+      return MakeError(HLOC_ERROR_INVALID_ARGUMENT,
+                       absl::StrCat("custom_calls is NULL but num_custom_calls is ",
+                                    options->num_custom_calls));
+    }
+    for (size_t j = 0; j < options->num_custom_calls; ++j) {
+      const hloc_custom_call_binding* binding = &options->custom_calls[j];
+      if (!HLOC_HAS(binding, hloc_custom_call_binding, user_data) ||
+          binding->target == nullptr || binding->function == nullptr) {
+        return MakeError(HLOC_ERROR_INVALID_ARGUMENT,
+                         absl::StrCat("custom_calls[", j, "] needs struct_size, a target and "
+                                      "a function"));
+      }
+      hloc_custom_call_function function = binding->function;
+      void* user = binding->user_data;
+      cpp.custom_calls.emplace_back(binding->target,
+                                    [function, user](const hloc::api::CustomCallFrame& frame) {
+                                      return hloc::api::CallCustomCallFunction(function, user,
+                                                                               frame);
+                                    });
+    }
+  }
   absl::StatusOr<std::shared_ptr<hloc::api::Executable>> compiled =
       client->client->Compile(source, cpp);
   if (!compiled.ok()) return FromStatus(compiled.status());

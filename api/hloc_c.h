@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define HLOC_C_API_MAJOR 0
-#define HLOC_C_API_MINOR 6
+#define HLOC_C_API_MINOR 7
 /* 2: hloc_compile_options.devices, hloc_stats.devices.
  * 3: device buffers (hloc_buffer_allocate_device, ..._copy_to_device,
  *    ..._to_host, ..._copy_to_host, ..._location, ..._device_pointer) and
@@ -37,7 +37,9 @@ extern "C" {
  * 4: custom-call targets implemented by the caller
  *    (hloc_client_register_custom_call) and hloc_error_create.
  * 5: hloc_client_options.device_memory_cache_bytes.
- * 6: hloc_client_options.collective_timeout_seconds. */
+ * 6: hloc_client_options.collective_timeout_seconds.
+ * 7: hloc_compile_options.custom_calls: custom-call functions of one
+ *    executable (hloc_custom_call_binding). */
 
 typedef struct hloc_error hloc_error;
 typedef struct hloc_client hloc_client;
@@ -124,6 +126,11 @@ typedef struct {
   /* 0 (default) or 1: one device; N > 1: N host devices (CompileOptions::devices
    * in api/hloc.h: global arrays in and out); -1: as many as the module names. */
   int devices;
+  /* Custom-call functions of this executable only (C API 0.7), over the
+   * client's registrations of the same targets; such a compile is never
+   * shared through the cache. NULL / 0: none. */
+  const struct hloc_custom_call_binding* custom_calls;
+  size_t num_custom_calls;
 } hloc_compile_options;
 
 /* `module` is a binary HloModuleProto, HloProto or HloSnapshot, or HLO text. */
@@ -263,6 +270,16 @@ typedef struct {
 /* Everything the frame points to is valid during the call only. */
 typedef hloc_error* (*hloc_custom_call_function)(void* user_data,
                                                  const hloc_custom_call_frame* frame);
+
+/* One executable's function for `target` (hloc_compile_options.custom_calls).
+ * `user_data` must stay valid until every executable compiled with it is
+ * destroyed; hloc never frees it. */
+typedef struct hloc_custom_call_binding {
+  size_t struct_size;
+  const char* target;
+  hloc_custom_call_function function;
+  void* user_data;
+} hloc_custom_call_binding;
 
 /* Registers (or replaces) `function` for target `target` on `client`, for
  * its later compiles; executables compiled earlier keep the function they
