@@ -3,9 +3,9 @@
 
 #include <cmath>
 #include <complex>
-#include <functional>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -159,6 +159,25 @@ void Scale(std::complex<T>* data, int64_t count, double factor) {
   for (int64_t i = 0; i < count; ++i) data[i] *= f;
 }
 
+// An even-length real transform as a complex one of half the length:
+// z[j] = x[2j] + i x[2j+1] and Z = FFT_h(z) give the even and odd samples'
+// spectra E[k] = (Z[k] + conj Z[h-k]) / 2 and O[k] = (Z[k] - conj Z[h-k]) / 2i,
+// and X[k] = E[k] + W_n^k O[k] for k = 0..h. The inverse runs it backwards:
+// E[k] = (X[k] + conj X[h-k]) / 2, O[k] = (X[k] - conj X[h-k]) W_n^-k / 2,
+// z = IFFT_h(E + i O) (unscaled: times 2 / n).
+template <typename T>
+struct HalfLength {
+  HalfLength(int64_t n, int sign) : plan(n / 2, sign), twiddles(n / 2 + 1) {
+    for (int64_t k = 0; k <= n / 2; ++k) {
+      const double angle = sign * 2 * M_PI * static_cast<double>(k) / static_cast<double>(n);
+      twiddles[k] =
+          std::complex<T>(static_cast<T>(std::cos(angle)), static_cast<T>(std::sin(angle)));
+    }
+  }
+  LinePlan<T> plan;
+  std::vector<std::complex<T>> twiddles;  // W_n^(sign k), k = 0..h
+};
+
 int64_t Product(const std::vector<int64_t>& dims) {
   int64_t n = 1;
   for (int64_t d : dims) n *= d;
@@ -181,6 +200,11 @@ absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeTyped(
   const double scale = count > 0 ? 1 / count : 1;
   const int64_t in_count = Product(in_dims), out_count = Product(out_dims);
   using Function = runtime::LibraryCallThunk::Function;
+  // RFFT and IRFFT of an even length go through a half-length transform.
+  std::shared_ptr<const HalfLength<T>> halved;
+  if ((type == xla::RFFT || type == xla::IRFFT) && lengths.back() >= 2 && lengths.back() % 2 == 0) {
+    halved = std::make_shared<HalfLength<T>>(lengths.back(), sign);
+  }
 
   if (type == xla::FFT || type == xla::IFFT) {
     return std::optional<Function>(
@@ -211,7 +235,25 @@ absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeTyped(
               std::memcpy(out + r * half, line.data(), half * sizeof(C));
             }
           };
-          ForLines(rows, n, pool, task);
+          auto halved_task = [&](int64_t begin, int64_t end) {
+            const int64_t h = n / 2;
+            std::vector<C> z(h), spectrum(h), scratch(halved->plan.scratch());
+            for (int64_t r = begin; r < end; ++r) {
+              for (int64_t j = 0; j < h; ++j) z[j] = C(in[r * n + 2 * j], in[r * n + 2 * j + 1]);
+              halved->plan.Run(z.data(), 1, spectrum.data(), scratch.data());
+              for (int64_t k = 0; k <= h; ++k) {
+                const C a = spectrum[k % h], b = std::conj(spectrum[(h - k) % h]);
+                const C even = (a + b) * static_cast<T>(0.5);
+                const C odd = Mul(a - b, C(0, static_cast<T>(-0.5)));
+                out[r * half + k] = even + Mul(halved->twiddles[k], odd);
+              }
+            }
+          };
+          if (halved != nullptr) {
+            ForLines(rows, n, pool, halved_task);
+          } else {
+            ForLines(rows, n, pool, task);
+          }
           for (size_t k = 0; k + 1 < plans.size(); ++k) {
             TransformAxis(out, out_dims, first + k, *plans[k], pool);
           }
@@ -241,7 +283,32 @@ absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeTyped(
             for (int64_t j = 0; j < n; ++j) out[r * n + j] = static_cast<T>(line[j].real() * scale);
           }
         };
-        ForLines(rows, n, pool, task);
+        auto halved_task = [&](int64_t begin, int64_t end) {
+          const int64_t h = n / 2;
+          std::vector<C> packed(h), z(h), scratch(halved->plan.scratch());
+          for (int64_t r = begin; r < end; ++r) {
+            const C* x = spectrum.data() + r * half;
+            // The imaginary parts of X[0] and X[h] count for nothing.
+            auto at = [&](int64_t k) { return k == 0 || k == h ? C(x[k].real(), 0) : x[k]; };
+            for (int64_t k = 0; k < h; ++k) {
+              const C a = at(k), b = std::conj(at(h - k));
+              const C even = (a + b) * static_cast<T>(0.5);
+              const C odd = Mul(a - b, halved->twiddles[k]) * static_cast<T>(0.5);
+              packed[k] = even + C(-odd.imag(), odd.real());
+            }
+            halved->plan.Run(packed.data(), 1, z.data(), scratch.data());
+            const T twice = static_cast<T>(2 * scale);
+            for (int64_t j = 0; j < h; ++j) {
+              out[r * n + 2 * j] = z[j].real() * twice;
+              out[r * n + 2 * j + 1] = z[j].imag() * twice;
+            }
+          }
+        };
+        if (halved != nullptr) {
+          ForLines(rows, n, pool, halved_task);
+        } else {
+          ForLines(rows, n, pool, task);
+        }
         return absl::OkStatus();
       });
 }

@@ -8,11 +8,14 @@
 //
 //   FFT / IFFT  every fft dimension in place on a copy; IFFT scaled by
 //               1 / (product of the lengths)
-//   RFFT        each real row as complex, transformed, its first n/2 + 1
-//               kept; then the leading fft dimensions
+//   RFFT        each real row transformed (even n: as a complex row of n/2,
+//               z[j] = x[2j] + i x[2j+1], then untangled; odd n: as a
+//               complex row of n), its first n/2 + 1 kept; then the leading
+//               fft dimensions
 //   IRFFT       the leading fft dimensions inverted first; then each row
-//               completed by Hermitian symmetry (X[n - k] = conj X[k]),
-//               inverted, its real part kept (the imaginary parts of X[0]
+//               inverted (even n: packed into a complex row of n/2; odd n:
+//               completed by Hermitian symmetry, X[n - k] = conj X[k], and
+//               its real part kept; either way the imaginary parts of X[0]
 //               and X[n/2] count for nothing, as in XLA), scaled
 //
 // c64/f32 compute in float, c128/f64 in double. Buffers are dense row-major,
