@@ -105,6 +105,26 @@ static hloc_error* fails(void* user_data, const hloc_custom_call_frame* frame) {
   return hloc_error_create(HLOC_ERROR_RESOURCE_EXHAUSTED, "no more widgets");
 }
 
+/* Runs a kAxpy executable on x = 1..4, y = 10..40 and checks (2.5 x + y, sum x). */
+static void run_axpy(const hloc_executable* exe, const char* what) {
+  float x[4] = {1, 2, 3, 4}, y[4] = {10, 20, 30, 40};
+  const int64_t dims[1] = {4};
+  hloc_buffer* args[2] = {NULL, NULL};
+  hloc_buffer* results[2] = {NULL, NULL};
+  expect_ok(hloc_buffer_wrap_host(HLOC_F32, dims, 1, x, NULL, NULL, &args[0]), "wrap x");
+  expect_ok(hloc_buffer_wrap_host(HLOC_F32, dims, 1, y, NULL, NULL, &args[1]), "wrap y");
+  expect_ok(hloc_execute(exe, args, 2, NULL, results, 2), what);
+  if (results[0] != NULL && results[1] != NULL) {
+    const float* r = (const float*)hloc_buffer_data(results[0]);
+    const float s = *(const float*)hloc_buffer_data(results[1]);
+    CHECK(r[0] == 12.5f && r[3] == 50.0f && s == 10.0f, "%s: axpy %g %g %g", what, r[0], r[3], s);
+  }
+  for (int i = 0; i < 2; ++i) {
+    hloc_buffer_destroy(results[i]);
+    hloc_buffer_destroy(args[i]);
+  }
+}
+
 static void test_custom_calls(void) {
   hloc_client* client = NULL;
   /* No compile cache: then only live executables keep a function. */
@@ -156,24 +176,9 @@ static void test_custom_calls(void) {
       exe = kept;
       if (exe == NULL) continue;
     }
-    float x[4] = {1, 2, 3, 4}, y[4] = {10, 20, 30, 40};
-    const int64_t dims[1] = {4};
-    hloc_buffer* args[2] = {NULL, NULL};
-    hloc_buffer* results[2] = {NULL, NULL};
-    expect_ok(hloc_buffer_wrap_host(HLOC_F32, dims, 1, x, NULL, NULL, &args[0]), "wrap x");
-    expect_ok(hloc_buffer_wrap_host(HLOC_F32, dims, 1, y, NULL, NULL, &args[1]), "wrap y");
     const int before = state.calls;
-    expect_ok(hloc_execute(exe, args, 2, NULL, results, 2), "run axpy");
+    run_axpy(exe, "run axpy");
     CHECK(state.calls == before + 1, "axpy called %d times", state.calls - before);
-    if (results[0] != NULL && results[1] != NULL) {
-      const float* r = (const float*)hloc_buffer_data(results[0]);
-      const float s = *(const float*)hloc_buffer_data(results[1]);
-      CHECK(r[0] == 12.5f && r[3] == 50.0f && s == 10.0f, "axpy %g %g %g", r[0], r[3], s);
-    }
-    for (int i = 0; i < 2; ++i) {
-      hloc_buffer_destroy(results[i]);
-      hloc_buffer_destroy(args[i]);
-    }
     if (b == 0) {
       kept = exe;
     } else {
@@ -219,20 +224,7 @@ static void test_custom_calls(void) {
     expect_ok(hloc_compile(clients[c], kAxpy, sizeof(kAxpy) - 1, &options, &exe),
               "compile with an own function");
     if (exe == NULL) continue;
-    float x[4] = {1, 2, 3, 4}, y[4] = {10, 20, 30, 40};
-    const int64_t dims[1] = {4};
-    hloc_buffer* args[2] = {NULL, NULL};
-    hloc_buffer* results[2] = {NULL, NULL};
-    expect_ok(hloc_buffer_wrap_host(HLOC_F32, dims, 1, x, NULL, NULL, &args[0]), "wrap x");
-    expect_ok(hloc_buffer_wrap_host(HLOC_F32, dims, 1, y, NULL, NULL, &args[1]), "wrap y");
-    expect_ok(hloc_execute(exe, args, 2, NULL, results, 2), "run the own function");
-    if (results[0] != NULL) {
-      CHECK(((const float*)hloc_buffer_data(results[0]))[3] == 50.0f, "own axpy result");
-    }
-    for (int i = 0; i < 2; ++i) {
-      hloc_buffer_destroy(results[i]);
-      hloc_buffer_destroy(args[i]);
-    }
+    run_axpy(exe, "run the own function");
     hloc_executable_destroy(exe);
   }
   CHECK(own.calls == 2, "own axpy called %d times", own.calls);
