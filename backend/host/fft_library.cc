@@ -23,6 +23,13 @@ inline std::complex<T> Mul(const std::complex<T>& a, const std::complex<T>& b) {
                          a.real() * b.imag() + a.imag() * b.real());
 }
 
+// exp(sign 2 pi i k / n), computed in double.
+template <typename T>
+std::complex<T> Twiddle(int sign, int64_t k, int64_t n) {
+  const double angle = sign * 2 * M_PI * static_cast<double>(k) / static_cast<double>(n);
+  return std::complex<T>(static_cast<T>(std::cos(angle)), static_cast<T>(std::sin(angle)));
+}
+
 // The transform of one line of length n in one direction.
 template <typename T>
 class LinePlan {
@@ -31,10 +38,7 @@ class LinePlan {
 
   LinePlan(int64_t n, int sign) : n_(n), sign_(sign) {
     twiddles_.resize(n);
-    for (int64_t j = 0; j < n; ++j) {
-      const double angle = sign * 2 * M_PI * static_cast<double>(j) / static_cast<double>(n);
-      twiddles_[j] = C(static_cast<T>(std::cos(angle)), static_cast<T>(std::sin(angle)));
-    }
+    for (int64_t j = 0; j < n; ++j) twiddles_[j] = Twiddle<T>(sign, j, n);
     int64_t rest = n;
     while (rest % 4 == 0) factors_.push_back(4), rest /= 4;
     while (rest % 2 == 0) factors_.push_back(2), rest /= 2;
@@ -168,11 +172,7 @@ void Scale(std::complex<T>* data, int64_t count, double factor) {
 template <typename T>
 struct HalfLength {
   HalfLength(int64_t n, int sign) : plan(n / 2, sign), twiddles(n / 2 + 1) {
-    for (int64_t k = 0; k <= n / 2; ++k) {
-      const double angle = sign * 2 * M_PI * static_cast<double>(k) / static_cast<double>(n);
-      twiddles[k] =
-          std::complex<T>(static_cast<T>(std::cos(angle)), static_cast<T>(std::sin(angle)));
-    }
+    for (int64_t k = 0; k <= n / 2; ++k) twiddles[k] = Twiddle<T>(sign, k, n);
   }
   LinePlan<T> plan;
   std::vector<std::complex<T>> twiddles;  // W_n^(sign k), k = 0..h
