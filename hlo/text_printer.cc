@@ -152,6 +152,10 @@ void AppendOpcodeAttributes(const HloInstruction& instruction, std::string* out)
       break;
     case O::kCollectiveBroadcast:
       AppendCollectiveAttributes(instruction, out);
+      // The text syntax requires replica_groups here; a proto leaves an empty list out.
+      if (!a.replica_groups && !a.iota_replica_groups && !a.mesh_replica_groups) {
+        absl::StrAppend(out, ", replica_groups={}");
+      }
       break;
     case O::kCollectivePermute:
     case O::kCollectivePermuteStart:
