@@ -1,6 +1,8 @@
 // fft on the host (see fft_library.h).
 #include "backend/host/fft_library.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <complex>
 #include <cstdint>
@@ -30,33 +32,346 @@ std::complex<T> Twiddle(int sign, int64_t k, int64_t n) {
   return std::complex<T>(static_cast<T>(std::cos(angle)), static_cast<T>(std::sin(angle)));
 }
 
-// The transform of one line of length n in one direction.
+// kCount lines transformed at once, line v in lane v of every vector: 64
+// bytes, one AVX-512 register, two AVX ones or four SSE ones.
+template <typename T>
+struct Lanes;
+template <>
+struct Lanes<float> {
+  typedef float Vec __attribute__((vector_size(64), aligned(64)));
+  typedef int32_t Index __attribute__((vector_size(64), aligned(64)));
+  static constexpr int kCount = 16;
+};
+template <>
+struct Lanes<double> {
+  typedef double Vec __attribute__((vector_size(64), aligned(64)));
+  typedef int64_t Index __attribute__((vector_size(64), aligned(64)));
+  static constexpr int kCount = 8;
+};
+
+// Element j of Lanes<T>::kCount lines.
+template <typename T>
+struct LaneComplex {
+  typename Lanes<T>::Vec re, im;
+};
+
+#define HLOC_FFT_INLINE inline __attribute__((always_inline))
+
+// a *= w, the same w in every lane.
+template <typename T>
+HLOC_FFT_INLINE void Rotate(LaneComplex<T>& a, const std::complex<T>& w) {
+  const typename Lanes<T>::Vec re = a.re * w.real() - a.im * w.imag();
+  a.im = a.re * w.imag() + a.im * w.real();
+  a.re = re;
+}
+
+// The radices of n: 4s, then 2, then odd primes in increasing order.
+std::vector<int64_t> Radices(int64_t n) {
+  std::vector<int64_t> factors;
+  int64_t rest = n;
+  while (rest % 4 == 0) factors.push_back(4), rest /= 4;
+  while (rest % 2 == 0) factors.push_back(2), rest /= 2;
+  for (int64_t p = 3; p * p <= rest; p += 2) {
+    while (rest % p == 0) factors.push_back(p), rest /= p;
+  }
+  if (rest > 1) factors.push_back(rest);
+  return factors;
+}
+
+// What the lane stages read: the length, the direction and the twiddles
+// W_n^(sign j), j < n.
+template <typename T>
+struct StageTables {
+  int64_t n;
+  int sign;
+  const std::vector<int64_t>* radices;
+  const std::complex<T>* twiddles;
+};
+
+// One Stockham stage of radix p. Before it, src[k m p + r] (k < l, r < m p)
+// is the length-l transform of the samples r, r + m p, r + 2 m p, ... (l is
+// the product of the earlier radices, m = n / (l p)). After it,
+// dst[(k + l t) m + r] (t < p, r < m) is the length-l p transform of the
+// samples r, r + m, ...: sum over q < p of W_p^(q t) W_(l p)^(q k) times
+// src[k m p + q m + r]. The last stage (m = 1) leaves the transform in order.
+template <typename T>
+HLOC_FFT_INLINE void LaneStage(const StageTables<T>& tables, int64_t p, int64_t l,
+                               const LaneComplex<T>* src, LaneComplex<T>* dst,
+                               LaneComplex<T>* scratch) {
+  using LC = LaneComplex<T>;
+  using Vec = typename Lanes<T>::Vec;
+  const int64_t m = tables.n / (l * p);
+  const int64_t stride = l * m;  // between dst's outputs t and t + 1
+  const std::complex<T>* w = tables.twiddles;
+  for (int64_t k = 0; k < l; ++k) {
+    const LC* in = src + k * m * p;
+    LC* out = dst + k * m;
+    const int64_t tw = k * m;  // W_(l p)^(q k) is twiddle q tw
+    if (p == 2) {
+      for (int64_t r = 0; r < m; ++r) {
+        const LC a = in[r];
+        LC b = in[m + r];
+        if (k != 0) Rotate(b, w[tw]);
+        out[r].re = a.re + b.re;
+        out[r].im = a.im + b.im;
+        out[stride + r].re = a.re - b.re;
+        out[stride + r].im = a.im - b.im;
+      }
+    } else if (p == 4) {
+      for (int64_t r = 0; r < m; ++r) {
+        const LC a0 = in[r];
+        LC a1 = in[m + r], a2 = in[2 * m + r], a3 = in[3 * m + r];
+        if (k != 0) {
+          Rotate(a1, w[tw]);
+          Rotate(a2, w[2 * tw]);
+          Rotate(a3, w[3 * tw]);
+        }
+        const Vec b0r = a0.re + a2.re, b0i = a0.im + a2.im;
+        const Vec b1r = a0.re - a2.re, b1i = a0.im - a2.im;
+        const Vec b2r = a1.re + a3.re, b2i = a1.im + a3.im;
+        // W_4 (a1 - a3) = sign i (a1 - a3).
+        Vec b3r = a1.im - a3.im, b3i = a3.re - a1.re;
+        if (tables.sign > 0) b3r = -b3r, b3i = -b3i;
+        out[r].re = b0r + b2r;
+        out[r].im = b0i + b2i;
+        out[stride + r].re = b1r + b3r;
+        out[stride + r].im = b1i + b3i;
+        out[2 * stride + r].re = b0r - b2r;
+        out[2 * stride + r].im = b0i - b2i;
+        out[3 * stride + r].re = b1r - b3r;
+        out[3 * stride + r].im = b1i - b3i;
+      }
+    } else if (p == 3) {
+      // W_3 = -1/2 + i s, s = sign sin(2 pi / 3).
+      const T s = static_cast<T>(tables.sign * 0.86602540378443864676);
+      for (int64_t r = 0; r < m; ++r) {
+        const LC a0 = in[r];
+        LC a1 = in[m + r], a2 = in[2 * m + r];
+        if (k != 0) {
+          Rotate(a1, w[tw]);
+          Rotate(a2, w[2 * tw]);
+        }
+        const Vec sr = a1.re + a2.re, si = a1.im + a2.im;
+        const Vec dr = (a1.re - a2.re) * s, di = (a1.im - a2.im) * s;
+        const Vec br = a0.re - sr * static_cast<T>(0.5), bi = a0.im - si * static_cast<T>(0.5);
+        out[r].re = a0.re + sr;
+        out[r].im = a0.im + si;
+        out[stride + r].re = br - di;
+        out[stride + r].im = bi + dr;
+        out[2 * stride + r].re = br + di;
+        out[2 * stride + r].im = bi - dr;
+      }
+    } else {
+      // Any p, O(p) per output: W_p^(q t) is twiddle ((q t) mod p) (n / p).
+      const int64_t root = tables.n / p;
+      LC* t = scratch;
+      for (int64_t r = 0; r < m; ++r) {
+        for (int64_t q = 0; q < p; ++q) {
+          t[q] = in[q * m + r];
+          if (k != 0 && q != 0) Rotate(t[q], w[q * tw]);
+        }
+        for (int64_t u = 0; u < p; ++u) {
+          Vec re = t[0].re, im = t[0].im;
+          for (int64_t q = 1; q < p; ++q) {
+            const std::complex<T> z = w[((q * u) % p) * root];
+            re += t[q].re * z.real() - t[q].im * z.imag();
+            im += t[q].re * z.imag() + t[q].im * z.real();
+          }
+          out[u * stride + r].re = re;
+          out[u * stride + r].im = im;
+        }
+      }
+    }
+  }
+}
+
+// Every stage over a (clobbered), b as the other buffer; returns the one
+// that holds the transform.
+template <typename T>
+HLOC_FFT_INLINE LaneComplex<T>* LaneStages(const StageTables<T>& tables, LaneComplex<T>* a,
+                                           LaneComplex<T>* b, LaneComplex<T>* scratch) {
+  int64_t l = 1;
+  for (int64_t p : *tables.radices) {
+    LaneStage(tables, p, l, a, b, scratch);
+    std::swap(a, b);
+    l *= p;
+  }
+  return a;
+}
+
+// Transposes the kCount x kCount matrix whose row v is rows[v], one bit of
+// the row and column indices at a time: the step for bit `bit` pairs rows
+// i and i + 2^bit (i's bit clear) and swaps their off-diagonal halves.
+template <typename T>
+HLOC_FFT_INLINE void Transpose(typename Lanes<T>::Vec* rows) {
+  constexpr int kCount = Lanes<T>::kCount;
+#if defined(__clang__)
+  for (int i = 0; i < kCount; ++i) {
+    for (int j = i + 1; j < kCount; ++j) {
+      const T t = rows[i][j];
+      rows[i][j] = rows[j][i];
+      rows[j][i] = t;
+    }
+  }
+#else
+#pragma GCC unroll 4
+  for (int bit = 0; (1 << bit) < kCount; ++bit) {
+    const int half = 1 << bit;
+    // Of the pair (A, B) = (rows[i], rows[i + half]), concatenated:
+    // low[c] = A[c] or B[c - half]; high[c] = A[c + half] or B[c].
+    typename Lanes<T>::Index low, high;
+    for (int c = 0; c < kCount; ++c) {
+      const bool set = (c & half) != 0;
+      low[c] = set ? kCount + c - half : c;
+      high[c] = set ? kCount + c : c + half;
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < kCount; ++i) {
+      if ((i & half) != 0) continue;
+      const typename Lanes<T>::Vec a = rows[i], b = rows[i + half];
+      rows[i] = __builtin_shuffle(a, b, low);
+      rows[i + half] = __builtin_shuffle(a, b, high);
+    }
+  }
+#endif
+}
+
+// Transforms kCount lines of length n in the lanes: line v from in + v n to
+// out + v n (in and out may be the same; a is clobbered, b is the other
+// buffer). kCount / 2 elements of every line move at once, as one transpose
+// of kCount vectors.
+template <typename T>
+HLOC_FFT_INLINE void TransformInLanes(const StageTables<T>& tables, const std::complex<T>* in,
+                                      std::complex<T>* out, LaneComplex<T>* a, LaneComplex<T>* b,
+                                      LaneComplex<T>* scratch) {
+  using Vec = typename Lanes<T>::Vec;
+  constexpr int kCount = Lanes<T>::kCount;
+  constexpr int64_t kStep = kCount / 2;
+  const int64_t n = tables.n;
+  const int64_t blocked = n - n % kStep;
+  Vec rows[kCount];
+  for (int64_t j0 = 0; j0 < blocked; j0 += kStep) {
+#pragma GCC unroll 16
+    for (int v = 0; v < kCount; ++v) std::memcpy(&rows[v], in + v * n + j0, sizeof(Vec));
+    Transpose<T>(rows);
+#pragma GCC unroll 8
+    for (int64_t e = 0; e < kStep; ++e) {
+      a[j0 + e].re = rows[2 * e];
+      a[j0 + e].im = rows[2 * e + 1];
+    }
+  }
+  for (int64_t j = blocked; j < n; ++j) {
+    for (int v = 0; v < kCount; ++v) {
+      a[j].re[v] = in[v * n + j].real();
+      a[j].im[v] = in[v * n + j].imag();
+    }
+  }
+  const LaneComplex<T>* y = LaneStages(tables, a, b, scratch);
+  for (int64_t j0 = 0; j0 < blocked; j0 += kStep) {
+#pragma GCC unroll 8
+    for (int64_t e = 0; e < kStep; ++e) {
+      rows[2 * e] = y[j0 + e].re;
+      rows[2 * e + 1] = y[j0 + e].im;
+    }
+    Transpose<T>(rows);
+#pragma GCC unroll 16
+    for (int v = 0; v < kCount; ++v) std::memcpy(static_cast<void*>(out + v * n + j0), &rows[v], sizeof(Vec));
+  }
+  for (int64_t j = blocked; j < n; ++j) {
+    for (int v = 0; v < kCount; ++v) out[v * n + j] = std::complex<T>(y[j].re[v], y[j].im[v]);
+  }
+}
+
+template <typename T>
+using LaneRun = void (*)(const StageTables<T>&, const std::complex<T>*, std::complex<T>*,
+                         LaneComplex<T>*, LaneComplex<T>*, LaneComplex<T>*);
+
+// TransformInLanes compiled for each x86 vector width, picked once by what
+// the CPU has. The arithmetic per lane is the same in each (the BUILD rule
+// turns off contraction into fused multiply-adds), so the results are too.
+#define HLOC_FFT_IN_LANES(name, attributes)                                                  \
+  template <typename T>                                                                      \
+  attributes void name(const StageTables<T>& tables, const std::complex<T>* in,             \
+                       std::complex<T>* out, LaneComplex<T>* a, LaneComplex<T>* b,           \
+                       LaneComplex<T>* scratch) {                                            \
+    TransformInLanes(tables, in, out, a, b, scratch);                                        \
+  }
+HLOC_FFT_IN_LANES(InLanesBaseline, )
+#if defined(__x86_64__)
+HLOC_FFT_IN_LANES(InLanesAvx2, __attribute__((target("avx2"), flatten)))
+HLOC_FFT_IN_LANES(InLanesAvx512, __attribute__((target("avx512f"), flatten)))
+#endif
+#undef HLOC_FFT_IN_LANES
+
+enum class VectorCode { kBaseline, kAvx2, kAvx512 };
+
+bool CpuHas(VectorCode code) {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  switch (code) {
+    case VectorCode::kAvx512:
+      return __builtin_cpu_supports("avx512f");
+    case VectorCode::kAvx2:
+      return __builtin_cpu_supports("avx2");
+    case VectorCode::kBaseline:
+      return true;
+  }
+#endif
+  return code == VectorCode::kBaseline;
+}
+
+std::atomic<VectorCode>& ChosenCode() {
+  static std::atomic<VectorCode> code(CpuHas(VectorCode::kAvx512) ? VectorCode::kAvx512
+                                      : CpuHas(VectorCode::kAvx2) ? VectorCode::kAvx2
+                                                                  : VectorCode::kBaseline);
+  return code;
+}
+
+template <typename T>
+LaneRun<T> PickLaneRun() {
+#if defined(__x86_64__)
+  switch (ChosenCode().load()) {
+    case VectorCode::kAvx512:
+      return &InLanesAvx512<T>;
+    case VectorCode::kAvx2:
+      return &InLanesAvx2<T>;
+    case VectorCode::kBaseline:
+      break;
+  }
+#endif
+  return &InLanesBaseline<T>;
+}
+
+// The transform of a line of length n in one direction: one line at a time
+// (Run), or Lanes<T>::kCount lines at once (RunLanes).
 template <typename T>
 class LinePlan {
  public:
   using C = std::complex<T>;
 
-  LinePlan(int64_t n, int sign) : n_(n), sign_(sign) {
+  LinePlan(int64_t n, int sign)
+      : n_(n), sign_(sign), factors_(Radices(n)), lane_run_(PickLaneRun<T>()) {
     twiddles_.resize(n);
     for (int64_t j = 0; j < n; ++j) twiddles_[j] = Twiddle<T>(sign, j, n);
-    int64_t rest = n;
-    while (rest % 4 == 0) factors_.push_back(4), rest /= 4;
-    while (rest % 2 == 0) factors_.push_back(2), rest /= 2;
-    for (int64_t p = 3; p * p <= rest; p += 2) {
-      while (rest % p == 0) factors_.push_back(p), rest /= p;
-    }
-    if (rest > 1) factors_.push_back(rest);
     for (int64_t p : factors_) largest_ = std::max(largest_, p);
   }
 
   int64_t length() const { return n_; }
-  // Scratch `Run` needs: 2 * the largest factor.
+  // Scratch `Run` needs: 2 * the largest factor; RunLanes: the largest factor.
   int64_t scratch() const { return 2 * largest_; }
 
   // out[0, n) = the transform of in[0], in[stride], ..., in[(n - 1) stride].
   void Run(const C* in, int64_t stride, C* out, C* scratch) const {
     if (n_ == 0) return;
     Step(in, stride, out, n_, 0, 1, scratch);
+  }
+
+  // Transforms Lanes<T>::kCount lines, line v from in + v n to out + v n
+  // (in == out is fine); a and b (n each) and scratch (scratch() elements)
+  // are work space.
+  void RunLanes(const C* in, C* out, LaneComplex<T>* a, LaneComplex<T>* b,
+                LaneComplex<T>* scratch) const {
+    lane_run_(StageTables<T>{n_, sign_, &factors_, twiddles_.data()}, in, out, a, b, scratch);
   }
 
  private:
@@ -122,16 +437,65 @@ class LinePlan {
   int64_t largest_ = 1;
   std::vector<int64_t> factors_;
   std::vector<C> twiddles_;
+  LaneRun<T> lane_run_;
 };
 
-// Runs task(begin, end) over `lines` lines of length n, split over the pool
-// with enough work per task to be worth a thread.
-void ForLines(int64_t lines, int64_t n, runtime::ThreadPool* pool,
-              const std::function<void(int64_t, int64_t)>& task) {
-  if (pool != nullptr && lines > 1) {
-    pool->ParallelFor(lines, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)), task);
+// Transforms `lines` lines with `plan`: load(l, x) fills x[0, n) with line
+// l's input, store(l, y) takes its transform y[0, n). Where the inputs lie
+// side by side at `source` (line l at source + l n), full groups read them
+// there instead of through load; where the transforms go side by side to
+// `target`, full groups write them there instead of through store. Groups of
+// Lanes<T>::kCount lines run in the vector lanes; a handful of lines runs
+// one at a time. Lines are split over the pool with enough work per task to
+// be worth a thread.
+template <typename T>
+void ForEachLine(int64_t lines, const LinePlan<T>& plan, runtime::ThreadPool* pool,
+                 const std::function<void(int64_t, std::complex<T>*)>& load,
+                 const std::function<void(int64_t, const std::complex<T>*)>& store,
+                 const std::complex<T>* source = nullptr, std::complex<T>* target = nullptr) {
+  using C = std::complex<T>;
+  using LC = LaneComplex<T>;
+  constexpr int kCount = Lanes<T>::kCount;
+  const int64_t n = plan.length();
+  if (lines <= 0 || n <= 0) return;
+  const bool in_lanes = lines >= kCount / 2;
+  const int64_t per_task = in_lanes ? n * kCount : n;
+  const int64_t tasks = in_lanes ? (lines + kCount - 1) / kCount : lines;
+  auto task = [&](int64_t begin, int64_t end) {
+    if (!in_lanes) {
+      std::vector<C> line(n), result(n), scratch(plan.scratch());
+      for (int64_t l = begin; l < end; ++l) {
+        load(l, line.data());
+        plan.Run(line.data(), 1, result.data(), scratch.data());
+        store(l, result.data());
+      }
+      return;
+    }
+    // The group's lines side by side, line v at v n.
+    std::vector<C> group_lines(n * kCount);
+    std::vector<LC> a(n), b(n), scratch(plan.scratch());
+    for (int64_t group = begin; group < end; ++group) {
+      const int64_t first = group * kCount;
+      const int active = static_cast<int>(std::min<int64_t>(kCount, lines - first));
+      const bool full = active == kCount;
+      const C* in = group_lines.data();
+      if (full && source != nullptr) {
+        in = source + first * n;
+      } else {
+        for (int v = 0; v < active; ++v) load(first + v, group_lines.data() + v * n);
+      }
+      if (full && target != nullptr) {
+        plan.RunLanes(in, target + first * n, a.data(), b.data(), scratch.data());
+        continue;
+      }
+      plan.RunLanes(in, group_lines.data(), a.data(), b.data(), scratch.data());
+      for (int v = 0; v < active; ++v) store(first + v, group_lines.data() + v * n);
+    }
+  };
+  if (pool != nullptr && tasks > 1) {
+    pool->ParallelFor(tasks, std::max<int64_t>(1, 16384 / per_task), task);
   } else {
-    task(0, lines);
+    task(0, tasks);
   }
 }
 
@@ -144,17 +508,19 @@ void TransformAxis(std::complex<T>* data, const std::vector<int64_t>& dims, size
   int64_t inner = 1, outer = 1;
   for (size_t d = axis + 1; d < dims.size(); ++d) inner *= dims[d];
   for (size_t d = 0; d < axis; ++d) outer *= dims[d];
-  const int64_t lines = outer * inner;
-  if (n <= 1 || lines == 0) return;
-  auto task = [&](int64_t begin, int64_t end) {
-    std::vector<C> line(n), scratch(plan.scratch());
-    for (int64_t l = begin; l < end; ++l) {
-      C* base = data + (l / inner) * n * inner + (l % inner);
-      plan.Run(base, inner, line.data(), scratch.data());
-      for (int64_t j = 0; j < n; ++j) base[j * inner] = line[j];
-    }
-  };
-  ForLines(lines, n, pool, task);
+  if (n <= 1) return;
+  auto base = [&](int64_t l) { return data + (l / inner) * n * inner + (l % inner); };
+  ForEachLine<T>(
+      outer * inner, plan, pool,
+      [&](int64_t l, C* x) {
+        const C* line = base(l);
+        for (int64_t j = 0; j < n; ++j) x[j] = line[j * inner];
+      },
+      [&](int64_t l, const C* y) {
+        C* line = base(l);
+        for (int64_t j = 0; j < n; ++j) line[j * inner] = y[j];
+      },
+      inner == 1 ? data : nullptr, inner == 1 ? data : nullptr);
 }
 
 template <typename T>
@@ -227,32 +593,37 @@ absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeTyped(
           const LinePlan<T>& last = *plans.back();
           const int64_t n = last.length(), half = out_dims.back();
           const int64_t rows = n == 0 ? 0 : in_count / n;
-          auto task = [&](int64_t begin, int64_t end) {
-            std::vector<C> row(n), line(n), scratch(last.scratch());
-            for (int64_t r = begin; r < end; ++r) {
-              for (int64_t j = 0; j < n; ++j) row[j] = C(in[r * n + j], 0);
-              last.Run(row.data(), 1, line.data(), scratch.data());
-              std::memcpy(out + r * half, line.data(), half * sizeof(C));
-            }
-          };
-          auto halved_task = [&](int64_t begin, int64_t end) {
-            const int64_t h = n / 2;
-            std::vector<C> z(h), spectrum(h), scratch(halved->plan.scratch());
-            for (int64_t r = begin; r < end; ++r) {
-              for (int64_t j = 0; j < h; ++j) z[j] = C(in[r * n + 2 * j], in[r * n + 2 * j + 1]);
-              halved->plan.Run(z.data(), 1, spectrum.data(), scratch.data());
-              for (int64_t k = 0; k <= h; ++k) {
-                const C a = spectrum[k % h], b = std::conj(spectrum[(h - k) % h]);
-                const C even = (a + b) * static_cast<T>(0.5);
-                const C odd = Mul(a - b, C(0, static_cast<T>(-0.5)));
-                out[r * half + k] = even + Mul(halved->twiddles[k], odd);
-              }
-            }
-          };
-          if (halved != nullptr) {
-            ForLines(rows, n, pool, halved_task);
+          if (halved == nullptr) {
+            ForEachLine<T>(
+                rows, last, pool,
+                [&](int64_t r, C* x) {
+                  for (int64_t j = 0; j < n; ++j) x[j] = C(in[r * n + j], 0);
+                },
+                [&](int64_t r, const C* y) { std::memcpy(out + r * half, y, half * sizeof(C)); });
           } else {
-            ForLines(rows, n, pool, task);
+            const int64_t h = n / 2;
+            ForEachLine<T>(
+                rows, halved->plan, pool,
+                [&](int64_t r, C* z) {
+                  for (int64_t j = 0; j < h; ++j) z[j] = C(in[r * n + 2 * j], in[r * n + 2 * j + 1]);
+                },
+                [&](int64_t r, const C* z) {
+                  // X[k] = (a + b) / 2 + W_n^k (a - b) / 2i, a = Z[k], b = conj Z[h - k]
+                  // (indices mod h).
+                  C* x = out + r * half;
+                  const C* w = halved->twiddles.data();
+                  for (int64_t k = 0; k <= h; ++k) {
+                    const C a = z[k == h ? 0 : k], b = z[k == 0 ? 0 : h - k];
+                    const T even_re = (a.real() + b.real()) * static_cast<T>(0.5);
+                    const T even_im = (a.imag() - b.imag()) * static_cast<T>(0.5);
+                    const T odd_re = (a.imag() + b.imag()) * static_cast<T>(0.5);
+                    const T odd_im = (b.real() - a.real()) * static_cast<T>(0.5);
+                    x[k] = C(even_re + w[k].real() * odd_re - w[k].imag() * odd_im,
+                             even_im + w[k].real() * odd_im + w[k].imag() * odd_re);
+                  }
+                },
+                // Row r read as h complex numbers is z.
+                reinterpret_cast<const C*>(in));
           }
           for (size_t k = 0; k + 1 < plans.size(); ++k) {
             TransformAxis(out, out_dims, first + k, *plans[k], pool);
@@ -263,57 +634,77 @@ absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeTyped(
   // IRFFT.
   return std::optional<Function>(
       [=](absl::Span<void* const> buffers, runtime::ThreadPool* pool) -> absl::Status {
-        std::vector<C> spectrum(static_cast<const C*>(buffers[0]),
-                                static_cast<const C*>(buffers[0]) + in_count);
-        for (size_t k = 0; k + 1 < plans.size(); ++k) {
-          TransformAxis(spectrum.data(), in_dims, first + k, *plans[k], pool);
+        // The leading fft dimensions are inverted on a copy.
+        const C* spectrum = static_cast<const C*>(buffers[0]);
+        std::vector<C> copy;
+        if (plans.size() > 1) {
+          copy.assign(spectrum, spectrum + in_count);
+          for (size_t k = 0; k + 1 < plans.size(); ++k) {
+            TransformAxis(copy.data(), in_dims, first + k, *plans[k], pool);
+          }
+          spectrum = copy.data();
         }
         T* out = static_cast<T*>(buffers[1]);
         const LinePlan<T>& last = *plans.back();
         const int64_t n = last.length(), half = in_dims.back();
         const int64_t rows = half == 0 ? 0 : in_count / half;
-        auto task = [&](int64_t begin, int64_t end) {
-          std::vector<C> full(n), line(n), scratch(last.scratch());
-          for (int64_t r = begin; r < end; ++r) {
-            const C* x = spectrum.data() + r * half;
-            for (int64_t k = 0; k < n; ++k) {
-              full[k] = k < half ? x[k] : std::conj(x[n - k]);
-            }
-            last.Run(full.data(), 1, line.data(), scratch.data());
-            for (int64_t j = 0; j < n; ++j) out[r * n + j] = static_cast<T>(line[j].real() * scale);
-          }
-        };
-        auto halved_task = [&](int64_t begin, int64_t end) {
-          const int64_t h = n / 2;
-          std::vector<C> packed(h), z(h), scratch(halved->plan.scratch());
-          for (int64_t r = begin; r < end; ++r) {
-            const C* x = spectrum.data() + r * half;
-            // The imaginary parts of X[0] and X[h] count for nothing.
-            auto at = [&](int64_t k) { return k == 0 || k == h ? C(x[k].real(), 0) : x[k]; };
-            for (int64_t k = 0; k < h; ++k) {
-              const C a = at(k), b = std::conj(at(h - k));
-              const C even = (a + b) * static_cast<T>(0.5);
-              const C odd = Mul(a - b, halved->twiddles[k]) * static_cast<T>(0.5);
-              packed[k] = even + C(-odd.imag(), odd.real());
-            }
-            halved->plan.Run(packed.data(), 1, z.data(), scratch.data());
-            const T twice = static_cast<T>(2 * scale);
-            for (int64_t j = 0; j < h; ++j) {
-              out[r * n + 2 * j] = z[j].real() * twice;
-              out[r * n + 2 * j + 1] = z[j].imag() * twice;
-            }
-          }
-        };
-        if (halved != nullptr) {
-          ForLines(rows, n, pool, halved_task);
+        if (halved == nullptr) {
+          ForEachLine<T>(
+              rows, last, pool,
+              [&](int64_t r, C* full) {
+                const C* x = spectrum + r * half;
+                for (int64_t k = 0; k < n; ++k) full[k] = k < half ? x[k] : std::conj(x[n - k]);
+              },
+              [&](int64_t r, const C* y) {
+                for (int64_t j = 0; j < n; ++j) out[r * n + j] = static_cast<T>(y[j].real() * scale);
+              });
         } else {
-          ForLines(rows, n, pool, task);
+          const int64_t h = n / 2;
+          const T factor = static_cast<T>(scale);
+          ForEachLine<T>(
+              rows, halved->plan, pool,
+              [&](int64_t r, C* packed) {
+                // E + i O with E = (a + conj b) / 2, O = (a - conj b) W_n^-k / 2,
+                // a = X[k], b = X[h - k], times 2 / n (the inverse's scale):
+                // the imaginary parts of X[0] and X[h] count for nothing.
+                const C* x = spectrum + r * half;
+                const C* w = halved->twiddles.data();
+                for (int64_t k = 0; k < h; ++k) {
+                  const T a_re = x[k].real(), a_im = k == 0 ? 0 : x[k].imag();
+                  const T b_re = x[h - k].real(), b_im = k == 0 ? 0 : x[h - k].imag();
+                  const T d_re = a_re - b_re, d_im = a_im + b_im;
+                  packed[k] = C((a_re + b_re - (d_re * w[k].imag() + d_im * w[k].real())) * factor,
+                                (a_im - b_im + (d_re * w[k].real() - d_im * w[k].imag())) * factor);
+                }
+              },
+              [&](int64_t r, const C* z) {
+                std::memcpy(static_cast<void*>(out + r * n), z, h * sizeof(C));
+              },
+              nullptr,
+              // Row r of the output read as h complex numbers is z.
+              reinterpret_cast<C*>(out));
         }
         return absl::OkStatus();
       });
 }
 
 }  // namespace
+
+bool SetFftVectorCodeForTesting(const std::string& kind) {
+  VectorCode code;
+  if (kind == "avx512") {
+    code = VectorCode::kAvx512;
+  } else if (kind == "avx2") {
+    code = VectorCode::kAvx2;
+  } else if (kind == "baseline") {
+    code = VectorCode::kBaseline;
+  } else {
+    return false;
+  }
+  if (!CpuHas(code)) return false;
+  ChosenCode().store(code);
+  return true;
+}
 
 absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeFft(
     const HloInstruction& hlo) {

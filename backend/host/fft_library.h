@@ -24,6 +24,7 @@
 #define HLOC_BACKEND_HOST_FFT_LIBRARY_H_
 
 #include <optional>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "hlo/instruction.h"
@@ -36,6 +37,12 @@ namespace host {
 // or nullopt for shapes or types it does not cover.
 absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeFft(
     const HloInstruction& hlo);
+
+// The vector code that routines made from now on use for groups of lines:
+// "avx512", "avx2" or "baseline" (SSE2). By default, the widest the CPU has.
+// Returns false, changing nothing, for a kind the CPU lacks or does not name.
+// For tests, which compare the kinds.
+bool SetFftVectorCodeForTesting(const std::string& kind);
 
 }  // namespace host
 }  // namespace hloc

@@ -624,6 +624,18 @@ std::vector<ExpanderCase> MakeCases() {
       {"IrfftLength9", HloOpcode::kFft, Fft("c64[2,5]", "IRFFT", "9", "f32[2,9]"), c64},
       {"Irfft2d", HloOpcode::kFft, Fft("c64[6,5]", "IRFFT", "6,8", "f32[6,8]"), c64},
       {"Irfft3dC128", HloOpcode::kFft, Fft("c128[2,3,4]", "IRFFT", "2,3,6", "f64[2,3,6]"), c128},
+      // Enough lines for the host routine's vector lanes (16 of c64, 8 of
+      // c128), in full and partial groups, over radices 4, 2, 3, 5 and 7.
+      {"FftLanesRadices", HloOpcode::kFft, Fft("c64[37,60]", "FFT", "60", "c64[37,60]"), c64},
+      {"IfftLanesRadix7", HloOpcode::kFft, Fft("c64[9,28]", "IFFT", "28", "c64[9,28]"), c64},
+      {"Fft2dLanesStrided", HloOpcode::kFft, Fft("c64[3,10,12]", "FFT", "10,12", "c64[3,10,12]"),
+       c64},
+      {"FftLanesC128", HloOpcode::kFft, Fft("c128[11,18]", "FFT", "18", "c128[11,18]"), c128},
+      {"RfftLanesEven", HloOpcode::kFft, Fft("f32[20,32]", "RFFT", "32", "c64[20,17]"), c64},
+      {"RfftLanesOdd", HloOpcode::kFft, Fft("f32[18,15]", "RFFT", "15", "c64[18,8]"), c64},
+      {"Rfft2dLanesF64", HloOpcode::kFft, Fft("f64[6,5,10]", "RFFT", "5,10", "c128[6,5,6]"), c128},
+      {"IrfftLanesEven", HloOpcode::kFft, Fft("c64[19,13]", "IRFFT", "24", "f32[19,24]"), c64},
+      {"IrfftLanesOdd", HloOpcode::kFft, Fft("c64[17,8]", "IRFFT", "15", "f32[17,15]"), c64},
   };
   return cases;
 }

@@ -14,12 +14,15 @@
 // expanded on the host but kept for its FFT routine (backend/host/
 // fft_library.h): its cases check that routine against the interpreter.
 #include <algorithm>
+#include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "backend/host/fft_library.h"
 #include "backend/host/host_compiler.h"
 #include "backend/host/host_pipeline.h"
 #include "backend/host/run_on_host.h"
@@ -111,6 +114,49 @@ INSTANTIATE_TEST_SUITE_P(Cases, HandWrittenCaseTest,
                          [](const ::testing::TestParamInfo<ExpanderCase>& info) {
                            return info.param.name;
                          });
+
+// The host FFT routine's vector code, one kind per x86 vector width, picked
+// by what the CPU has: every kind this CPU has gives the widest kind's
+// results, bit for bit, on every fft case (the arithmetic per lane is the
+// same in each). Kinds the CPU lacks are reported and skipped.
+TEST(HostFftRoutine, EveryVectorWidthGivesTheSameBits) {
+  std::vector<std::string> kinds;
+  for (const char* kind : {"avx512", "avx2", "baseline"}) {
+    if (host::SetFftVectorCodeForTesting(kind)) {
+      kinds.push_back(kind);
+    } else {
+      std::cout << "fft vector code " << kind << ": SKIPPED (this CPU lacks it)\n";
+    }
+  }
+  ASSERT_FALSE(kinds.empty());
+  int compared = 0;
+  for (const ExpanderCase& c : expanders::ExpanderCases()) {
+    if (c.opcode != HloOpcode::kFft) continue;
+    SCOPED_TRACE(c.name);
+    absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(c.hlo);
+    ASSERT_TRUE(module.ok()) << module.status();
+    absl::StatusOr<std::vector<Literal>> arguments = MakeRandomArguments(**module, 2);
+    ASSERT_TRUE(arguments.ok()) << arguments.status();
+    ASSERT_TRUE(host::OptimizeForHost(**module).ok());
+    std::optional<Literal> widest;
+    for (const std::string& kind : kinds) {
+      SCOPED_TRACE(kind);
+      ASSERT_TRUE(host::SetFftVectorCodeForTesting(kind));
+      host::HostCompileReport report;
+      absl::StatusOr<Literal> result = RunCompiled(**module, *arguments, false, &report);
+      ASSERT_TRUE(result.ok()) << result.status();
+      if (!widest.has_value()) {
+        widest = std::move(*result);
+        continue;
+      }
+      ComparisonReport comparison = CompareLiterals(*widest, *result, Tolerance{0.0, 0.0});
+      EXPECT_TRUE(comparison.ok) << comparison.ToString();
+      ++compared;
+    }
+  }
+  host::SetFftVectorCodeForTesting(kinds.front());
+  std::cout << compared << " fft results compared across " << kinds.size() << " vector kinds\n";
+}
 
 // Corpus files with at least one module that uses an expanded op.
 std::vector<std::string> CorpusFilesWithExpandedOps() {
