@@ -354,7 +354,32 @@ class LinePlan {
     twiddles_.resize(n);
     for (int64_t j = 0; j < n; ++j) twiddles_[j] = Twiddle<T>(sign, j, n);
     for (int64_t p : factors_) largest_ = std::max(largest_, p);
+    // The split n = n1 n2 nearest a square with both sides a full group.
+    constexpr int64_t kCount = Lanes<T>::kCount;
+    if (n >= kMinSplit) {
+      int64_t best = 0;
+      for (int64_t d = kCount; d * kCount <= n; ++d) {
+        if (n % d != 0) continue;
+        if (best == 0 || std::abs(static_cast<double>(d) - std::sqrt(static_cast<double>(n))) <
+                             std::abs(static_cast<double>(best) - std::sqrt(static_cast<double>(n)))) {
+          best = d;
+        }
+      }
+      if (best != 0) {
+        columns_ = std::make_unique<LinePlan>(best, sign);
+        rows_ = std::make_unique<LinePlan>(n / best, sign);
+      }
+    }
   }
+
+  // Lines at least this long are transformed as matrices (FourStep) where
+  // too few of them fill the lanes.
+  static constexpr int64_t kMinSplit = 1024;
+  // The plans for a long line as an n1 x n2 matrix (columns: length n1,
+  // rows: length n2), or null where n is short or splits no such way.
+  const LinePlan* columns() const { return columns_.get(); }
+  const LinePlan* rows() const { return rows_.get(); }
+  const C* twiddles() const { return twiddles_.data(); }
 
   int64_t length() const { return n_; }
   // Scratch `Run` needs: 2 * the largest factor; RunLanes: the largest factor.
@@ -438,7 +463,32 @@ class LinePlan {
   std::vector<int64_t> factors_;
   std::vector<C> twiddles_;
   LaneRun<T> lane_run_;
+  std::unique_ptr<LinePlan> columns_, rows_;
 };
+
+template <typename T>
+void TransformAxis(std::complex<T>* data, const std::vector<int64_t>& dims, size_t axis,
+                   const LinePlan<T>& plan, runtime::ThreadPool* pool);
+
+// result = the transform of line (clobbered) as an n1 x n2 matrix, x[n2 j1 +
+// j2]: its n2 columns transformed (length n1), times W_n^(j2 k1), its n1 rows
+// transformed (length n2), read transposed: X[k1 + n1 k2] = Z[k1][k2]. Both
+// transforms have enough lines for the lanes.
+template <typename T>
+void FourStep(const LinePlan<T>& plan, std::complex<T>* line, std::complex<T>* result,
+              runtime::ThreadPool* pool) {
+  const int64_t n1 = plan.columns()->length(), n2 = plan.rows()->length();
+  const std::vector<int64_t> dims = {n1, n2};
+  TransformAxis(line, dims, 0, *plan.columns(), pool);
+  const std::complex<T>* w = plan.twiddles();
+  for (int64_t k1 = 1; k1 < n1; ++k1) {
+    for (int64_t j2 = 1; j2 < n2; ++j2) line[k1 * n2 + j2] = Mul(line[k1 * n2 + j2], w[j2 * k1]);
+  }
+  TransformAxis(line, dims, 1, *plan.rows(), pool);
+  for (int64_t k1 = 0; k1 < n1; ++k1) {
+    for (int64_t k2 = 0; k2 < n2; ++k2) result[k1 + n1 * k2] = line[k1 * n2 + k2];
+  }
+}
 
 // Transforms `lines` lines with `plan`: load(l, x) fills x[0, n) with line
 // l's input, store(l, y) takes its transform y[0, n). Where the inputs lie
@@ -459,6 +509,16 @@ void ForEachLine(int64_t lines, const LinePlan<T>& plan, runtime::ThreadPool* po
   const int64_t n = plan.length();
   if (lines <= 0 || n <= 0) return;
   const bool in_lanes = lines >= kCount / 2;
+  if (!in_lanes && plan.columns() != nullptr) {
+    // A few long lines, one after another, each spread over the pool.
+    std::vector<C> line(n), result(n);
+    for (int64_t l = 0; l < lines; ++l) {
+      load(l, line.data());
+      FourStep(plan, line.data(), result.data(), pool);
+      store(l, result.data());
+    }
+    return;
+  }
   const int64_t per_task = in_lanes ? n * kCount : n;
   const int64_t tasks = in_lanes ? (lines + kCount - 1) / kCount : lines;
   auto task = [&](int64_t begin, int64_t end) {

@@ -1,10 +1,21 @@
 // fft on the host: a library routine instead of FftExpander's matrix
 // products (passes/expanders/fft_expander.h), which stream the whole array
-// once per step. Each line along a transformed dimension is transformed
-// in cache by a mixed-radix decimation-in-time FFT (radix 4, then 2, 3, 5
-// and any other prime factor, the last with an O(p) butterfly per output);
-// the lines of a dimension are split over the thread pool. Twiddles are
-// computed in double and stored in the data's precision.
+// once per step. Lines along a transformed dimension are transformed in
+// cache by a mixed-radix FFT (radix 4, then 2, 3 and any other prime factor,
+// the last with an O(p) butterfly per output):
+//   - in groups of 16 (c64) or 8 (c128) lines, one line per lane of 64-byte
+//     vectors, by Stockham stages (each reads one buffer and writes the
+//     other, the result in order). Lines move into and out of the lanes by
+//     transposing 16 x 16 (8 x 8) blocks; lines that lie side by side in the
+//     buffers are read and written where they are. The vector code is
+//     compiled for AVX-512, AVX2 and SSE2 and picked by what the CPU has;
+//     with no fused multiply-adds, every width gives the same bits;
+//   - fewer lines than half a group: a line of 1024 or more that splits as
+//     n1 x n2, both at least a group, as that matrix (four steps: its
+//     columns in the lanes, twiddles, its rows in the lanes, a transpose);
+//     shorter or unsplittable lines one at a time (recursive, scalar).
+// Groups of lines are split over the thread pool. Twiddles are computed in
+// double and stored in the data's precision.
 //
 //   FFT / IFFT  every fft dimension in place on a copy; IFFT scaled by
 //               1 / (product of the lengths)

@@ -636,6 +636,12 @@ std::vector<ExpanderCase> MakeCases() {
       {"Rfft2dLanesF64", HloOpcode::kFft, Fft("f64[6,5,10]", "RFFT", "5,10", "c128[6,5,6]"), c128},
       {"IrfftLanesEven", HloOpcode::kFft, Fft("c64[19,13]", "IRFFT", "24", "f32[19,24]"), c64},
       {"IrfftLanesOdd", HloOpcode::kFft, Fft("c64[17,8]", "IRFFT", "15", "f32[17,15]"), c64},
+      // Too few lines for the lanes and long enough to go as a matrix
+      // (four steps) on the host.
+      {"FftFewLongLines", HloOpcode::kFft, Fft("c64[2,1024]", "FFT", "1024", "c64[2,1024]"), c64},
+      {"IfftLongLineC128", HloOpcode::kFft, Fft("c128[1,1088]", "IFFT", "1088", "c128[1,1088]"),
+       c128},
+      {"IrfftLongLine", HloOpcode::kFft, Fft("c64[1,1025]", "IRFFT", "2048", "f32[1,2048]"), c64},
   };
   return cases;
 }
