@@ -896,8 +896,8 @@ class Generator {
   }
 
   // c64: complex(re, im) of two f32 values, then an elementwise complex op
-  // (add, subtract, multiply, divide, negate, exp, sqrt), or back to f32 by
-  // real, imag or abs.
+  // (add, subtract, multiply, divide, negate, exp, sqrt), an fft, or back to
+  // f32 by real, imag or abs.
   void ComplexOp() {
     std::vector<Value> complex;
     for (const Value& v : values_) {
@@ -926,7 +926,10 @@ class Generator {
         Keep(Add(HloInstruction::Create(opcode, x.shape(), {x.instruction, y.instruction})), false);
         break;
       }
-      case 4: case 5: {
+      case 4: case 5:
+        Fft(x);
+        break;
+      case 6: {
         static const std::vector<std::pair<HloOpcode, bool>> kUnary = {
             {HloOpcode::kNegate, true}, {HloOpcode::kExp, false}, {HloOpcode::kSqrt, false}};
         const auto& [opcode, keeps] = Pick(kUnary);
@@ -942,6 +945,36 @@ class Generator {
         break;
       }
     }
+  }
+
+  // fft over the last 1-3 dimensions of x (c64): FFT or IFFT of x, RFFT of
+  // real(x), or IRFFT of x as the half spectrum (m = n / 2 + 1 values) of a
+  // length n = 2 (m - 1) or 2 m - 1.
+  void Fft(const Value& x) {
+    const Dims dims = x.dims();
+    if (dims.empty()) return;
+    static const std::vector<xla::FftType> kTypes = {xla::FFT, xla::IFFT, xla::RFFT, xla::IRFFT};
+    const xla::FftType type = Pick(kTypes);
+    const int count = 1 + Below(std::min<int>(3, static_cast<int>(dims.size())));
+    std::vector<int64_t> lengths(dims.end() - count, dims.end());
+    HloInstruction* operand = x.instruction;
+    Dims out = dims;
+    PrimitiveType out_type = xla::C64;
+    if (type == xla::RFFT) {
+      operand = Add(HloInstruction::Create(HloOpcode::kReal, ArrayShape(xla::F32, dims),
+                                           {x.instruction}));
+      out.back() = dims.back() / 2 + 1;
+    } else if (type == xla::IRFFT) {
+      const int64_t m = dims.back();
+      const int64_t n = m >= 2 && Chance(50) ? 2 * (m - 1) : 2 * m - 1;
+      lengths.back() = n;
+      out.back() = n;
+      out_type = xla::F32;
+    }
+    auto fft = HloInstruction::Create(HloOpcode::kFft, ArrayShape(out_type, out), {operand});
+    fft->mutable_attrs()->fft_type = type;
+    fft->mutable_attrs()->fft_length = lengths;
+    Keep(Add(std::move(fft)), false);
   }
 
   // A body computation state -> state for a loop or a branch: one op applied
