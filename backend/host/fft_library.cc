@@ -370,7 +370,22 @@ class LinePlan {
         rows_ = std::make_unique<LinePlan>(n / best, sign);
       }
     }
+    if (largest_ > kMaxDirectPrime) MakeChirp();
   }
+
+  // Lines with a prime factor above kMaxDirectPrime (kMaxLanesPrime in the
+  // lanes), whose butterflies cost O(p) per output, go by Bluestein's
+  // algorithm: X[k] = c_k sum_j (x_j c_j) conj(c_(k-j)), c_j = W_2n^(j^2),
+  // a cyclic convolution of power-of-two length m >= 2n - 1.
+  static constexpr int64_t kMaxDirectPrime = 64;
+  static constexpr int64_t kMaxLanesPrime = 1024;
+  struct Chirp {
+    std::unique_ptr<LinePlan> forward, inverse;  // length m
+    std::vector<C> c;                            // c_j, j < n
+    std::vector<C> kernel;  // the forward transform of conj(c_l), l in (-n, n) mod m, over m
+  };
+  const Chirp* chirp() const { return chirp_.get(); }
+  int64_t largest_factor() const { return largest_; }
 
   // Lines at least this long are transformed as matrices (FourStep) where
   // too few of them fill the lanes.
@@ -464,6 +479,30 @@ class LinePlan {
   std::vector<C> twiddles_;
   LaneRun<T> lane_run_;
   std::unique_ptr<LinePlan> columns_, rows_;
+  std::unique_ptr<Chirp> chirp_;
+
+  void MakeChirp() {
+    int64_t m = 1;
+    while (m < 2 * n_ - 1) m *= 2;
+    auto chirp = std::make_unique<Chirp>();
+    chirp->forward = std::make_unique<LinePlan>(m, -1);
+    chirp->inverse = std::make_unique<LinePlan>(m, 1);
+    chirp->c.resize(n_);
+    for (int64_t j = 0; j < n_; ++j) {
+      // j^2 mod 2n keeps the angle exact for long lines.
+      const int64_t square = static_cast<int64_t>((static_cast<unsigned __int128>(j) * j) %
+                                                   static_cast<unsigned __int128>(2 * n_));
+      const double angle = sign_ * M_PI * static_cast<double>(square) / static_cast<double>(n_);
+      chirp->c[j] = C(static_cast<T>(std::cos(angle)), static_cast<T>(std::sin(angle)));
+    }
+    std::vector<C> b(m, C(0, 0)), scratch(chirp->forward->scratch());
+    b[0] = std::conj(chirp->c[0]);
+    for (int64_t l = 1; l < n_; ++l) b[l] = b[m - l] = std::conj(chirp->c[l]);
+    chirp->kernel.resize(m);
+    chirp->forward->Run(b.data(), 1, chirp->kernel.data(), scratch.data());
+    for (C& k : chirp->kernel) k *= static_cast<T>(1.0 / static_cast<double>(m));
+    chirp_ = std::move(chirp);
+  }
 };
 
 template <typename T>
@@ -474,6 +513,34 @@ void TransformAxis(std::complex<T>* data, const std::vector<int64_t>& dims, size
 // j2]: its n2 columns transformed (length n1), times W_n^(j2 k1), its n1 rows
 // transformed (length n2), read transposed: X[k1 + n1 k2] = Z[k1][k2]. Both
 // transforms have enough lines for the lanes.
+template <typename T>
+void FourStep(const LinePlan<T>& plan, std::complex<T>* line, std::complex<T>* result,
+              runtime::ThreadPool* pool);
+
+// result = the transform of one line (clobbered): by Bluestein's algorithm
+// where the plan has a chirp, as a matrix where it splits, else directly.
+// pool, where given, spreads the matrix steps.
+template <typename T>
+void TransformLine(const LinePlan<T>& plan, std::complex<T>* line, std::complex<T>* result,
+                   runtime::ThreadPool* pool) {
+  using C = std::complex<T>;
+  const int64_t n = plan.length();
+  if (const typename LinePlan<T>::Chirp* chirp = plan.chirp()) {
+    const int64_t m = chirp->forward->length();
+    std::vector<C> a(m, C(0, 0)), spectrum(m);
+    for (int64_t j = 0; j < n; ++j) a[j] = Mul(line[j], chirp->c[j]);
+    TransformLine(*chirp->forward, a.data(), spectrum.data(), pool);
+    for (int64_t i = 0; i < m; ++i) spectrum[i] = Mul(spectrum[i], chirp->kernel[i]);
+    TransformLine(*chirp->inverse, spectrum.data(), a.data(), pool);
+    for (int64_t k = 0; k < n; ++k) result[k] = Mul(a[k], chirp->c[k]);
+  } else if (plan.columns() != nullptr) {
+    FourStep(plan, line, result, pool);
+  } else {
+    std::vector<C> scratch(plan.scratch());
+    plan.Run(line, 1, result, scratch.data());
+  }
+}
+
 template <typename T>
 void FourStep(const LinePlan<T>& plan, std::complex<T>* line, std::complex<T>* result,
               runtime::ThreadPool* pool) {
@@ -508,14 +575,24 @@ void ForEachLine(int64_t lines, const LinePlan<T>& plan, runtime::ThreadPool* po
   constexpr int kCount = Lanes<T>::kCount;
   const int64_t n = plan.length();
   if (lines <= 0 || n <= 0) return;
-  const bool in_lanes = lines >= kCount / 2;
-  if (!in_lanes && plan.columns() != nullptr) {
-    // A few long lines, one after another, each spread over the pool.
-    std::vector<C> line(n), result(n);
-    for (int64_t l = 0; l < lines; ++l) {
-      load(l, line.data());
-      FourStep(plan, line.data(), result.data(), pool);
-      store(l, result.data());
+  const bool chirp = plan.chirp() != nullptr;
+  const bool in_lanes =
+      lines >= kCount / 2 && (!chirp || plan.largest_factor() <= LinePlan<T>::kMaxLanesPrime);
+  if (!in_lanes && (chirp || plan.columns() != nullptr)) {
+    // Line by line (Bluestein or four steps): many lines split over the
+    // pool, a few one after another, each spread over the pool.
+    auto task = [&](int64_t begin, int64_t end, runtime::ThreadPool* inner) {
+      std::vector<C> line(n), result(n);
+      for (int64_t l = begin; l < end; ++l) {
+        load(l, line.data());
+        TransformLine(plan, line.data(), result.data(), inner);
+        store(l, result.data());
+      }
+    };
+    if (pool != nullptr && lines >= kCount / 2) {
+      pool->ParallelFor(lines, 1, [&](int64_t begin, int64_t end) { task(begin, end, nullptr); });
+    } else {
+      task(0, lines, pool);
     }
     return;
   }

@@ -2,7 +2,9 @@
 // products (passes/expanders/fft_expander.h), which stream the whole array
 // once per step. Lines along a transformed dimension are transformed in
 // cache by a mixed-radix FFT (radix 4, then 2, 3 and any other prime factor,
-// the last with an O(p) butterfly per output):
+// the last with an O(p) butterfly per output; a line with a prime factor
+// above 64, above 1024 in the lanes, goes by Bluestein's algorithm instead:
+// a cyclic convolution by power-of-two transforms of length >= 2n - 1):
 //   - in groups of 16 (c64) or 8 (c128) lines, one line per lane of 64-byte
 //     vectors, by Stockham stages (each reads one buffer and writes the
 //     other, the result in order). Lines move into and out of the lanes by

@@ -642,6 +642,14 @@ std::vector<ExpanderCase> MakeCases() {
       {"IfftLongLineC128", HloOpcode::kFft, Fft("c128[1,1088]", "IFFT", "1088", "c128[1,1088]"),
        c128},
       {"IrfftLongLine", HloOpcode::kFft, Fft("c64[1,1025]", "IRFFT", "2048", "f32[1,2048]"), c64},
+      // Prime factors above 64 (above 1024 in the lanes): Bluestein's
+      // convolution on the host.
+      {"FftBluesteinPrime", HloOpcode::kFft, Fft("c64[2,127]", "FFT", "127", "c64[2,127]"), c64},
+      {"FftBluesteinC128", HloOpcode::kFft, Fft("c128[3,131]", "FFT", "131", "c128[3,131]"), c128},
+      {"IfftBluesteinManyLines", HloOpcode::kFft,
+       Fft("c64[9,1031]", "IFFT", "1031", "c64[9,1031]"), c64},
+      {"RfftBluesteinHalf", HloOpcode::kFft, Fft("f32[3,134]", "RFFT", "134", "c64[3,68]"), c64},
+      {"IrfftBluesteinOdd", HloOpcode::kFft, Fft("c64[2,34]", "IRFFT", "67", "f32[2,67]"), c64},
   };
   return cases;
 }
