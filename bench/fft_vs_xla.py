@@ -44,6 +44,9 @@ def main():
         ("rfft f32[64,4096]", jnp.fft.rfft, rng.standard_normal((64, 4096)).astype(np.float32)),
         ("fft2 c64[256,256]", jnp.fft.fft2, cplx(256, 256)),
         ("irfft n=4096 c64[64,2049]", lambda x: jnp.fft.irfft(x, n=4096), cplx(64, 2049)),
+        # One long line (four steps on the host), and a prime length (Bluestein).
+        ("fft c64[1,65536]", jnp.fft.fft, cplx(1, 65536)),
+        ("fft c64[4,10007]", jnp.fft.fft, cplx(4, 10007)),
     ]
     for name, fn, x in cases:
         xla = jax.jit(fn)
