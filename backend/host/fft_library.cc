@@ -236,23 +236,20 @@ HLOC_FFT_INLINE void Transpose(typename Lanes<T>::Vec* rows) {
 #endif
 }
 
-// Transforms kCount lines of length n in the lanes: line v from in + v n to
-// out + v n (in and out may be the same; a is clobbered, b is the other
-// buffer). kCount / 2 elements of every line move at once, as one transpose
-// of kCount vectors.
+// Element j < count of kCount lines (line v at in + v stride) into lane v
+// of a[j]: kCount / 2 elements of every line at once, as one transpose of
+// kCount vectors.
 template <typename T>
-HLOC_FFT_INLINE void TransformInLanes(const StageTables<T>& tables, const std::complex<T>* in,
-                                      std::complex<T>* out, LaneComplex<T>* a, LaneComplex<T>* b,
-                                      LaneComplex<T>* scratch) {
+HLOC_FFT_INLINE void IntoLanes(const std::complex<T>* in, int64_t stride, int64_t count,
+                               LaneComplex<T>* a) {
   using Vec = typename Lanes<T>::Vec;
   constexpr int kCount = Lanes<T>::kCount;
   constexpr int64_t kStep = kCount / 2;
-  const int64_t n = tables.n;
-  const int64_t blocked = n - n % kStep;
+  const int64_t blocked = count - count % kStep;
   Vec rows[kCount];
   for (int64_t j0 = 0; j0 < blocked; j0 += kStep) {
 #pragma GCC unroll 16
-    for (int v = 0; v < kCount; ++v) std::memcpy(&rows[v], in + v * n + j0, sizeof(Vec));
+    for (int v = 0; v < kCount; ++v) std::memcpy(&rows[v], in + v * stride + j0, sizeof(Vec));
     Transpose<T>(rows);
 #pragma GCC unroll 8
     for (int64_t e = 0; e < kStep; ++e) {
@@ -260,13 +257,23 @@ HLOC_FFT_INLINE void TransformInLanes(const StageTables<T>& tables, const std::c
       a[j0 + e].im = rows[2 * e + 1];
     }
   }
-  for (int64_t j = blocked; j < n; ++j) {
+  for (int64_t j = blocked; j < count; ++j) {
     for (int v = 0; v < kCount; ++v) {
-      a[j].re[v] = in[v * n + j].real();
-      a[j].im[v] = in[v * n + j].imag();
+      a[j].re[v] = in[v * stride + j].real();
+      a[j].im[v] = in[v * stride + j].imag();
     }
   }
-  const LaneComplex<T>* y = LaneStages(tables, a, b, scratch);
+}
+
+// The reverse: lane v of y[j], j < count, to out[v stride + j].
+template <typename T>
+HLOC_FFT_INLINE void OutOfLanes(const LaneComplex<T>* y, int64_t count, std::complex<T>* out,
+                                int64_t stride) {
+  using Vec = typename Lanes<T>::Vec;
+  constexpr int kCount = Lanes<T>::kCount;
+  constexpr int64_t kStep = kCount / 2;
+  const int64_t blocked = count - count % kStep;
+  Vec rows[kCount];
   for (int64_t j0 = 0; j0 < blocked; j0 += kStep) {
 #pragma GCC unroll 8
     for (int64_t e = 0; e < kStep; ++e) {
@@ -275,32 +282,120 @@ HLOC_FFT_INLINE void TransformInLanes(const StageTables<T>& tables, const std::c
     }
     Transpose<T>(rows);
 #pragma GCC unroll 16
-    for (int v = 0; v < kCount; ++v) std::memcpy(static_cast<void*>(out + v * n + j0), &rows[v], sizeof(Vec));
+    for (int v = 0; v < kCount; ++v) {
+      std::memcpy(static_cast<void*>(out + v * stride + j0), &rows[v], sizeof(Vec));
+    }
   }
-  for (int64_t j = blocked; j < n; ++j) {
-    for (int v = 0; v < kCount; ++v) out[v * n + j] = std::complex<T>(y[j].re[v], y[j].im[v]);
+  for (int64_t j = blocked; j < count; ++j) {
+    for (int v = 0; v < kCount; ++v) out[v * stride + j] = std::complex<T>(y[j].re[v], y[j].im[v]);
   }
 }
 
+// What a call in the lanes reads besides the lines.
 template <typename T>
-using LaneRun = void (*)(const StageTables<T>&, const std::complex<T>*, std::complex<T>*,
+struct LaneCall {
+  StageTables<T> tables;
+  // The real transforms (n = 2 h): W_n^(sign k), k <= h, and IRFFT's scale.
+  const std::complex<T>* real_twiddles = nullptr;
+  T scale = 1;
+};
+
+// Transforms kCount lines of length n in the lanes: line v from in + v n to
+// out + v n (in and out may be the same; a is clobbered, b is the other
+// buffer).
+template <typename T>
+HLOC_FFT_INLINE void TransformInLanes(const LaneCall<T>& call, const std::complex<T>* in,
+                                      std::complex<T>* out, LaneComplex<T>* a, LaneComplex<T>* b,
+                                      LaneComplex<T>* scratch) {
+  const int64_t n = call.tables.n;
+  IntoLanes(in, n, n, a);
+  OutOfLanes(LaneStages(call.tables, a, b, scratch), n, out, n);
+}
+
+// RFFT of kCount real lines of length 2 h (the transform is of length h):
+// line v read as h complex numbers z at in + v h, its h + 1 values
+// X[k] = (Z[k] + conj Z[h-k]) / 2 + W_n^k (Z[k] - conj Z[h-k]) / 2i (indices
+// mod h) to out + v (h + 1). a and b hold h + 1.
+template <typename T>
+HLOC_FFT_INLINE void RealForwardInLanes(const LaneCall<T>& call, const std::complex<T>* in,
+                                        std::complex<T>* out, LaneComplex<T>* a,
+                                        LaneComplex<T>* b, LaneComplex<T>* scratch) {
+  using Vec = typename Lanes<T>::Vec;
+  const int64_t h = call.tables.n;
+  IntoLanes(in, h, h, a);
+  const LaneComplex<T>* z = LaneStages(call.tables, a, b, scratch);
+  LaneComplex<T>* x = z == a ? b : a;
+  const std::complex<T>* w = call.real_twiddles;
+  const T half = static_cast<T>(0.5);
+  for (int64_t k = 0; k <= h; ++k) {
+    const LaneComplex<T>& p = z[k == h ? 0 : k];
+    const LaneComplex<T>& q = z[k == 0 ? 0 : h - k];
+    const Vec even_re = (p.re + q.re) * half, even_im = (p.im - q.im) * half;
+    const Vec odd_re = (p.im + q.im) * half, odd_im = (q.re - p.re) * half;
+    x[k].re = even_re + odd_re * w[k].real() - odd_im * w[k].imag();
+    x[k].im = even_im + odd_im * w[k].real() + odd_re * w[k].imag();
+  }
+  OutOfLanes(x, h + 1, out, h + 1);
+}
+
+// IRFFT of kCount lines to real length 2 h: the h + 1 values X of line v at
+// in + v (h + 1) packed into E + i O, E = (X[k] + conj X[h-k]) / 2,
+// O = (X[k] - conj X[h-k]) W_n^-k / 2 (the imaginary parts of X[0] and X[h]
+// count for nothing), times the scale, transformed, written as h complex
+// numbers to out + v h. a and b hold h + 1.
+template <typename T>
+HLOC_FFT_INLINE void RealInverseInLanes(const LaneCall<T>& call, const std::complex<T>* in,
+                                        std::complex<T>* out, LaneComplex<T>* a,
+                                        LaneComplex<T>* b, LaneComplex<T>* scratch) {
+  using Vec = typename Lanes<T>::Vec;
+  const int64_t h = call.tables.n;
+  IntoLanes(in, h + 1, h + 1, b);
+  const std::complex<T>* w = call.real_twiddles;
+  const T f = call.scale;
+  for (int64_t k = 0; k < h; ++k) {
+    const Vec p_re = b[k].re, q_re = b[h - k].re;
+    Vec p_im = b[k].im, q_im = b[h - k].im;
+    if (k == 0) p_im = q_im = Vec{};
+    const Vec d_re = p_re - q_re, d_im = p_im + q_im;
+    a[k].re = (p_re + q_re - (d_re * w[k].imag() + d_im * w[k].real())) * f;
+    a[k].im = (p_im - q_im + (d_re * w[k].real() - d_im * w[k].imag())) * f;
+  }
+  OutOfLanes(LaneStages(call.tables, a, b, scratch), h, out, h);
+}
+
+template <typename T>
+using LaneRun = void (*)(const LaneCall<T>&, const std::complex<T>*, std::complex<T>*,
                          LaneComplex<T>*, LaneComplex<T>*, LaneComplex<T>*);
 
-// TransformInLanes compiled for each x86 vector width, picked once by what
-// the CPU has. The arithmetic per lane is the same in each (the BUILD rule
-// turns off contraction into fused multiply-adds), so the results are too.
-#define HLOC_FFT_IN_LANES(name, attributes)                                                  \
-  template <typename T>                                                                      \
-  attributes void name(const StageTables<T>& tables, const std::complex<T>* in,             \
-                       std::complex<T>* out, LaneComplex<T>* a, LaneComplex<T>* b,           \
-                       LaneComplex<T>* scratch) {                                            \
-    TransformInLanes(tables, in, out, a, b, scratch);                                        \
+// The three, one set per vector width.
+template <typename T>
+struct LaneCode {
+  LaneRun<T> transform, real_forward, real_inverse;
+};
+
+// The lane code compiled for each x86 vector width, picked once by what the
+// CPU has. The arithmetic per lane is the same in each (the BUILD rule turns
+// off contraction into fused multiply-adds), so the results are too.
+#define HLOC_FFT_IN_LANES(name, body, attributes)                                               \
+  template <typename T>                                                                         \
+  attributes void name(const LaneCall<T>& call, const std::complex<T>* in, std::complex<T>* out, \
+                       LaneComplex<T>* a, LaneComplex<T>* b, LaneComplex<T>* scratch) {         \
+    body(call, in, out, a, b, scratch);                                                         \
   }
-HLOC_FFT_IN_LANES(InLanesBaseline, )
+#define HLOC_FFT_LANE_CODE(suffix, attributes)                                         \
+  HLOC_FFT_IN_LANES(Transform##suffix, TransformInLanes, attributes)                   \
+  HLOC_FFT_IN_LANES(RealForward##suffix, RealForwardInLanes, attributes)               \
+  HLOC_FFT_IN_LANES(RealInverse##suffix, RealInverseInLanes, attributes)               \
+  template <typename T>                                                                \
+  LaneCode<T> LaneCode##suffix() {                                                     \
+    return {&Transform##suffix<T>, &RealForward##suffix<T>, &RealInverse##suffix<T>}; \
+  }
+HLOC_FFT_LANE_CODE(Baseline, )
 #if defined(__x86_64__)
-HLOC_FFT_IN_LANES(InLanesAvx2, __attribute__((target("avx2"), flatten)))
-HLOC_FFT_IN_LANES(InLanesAvx512, __attribute__((target("avx512f"), flatten)))
+HLOC_FFT_LANE_CODE(Avx2, __attribute__((target("avx2"), flatten)))
+HLOC_FFT_LANE_CODE(Avx512, __attribute__((target("avx512f"), flatten)))
 #endif
+#undef HLOC_FFT_LANE_CODE
 #undef HLOC_FFT_IN_LANES
 
 enum class VectorCode { kBaseline, kAvx2, kAvx512 };
@@ -328,18 +423,18 @@ std::atomic<VectorCode>& ChosenCode() {
 }
 
 template <typename T>
-LaneRun<T> PickLaneRun() {
+LaneCode<T> PickLaneCode() {
 #if defined(__x86_64__)
   switch (ChosenCode().load()) {
     case VectorCode::kAvx512:
-      return &InLanesAvx512<T>;
+      return LaneCodeAvx512<T>();
     case VectorCode::kAvx2:
-      return &InLanesAvx2<T>;
+      return LaneCodeAvx2<T>();
     case VectorCode::kBaseline:
       break;
   }
 #endif
-  return &InLanesBaseline<T>;
+  return LaneCodeBaseline<T>();
 }
 
 // The transform of a line of length n in one direction: one line at a time
@@ -350,7 +445,7 @@ class LinePlan {
   using C = std::complex<T>;
 
   LinePlan(int64_t n, int sign)
-      : n_(n), sign_(sign), factors_(Radices(n)), lane_run_(PickLaneRun<T>()) {
+      : n_(n), sign_(sign), factors_(Radices(n)), lane_code_(PickLaneCode<T>()) {
     twiddles_.resize(n);
     for (int64_t j = 0; j < n; ++j) twiddles_[j] = Twiddle<T>(sign, j, n);
     for (int64_t p : factors_) largest_ = std::max(largest_, p);
@@ -411,10 +506,33 @@ class LinePlan {
   // are work space.
   void RunLanes(const C* in, C* out, LaneComplex<T>* a, LaneComplex<T>* b,
                 LaneComplex<T>* scratch) const {
-    lane_run_(StageTables<T>{n_, sign_, &factors_, twiddles_.data()}, in, out, a, b, scratch);
+    lane_code_.transform(Call(), in, out, a, b, scratch);
   }
+  // The same for the real transforms of length 2 n (RealForwardInLanes,
+  // RealInverseInLanes): twiddles W_2n^(sign k), k <= n; a and b hold n + 1.
+  void RunRealForwardLanes(const C* twiddles, const C* in, C* out, LaneComplex<T>* a,
+                           LaneComplex<T>* b, LaneComplex<T>* scratch) const {
+    LaneCall<T> call = Call();
+    call.real_twiddles = twiddles;
+    lane_code_.real_forward(call, in, out, a, b, scratch);
+  }
+  void RunRealInverseLanes(const C* twiddles, T scale, const C* in, C* out, LaneComplex<T>* a,
+                           LaneComplex<T>* b, LaneComplex<T>* scratch) const {
+    LaneCall<T> call = Call();
+    call.real_twiddles = twiddles;
+    call.scale = scale;
+    lane_code_.real_inverse(call, in, out, a, b, scratch);
+  }
+  // Whether groups of lines go in the lanes (else line by line).
+  bool lanes() const { return chirp_ == nullptr || largest_ <= kMaxLanesPrime; }
 
  private:
+  LaneCall<T> Call() const {
+    LaneCall<T> call;
+    call.tables = StageTables<T>{n_, sign_, &factors_, twiddles_.data()};
+    return call;
+  }
+
   // out[0, n) = the length-n transform of in[0], in[s], ...; its twiddles
   // are every `step`-th of the plan's.
   void Step(const C* in, int64_t s, C* out, int64_t n, size_t f, int64_t step, C* scratch) const {
@@ -477,7 +595,7 @@ class LinePlan {
   int64_t largest_ = 1;
   std::vector<int64_t> factors_;
   std::vector<C> twiddles_;
-  LaneRun<T> lane_run_;
+  LaneCode<T> lane_code_;
   std::unique_ptr<LinePlan> columns_, rows_;
   std::unique_ptr<Chirp> chirp_;
 
@@ -576,8 +694,7 @@ void ForEachLine(int64_t lines, const LinePlan<T>& plan, runtime::ThreadPool* po
   const int64_t n = plan.length();
   if (lines <= 0 || n <= 0) return;
   const bool chirp = plan.chirp() != nullptr;
-  const bool in_lanes =
-      lines >= kCount / 2 && (!chirp || plan.largest_factor() <= LinePlan<T>::kMaxLanesPrime);
+  const bool in_lanes = lines >= kCount / 2 && plan.lanes();
   if (!in_lanes && (chirp || plan.columns() != nullptr)) {
     // Line by line (Bluestein or four steps): many lines split over the
     // pool, a few one after another, each spread over the pool.
@@ -608,31 +725,74 @@ void ForEachLine(int64_t lines, const LinePlan<T>& plan, runtime::ThreadPool* po
       }
       return;
     }
-    // The group's lines side by side, line v at v n.
-    std::vector<C> group_lines(n * kCount);
-    std::vector<LC> a(n), b(n), scratch(plan.scratch());
+    // Work space left uninitialized: every element is written before it is
+    // read (the unused lines of a partial group are zeroed). The group's
+    // lines lie side by side, line v at v n.
+    std::unique_ptr<T[]> storage(new T[2 * n * kCount]);
+    C* group_lines = reinterpret_cast<C*>(storage.get());
+    std::unique_ptr<LC[]> a(new LC[n]), b(new LC[n]), scratch(new LC[plan.scratch()]);
     for (int64_t group = begin; group < end; ++group) {
       const int64_t first = group * kCount;
       const int active = static_cast<int>(std::min<int64_t>(kCount, lines - first));
       const bool full = active == kCount;
-      const C* in = group_lines.data();
+      const C* in = group_lines;
       if (full && source != nullptr) {
         in = source + first * n;
       } else {
-        for (int v = 0; v < active; ++v) load(first + v, group_lines.data() + v * n);
+        for (int v = 0; v < active; ++v) load(first + v, group_lines + v * n);
+        std::fill(group_lines + active * n, group_lines + kCount * n, C(0, 0));
       }
       if (full && target != nullptr) {
-        plan.RunLanes(in, target + first * n, a.data(), b.data(), scratch.data());
+        plan.RunLanes(in, target + first * n, a.get(), b.get(), scratch.get());
         continue;
       }
-      plan.RunLanes(in, group_lines.data(), a.data(), b.data(), scratch.data());
-      for (int v = 0; v < active; ++v) store(first + v, group_lines.data() + v * n);
+      plan.RunLanes(in, group_lines, a.get(), b.get(), scratch.get());
+      for (int v = 0; v < active; ++v) store(first + v, group_lines + v * n);
     }
   };
   if (pool != nullptr && tasks > 1) {
     pool->ParallelFor(tasks, std::max<int64_t>(1, 16384 / per_task), task);
   } else {
     task(0, tasks);
+  }
+}
+
+// Runs `run` (a LinePlan lane call: in, out, a, b, scratch) over the
+// groups of `rows` rows, row r's input at in + r in_row and its output at
+// out + r out_row (complex elements); a and b hold `buffer`. A partial last
+// group goes through zero-padded copies.
+template <typename T>
+void ForEachGroup(int64_t rows, int64_t in_row, int64_t out_row, int64_t buffer,
+                  int64_t scratch_size, const std::complex<T>* in, std::complex<T>* out,
+                  runtime::ThreadPool* pool,
+                  const std::function<void(const std::complex<T>*, std::complex<T>*,
+                                           LaneComplex<T>*, LaneComplex<T>*, LaneComplex<T>*)>& run) {
+  using C = std::complex<T>;
+  using LC = LaneComplex<T>;
+  constexpr int kCount = Lanes<T>::kCount;
+  const int64_t groups = (rows + kCount - 1) / kCount;
+  auto task = [&](int64_t begin, int64_t end) {
+    std::unique_ptr<LC[]> a(new LC[buffer]), b(new LC[buffer]), scratch(new LC[scratch_size]);
+    std::vector<C> staged_in, staged_out;
+    for (int64_t group = begin; group < end; ++group) {
+      const int64_t first = group * kCount;
+      const int64_t active = std::min<int64_t>(kCount, rows - first);
+      if (active == kCount) {
+        run(in + first * in_row, out + first * out_row, a.get(), b.get(), scratch.get());
+        continue;
+      }
+      staged_in.assign(kCount * in_row, C(0, 0));
+      staged_out.resize(kCount * out_row);
+      std::copy(in + first * in_row, in + (first + active) * in_row, staged_in.begin());
+      run(staged_in.data(), staged_out.data(), a.get(), b.get(), scratch.get());
+      std::copy(staged_out.begin(), staged_out.begin() + active * out_row, out + first * out_row);
+    }
+  };
+  const int64_t per_task = std::max<int64_t>(1, std::max(in_row, out_row) * kCount);
+  if (pool != nullptr && groups > 1) {
+    pool->ParallelFor(groups, std::max<int64_t>(1, 16384 / per_task), task);
+  } else {
+    task(0, groups);
   }
 }
 
@@ -737,6 +897,16 @@ absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeTyped(
                   for (int64_t j = 0; j < n; ++j) x[j] = C(in[r * n + j], 0);
                 },
                 [&](int64_t r, const C* y) { std::memcpy(out + r * half, y, half * sizeof(C)); });
+          } else if (rows >= Lanes<T>::kCount / 2 && halved->plan.lanes()) {
+            const int64_t h = n / 2;
+            const LinePlan<T>& plan = halved->plan;
+            ForEachGroup<T>(rows, h, half, h + 1, plan.scratch(), reinterpret_cast<const C*>(in),
+                            out, pool,
+                            [&](const C* z, C* x, LaneComplex<T>* a, LaneComplex<T>* b,
+                                LaneComplex<T>* scratch) {
+                              plan.RunRealForwardLanes(halved->twiddles.data(), z, x, a, b,
+                                                       scratch);
+                            });
           } else {
             const int64_t h = n / 2;
             ForEachLine<T>(
@@ -795,6 +965,16 @@ absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeTyped(
               [&](int64_t r, const C* y) {
                 for (int64_t j = 0; j < n; ++j) out[r * n + j] = static_cast<T>(y[j].real() * scale);
               });
+        } else if (rows >= Lanes<T>::kCount / 2 && halved->plan.lanes()) {
+          const int64_t h = n / 2;
+          const LinePlan<T>& plan = halved->plan;
+          ForEachGroup<T>(rows, half, h, h + 1, plan.scratch(), spectrum, reinterpret_cast<C*>(out),
+                          pool,
+                          [&](const C* x, C* z, LaneComplex<T>* a, LaneComplex<T>* b,
+                              LaneComplex<T>* scratch) {
+                            plan.RunRealInverseLanes(halved->twiddles.data(),
+                                                     static_cast<T>(scale), x, z, a, b, scratch);
+                          });
         } else {
           const int64_t h = n / 2;
           const T factor = static_cast<T>(scale);
