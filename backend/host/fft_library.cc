@@ -291,10 +291,62 @@ HLOC_FFT_INLINE void OutOfLanes(const LaneComplex<T>* y, int64_t count, std::com
   }
 }
 
+// Element j of kCount columns (column v at in + j stride + v, so element j
+// of every column is kCount neighbours) into the lanes of a[j]: the real and
+// imaginary parts pulled apart; and back.
+template <typename T>
+HLOC_FFT_INLINE void ColumnsIntoLanes(const std::complex<T>* in, int64_t stride, int64_t count,
+                                      LaneComplex<T>* a) {
+  using Vec = typename Lanes<T>::Vec;
+  constexpr int kCount = Lanes<T>::kCount;
+  for (int64_t j = 0; j < count; ++j) {
+    const std::complex<T>* x = in + j * stride;
+#if defined(__clang__)
+    for (int v = 0; v < kCount; ++v) {
+      a[j].re[v] = x[v].real();
+      a[j].im[v] = x[v].imag();
+    }
+#else
+    Vec low, high;
+    std::memcpy(&low, x, sizeof(Vec));
+    std::memcpy(&high, x + kCount / 2, sizeof(Vec));
+    typename Lanes<T>::Index even, odd;
+    for (int v = 0; v < kCount; ++v) even[v] = 2 * v, odd[v] = 2 * v + 1;
+    a[j].re = __builtin_shuffle(low, high, even);
+    a[j].im = __builtin_shuffle(low, high, odd);
+#endif
+  }
+}
+
+template <typename T>
+HLOC_FFT_INLINE void ColumnsOutOfLanes(const LaneComplex<T>* y, int64_t count,
+                                       std::complex<T>* out, int64_t stride) {
+  using Vec = typename Lanes<T>::Vec;
+  constexpr int kCount = Lanes<T>::kCount;
+  for (int64_t j = 0; j < count; ++j) {
+    std::complex<T>* x = out + j * stride;
+#if defined(__clang__)
+    for (int v = 0; v < kCount; ++v) x[v] = std::complex<T>(y[j].re[v], y[j].im[v]);
+#else
+    typename Lanes<T>::Index first, second;
+    for (int v = 0; v < kCount; ++v) {
+      first[v] = v / 2 + (v % 2) * kCount;
+      second[v] = kCount / 2 + v / 2 + (v % 2) * kCount;
+    }
+    const Vec low = __builtin_shuffle(y[j].re, y[j].im, first);
+    const Vec high = __builtin_shuffle(y[j].re, y[j].im, second);
+    std::memcpy(static_cast<void*>(x), &low, sizeof(Vec));
+    std::memcpy(static_cast<void*>(x + kCount / 2), &high, sizeof(Vec));
+#endif
+  }
+}
+
 // What a call in the lanes reads besides the lines.
 template <typename T>
 struct LaneCall {
   StageTables<T> tables;
+  // TransformColumnsInLanes: between a column's elements.
+  int64_t stride = 0;
   // The real transforms (n = 2 h): W_n^(sign k), k <= h, and IRFFT's scale.
   const std::complex<T>* real_twiddles = nullptr;
   T scale = 1;
@@ -363,14 +415,25 @@ HLOC_FFT_INLINE void RealInverseInLanes(const LaneCall<T>& call, const std::comp
   OutOfLanes(LaneStages(call.tables, a, b, scratch), h, out, h);
 }
 
+// Transforms kCount neighbouring columns of length n in place (column v at
+// in + j stride + v; out == in).
+template <typename T>
+HLOC_FFT_INLINE void TransformColumnsInLanes(const LaneCall<T>& call, const std::complex<T>* in,
+                                             std::complex<T>* out, LaneComplex<T>* a,
+                                             LaneComplex<T>* b, LaneComplex<T>* scratch) {
+  const int64_t n = call.tables.n;
+  ColumnsIntoLanes(in, call.stride, n, a);
+  ColumnsOutOfLanes(LaneStages(call.tables, a, b, scratch), n, out, call.stride);
+}
+
 template <typename T>
 using LaneRun = void (*)(const LaneCall<T>&, const std::complex<T>*, std::complex<T>*,
                          LaneComplex<T>*, LaneComplex<T>*, LaneComplex<T>*);
 
-// The three, one set per vector width.
+// The four, one set per vector width.
 template <typename T>
 struct LaneCode {
-  LaneRun<T> transform, real_forward, real_inverse;
+  LaneRun<T> transform, columns, real_forward, real_inverse;
 };
 
 // The lane code compiled for each x86 vector width, picked once by what the
@@ -384,11 +447,13 @@ struct LaneCode {
   }
 #define HLOC_FFT_LANE_CODE(suffix, attributes)                                         \
   HLOC_FFT_IN_LANES(Transform##suffix, TransformInLanes, attributes)                   \
+  HLOC_FFT_IN_LANES(Columns##suffix, TransformColumnsInLanes, attributes)              \
   HLOC_FFT_IN_LANES(RealForward##suffix, RealForwardInLanes, attributes)               \
   HLOC_FFT_IN_LANES(RealInverse##suffix, RealInverseInLanes, attributes)               \
   template <typename T>                                                                \
   LaneCode<T> LaneCode##suffix() {                                                     \
-    return {&Transform##suffix<T>, &RealForward##suffix<T>, &RealInverse##suffix<T>}; \
+    return {&Transform##suffix<T>, &Columns##suffix<T>, &RealForward##suffix<T>,       \
+            &RealInverse##suffix<T>};                                                  \
   }
 HLOC_FFT_LANE_CODE(Baseline, )
 #if defined(__x86_64__)
@@ -480,7 +545,6 @@ class LinePlan {
     std::vector<C> kernel;  // the forward transform of conj(c_l), l in (-n, n) mod m, over m
   };
   const Chirp* chirp() const { return chirp_.get(); }
-  int64_t largest_factor() const { return largest_; }
 
   // Lines at least this long are transformed as matrices (FourStep) where
   // too few of them fill the lanes.
@@ -507,6 +571,14 @@ class LinePlan {
   void RunLanes(const C* in, C* out, LaneComplex<T>* a, LaneComplex<T>* b,
                 LaneComplex<T>* scratch) const {
     lane_code_.transform(Call(), in, out, a, b, scratch);
+  }
+  // Transforms kCount neighbouring columns in place, column v at
+  // data + j stride + v.
+  void RunColumnLanes(C* data, int64_t stride, LaneComplex<T>* a, LaneComplex<T>* b,
+                      LaneComplex<T>* scratch) const {
+    LaneCall<T> call = Call();
+    call.stride = stride;
+    lane_code_.columns(call, data, data, a, b, scratch);
   }
   // The same for the real transforms of length 2 n (RealForwardInLanes,
   // RealInverseInLanes): twiddles W_2n^(sign k), k <= n; a and b hold n + 1.
@@ -806,6 +878,25 @@ void TransformAxis(std::complex<T>* data, const std::vector<int64_t>& dims, size
   for (size_t d = axis + 1; d < dims.size(); ++d) inner *= dims[d];
   for (size_t d = 0; d < axis; ++d) outer *= dims[d];
   if (n <= 1) return;
+  constexpr int kCount = Lanes<T>::kCount;
+  if (inner % kCount == 0 && plan.lanes()) {
+    // Columns kCount at a time, each group's elements neighbours in memory.
+    using LC = LaneComplex<T>;
+    const int64_t per_block = inner / kCount, groups = outer * per_block;
+    auto task = [&](int64_t begin, int64_t end) {
+      std::unique_ptr<LC[]> a(new LC[n]), b(new LC[n]), scratch(new LC[plan.scratch()]);
+      for (int64_t g = begin; g < end; ++g) {
+        C* first = data + (g / per_block) * n * inner + (g % per_block) * kCount;
+        plan.RunColumnLanes(first, inner, a.get(), b.get(), scratch.get());
+      }
+    };
+    if (pool != nullptr && groups > 1) {
+      pool->ParallelFor(groups, std::max<int64_t>(1, 16384 / (n * kCount)), task);
+    } else {
+      task(0, groups);
+    }
+    return;
+  }
   auto base = [&](int64_t l) { return data + (l / inner) * n * inner + (l % inner); };
   ForEachLine<T>(
       outer * inner, plan, pool,

@@ -9,7 +9,10 @@
 //     vectors, by Stockham stages (each reads one buffer and writes the
 //     other, the result in order). Lines move into and out of the lanes by
 //     transposing 16 x 16 (8 x 8) blocks; lines that lie side by side in the
-//     buffers are read and written where they are. The vector code is
+//     buffers are read and written where they are; along a leading dimension
+//     whose lines are neighbours (16 or 8 of them in a row), the lanes are
+//     loaded straight from memory. Even-length RFFT/IRFFT untangle and pack
+//     in the lanes too. The vector code is
 //     compiled for AVX-512, AVX2 and SSE2 and picked by what the CPU has;
 //     with no fused multiply-adds, every width gives the same bits;
 //   - fewer lines than half a group: a line of 1024 or more that splits as

@@ -636,6 +636,13 @@ std::vector<ExpanderCase> MakeCases() {
       {"Rfft2dLanesF64", HloOpcode::kFft, Fft("f64[6,5,10]", "RFFT", "5,10", "c128[6,5,6]"), c128},
       {"IrfftLanesEven", HloOpcode::kFft, Fft("c64[19,13]", "IRFFT", "24", "f32[19,24]"), c64},
       {"IrfftLanesOdd", HloOpcode::kFft, Fft("c64[17,8]", "IRFFT", "15", "f32[17,15]"), c64},
+      // Leading dimensions whose lines are neighbours in memory, 16 (c64) or
+      // 8 (c128) at a time.
+      {"Fft2dColumns", HloOpcode::kFft, Fft("c64[12,32]", "FFT", "12,32", "c64[12,32]"), c64},
+      {"Ifft3dColumnsC128", HloOpcode::kFft,
+       Fft("c128[2,6,16]", "IFFT", "6,16", "c128[2,6,16]"), c128},
+      {"Rfft2dColumns", HloOpcode::kFft, Fft("f32[6,30]", "RFFT", "6,30", "c64[6,16]"), c64},
+      {"Irfft2dColumns", HloOpcode::kFft, Fft("c64[5,16]", "IRFFT", "5,30", "f32[5,30]"), c64},
       // Too few lines for the lanes and long enough to go as a matrix
       // (four steps) on the host.
       {"FftFewLongLines", HloOpcode::kFft, Fft("c64[2,1024]", "FFT", "1024", "c64[2,1024]"), c64},
