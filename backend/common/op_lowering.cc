@@ -22,6 +22,7 @@ constexpr Row kRows[] = {
     {HloOpcode::kTopK, Path::kLibrary, Path::kKernel},
     {HloOpcode::kScatter, Path::kLibrary, Path::kKernel},
     {HloOpcode::kFft, Path::kLibraryThenKernel, Path::kInterpreter},
+    {HloOpcode::kReduceWindow, Path::kLibraryThenKernel, Path::kKernel},
     {HloOpcode::kCholesky, Path::kKernel, Path::kInterpreter},
     {HloOpcode::kTriangularSolve, Path::kKernel, Path::kInterpreter},
     {HloOpcode::kSelectAndScatter, Path::kKernel, Path::kInterpreter},

@@ -6,6 +6,7 @@
 //   dot, convolution                           library, kernel     kernel
 //   sort, topk, custom-call "TopK", scatter    library             kernel
 //   fft                                        library, kernel     interpreter
+//   reduce-window                              library, kernel     kernel
 //   cholesky, triangular-solve,
 //     select-and-scatter                       kernel              interpreter
 //   other custom calls                         library*            library*

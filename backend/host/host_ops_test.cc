@@ -1208,6 +1208,105 @@ ENTRY e {
   EXPECT_EQ(program->report().interpreter_calls, 0);
 }
 
+// Running reductions as JAX lowers cumsum, cumprod, cummax and cummin
+// (reduce-windows spanning a dimension with n - 1 padding on one side) are
+// one pass per line (running_reduction.h): along the last, a middle and the
+// first dimension, prefix and suffix, over f32, f64, f16, bf16, s32, u8 and
+// pred. Prefix folds and exact ops match the interpreter bit for bit; the
+// other reduce-windows stay kernels (an add whose init is not 0, a window
+// one short of the dimension).
+TEST(HostLibraryCallTest, RunningReductionsAreOnePassPerLine) {
+  const char* hlo = R"(
+HloModule m
+add_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT r = f32[] add(a, b)
+}
+mul_f64 {
+  a = f64[] parameter(0)
+  b = f64[] parameter(1)
+  ROOT r = f64[] multiply(b, a)
+}
+max_s32 {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT r = s32[] maximum(a, b)
+}
+min_bf16 {
+  a = bf16[] parameter(0)
+  b = bf16[] parameter(1)
+  ROOT r = bf16[] minimum(a, b)
+}
+add_f16 {
+  a = f16[] parameter(0)
+  b = f16[] parameter(1)
+  ROOT r = f16[] add(a, b)
+}
+add_u8 {
+  a = u8[] parameter(0)
+  b = u8[] parameter(1)
+  ROOT r = u8[] add(a, b)
+}
+or_pred {
+  a = pred[] parameter(0)
+  b = pred[] parameter(1)
+  ROOT r = pred[] or(a, b)
+}
+ENTRY e {
+  x = f32[5,37] parameter(0)
+  zero = f32[] constant(0)
+  one = f32[] constant(1)
+  cumsum = f32[5,37] reduce-window(x, zero), window={size=1x37 pad=0_0x36_0}, to_apply=add_f32
+  d = f64[7,3] parameter(1)
+  one_d = f64[] constant(1)
+  cumprod = f64[7,3] reduce-window(d, one_d), window={size=7x1 pad=6_0x0_0}, to_apply=mul_f64
+  i = s32[4,6,9] parameter(2)
+  low = s32[] parameter(3)
+  cummax_rev = s32[4,6,9] reduce-window(i, low), window={size=1x6x1 pad=0_0x0_5x0_0}, to_apply=max_s32
+  b = bf16[70] parameter(4)
+  inf = bf16[] constant(inf)
+  cummin = bf16[70] reduce-window(b, inf), window={size=70 pad=69_0}, to_apply=min_bf16
+  h = f16[2,200] parameter(5)
+  zero_h = f16[] constant(0)
+  cumsum_h = f16[2,200] reduce-window(h, zero_h), window={size=1x200 pad=0_0x199_0}, to_apply=add_f16
+  u = u8[9,20] parameter(6)
+  zero_u = u8[] constant(0)
+  cumsum_u_rev = u8[9,20] reduce-window(u, zero_u), window={size=9x1 pad=0_8x0_0}, to_apply=add_u8
+  p = pred[3,10] parameter(7)
+  no = pred[] constant(false)
+  any = pred[3,10] reduce-window(p, no), window={size=1x10 pad=0_0x9_0}, to_apply=or_pred
+  kernel_init = f32[5,37] reduce-window(x, one), window={size=1x37 pad=0_0x36_0}, to_apply=add_f32
+  kernel_short = f32[5,37] reduce-window(x, zero), window={size=1x36 pad=0_0x35_0}, to_apply=add_f32
+  ROOT out = (f32[5,37], f64[7,3], s32[4,6,9], bf16[70], f16[2,200], u8[9,20], pred[3,10],
+              f32[5,37], f32[5,37]) tuple(cumsum, cumprod, cummax_rev, cummin, cumsum_h,
+              cumsum_u_rev, any, kernel_init, kernel_short)
+})";
+  ExpectExact(hlo, RandomArgs(hlo));
+  std::unique_ptr<host::HostProgram> program = CompileAsIs(hlo);
+  ASSERT_NE(program, nullptr);
+  EXPECT_EQ(program->report().library_calls, 7) << program->report().ToString();
+  EXPECT_EQ(program->report().interpreter_calls, 0);
+  // A float suffix sum folds from the far end: close (to the sums' scale,
+  // about 17 here), not bit for bit.
+  const char* suffix = R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT r = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[300,33] parameter(0)
+  zero = f32[] constant(0)
+  ROOT r = f32[300,33] reduce-window(x, zero), window={size=300x1 pad=0_299x0_0}, to_apply=add
+})";
+  ExpectClose(suffix, RandomArgs(suffix), Tolerance{1e-4, 1e-4});
+  program = CompileAsIs(suffix);
+  ASSERT_NE(program, nullptr);
+  EXPECT_EQ(program->report().library_calls, 1);
+}
+
 TEST(HostLibraryCallTest, Scatter) {
   // Repeated and out-of-range row ids (skipped), and a two-operand scatter
   // whose combiner keeps the larger value with its index.

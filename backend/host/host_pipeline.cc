@@ -9,6 +9,7 @@
 
 #include "backend/host/dot_upcasting.h"
 #include "backend/host/onednn_library.h"
+#include "backend/host/running_reduction.h"
 #include "hlo/evaluator/gemm_kernel.h"
 #include "hlo/status_macros.h"
 #include "passes/dead_code_elimination.h"
@@ -38,14 +39,22 @@ LibraryOutliningOptions HostOnlyOutlining(const LibraryCapabilities& host) {
   return options;
 }
 
-// The standard fusion passes, except that s8 x s8 -> s32 dots stay out of
-// every fusion where the integer GEMM is vectorized: fused, a dot becomes
-// the elemental dot of a loop kernel (one scalar sum per output element);
-// alone it is a library call to eval::GemmS8 (library_calls.cc). Float dots
-// need no such rule: outlining already made them opaque library calls.
+// The standard fusion passes, except that two kinds of op stay out of every
+// fusion, to remain library calls (library_calls.cc):
+//   - s8 x s8 -> s32 dots, where the integer GEMM is vectorized: fused, a dot
+//     becomes the elemental dot of a loop kernel (one scalar sum per output
+//     element); alone it is a call to eval::GemmS8. Float dots need no such
+//     rule: outlining already made them opaque library calls;
+//   - running reductions (cumsum and the like, running_reduction.h): fused,
+//     each output element would reduce its whole window.
 void AddHostFusion(HloPassPipeline& pipeline, FusionLedger* ledger) {
   FusionPipelineOptions fusion;
   fusion.ledger = ledger;
+  fusion.rules.AddInstructionRule("host-running-reduction", [](const HloInstruction& i) {
+    if (!IsRunningReduction(i)) return FusionDecision::Allow("host-running-reduction");
+    return FusionDecision::Refuse("host-running-reduction",
+                                  absl::StrCat(i.name(), " runs as a running reduction"));
+  });
   if (eval::GemmS8IsVectorized()) {
     fusion.rules.AddInstructionRule("host-integer-gemm", [](const HloInstruction& i) {
       if (!IsS8ToS32Dot(i)) return FusionDecision::Allow("host-integer-gemm");

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "backend/host/fft_library.h"
+#include "backend/host/running_reduction.h"
 #include "hlo/evaluator/gemm_kernel.h"
 
 namespace hloc {
@@ -668,6 +669,8 @@ absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeLibraryCa
       return MakeDot(hlo);
     case HloOpcode::kFft:
       return MakeFft(hlo);
+    case HloOpcode::kReduceWindow:
+      return MakeRunningReduction(hlo);
     case HloOpcode::kCustomCall:
       if (hlo.attrs().custom_call_target == "TopK") return MakeTopK(hlo, /*largest=*/true);
       return std::optional<runtime::LibraryCallThunk::Function>();
