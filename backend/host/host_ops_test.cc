@@ -1208,6 +1208,29 @@ ENTRY e {
   EXPECT_EQ(program->report().interpreter_calls, 0);
 }
 
+// Top-k keeps a heap of the k best per row, rows split over the pool: many
+// rows, heavy ties (values from a handful), k = n, k = 1 and s32 keys; the
+// result must be the stable sort's first k (ties by lower index).
+TEST(HostLibraryCallTest, TopKManyRowsAndTies) {
+  const char* hlo = R"(
+HloModule m
+ENTRY e {
+  x = f32[64,300] parameter(0)
+  f = f32[64,300] floor(x)
+  t = (f32[64,37], s32[64,37]) topk(f), k=37, largest=true
+  s = (f32[64,37], s32[64,37]) topk(f), k=37, largest=false
+  all = (f32[64,300], s32[64,300]) topk(f), k=300, largest=true
+  i = s32[9,50] parameter(1)
+  one = (s32[9,1], s32[9,1]) topk(i), k=1, largest=true
+  ROOT out = ((f32[64,37], s32[64,37]), (f32[64,37], s32[64,37]), (f32[64,300], s32[64,300]),
+              (s32[9,1], s32[9,1])) tuple(t, s, all, one)
+})";
+  ExpectExact(hlo, RandomArgs(hlo));
+  std::unique_ptr<host::HostProgram> program = CompileAsIs(hlo);
+  ASSERT_NE(program, nullptr);
+  EXPECT_EQ(program->report().library_calls, 4);
+}
+
 // Running reductions as JAX lowers cumsum, cumprod, cummax and cummin
 // (reduce-windows spanning a dimension with n - 1 padding on one side) are
 // one pass per line (running_reduction.h): along the last, a middle and the

@@ -146,21 +146,46 @@ absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeTopK(
   if (rows * k != ElementCount(values)) return Result();
   const int w = ByteWidth(shape.element_type());
   const OrderKeyFn order = *key;
-  return Result([=](absl::Span<void* const> buffers, runtime::ThreadPool*) -> absl::Status {
+  // Each row in one pass, keeping its k best so far in a heap whose top is
+  // the worst of them (O(n log k), most elements rejected by one compare);
+  // rows split over the pool. Order: key, then lower index first, a total
+  // order, so the result is the stable sort's first k.
+  return Result([=](absl::Span<void* const> buffers, runtime::ThreadPool* pool) -> absl::Status {
     const uint8_t* in = static_cast<const uint8_t*>(buffers[0]);
     uint8_t* out_values = static_cast<uint8_t*>(buffers[1]);
     int32_t* out_indices = static_cast<int32_t*>(buffers[2]);
-    std::vector<int64_t> perm(n), keys(n);
-    for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t j = 0; j < n; ++j) keys[j] = order(in + (r * n + j) * w);
-      std::iota(perm.begin(), perm.end(), 0);
-      std::stable_sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) {
-        return largest ? keys[a] > keys[b] : keys[a] < keys[b];
-      });
-      for (int64_t j = 0; j < k; ++j) {
-        std::memcpy(out_values + (r * k + j) * w, in + (r * n + perm[j]) * w, w);
-        out_indices[r * k + j] = static_cast<int32_t>(perm[j]);
+    using Entry = std::pair<int64_t, int64_t>;  // key, index
+    auto better = [largest](const Entry& a, const Entry& b) {
+      if (a.first != b.first) return largest ? a.first > b.first : a.first < b.first;
+      return a.second < b.second;
+    };
+    auto task = [&](int64_t begin, int64_t end) {
+      std::vector<Entry> best;
+      best.reserve(k);
+      for (int64_t r = begin; r < end; ++r) {
+        best.clear();
+        for (int64_t j = 0; j < n && k > 0; ++j) {
+          const Entry e{order(in + (r * n + j) * w), j};
+          if (static_cast<int64_t>(best.size()) < k) {
+            best.push_back(e);
+            std::push_heap(best.begin(), best.end(), better);
+          } else if (better(e, best.front())) {
+            std::pop_heap(best.begin(), best.end(), better);
+            best.back() = e;
+            std::push_heap(best.begin(), best.end(), better);
+          }
+        }
+        std::sort_heap(best.begin(), best.end(), better);
+        for (int64_t j = 0; j < k; ++j) {
+          std::memcpy(out_values + (r * k + j) * w, in + (r * n + best[j].second) * w, w);
+          out_indices[r * k + j] = static_cast<int32_t>(best[j].second);
+        }
       }
+    };
+    if (pool != nullptr && rows > 1) {
+      pool->ParallelFor(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)), task);
+    } else {
+      task(0, rows);
     }
     return absl::OkStatus();
   });
