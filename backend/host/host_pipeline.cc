@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 
 #include "backend/host/dot_upcasting.h"
+#include "backend/host/matrix_dots.h"
 #include "backend/host/onednn_library.h"
 #include "backend/host/running_reduction.h"
 #include "hlo/evaluator/gemm_kernel.h"
@@ -94,6 +95,10 @@ absl::StatusOr<bool> OptimizeForHost(HloModule& module, const HostPipelineOption
     changed = changed || upcasted;
   }
   if (options.pipeline.optimization_level >= 1) {
+    // Vector-matrix dots as gemms with a unit dimension, for outlining.
+    VectorDotsAsMatrixDots matrix_dots;
+    HLOC_ASSIGN_OR_RETURN(bool reshaped, matrix_dots.Run(module));
+    changed = changed || reshaped;
     HLOC_RETURN_IF_ERROR(run_stage("outline"));
     const LibraryCapabilities host = HostLibraryCapabilities();
     InlineUnsupportedLibraryCalls inline_calls(host, ledger);
