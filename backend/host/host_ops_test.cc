@@ -1375,7 +1375,9 @@ TEST(HostLibraryCallTest, ScatterWithOneOpCombinersRunsTypedRows) {
   // (backend/host/library_calls.cc): a large add split across threads by
   // result ranges (repeated and out-of-range ids), max with the update first
   // (NaN and signed zeros), wrapping s32 add, replace (`.at[].set`), a window
-  // that is not contiguous (rows of one element) and a histogram (no window).
+  // that is not contiguous (rows of one element), a histogram (no window) and
+  // update rows shorter than the operand's with [N,1] ids. Matrices indexed
+  // by one id per update row take the plain row loop.
   const char* hlo = R"(
 HloModule m
 add {
@@ -1430,8 +1432,12 @@ ENTRY e {
   ones = s32[20] broadcast(s32[] constant(1)), dimensions={}
   hist = s32[8] scatter(h, hi, ones), update_window_dims={}, inserted_window_dims={0},
       scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add_s32
-  ROOT out = (f32[600,256], f32[4,3], f32[4,3], s32[4,3], s32[4,3], f32[3,4], s32[8])
-      tuple(big, mx, mn, wrap, set, cols, hist)
+  n = f32[4,5] parameter(11)
+  ni = s32[5,1] parameter(12)
+  narrow = f32[4,5] scatter(n, ni, zu), update_window_dims={1}, inserted_window_dims={0},
+      scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=min
+  ROOT out = (f32[600,256], f32[4,3], f32[4,3], s32[4,3], s32[4,3], f32[3,4], s32[8], f32[4,5])
+      tuple(big, mx, mn, wrap, set, cols, hist, narrow)
 })";
   std::vector<Literal> args = RandomArgs(hlo);
   std::string ids = "s32[1024] {";
@@ -1448,6 +1454,8 @@ ENTRY e {
   args[10] = ParseLiteralText(
       "s32[20,1] {{0}, {1}, {1}, {7}, {8}, {-1}, {3}, {3}, {3}, {2}, {5}, {6}, {7}, {0}, {0}, {4},"
       " {100}, {2}, {2}, {1}}");
+  // Rows of 3 into rows of 5, ids in an [N,1] array, two out of range.
+  args[12] = ParseLiteralText("s32[5,1] {{3}, {-1}, {3}, {4}, {0}}");
   for (int threads : {1, 2, 3}) {
     SCOPED_TRACE(absl::StrCat(threads, " threads"));
     RunOnHostOptions options = TestOptions();

@@ -444,9 +444,26 @@ absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeScatter(
                                             dn.input_batching_dims().end());
   const int64_t index_rank = indices.rank();
   const IndexReadFn read = *read_index;
+  // JAX's `.at[i].add(u)` and segment sums: a matrix whose rows are picked
+  // by one index per update row, each update row a whole window row. Walked
+  // by a plain loop over the update rows (same rows, same order).
+  const bool one_index_per_row =
+      rank == 2 && updates.rank() == 2 && length == 1 && scatter_sizes.size() == 1 &&
+      batching_pos.empty() && contiguous_rows && window_operand_dims == std::vector<int64_t>{1} &&
+      scatter_to_operand[0] == 0 && update_scatter_dims == std::vector<int64_t>{0} &&
+      window_size[0] == 1 && window_size[1] <= operand_dims[1];
   // Calls row(o, u) for every in-bounds row in update order: o and u are the
   // element offsets of its first element in the operand and the updates.
   auto for_each_row = [=](const uint8_t* index_data, auto&& row) {
+    if (one_index_per_row) {
+      const int64_t index_stride = index_strides[index_batch_dims[0]];
+      for (int64_t g = 0; g < scatter_sizes[0]; ++g) {
+        const int64_t start = read(index_data, g * index_stride);
+        if (start < 0 || start >= operand_dims[0]) continue;
+        row(start * op_strides[0], g * up_strides[0]);
+      }
+      return;
+    }
     std::vector<int64_t> g(scatter_sizes.size(), 0), start(rank), w(row_dims.size());
     do {
       int64_t base = 0;
