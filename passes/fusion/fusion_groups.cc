@@ -216,9 +216,10 @@ void GroupForest::AbsorbFreeLeaves() {
                .ok()) {
         continue;
       }
-      if (summary_[r].instructions + 1 > rules.budgets().max_instructions) continue;
+      const int64_t size = graph_.traits(f).size;
+      if (summary_[r].instructions + size > rules.budgets().max_instructions) continue;
       leaves.push_back(f);
-      summary_[r].instructions += 1;
+      summary_[r].instructions += size;
     }
   }
 }

@@ -307,6 +307,22 @@ FusionDecision FusionRules::CheckOverrides(const HloInstruction& instruction) co
   return FusionDecision::Allow(fusion_rule::kLoop);
 }
 
+namespace {
+
+// Instructions a fused kernel spends no code per element on: a scalar
+// constant, and a broadcast of a scalar (the kernel reads the scalar once).
+// They do not count against max_instructions, so that a long elementwise
+// chain (JAX's unrolled threefry and erf_inv: every constant of theirs is a
+// broadcast) is not cut short by its own constants.
+bool CostsNoCode(const HloInstruction& instruction) {
+  const HloOpcode opcode = instruction.opcode();
+  if (opcode == HloOpcode::kConstant) return instruction.shape().IsScalar();
+  return opcode == HloOpcode::kBroadcast && instruction.operand_count() == 1 &&
+         instruction.operand(0)->shape().IsScalar();
+}
+
+}  // namespace
+
 NodeTraits FusionRules::DescribeFusion(const HloInstruction& fusion) const {
   NodeTraits traits;
   traits.is_fusion = true;
@@ -325,7 +341,7 @@ NodeTraits FusionRules::DescribeFusion(const HloInstruction& fusion) const {
     const HloOpcode opcode = member->opcode();
     if (opcode == HloOpcode::kParameter) return;
     if (opcode == HloOpcode::kTuple && member == body->root()) return;
-    ++traits.size;
+    if (!CostsNoCode(*member)) ++traits.size;
     OpPatternKind kind = KindOf(*member);
     if (kind == OpPatternKind::kOpaque && opcode != HloOpcode::kGetTupleElement) {
       opaque_member = true;
@@ -376,6 +392,7 @@ NodeTraits FusionRules::Describe(const HloInstruction& instruction) const {
     traits = DescribeFusion(instruction);
   } else {
     traits.kind = KindOf(instruction);
+    traits.size = CostsNoCode(instruction) ? 0 : 1;
     traits.expensive = IsExpensive(instruction);
     traits.expensive_ops = traits.expensive ? 1 : 0;
     traits.reductions = instruction.opcode() == HloOpcode::kReduce ? 1 : 0;

@@ -135,7 +135,8 @@ class FusionDecision {
 };
 
 struct FusionBudgets {
-  // Instructions in one fused computation (its parameters not counted).
+  // Instructions in one fused computation (its parameters, scalar constants
+  // and broadcasts of scalars not counted).
   int64_t max_instructions = 256;
   // Distinct values a fused kernel reads (its parameters).
   int64_t max_operands = 64;
@@ -192,7 +193,9 @@ struct NodeTraits {
   bool multi_output = false;
   // A fusion made by horizontal fusion (its outputs do not share an index space).
   bool horizontal = false;
-  // Instructions it contributes to a fused computation.
+  // Instructions it contributes to a fused computation (scalar constants
+  // and broadcasts of scalars count 0: they cost the kernel no code per
+  // element).
   int64_t size = 1;
   int64_t reductions = 0;  // heroes it contains
   int64_t dots = 0;
