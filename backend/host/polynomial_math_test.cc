@@ -1,4 +1,4 @@
-// The host's inline f32 exp, expm1, tanh, log and logistic
+// The host's inline f32 exp, expm1, tanh, log, log1p, erf and logistic
 // (backend/llvm/polynomial_math.h) run as host kernels: their error over a
 // dense sweep of the whole f32 line against the function computed in double,
 // in ulps of the f32 result, must stay within the header's bounds; special
@@ -39,6 +39,8 @@ const Function kFunctions[] = {
     {"exponential-minus-one", [](double x) { return std::expm1(x); }, codegen::kExpm1MaxUlp},
     {"tanh", [](double x) { return std::tanh(x); }, codegen::kTanhMaxUlp},
     {"log", [](double x) { return std::log(x); }, codegen::kLogMaxUlp},
+    {"log-plus-one", [](double x) { return std::log1p(x); }, codegen::kLog1pMaxUlp},
+    {"erf", [](double x) { return std::erf(x); }, codegen::kErfMaxUlp},
     // 1 / (1 + exp(-x)): exp's error plus an add and a divide. Below
     // -88.72 exp(-x) overflows and the formula gives 0 where the function is
     // a denormal, with libm's exp too (the interpreter's result is the same 0).
@@ -172,6 +174,14 @@ TEST(PolynomialMathTest, SpecialValuesAreExact) {
         2.0f, 0.5f},
        {nan, inf, nan, -inf, -inf, nan, nan, 0.0f, -103.27893f, -87.33655f, 88.72284f,
         0.6931472f, -0.6931472f}},
+      {"log-plus-one",
+       {nan, inf, -inf, 0.0f, -0.0f, -1.0f, -2.0f, -max, min_denormal, -min_denormal, 1e-30f,
+        -1e-30f, max, 1.0f, -0.5f},
+       {nan, inf, nan, 0.0f, -0.0f, -inf, nan, nan, min_denormal, -min_denormal, 1e-30f, -1e-30f,
+        88.72284f, 0.6931472f, -0.6931472f}},
+      {"erf",
+       {nan, inf, -inf, 0.0f, -0.0f, 3.92f, -3.92f, 10.0f, -max, min_denormal, -min_denormal},
+       {nan, 1.0f, -1.0f, 0.0f, -0.0f, 1.0f, -1.0f, 1.0f, -1.0f, min_denormal, -min_denormal}},
       {"logistic",
        {nan, inf, -inf, 0.0f, -0.0f, 200.0f, -200.0f},
        {nan, 1.0f, 0.0f, 0.5f, 0.5f, 1.0f, 0.0f}},

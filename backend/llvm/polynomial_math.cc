@@ -1,8 +1,11 @@
-// Inline f32 exp, expm1, tanh and log (algorithms and bounds in the header).
+// Inline f32 exp, expm1, tanh, log, log1p and erf (algorithms and bounds in the header).
 #include "backend/llvm/polynomial_math.h"
 
 #include <cmath>
 #include <initializer_list>
+#include <vector>
+
+#include "absl/types/span.h"
 
 #include "llvm/IR/Intrinsics.h"
 
@@ -15,6 +18,9 @@ namespace {
 constexpr float kLn2Hi = 0.693359375f;
 constexpr float kLn2Lo = -2.12194440e-4f;
 constexpr float kLog2E = 1.44269504088896341f;
+// erf: the Taylor series below kErfSplit, the erfc fit up to kErfOne.
+constexpr float kErfSplit = 0.921875f;
+constexpr float kErfOne = 3.92f;
 
 // Builds the IR of one function on a float (or float-vector) value.
 class Emitter {
@@ -92,6 +98,46 @@ class Emitter {
     return IfNan(x, result);
   }
 
+  llvm::Value* Erf(llvm::Value* x) {
+    llvm::Value* a = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+    // Near 0: x * (2/sqrt(pi)) * sum (-x^2)^n / (n! (2n + 1)), n <= 10, as
+    // x + x * (that sum - 1): the leading 2/sqrt(pi) = 1.128... would be
+    // rounded to f32 as a whole, its excess over 1 keeps 3 more bits.
+    std::vector<float> taylor;
+    double term = 2 / std::sqrt(M_PI);
+    for (int n = 0; n <= 10; ++n) {
+      taylor.push_back(static_cast<float>(term / (2 * n + 1) - (n == 0 ? 1 : 0)));
+      term *= -1.0 / (n + 1);
+    }
+    llvm::Value* near_zero = FmulAdd(a, Horner(b_.CreateFMul(a, a), taylor), a);
+    // Beyond: 1 - exp(-x^2) * g(x), g(x) = erfc(x) e^(x^2) fitted by least
+    // squares (in relative error) as a polynomial of t in [-1, 1] over
+    // [kErfSplit, kErfOne]; erf(x) rounds to 1 above kErfOne.
+    llvm::Value* ac = Select(b_.CreateFCmpOLT(a, F(kErfOne)), a, F(kErfOne));
+    llvm::Value* t = b_.CreateFMul(b_.CreateFSub(b_.CreateFMul(ac, F(2)), F(kErfSplit + kErfOne)),
+                                   F(1 / (kErfOne - kErfSplit)));
+    llvm::Value* g = Horner(t, {0.216844395f, -0.117595062f, 0.0605216362f, -0.0297450852f,
+                                0.0140276924f, -0.00636988226f, 0.00279864296f, -0.00120225095f,
+                                0.000492723833f, -0.000177437469f, 7.34692585e-05f,
+                                -4.57322894e-05f, 1.56904061e-05f});
+    llvm::Value* minus_square = b_.CreateFNeg(b_.CreateFMul(ac, ac));
+    llvm::Value* far = b_.CreateFSub(F(1), b_.CreateFMul(Exp(minus_square), g));
+    llvm::Value* result = Select(b_.CreateFCmpOLT(a, F(kErfSplit)), near_zero, far);
+    result = b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, result, x);
+    return IfNan(x, result);
+  }
+
+  llvm::Value* Log1p(llvm::Value* x) {
+    llvm::Value* u = b_.CreateFAdd(F(1), x);
+    llvm::Value* d = b_.CreateFSub(u, F(1));  // Exact: what of x the sum kept.
+    llvm::Value* result = b_.CreateFMul(Log(u), b_.CreateFDiv(x, d));
+    // 1 + x rounded to 1: log1p(x) = x to within half an ulp (and -0 stays).
+    result = Select(b_.CreateFCmpOEQ(d, F(0)), x, result);
+    // x = +inf (x / d would be inf / inf).
+    result = Select(b_.CreateFCmpOEQ(u, F(INFINITY)), u, result);
+    return IfNan(x, result);
+  }
+
  private:
   struct Reduced {
     llvm::Value* r;  // x - n*ln2, |r| <= ln2/2 (a little more from rounding).
@@ -115,11 +161,14 @@ class Emitter {
   }
 
   // c0 + x*(c1 + x*(c2 + ...)).
-  llvm::Value* Horner(llvm::Value* x, std::initializer_list<float> coefficients) {
+  llvm::Value* Horner(llvm::Value* x, absl::Span<const float> coefficients) {
     const float* c = coefficients.end();
     llvm::Value* acc = F(*--c);
     while (c != coefficients.begin()) acc = FmulAdd(acc, x, F(*--c));
     return acc;
+  }
+  llvm::Value* Horner(llvm::Value* x, std::initializer_list<float> coefficients) {
+    return Horner(x, absl::Span<const float>(coefficients.begin(), coefficients.size()));
   }
 
   // 2^n for n in [-126, 127], as a float.
@@ -166,6 +215,8 @@ bool HasPolynomialForm(MathFunction function, llvm::Type* type) {
     case MathFunction::kExpm1:
     case MathFunction::kTanh:
     case MathFunction::kLog:
+    case MathFunction::kLog1p:
+    case MathFunction::kErf:
       return true;
     default:
       return false;
@@ -183,6 +234,8 @@ absl::StatusOr<llvm::Value*> PolynomialMathLowering::Emit(
     case MathFunction::kExpm1: return emitter.Expm1(args[0]);
     case MathFunction::kTanh: return emitter.Tanh(args[0]);
     case MathFunction::kLog: return emitter.Log(args[0]);
+    case MathFunction::kLog1p: return emitter.Log1p(args[0]);
+    case MathFunction::kErf: return emitter.Erf(args[0]);
     default: return libm_.Emit(b, function, args);
   }
 }
