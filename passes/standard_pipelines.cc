@@ -13,11 +13,14 @@
 #include "passes/reshape_sinking.h"
 #include "passes/sharding/remove_sharding_annotations.h"
 #include "passes/tuple_simplifier.h"
+#include "passes/while_loop_unroller.h"
 
 namespace hloc {
 namespace {
 
 void AddSimplification(HloPassPipeline& pipeline, const PipelineOptions& options) {
+  // Before inlining: the copies of a loop body's calls are inlined with the rest.
+  if (options.optimization_level >= 1) pipeline.AddPass<WhileLoopUnroller>();
   pipeline.AddPass<CallInliner>();
   FixedPointPass& fix = pipeline.AddPass<FixedPointPass>("simplify-fixed-point");
   fix.AddPass<AlgebraicSimplifier>();

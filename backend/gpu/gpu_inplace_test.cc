@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "hlo/evaluator/compare.h"
 #include "hlo/evaluator/evaluator.h"
+#include "passes/standard_pipelines.h"
 #include "hlo/evaluator/random_arguments.h"
 
 namespace hloc {
@@ -34,9 +35,22 @@ std::unique_ptr<GpuProgram> PlanModule(const HloModule& module, bool in_place = 
   return program.ok() ? *std::move(program) : nullptr;
 }
 
-// The module as written, or after the default pipeline (fusions).
+// The module as written, or after the default pipeline (fusions). The
+// modules' loops run a handful of trips, few enough for WhileLoopUnroller
+// to turn into straight-line code; the tests are about the buffers of loop
+// state, so the loops stay loops.
 std::unique_ptr<HloModule> Module(const char* text, bool fused = false) {
-  return fused ? ParseAndRunPipeline(text, "default") : ParseForTest(text);
+  std::unique_ptr<HloModule> module = ParseForTest(text);
+  if (module == nullptr || !fused) return module;
+  PipelineOptions options;
+  options.disabled_passes.insert("while-loop-unroller");
+  absl::StatusOr<std::unique_ptr<HloPassPipeline>> pipeline =
+      MakeStandardPipeline("default", options, nullptr);
+  EXPECT_TRUE(pipeline.ok()) << pipeline.status();
+  if (!pipeline.ok()) return nullptr;
+  absl::Status run = (*pipeline)->Run(*module).status();
+  EXPECT_TRUE(run.ok()) << run;
+  return run.ok() ? std::move(module) : nullptr;
 }
 
 // `text` (after the default pipeline when `fused`) planned with updates in

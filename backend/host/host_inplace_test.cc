@@ -35,6 +35,15 @@ struct Compiled {
   Literal result;
 };
 
+// These modules' loops run a handful of trips, few enough for
+// WhileLoopUnroller to turn into straight-line code; the tests are about
+// the buffers of loop state, so the loops stay loops.
+PipelineOptions KeepLoops() {
+  PipelineOptions options;
+  options.disabled_passes.insert("while-loop-unroller");
+  return options;
+}
+
 // Compiles `module` (with or without updates in place), runs it on
 // `arguments` and checks the result against the interpreter bit for bit
 // (libm's transcendental functions, as the interpreter's).
@@ -87,7 +96,8 @@ TEST(HostInPlaceTest, ScanUpdatesLoopStateInPlace) {
     std::unique_ptr<HloModule> prepared = module->Clone();
     if (fused) {
       absl::StatusOr<std::unique_ptr<HloModule>> p =
-          host_testing::PrepareForMode(*module, host_testing::PipelineMode::kFusion);
+          host_testing::PrepareForMode(*module, host_testing::PipelineMode::kFusion,
+                                       KeepLoops());
       ASSERT_TRUE(p.ok()) << p.status();
       prepared = *std::move(p);
     }
@@ -126,7 +136,7 @@ TEST(HostInPlaceTest, OldValueStillReadIsNotOverwritten) {
   ASSERT_NE(module, nullptr);
   for (host_testing::PipelineMode mode : host_testing::AllPipelineModes()) {
     absl::StatusOr<std::unique_ptr<HloModule>> prepared =
-        host_testing::PrepareForMode(*module, mode);
+        host_testing::PrepareForMode(*module, mode, KeepLoops());
     ASSERT_TRUE(prepared.ok()) << prepared.status();
     Compiled after = CompileAndCheck(**prepared, Arguments(**prepared), true);
     ASSERT_NE(after.program, nullptr);
@@ -146,7 +156,7 @@ TEST(HostInPlaceTest, ScanStoringThreeArraysUpdatesEachInPlace) {
   ASSERT_NE(module, nullptr);
   for (host_testing::PipelineMode mode : host_testing::AllPipelineModes()) {
     absl::StatusOr<std::unique_ptr<HloModule>> prepared =
-        host_testing::PrepareForMode(*module, mode);
+        host_testing::PrepareForMode(*module, mode, KeepLoops());
     ASSERT_TRUE(prepared.ok()) << prepared.status();
     Compiled after = CompileAndCheck(**prepared, Arguments(**prepared), true);
     ASSERT_NE(after.program, nullptr);
@@ -168,7 +178,7 @@ TEST(HostInPlaceTest, LoopResultNotReadingItsStateLivesInIt) {
   ASSERT_NE(module, nullptr);
   for (host_testing::PipelineMode mode : host_testing::AllPipelineModes()) {
     absl::StatusOr<std::unique_ptr<HloModule>> prepared =
-        host_testing::PrepareForMode(*module, mode);
+        host_testing::PrepareForMode(*module, mode, KeepLoops());
     ASSERT_TRUE(prepared.ok()) << prepared.status();
     Compiled before = CompileAndCheck(**prepared, Arguments(**prepared), false);
     Compiled after = CompileAndCheck(**prepared, Arguments(**prepared), true);

@@ -25,7 +25,8 @@ const char* PipelineModeName(PipelineMode mode) {
 }
 
 absl::StatusOr<std::unique_ptr<HloModule>> PrepareForMode(const HloModule& module,
-                                                          PipelineMode mode) {
+                                                          PipelineMode mode,
+                                                          const PipelineOptions& pipeline_options) {
   std::unique_ptr<HloModule> copy = module.Clone();
   if (mode == PipelineMode::kFallbackFusion) {
     // Bounded dynamic shapes as static buffers and sizes first, as
@@ -33,11 +34,12 @@ absl::StatusOr<std::unique_ptr<HloModule>> PrepareForMode(const HloModule& modul
     DynamicPadder padder;
     HLOC_RETURN_IF_ERROR(padder.Run(*copy).status());
     HLOC_ASSIGN_OR_RETURN(std::unique_ptr<HloPassPipeline> pipeline,
-                          MakeStandardPipeline("fallback", PipelineOptions{}, nullptr));
+                          MakeStandardPipeline("fallback", pipeline_options, nullptr));
     HLOC_RETURN_IF_ERROR(pipeline->Run(*copy).status());
     return copy;
   }
   host::HostPipelineOptions options;
+  options.pipeline = pipeline_options;
   options.fusion = mode == PipelineMode::kFusion;
   HLOC_RETURN_IF_ERROR(host::OptimizeForHost(*copy, options).status());
   return copy;

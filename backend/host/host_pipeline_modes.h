@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "hlo/module.h"
+#include "passes/pipeline.h"
 
 namespace hloc {
 namespace host_testing {
@@ -26,9 +27,10 @@ std::vector<PipelineMode> AllPipelineModes();
 const char* PipelineModeName(PipelineMode mode);
 
 // A copy of `module` run through the mode's pipelines (verifying between
-// passes).
+// passes), with `pipeline`'s options (e.g. passes disabled).
 absl::StatusOr<std::unique_ptr<HloModule>> PrepareForMode(const HloModule& module,
-                                                          PipelineMode mode);
+                                                          PipelineMode mode,
+                                                          const PipelineOptions& pipeline = {});
 
 }  // namespace host_testing
 }  // namespace hloc
