@@ -445,13 +445,18 @@ absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeScatter(
   const int64_t index_rank = indices.rank();
   const IndexReadFn read = *read_index;
   // JAX's `.at[i].add(u)` and segment sums: a matrix whose rows are picked
-  // by one index per update row, each update row a whole window row. Walked
-  // by a plain loop over the update rows (same rows, same order).
+  // by one index per update row, each update row a whole window row; and
+  // histograms (bincount, jnp.histogram): a vector whose elements are picked
+  // by one index per update element. Walked by a plain loop over the update
+  // rows (same rows, same order).
+  const bool matrix_rows = rank == 2 && updates.rank() == 2 && contiguous_rows &&
+                           window_operand_dims == std::vector<int64_t>{1} &&
+                           window_size[0] == 1 && window_size[1] <= operand_dims[1];
+  const bool vector_elements = rank == 1 && updates.rank() == 1 && window_operand_dims.empty();
   const bool one_index_per_row =
-      rank == 2 && updates.rank() == 2 && length == 1 && scatter_sizes.size() == 1 &&
-      batching_pos.empty() && contiguous_rows && window_operand_dims == std::vector<int64_t>{1} &&
-      scatter_to_operand[0] == 0 && update_scatter_dims == std::vector<int64_t>{0} &&
-      window_size[0] == 1 && window_size[1] <= operand_dims[1];
+      (matrix_rows || vector_elements) && length == 1 && scatter_sizes.size() == 1 &&
+      batching_pos.empty() && scatter_to_operand[0] == 0 &&
+      update_scatter_dims == std::vector<int64_t>{0};
   // Calls row(o, u) for every in-bounds row in update order: o and u are the
   // element offsets of its first element in the operand and the updates.
   auto for_each_row = [=](const uint8_t* index_data, auto&& row) {

@@ -201,6 +201,14 @@ bool FusionRules::ReusesOperand(const HloInstruction& consumer, int64_t operand_
     case HloOpcode::kBroadcast:
       return out_elements > in_elements;
     case HloOpcode::kGather:
+      if (operand_index == 1) {
+        // Each output element reads its own index vector: an index is read
+        // once per element of its slice.
+        int64_t slice_elements = 1;
+        for (int64_t size : consumer.attrs().gather_slice_sizes) slice_elements *= size;
+        return slice_elements > 1;
+      }
+      return true;
     case HloOpcode::kReduceWindow:
     case HloOpcode::kDot:
     case HloOpcode::kConvolution:
