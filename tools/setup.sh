@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything hloc needs on a fresh machine of this image (Debian 12):
-# Bazel 4, Abseil, protobuf, LLVM 19, GoogleTest/Mock, Google Benchmark, oneDNN, Open MPI
-# from Debian, and the pinned Python packages (jax, numpy, protobuf) from PyPI.
+# Bazel 4, Abseil, protobuf, LLVM 19, GoogleTest/Mock, Google Benchmark, oneDNN, Open MPI,
+# OpenBLAS from Debian, and the pinned Python packages (jax, numpy, protobuf) from PyPI.
 # Idempotent: packages already present are skipped.
 set -euo pipefail
 
@@ -11,7 +11,8 @@ debs=(bazel-bootstrap bazel-platforms libabsl-dev libprotobuf-dev protobuf-compi
       libgoogle-perftools-dev  # tcmalloc for hloc's binaries, shared and static
       clang-19 libclang-rt-19-dev libfuzzer-19-dev  # tests/fuzz: libFuzzer, ASan/UBSan (--config=fuzz)
       libomp-19-dev  # omp.h for clang (oneDNN's OpenMP calls; the program still links GCC's libgomp)
-      libopenmpi-dev openmpi-bin)  # MPI communicator (runtime/mpi), mpirun for its tests
+      libopenmpi-dev openmpi-bin  # MPI communicator (runtime/mpi), mpirun for its tests
+      libopenblas0-pthread)  # optimized LAPACK/BLAS behind liblapack.so.3 (JAX's lapack_*_ffi calls)
 missing=()
 for pkg in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")

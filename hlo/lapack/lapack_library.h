@@ -3,8 +3,10 @@
 // meets a `lapack_*_ffi` custom call never loads them.
 //
 // Which library: $HLOC_LAPACK_LIBRARY when set, else the first of
-// liblapack.so.3 (Debian's reference LAPACK, or whichever implementation the
-// system's alternatives point at), libopenblas.so.0, liblapack.so. Routines
+// liblapack.so.3 (whichever implementation the system's alternatives point
+// at: tools/setup.sh installs OpenBLAS, which takes the name over from
+// Debian's reference LAPACK and is 3-7x faster on JAX's batched inv and
+// cholesky), libopenblas.so.0, liblapack.so. Routines
 // are looked up by their Fortran names (dgetrf_), BLAS ones (dtrsm_) through
 // the LAPACK library's own dependencies. Every LAPACK integer is a 32-bit
 // int (the LP64 interface these libraries export); callers check that sizes
