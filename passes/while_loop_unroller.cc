@@ -52,8 +52,13 @@ std::optional<int64_t> CopyableSize(const HloComputation& computation,
   bool copyable = true;
   computation.ForEachInstruction([&](const HloInstruction* i) {
     ++size;
+    // Copies would share what a fusion, loop or conditional calls; those
+    // computations belong to one caller each (plain calls are inlined next,
+    // and reduce/sort/scatter combiners are shared freely).
+    const HloOpcode opcode = i->opcode();
     if (i->HasSideEffect() || !i->control_successors().empty() ||
-        i->attrs().channel_id.has_value()) {
+        i->attrs().channel_id.has_value() || opcode == HloOpcode::kFusion ||
+        opcode == HloOpcode::kWhile || opcode == HloOpcode::kConditional) {
       copyable = false;
     }
     for (const HloComputation* callee : i->called_computations()) {

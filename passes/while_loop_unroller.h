@@ -19,8 +19,9 @@
 //     `gte(p, k) - 1` (either operand order for the add);
 //   - the while's operand is a tuple whose element k is a constant.
 // The body (and the computations it calls) must hold no side effect, no
-// collective with a channel, and no control dependency; the while itself no
-// control dependency. The copies stay within `max_trip_count` trips and
+// collective with a channel, no control dependency, and no fusion, loop or
+// conditional (whose computations have one caller each; an inner loop that
+// unrolls first is gone by then); the while itself no control dependency. The copies stay within `max_trip_count` trips and
 // `max_instructions` copied instructions (counted through called
 // computations), so that big bodies (a transformer layer scanned over
 // layers) stay loops. A loop that runs zero times becomes its init.

@@ -139,6 +139,75 @@ ENTRY e {
   EXPECT_FALSE(*unroller.Run(*effects));
 }
 
+// An outer loop of 3 trips around an inner loop of INNER trips: an inner
+// loop short enough unrolls first and then the outer one does; a long inner
+// loop keeps both (copies of the outer body would share its computations).
+std::string NestedLoops(const std::string& inner_trips) {
+  return R"(
+HloModule m
+inner_cond {
+  p = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  c = s32[] constant()" + inner_trips + R"()
+  ROOT lt = pred[] compare(i, c), direction=LT
+}
+inner_body {
+  p = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[8] get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  n = s32[] add(i, one)
+  half = f32[] constant(0.5)
+  h = f32[8] broadcast(half), dimensions={}
+  y = f32[8] multiply(x, h)
+  ROOT t = (s32[], f32[8]) tuple(n, y)
+}
+outer_cond {
+  p = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  c = s32[] constant(3)
+  ROOT lt = pred[] compare(i, c), direction=LT
+}
+outer_body {
+  p = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[8] get-tuple-element(p), index=1
+  zero = s32[] constant(0)
+  init = (s32[], f32[8]) tuple(zero, x)
+  w = (s32[], f32[8]) while(init), condition=inner_cond, body=inner_body
+  y = f32[8] get-tuple-element(w), index=1
+  z = f32[8] add(y, x)
+  one = s32[] constant(1)
+  n = s32[] add(i, one)
+  ROOT t = (s32[], f32[8]) tuple(n, z)
+}
+ENTRY e {
+  x0 = f32[8] parameter(0)
+  s = s32[] constant(0)
+  init = (s32[], f32[8]) tuple(s, x0)
+  w = (s32[], f32[8]) while(init), condition=outer_cond, body=outer_body
+  ROOT r = f32[8] get-tuple-element(w), index=1
+})";
+}
+
+TEST(WhileLoopUnroller, NestedLoopsUnrollInnerFirstAndOnlyWhenBothFit) {
+  auto both = Parse(NestedLoops("2"));
+  ASSERT_NE(both, nullptr);
+  WhileLoopUnroller unroller;
+  auto changed = RunAndCheckSemantics(unroller, *both);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_TRUE(*changed);
+  EXPECT_EQ(CountOpcode(*both, HloOpcode::kWhile), 0);
+  EXPECT_EQ(CountOpcode(*both, HloOpcode::kMultiply), 3 * 2);
+
+  auto long_inner = Parse(NestedLoops("100"));
+  ASSERT_NE(long_inner, nullptr);
+  changed = RunAndCheckSemantics(unroller, *long_inner);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_FALSE(*changed);
+  EXPECT_EQ(CountOpcode(*long_inner, HloOpcode::kWhile), 1);
+}
+
 // The shape of JAX's threefry2x32: a loop of five trips whose state holds the
 // counter, two u32 arrays, key words and two rotation tables that swap every
 // trip, with the round in a called computation. Through the simplification
