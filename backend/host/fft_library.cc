@@ -514,6 +514,11 @@ class LinePlan {
     twiddles_.resize(n);
     for (int64_t j = 0; j < n; ++j) twiddles_[j] = Twiddle<T>(sign, j, n);
     for (int64_t p : factors_) largest_ = std::max(largest_, p);
+    // A line with a chirp goes by Bluestein's algorithm, never as a matrix.
+    if (largest_ > kMaxDirectPrime) {
+      MakeChirp();
+      return;
+    }
     // The split n = n1 n2 nearest a square with both sides a full group.
     constexpr int64_t kCount = Lanes<T>::kCount;
     if (n >= kMinSplit) {
@@ -530,7 +535,6 @@ class LinePlan {
         rows_ = std::make_unique<LinePlan>(n / best, sign);
       }
     }
-    if (largest_ > kMaxDirectPrime) MakeChirp();
   }
 
   // Lines with a prime factor above kMaxDirectPrime (kMaxLanesPrime in the
@@ -707,17 +711,30 @@ template <typename T>
 void FourStep(const LinePlan<T>& plan, std::complex<T>* line, std::complex<T>* result,
               runtime::ThreadPool* pool);
 
+// Bluestein's two length-m arrays, kept from line to line by a caller that
+// transforms many (each would otherwise be allocated, and paged in, anew).
+template <typename T>
+struct ChirpWork {
+  std::vector<std::complex<T>> a, spectrum;
+};
+
 // result = the transform of one line (clobbered): by Bluestein's algorithm
 // where the plan has a chirp, as a matrix where it splits, else directly.
-// pool, where given, spreads the matrix steps.
+// pool, where given, spreads the matrix steps; work, where given, holds
+// Bluestein's arrays.
 template <typename T>
 void TransformLine(const LinePlan<T>& plan, std::complex<T>* line, std::complex<T>* result,
-                   runtime::ThreadPool* pool) {
+                   runtime::ThreadPool* pool, ChirpWork<T>* work = nullptr) {
   using C = std::complex<T>;
   const int64_t n = plan.length();
   if (const typename LinePlan<T>::Chirp* chirp = plan.chirp()) {
     const int64_t m = chirp->forward->length();
-    std::vector<C> a(m, C(0, 0)), spectrum(m);
+    ChirpWork<T> local;
+    ChirpWork<T>& w = work != nullptr ? *work : local;
+    std::vector<C>& a = w.a;
+    std::vector<C>& spectrum = w.spectrum;
+    a.assign(m, C(0, 0));
+    spectrum.resize(m);
     for (int64_t j = 0; j < n; ++j) a[j] = Mul(line[j], chirp->c[j]);
     TransformLine(*chirp->forward, a.data(), spectrum.data(), pool);
     for (int64_t i = 0; i < m; ++i) spectrum[i] = Mul(spectrum[i], chirp->kernel[i]);
@@ -772,9 +789,10 @@ void ForEachLine(int64_t lines, const LinePlan<T>& plan, runtime::ThreadPool* po
     // pool, a few one after another, each spread over the pool.
     auto task = [&](int64_t begin, int64_t end, runtime::ThreadPool* inner) {
       std::vector<C> line(n), result(n);
+      ChirpWork<T> work;
       for (int64_t l = begin; l < end; ++l) {
         load(l, line.data());
-        TransformLine(plan, line.data(), result.data(), inner);
+        TransformLine(plan, line.data(), result.data(), inner, &work);
         store(l, result.data());
       }
     };
