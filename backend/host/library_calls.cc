@@ -1,16 +1,20 @@
 // Sort and top-k on the host (see library_calls.h). Both sort each row (all
 // indices but the sorted dimension) through a permutation, stably, which is
-// the order the interpreter produces: ties keep their original order.
+// the order the interpreter produces: ties keep their original order. Rows
+// go to the pool; a comparator that orders by one operand's keys sorts by
+// radix (key_sort.h), any other is called by a comparison sort.
 #include "backend/host/library_calls.h"
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <numeric>
 #include <type_traits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "backend/host/fft_library.h"
+#include "backend/host/key_sort.h"
 #include "backend/host/running_reduction.h"
 #include "hlo/evaluator/gemm_kernel.h"
 
@@ -82,43 +86,89 @@ absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeSort(
     }
     widths.push_back(ByteWidth(operand->shape().element_type()));
   }
+  const int64_t operands = hlo.operand_count();
+  const std::vector<int64_t> strides = RowMajorStrides(shape.dimensions());
+  const int64_t n = shape.dimensions(dim), stride = strides[dim];
+  const int64_t rows = n == 0 ? 0 : ElementCount(shape) / n;
+  // Row r's first element; rows split over the pool, a few thousand
+  // elements per task at least.
+  auto row_base = [=](int64_t r) { return (r / stride) * stride * n + r % stride; };
+  const int64_t rows_per_task = std::max<int64_t>(1, 4096 / std::max<int64_t>(n, 1));
+  auto permute = [=](absl::Span<void* const> buffers, int64_t base,
+                     const std::vector<int64_t>& perm) {
+    for (int64_t i = 0; i < operands; ++i) {
+      const uint8_t* in = static_cast<const uint8_t*>(buffers[i]);
+      uint8_t* out = static_cast<uint8_t*>(buffers[operands + i]);
+      const int w = widths[i];
+      auto gather = [&](auto element) {
+        constexpr size_t kSize = sizeof(element);  // Fixed-size copies: a load and a store.
+        for (int64_t j = 0; j < n; ++j) {
+          std::memcpy(out + (base + j * stride) * kSize, in + (base + perm[j] * stride) * kSize,
+                      kSize);
+        }
+      };
+      switch (w) {
+        case 1: gather(uint8_t{}); break;
+        case 2: gather(uint16_t{}); break;
+        case 4: gather(uint32_t{}); break;
+        case 8: gather(uint64_t{}); break;
+        default:
+          for (int64_t j = 0; j < n; ++j) {
+            std::memcpy(out + (base + j * stride) * w, in + (base + perm[j] * stride) * w, w);
+          }
+      }
+    }
+  };
+  auto for_rows = [=](runtime::ThreadPool* pool, const std::function<void(int64_t, int64_t)>& task) {
+    if (pool != nullptr && rows > 1) {
+      pool->ParallelFor(rows, rows_per_task, task);
+    } else {
+      task(0, rows);
+    }
+  };
+  if (std::optional<KeyOrder> order = ClassifySortComparator(*hlo.to_apply(), operands)) {
+    const KeyOrder key = *order;
+    return Result([=](absl::Span<void* const> buffers, runtime::ThreadPool* pool) -> absl::Status {
+      const uint8_t* keys = static_cast<const uint8_t*>(buffers[key.operand]);
+      for_rows(pool, [&](int64_t begin, int64_t end) {
+        KeySorter sorter(key);
+        std::vector<int64_t> perm;
+        for (int64_t r = begin; r < end; ++r) {
+          sorter.SortRow(keys, row_base(r), stride, n, &perm);
+          permute(buffers, row_base(r), perm);
+        }
+      });
+      return absl::OkStatus();
+    });
+  }
   absl::StatusOr<CompiledKernel> comparator = compiler.Compile(*hlo.to_apply());
   if (!comparator.ok()) {
     if (comparator.status().code() == absl::StatusCode::kUnimplemented) return Result();
     return comparator.status();
   }
-  const int64_t operands = hlo.operand_count();
   if (comparator->num_buffers != 2 * operands + 1) return Result();
   const runtime::KernelFunction less = comparator->function;
-  const std::vector<int64_t> strides = RowMajorStrides(shape.dimensions());
-  const int64_t n = shape.dimensions(dim), stride = strides[dim];
-  const int64_t rows = n == 0 ? 0 : ElementCount(shape) / n;
-  return Result([=](absl::Span<void* const> buffers, runtime::ThreadPool*) -> absl::Status {
-    std::vector<int64_t> perm(n);
-    std::vector<void*> args(2 * operands + 1);
-    uint8_t result = 0;
-    args[2 * operands] = &result;
-    for (int64_t r = 0; r < rows; ++r) {
-      const int64_t base = (r / stride) * stride * n + r % stride;
-      std::iota(perm.begin(), perm.end(), 0);
-      std::stable_sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) {
-        for (int64_t i = 0; i < operands; ++i) {
-          uint8_t* data = static_cast<uint8_t*>(buffers[i]);
-          args[2 * i] = data + (base + a * stride) * widths[i];
-          args[2 * i + 1] = data + (base + b * stride) * widths[i];
-        }
-        less(args.data(), 0, 1);
-        return result != 0;
-      });
-      for (int64_t i = 0; i < operands; ++i) {
-        const uint8_t* in = static_cast<const uint8_t*>(buffers[i]);
-        uint8_t* out = static_cast<uint8_t*>(buffers[operands + i]);
-        const int w = widths[i];
-        for (int64_t j = 0; j < n; ++j) {
-          std::memcpy(out + (base + j * stride) * w, in + (base + perm[j] * stride) * w, w);
-        }
+  return Result([=](absl::Span<void* const> buffers, runtime::ThreadPool* pool) -> absl::Status {
+    for_rows(pool, [&](int64_t begin, int64_t end) {
+      std::vector<int64_t> perm(n);
+      std::vector<void*> args(2 * operands + 1);
+      uint8_t result = 0;
+      args[2 * operands] = &result;
+      for (int64_t r = begin; r < end; ++r) {
+        const int64_t base = row_base(r);
+        std::iota(perm.begin(), perm.end(), 0);
+        std::stable_sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) {
+          for (int64_t i = 0; i < operands; ++i) {
+            uint8_t* data = static_cast<uint8_t*>(buffers[i]);
+            args[2 * i] = data + (base + a * stride) * widths[i];
+            args[2 * i + 1] = data + (base + b * stride) * widths[i];
+          }
+          less(args.data(), 0, 1);
+          return result != 0;
+        });
+        permute(buffers, base, perm);
       }
-    }
+    });
     return absl::OkStatus();
   });
 }
