@@ -22,7 +22,16 @@ absl::StatusOr<const LapackLibrary*> Open(
   }
   std::string failures;
   for (const std::string& name : names) {
-    if (void* handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL)) return make(handle, name);
+    if (void* handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+      // OpenBLAS: one thread per call. hloc calls LAPACK once per matrix of
+      // a batch; OpenBLAS's own threads then contend with hloc's for the
+      // same cores (a batched inverse swung between 5 and 83 ms).
+      using SetThreads = void (*)(int);
+      if (auto set = reinterpret_cast<SetThreads>(dlsym(handle, "openblas_set_num_threads"))) {
+        set(1);
+      }
+      return make(handle, name);
+    }
     const char* why = dlerror();
     absl::StrAppend(&failures, failures.empty() ? "" : "; ", "dlopen ", name, " failed: ",
                     why != nullptr ? why : "unknown error");

@@ -6,7 +6,8 @@
 // liblapack.so.3 (whichever implementation the system's alternatives point
 // at: tools/setup.sh installs OpenBLAS, which takes the name over from
 // Debian's reference LAPACK and is 3-7x faster on JAX's batched inv and
-// cholesky), libopenblas.so.0, liblapack.so. Routines
+// cholesky), libopenblas.so.0, liblapack.so. OpenBLAS is set to one
+// thread per call (openblas_set_num_threads, where the library has it). Routines
 // are looked up by their Fortran names (dgetrf_), BLAS ones (dtrsm_) through
 // the LAPACK library's own dependencies. Every LAPACK integer is a 32-bit
 // int (the LP64 interface these libraries export); callers check that sizes
