@@ -182,19 +182,59 @@ void KeySorter::SortRow(const uint8_t* data, int64_t base, int64_t stride, int64
                      [&](int64_t a, int64_t b) { return keys_[a] < keys_[b]; });
     return;
   }
-  // Counts of every byte of every key, in one pass.
-  std::vector<std::array<int64_t, 256>> counts(width);
-  for (auto& c : counts) c.fill(0);
-  for (int64_t j = 0; j < n; ++j) {
-    for (int d = 0; d < width; ++d) ++counts[d][(keys_[j] >> (8 * d)) & 0xff];
+  if (width <= 4 && n <= (int64_t{1} << 32)) {
+    // Key and index in one word (key above, index below): each pass moves
+    // 8 bytes per element, and the index rides along.
+    for (int64_t j = 0; j < n; ++j) keys_[j] = keys_[j] << 32 | static_cast<uint64_t>(j);
+    keys_scratch_.resize(n);
+    uint64_t* words = RadixPasses(keys_.data(), keys_scratch_.data(), nullptr, nullptr, n,
+                                  /*first_bit=*/32, width);
+    for (int64_t j = 0; j < n; ++j) (*perm)[j] = static_cast<int64_t>(words[j] & 0xffffffffu);
+    return;
   }
   keys_scratch_.resize(n);
   index_scratch_.resize(n);
-  uint64_t* keys = keys_.data();
-  uint64_t* keys_out = keys_scratch_.data();
-  int64_t* index = perm->data();
-  int64_t* index_out = index_scratch_.data();
-  for (int d = 0; d < width; ++d) {
+  RadixPasses(keys_.data(), keys_scratch_.data(), perm->data(), index_scratch_.data(), n,
+              /*first_bit=*/0, width);
+}
+
+bool KeySorter::SortRowValues(const uint8_t* data, uint8_t* out, int64_t base, int64_t stride,
+                              int64_t n) {
+  const int width = ByteWidth(order_.type);
+  if (width > 4) return false;
+  keys_.resize(n);
+  switch (width) {
+    case 1: LoadKeys<uint8_t>(order_, data, base, stride, n, keys_.data()); break;
+    case 2: LoadKeys<uint16_t>(order_, data, base, stride, n, keys_.data()); break;
+    default: LoadKeys<uint32_t>(order_, data, base, stride, n, keys_.data()); break;
+  }
+  for (int64_t j = 0; j < n; ++j) {
+    uint32_t bits = 0;
+    std::memcpy(&bits, data + (base + j * stride) * width, width);
+    keys_[j] = keys_[j] << 32 | bits;
+  }
+  keys_scratch_.resize(n);
+  // Equal keys keep their order (the passes are stable), so the carried
+  // elements come out as the stable sort leaves them.
+  const uint64_t* words = RadixPasses(keys_.data(), keys_scratch_.data(), nullptr, nullptr, n,
+                                      /*first_bit=*/32, width);
+  for (int64_t j = 0; j < n; ++j) {
+    const uint32_t bits = static_cast<uint32_t>(words[j]);
+    std::memcpy(out + (base + j * stride) * width, &bits, width);
+  }
+  return true;
+}
+
+uint64_t* KeySorter::RadixPasses(uint64_t* keys, uint64_t* keys_out, int64_t* index,
+                                 int64_t* index_out, int64_t n, int first_bit, int digits) {
+  int64_t* const index_result = index;
+  // Counts of every digit of every key, in one pass.
+  std::vector<std::array<int64_t, 256>> counts(digits);
+  for (auto& c : counts) c.fill(0);
+  for (int64_t j = 0; j < n; ++j) {
+    for (int d = 0; d < digits; ++d) ++counts[d][(keys[j] >> (first_bit + 8 * d)) & 0xff];
+  }
+  for (int d = 0; d < digits; ++d) {
     std::array<int64_t, 256>& c = counts[d];
     if (*std::max_element(c.begin(), c.end()) == n) continue;  // Every key shares it.
     int64_t offset = 0;
@@ -203,15 +243,21 @@ void KeySorter::SortRow(const uint8_t* data, int64_t base, int64_t stride, int64
       count = offset;
       offset += here;
     }
-    for (int64_t j = 0; j < n; ++j) {
-      const int64_t to = c[(keys[j] >> (8 * d)) & 0xff]++;
-      keys_out[to] = keys[j];
-      index_out[to] = index[j];
+    const int shift = first_bit + 8 * d;
+    if (index == nullptr) {
+      for (int64_t j = 0; j < n; ++j) keys_out[c[(keys[j] >> shift) & 0xff]++] = keys[j];
+    } else {
+      for (int64_t j = 0; j < n; ++j) {
+        const int64_t to = c[(keys[j] >> shift) & 0xff]++;
+        keys_out[to] = keys[j];
+        index_out[to] = index[j];
+      }
+      std::swap(index, index_out);
     }
     std::swap(keys, keys_out);
-    std::swap(index, index_out);
   }
-  if (index != perm->data()) std::copy(index, index + n, perm->data());
+  if (index != nullptr && index != index_result) std::copy(index, index + n, index_result);
+  return keys;
 }
 
 }  // namespace host

@@ -17,7 +17,8 @@
 // the comparator's (sign-magnitude floats and two's-complement integers
 // mapped so that unsigned order agrees; all bits flipped for GT), and the
 // row's indices are sorted by it with least-significant-digit radix passes
-// of 8 bits, skipping a digit that every key shares. LSD radix sort is
+// of 8 bits, skipping a digit that every key shares (keys of up to 4 bytes
+// travel in one 64-bit word with their index). LSD radix sort is
 // stable, so ties keep their original order: the permutation is the one the
 // interpreter's stable sort gives, bit for bit.
 #ifndef HLOC_BACKEND_HOST_KEY_SORT_H_
@@ -53,8 +54,19 @@ class KeySorter {
   // data + (base + j stride) * width, j < n (data: the key operand).
   void SortRow(const uint8_t* data, int64_t base, int64_t stride, int64_t n,
                std::vector<int64_t>* perm);
+  // For a sort of the key operand alone, with keys of at most 4 bytes: the
+  // row's elements sorted, written to out at the same positions, each
+  // carried next to its key through the passes (no gather afterwards).
+  // False (nothing written) for other widths.
+  bool SortRowValues(const uint8_t* data, uint8_t* out, int64_t base, int64_t stride, int64_t n);
 
  private:
+  // Stable LSD passes over `digits` bytes of the keys from `first_bit` up,
+  // moving index[] along when given (into index's own array at the end);
+  // returns the array (keys or keys_out) that holds the sorted keys.
+  static uint64_t* RadixPasses(uint64_t* keys, uint64_t* keys_out, int64_t* index,
+                               int64_t* index_out, int64_t n, int first_bit, int digits);
+
   KeyOrder order_;
   std::vector<uint64_t> keys_, keys_scratch_;
   std::vector<int64_t> index_scratch_;

@@ -43,6 +43,21 @@ std::string JaxLess(const std::string& name, const std::string& nan = "nan") {
 }
 
 const char kComparators[] = R"(
+jax_less_alone {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  nan = f32[] constant(nan)
+  zero = f32[] constant(0)
+  na = pred[] compare(a, a), direction=NE
+  za = pred[] compare(a, zero), direction=EQ
+  sa = f32[] select(za, zero, a)
+  ca = f32[] select(na, nan, sa)
+  nb = pred[] compare(b, b), direction=NE
+  zb = pred[] compare(b, zero), direction=EQ
+  sb = f32[] select(zb, zero, b)
+  cb = f32[] select(nb, nan, sb)
+  ROOT lt = pred[] compare(ca, cb), direction=LT, type=TOTALORDER
+}
 greater_total {
   a = f64[] parameter(0)
   b = f64[] parameter(1)
@@ -126,6 +141,7 @@ ENTRY e {
   };
   const Case cases[] = {
       {"jax_less", 2, order(0, xla::F32, false, true)},
+      {"jax_less_alone", 1, order(0, xla::F32, false, true)},
       {"greater_total", 1, order(0, xla::F64, true, false)},
       {"payload_swapped", 2, order(1, xla::S32, true, false)},
       {"less_u8", 1, order(0, xla::U8, false, false)},
@@ -190,7 +206,8 @@ ENTRY e {
   halves = bf16[700] sort(h), dimensions={0}, to_apply=less_bf16
   l = s64[257] parameter(5)
   longs = s64[257] sort(l), dimensions={0}, to_apply=less_s64
-  ROOT out = ((f32[4,300], s32[4,300]), (f32[4,300], s32[4,300]), (f32[4,300], s32[4,300]), f64[300,3], u8[2,500], bf16[700], s64[257]) tuple(rows, cols, swapped, down, bytes, halves, longs)
+  alone = f32[4,300] sort(k), dimensions={1}, to_apply=jax_less_alone
+  ROOT out = ((f32[4,300], s32[4,300]), (f32[4,300], s32[4,300]), (f32[4,300], s32[4,300]), f64[300,3], u8[2,500], bf16[700], s64[257], f32[4,300]) tuple(rows, cols, swapped, down, bytes, halves, longs, alone)
 })");
   absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text);
   ASSERT_TRUE(module.ok()) << module.status();

@@ -134,6 +134,10 @@ absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeSort(
         KeySorter sorter(key);
         std::vector<int64_t> perm;
         for (int64_t r = begin; r < end; ++r) {
+          if (operands == 1 &&
+              sorter.SortRowValues(keys, static_cast<uint8_t*>(buffers[1]), row_base(r), stride, n)) {
+            continue;
+          }
           sorter.SortRow(keys, row_base(r), stride, n, &perm);
           permute(buffers, row_base(r), perm);
         }
