@@ -2,12 +2,12 @@
 
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "hlo/computation.h"
 #include "hlo/module.h"
 #include "hlo/primitive_type.h"
 #include "hlo/status_macros.h"
+#include "passes/call_inliner.h"
 
 namespace hloc {
 namespace {
@@ -72,23 +72,6 @@ std::optional<int64_t> CopyableSize(const HloComputation& computation,
   });
   if (!copyable) return std::nullopt;
   return size;
-}
-
-// One copy of `body` in `caller`, reading `state`; returns the copy's root.
-HloInstruction* CopyBody(const HloComputation& body, HloComputation* caller,
-                         HloInstruction* state) {
-  absl::flat_hash_map<const HloInstruction*, HloInstruction*> copies;
-  for (HloInstruction* i : body.MakeInstructionPostOrder()) {
-    if (i->opcode() == HloOpcode::kParameter) {
-      copies[i] = state;
-      continue;
-    }
-    std::vector<HloInstruction*> operands;
-    operands.reserve(i->operand_count());
-    for (HloInstruction* operand : i->operands()) operands.push_back(copies.at(operand));
-    copies[i] = caller->AddInstruction(i->CloneWithNewOperands(i->shape(), operands));
-  }
-  return copies.at(body.root());
 }
 
 }  // namespace
@@ -171,12 +154,19 @@ absl::StatusOr<bool> WhileLoopUnroller::Run(HloModule& module) {
       absl::flat_hash_set<const HloComputation*> seen;
       std::optional<int64_t> size = CopyableSize(*loop->while_body(), seen);
       if (!size || *size * *trips > options_.max_instructions) continue;
+      // A chain of calls of the body, each inlined in turn.
       HloInstruction* state = loop->operand(0);
+      std::vector<HloInstruction*> trip_calls;
       for (int64_t trip = 0; trip < *trips; ++trip) {
-        state = CopyBody(*loop->while_body(), computation, state);
+        state = computation->AddInstruction(
+            HloInstruction::CreateCall(loop->while_body(), {state}));
+        trip_calls.push_back(state);
       }
       HLOC_RETURN_IF_ERROR(loop->ReplaceAllUsesWith(state));
       HLOC_RETURN_IF_ERROR(computation->RemoveInstruction(loop));
+      for (HloInstruction* call : trip_calls) {
+        HLOC_RETURN_IF_ERROR(CallInliner::InlineCall(call).status());
+      }
       changed = true;
     }
   }

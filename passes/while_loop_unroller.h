@@ -26,9 +26,11 @@
 // computations), so that big bodies (a transformer layer scanned over
 // layers) stay loops. A loop that runs zero times becomes its init.
 //
-// The copies read the previous copy's tuple through get-tuple-elements;
-// TupleSimplifier and constant folding then turn the counter into constants
-// in each copy, and CallInliner (run after this pass) inlines copied calls.
+// The copies are made as a chain of calls of the body, each inlined at once
+// by CallInliner::InlineCall; they read the previous copy's tuple through
+// get-tuple-elements. TupleSimplifier and constant folding then turn the
+// counter into constants in each copy, and CallInliner (run after this
+// pass) inlines the calls the body itself made.
 #ifndef HLOC_PASSES_WHILE_LOOP_UNROLLER_H_
 #define HLOC_PASSES_WHILE_LOOP_UNROLLER_H_
 

@@ -92,5 +92,14 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain,
   done_cv_.wait(lock, [&] { return job.workers == 0; });
 }
 
+void ParallelForOrInline(ThreadPool* pool, int64_t n, int64_t grain,
+                         const std::function<void(int64_t, int64_t)>& fn) {
+  if (pool != nullptr) {
+    pool->ParallelFor(n, grain, fn);
+  } else if (n > 0) {
+    fn(0, n);
+  }
+}
+
 }  // namespace runtime
 }  // namespace hloc

@@ -59,6 +59,11 @@ class ThreadPool {
   bool stop_ = false;
 };
 
+// pool->ParallelFor(n, grain, fn) where there is a pool, else fn(0, n) on
+// the calling thread: for library routines that may run without one.
+void ParallelForOrInline(ThreadPool* pool, int64_t n, int64_t grain,
+                         const std::function<void(int64_t, int64_t)>& fn);
+
 }  // namespace runtime
 }  // namespace hloc
 

@@ -840,11 +840,7 @@ void ForEachLine(int64_t lines, const LinePlan<T>& plan, runtime::ThreadPool* po
       for (int v = 0; v < active; ++v) store(first + v, group_lines + v * n);
     }
   };
-  if (pool != nullptr && tasks > 1) {
-    pool->ParallelFor(tasks, std::max<int64_t>(1, 16384 / per_task), task);
-  } else {
-    task(0, tasks);
-  }
+  runtime::ParallelForOrInline(pool, tasks, std::max<int64_t>(1, 16384 / per_task), task);
 }
 
 // Runs `run` (a LinePlan lane call: in, out, a, b, scratch) over the
@@ -879,11 +875,7 @@ void ForEachGroup(int64_t rows, int64_t in_row, int64_t out_row, int64_t buffer,
     }
   };
   const int64_t per_task = std::max<int64_t>(1, std::max(in_row, out_row) * kCount);
-  if (pool != nullptr && groups > 1) {
-    pool->ParallelFor(groups, std::max<int64_t>(1, 16384 / per_task), task);
-  } else {
-    task(0, groups);
-  }
+  runtime::ParallelForOrInline(pool, groups, std::max<int64_t>(1, 16384 / per_task), task);
 }
 
 // Transforms `data` (dims, row-major) along `axis` in place.
@@ -908,11 +900,7 @@ void TransformAxis(std::complex<T>* data, const std::vector<int64_t>& dims, size
         plan.RunColumnLanes(first, inner, a.get(), b.get(), scratch.get());
       }
     };
-    if (pool != nullptr && groups > 1) {
-      pool->ParallelFor(groups, std::max<int64_t>(1, 16384 / (n * kCount)), task);
-    } else {
-      task(0, groups);
-    }
+    runtime::ParallelForOrInline(pool, groups, std::max<int64_t>(1, 16384 / (n * kCount)), task);
     return;
   }
   auto base = [&](int64_t l) { return data + (l / inner) * n * inner + (l % inner); };

@@ -26,7 +26,9 @@ std::optional<FloatBits> FloatBitsOf(PrimitiveType type) {
   }
 }
 
-bool Supported(PrimitiveType type) {
+}  // namespace
+
+bool HasOrderKeys(PrimitiveType type) {
   if (FloatBitsOf(type)) return true;
   switch (type) {
     case xla::PRED:
@@ -37,6 +39,8 @@ bool Supported(PrimitiveType type) {
       return false;
   }
 }
+
+namespace {
 
 uint64_t ScalarBits(const Literal& literal) {
   uint64_t bits = 0;
@@ -113,7 +117,7 @@ std::optional<KeyOrder> ClassifySortComparator(const HloComputation& comparator,
   order.type = lhs->first->shape().element_type();
   order.descending = direction == ComparisonDirection::kGt;
   order.canonical = lhs->second;
-  if (!Supported(order.type) || rhs->first->shape().element_type() != order.type) {
+  if (!HasOrderKeys(order.type) || rhs->first->shape().element_type() != order.type) {
     return std::nullopt;
   }
   const ComparisonType type = root->attrs().comparison_type;
@@ -165,16 +169,21 @@ void LoadKeys(const KeyOrder& order, const uint8_t* data, int64_t base, int64_t 
 
 }  // namespace
 
+void LoadOrderKeys(const KeyOrder& order, const uint8_t* data, int64_t base, int64_t stride,
+                   int64_t n, uint64_t* keys) {
+  switch (ByteWidth(order.type)) {
+    case 1: LoadKeys<uint8_t>(order, data, base, stride, n, keys); break;
+    case 2: LoadKeys<uint16_t>(order, data, base, stride, n, keys); break;
+    case 4: LoadKeys<uint32_t>(order, data, base, stride, n, keys); break;
+    default: LoadKeys<uint64_t>(order, data, base, stride, n, keys); break;
+  }
+}
+
 void KeySorter::SortRow(const uint8_t* data, int64_t base, int64_t stride, int64_t n,
                         std::vector<int64_t>* perm) {
   const int width = ByteWidth(order_.type);
   keys_.resize(n);
-  switch (width) {
-    case 1: LoadKeys<uint8_t>(order_, data, base, stride, n, keys_.data()); break;
-    case 2: LoadKeys<uint16_t>(order_, data, base, stride, n, keys_.data()); break;
-    case 4: LoadKeys<uint32_t>(order_, data, base, stride, n, keys_.data()); break;
-    default: LoadKeys<uint64_t>(order_, data, base, stride, n, keys_.data()); break;
-  }
+  LoadOrderKeys(order_, data, base, stride, n, keys_.data());
   perm->resize(n);
   std::iota(perm->begin(), perm->end(), 0);
   if (n < 64) {
@@ -203,11 +212,7 @@ bool KeySorter::SortRowValues(const uint8_t* data, uint8_t* out, int64_t base, i
   const int width = ByteWidth(order_.type);
   if (width > 4) return false;
   keys_.resize(n);
-  switch (width) {
-    case 1: LoadKeys<uint8_t>(order_, data, base, stride, n, keys_.data()); break;
-    case 2: LoadKeys<uint16_t>(order_, data, base, stride, n, keys_.data()); break;
-    default: LoadKeys<uint32_t>(order_, data, base, stride, n, keys_.data()); break;
-  }
+  LoadOrderKeys(order_, data, base, stride, n, keys_.data());
   for (int64_t j = 0; j < n; ++j) {
     uint32_t bits = 0;
     std::memcpy(&bits, data + (base + j * stride) * width, width);

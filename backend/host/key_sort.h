@@ -1,4 +1,6 @@
-// Sorting by keys: a sort whose comparator orders by one operand's elements
+// Order keys and sorting by them. LoadOrderKeys maps elements to unsigned
+// integers that compare as the elements' total order (top-k ranks rows by
+// them); a sort whose comparator orders by one operand's elements
 // alone runs as a stable radix sort of those elements instead of a
 // comparison sort that calls the compiled comparator O(n log n) times.
 //
@@ -40,6 +42,16 @@ struct KeyOrder {
   bool descending = false;    // GT
   bool canonical = false;     // JAX's float canonicalization (see above).
 };
+
+// Whether elements of `type` have order keys (floats f16-f64, integers of
+// 8-64 bits, pred).
+bool HasOrderKeys(PrimitiveType type);
+
+// keys[j] = the unsigned order key of the element at
+// data + (base + j stride) * width, j < n, under `order` (its type must have
+// order keys): keys compare as the comparator orders the elements.
+void LoadOrderKeys(const KeyOrder& order, const uint8_t* data, int64_t base, int64_t stride,
+                   int64_t n, uint64_t* keys);
 
 // The key order of `comparator` (a sort's to_apply over `operands` sorted
 // operands), or nullopt when it is not of the form above.

@@ -36,40 +36,6 @@ int64_t ElementCount(const Shape& shape) {
   return n;
 }
 
-// An integer whose signed order is the element type's total order
-// (-NaN < -inf < ... < -0 < +0 < ... < inf < NaN for floats).
-using OrderKeyFn = int64_t (*)(const uint8_t*);
-template <typename Int, int kBits>
-int64_t FloatKey(const uint8_t* p) {
-  Int bits;
-  std::memcpy(&bits, p, sizeof(bits));
-  int64_t v = static_cast<int64_t>(bits);
-  if (v < 0) v ^= (kBits == 64 ? INT64_MAX : ((int64_t{1} << (kBits - 1)) - 1));
-  return v;
-}
-template <typename T>
-int64_t IntKey(const uint8_t* p) {
-  T v;
-  std::memcpy(&v, p, sizeof(v));
-  return static_cast<int64_t>(v);
-}
-std::optional<OrderKeyFn> KeyFor(PrimitiveType type) {
-  switch (type) {
-    case xla::F16:
-    case xla::BF16: return &FloatKey<int16_t, 16>;
-    case xla::F32: return &FloatKey<int32_t, 32>;
-    case xla::F64: return &FloatKey<int64_t, 64>;
-    case xla::S8: return &IntKey<int8_t>;
-    case xla::S16: return &IntKey<int16_t>;
-    case xla::S32: return &IntKey<int32_t>;
-    case xla::S64: return &IntKey<int64_t>;
-    case xla::U8: return &IntKey<uint8_t>;
-    case xla::U16: return &IntKey<uint16_t>;
-    case xla::U32: return &IntKey<uint32_t>;
-    default: return std::nullopt;
-  }
-}
-
 absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeSort(
     const HloInstruction& hlo, KernelCompiler& compiler) {
   using Result = std::optional<runtime::LibraryCallThunk::Function>;
@@ -119,18 +85,11 @@ absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeSort(
       }
     }
   };
-  auto for_rows = [=](runtime::ThreadPool* pool, const std::function<void(int64_t, int64_t)>& task) {
-    if (pool != nullptr && rows > 1) {
-      pool->ParallelFor(rows, rows_per_task, task);
-    } else {
-      task(0, rows);
-    }
-  };
   if (std::optional<KeyOrder> order = ClassifySortComparator(*hlo.to_apply(), operands)) {
     const KeyOrder key = *order;
     return Result([=](absl::Span<void* const> buffers, runtime::ThreadPool* pool) -> absl::Status {
       const uint8_t* keys = static_cast<const uint8_t*>(buffers[key.operand]);
-      for_rows(pool, [&](int64_t begin, int64_t end) {
+      runtime::ParallelForOrInline(pool, rows, rows_per_task, [&](int64_t begin, int64_t end) {
         KeySorter sorter(key);
         std::vector<int64_t> perm;
         for (int64_t r = begin; r < end; ++r) {
@@ -153,7 +112,7 @@ absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeSort(
   if (comparator->num_buffers != 2 * operands + 1) return Result();
   const runtime::KernelFunction less = comparator->function;
   return Result([=](absl::Span<void* const> buffers, runtime::ThreadPool* pool) -> absl::Status {
-    for_rows(pool, [&](int64_t begin, int64_t end) {
+    runtime::ParallelForOrInline(pool, rows, rows_per_task, [&](int64_t begin, int64_t end) {
       std::vector<int64_t> perm(n);
       std::vector<void*> args(2 * operands + 1);
       uint8_t result = 0;
@@ -188,8 +147,8 @@ absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeTopK(
   const Shape& shape = hlo.operand(0)->shape();
   const Shape& values = hlo.shape().tuple_shapes(0);
   const Shape& indices = hlo.shape().tuple_shapes(1);
-  std::optional<OrderKeyFn> key = KeyFor(shape.element_type());
-  if (!key || shape.rank() < 1 || indices.element_type() != xla::S32 ||
+  if (!HasOrderKeys(shape.element_type()) || shape.rank() < 1 ||
+      indices.element_type() != xla::S32 ||
       values.element_type() != shape.element_type() || values.rank() != shape.rank()) {
     return Result();
   }
@@ -199,7 +158,8 @@ absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeTopK(
   const int64_t rows = n == 0 ? 0 : ElementCount(shape) / n;
   if (rows * k != ElementCount(values)) return Result();
   const int w = ByteWidth(shape.element_type());
-  const OrderKeyFn order = *key;
+  KeyOrder order;  // The element type's total order, ascending.
+  order.type = shape.element_type();
   // Each row in one pass, keeping its k best so far in a heap whose top is
   // the worst of them (O(n log k), most elements rejected by one compare);
   // rows split over the pool. Order: key, then lower index first, a total
@@ -208,7 +168,7 @@ absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeTopK(
     const uint8_t* in = static_cast<const uint8_t*>(buffers[0]);
     uint8_t* out_values = static_cast<uint8_t*>(buffers[1]);
     int32_t* out_indices = static_cast<int32_t*>(buffers[2]);
-    using Entry = std::pair<int64_t, int64_t>;  // key, index
+    using Entry = std::pair<uint64_t, int64_t>;  // key, index
     auto better = [largest](const Entry& a, const Entry& b) {
       if (a.first != b.first) return largest ? a.first > b.first : a.first < b.first;
       return a.second < b.second;
@@ -216,10 +176,12 @@ absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeTopK(
     auto task = [&](int64_t begin, int64_t end) {
       std::vector<Entry> best;
       best.reserve(k);
+      std::vector<uint64_t> keys(n);
       for (int64_t r = begin; r < end; ++r) {
         best.clear();
+        LoadOrderKeys(order, in, r * n, 1, n, keys.data());
         for (int64_t j = 0; j < n && k > 0; ++j) {
-          const Entry e{order(in + (r * n + j) * w), j};
+          const Entry e{keys[j], j};
           if (static_cast<int64_t>(best.size()) < k) {
             best.push_back(e);
             std::push_heap(best.begin(), best.end(), better);
@@ -236,11 +198,8 @@ absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeTopK(
         }
       }
     };
-    if (pool != nullptr && rows > 1) {
-      pool->ParallelFor(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)), task);
-    } else {
-      task(0, rows);
-    }
+    runtime::ParallelForOrInline(pool, rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)),
+                                 task);
     return absl::OkStatus();
   });
 }

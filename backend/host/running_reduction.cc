@@ -142,11 +142,7 @@ void Fold(const Running& r, const std::vector<int64_t>& dims, const void* input,
     }
   };
   const int64_t per_unit = n * (inner == 1 ? 1 : std::min(kRow, inner));
-  if (pool != nullptr && units > 1) {
-    pool->ParallelFor(units, std::max<int64_t>(1, 16384 / per_unit), task);
-  } else {
-    task(0, units);
-  }
+  runtime::ParallelForOrInline(pool, units, std::max<int64_t>(1, 16384 / per_unit), task);
 }
 
 // The interpreter's binary ops (hlo/evaluator/reduce_window.cc).
