@@ -47,7 +47,8 @@ void AppendArrayLeafShapes(const Shape& shape, std::vector<const Shape*>* leaves
 }
 
 absl::Status CallCustomCallHandler(const CustomCallHandler& handler, const HloInstruction& hlo,
-                                   absl::Span<void* const> buffers) {
+                                   absl::Span<void* const> buffers,
+                                   const ParallelRanges* parallel) {
   std::vector<const Shape*> operand_leaves, result_leaves;
   for (const HloInstruction* operand : hlo.operands()) {
     AppendArrayLeafShapes(operand->shape(), &operand_leaves);
@@ -73,6 +74,7 @@ absl::Status CallCustomCallHandler(const CustomCallHandler& handler, const HloIn
   frame.backend_config = hlo.backend_config();
   frame.operands = absl::MakeConstSpan(arrays).subspan(0, operand_leaves.size());
   frame.results = absl::MakeConstSpan(arrays).subspan(operand_leaves.size());
+  frame.parallel = parallel;
   absl::Status status = handler.function(frame);
   if (status.ok()) return status;
   return absl::Status(status.code(), absl::StrCat("custom-call %", hlo.name(), " (target \"",

@@ -48,6 +48,12 @@ struct CustomCallArray {
   int64_t byte_size() const;  // As hloc stores the type (pred one byte).
 };
 
+// Runs fn(begin, end) over chunks that cover [0, n) exactly once, each at
+// least `grain` long (except the last), maybe on several threads at once,
+// and returns when all are done.
+using ParallelRanges = std::function<void(int64_t n, int64_t grain,
+                                          const std::function<void(int64_t, int64_t)>& fn)>;
+
 // What a registered function is called with; valid during the call only.
 struct CustomCallFrame {
   absl::string_view target;          // custom_call_target
@@ -55,6 +61,10 @@ struct CustomCallFrame {
   absl::string_view backend_config;  // the instruction's opaque config, as written
   absl::Span<const CustomCallArray> operands;
   absl::Span<const CustomCallArray> results;
+  // Where the caller has worker threads (the host backend's pool), the
+  // built-in handlers may split independent work over them (LAPACK's batch
+  // elements); null: everything runs on the calling thread.
+  const ParallelRanges* parallel = nullptr;
 };
 
 // May be called from several threads at once (concurrent runs).
@@ -70,10 +80,12 @@ struct CustomCallHandler {
 void AppendArrayLeafShapes(const Shape& shape, std::vector<const Shape*>* leaves);
 
 // Calls `handler` for `hlo` on buffers laid out as the instruction's
-// operand leaves then result leaves (`buffers.size()` must be their count).
-// An error names the instruction and the target.
+// operand leaves then result leaves (`buffers.size()` must be their count),
+// handing it `parallel` (may be null). An error names the instruction and
+// the target.
 absl::Status CallCustomCallHandler(const CustomCallHandler& handler, const HloInstruction& hlo,
-                                   absl::Span<void* const> buffers);
+                                   absl::Span<void* const> buffers,
+                                   const ParallelRanges* parallel = nullptr);
 
 // What an error about unknown target `target` should add: for JAX's host
 // callbacks (jax.debug.print, pure_callback, io_callback) that hloc.jax.jit

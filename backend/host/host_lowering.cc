@@ -2,6 +2,7 @@
 // conditionals and interpreter ops (see host_lowering.h).
 #include "backend/host/host_lowering.h"
 
+#include <functional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -9,6 +10,7 @@
 #include "backend/host/library_calls.h"
 #include "backend/host/onednn_library.h"
 #include "hlo/status_macros.h"
+#include "runtime/thread_pool.h"
 
 namespace hloc {
 namespace host {
@@ -71,8 +73,15 @@ absl::StatusOr<bool> HostLowering::EmitRegisteredCustomCall(backend::ProgramBuil
   const HloInstruction* instruction = &hlo;
   AddLibraryThunk(
       builder, hlo,
-      [handler, instruction](absl::Span<void* const> buffers, runtime::ThreadPool*) {
-        return CallCustomCallHandler(*handler, *instruction, buffers);
+      [handler, instruction](absl::Span<void* const> buffers, runtime::ThreadPool* pool) {
+        if (pool == nullptr || pool->num_threads() == 1) {
+          return CallCustomCallHandler(*handler, *instruction, buffers);
+        }
+        const ParallelRanges parallel = [pool](int64_t n, int64_t grain,
+                                               const std::function<void(int64_t, int64_t)>& fn) {
+          pool->ParallelFor(n, grain, fn);
+        };
+        return CallCustomCallHandler(*handler, *instruction, buffers, &parallel);
       },
       absl::StrCat("custom-call:", handler->target), out);
   return true;

@@ -25,7 +25,9 @@
 // each array, as XLA:CPU returns them (info as LAPACK sets it; ipiv and jpvt
 // 1-based); outputs a mode does not compute are zeros. hloc's buffers are
 // row-major whatever layout the module names, so each matrix is transposed
-// into LAPACK's column-major order and back.
+// into LAPACK's column-major order and back (trsm and potrf instead solve
+// the transposed problem in place). Batch elements may be split over the
+// frame's `parallel` ranges; each gives the same bytes on any thread.
 //
 // DecodeLapackCall checks the instruction (target, element types, operand
 // and result shapes, attributes) when a program is built, so a malformed

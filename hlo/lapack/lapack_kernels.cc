@@ -3,14 +3,18 @@
 // Each batch element goes the same way: its input matrices are copied from
 // hloc's row-major buffers into column-major scratch (LAPACK's order), the
 // routine runs there (its workspace sized by LAPACK's own query, lwork = -1),
-// and every output is copied back. All inputs of an element are read before
+// and every output is copied back. trsm and potrf need no transposes: they
+// run in the result's memory on the transposed problem (see each). All inputs of an element are read before
 // any of its outputs is written, so results may share buffers with operands
 // (JAX's output_to_operand_aliasing).
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <cstdint>
 #include <cstring>
+#include <mutex>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -36,25 +40,52 @@ std::vector<T> Scratch(int64_t n) {
   return std::vector<T>(static_cast<size_t>(std::max<int64_t>(n, 1)));
 }
 
+// out[c * rows + r] = in[r * cols + c], by tiles, so that neither side's
+// accesses stride through more than a tile's lines at a time.
+template <typename T>
+void Transpose(const T* in, int64_t rows, int64_t cols, T* out) {
+  constexpr int64_t kTile = 16;
+  for (int64_t r0 = 0; r0 < rows; r0 += kTile) {
+    const int64_t r1 = std::min(rows, r0 + kTile);
+    for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
+      const int64_t c1 = std::min(cols, c0 + kTile);
+      for (int64_t r = r0; r < r1; ++r) {
+        for (int64_t c = c0; c < c1; ++c) out[c * rows + r] = in[r * cols + c];
+      }
+    }
+  }
+}
+
 template <typename T>
 void ToColumnMajor(const T* row_major, int64_t rows, int64_t cols, T* out) {
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t c = 0; c < cols; ++c) out[c * rows + r] = row_major[r * cols + c];
-  }
+  Transpose(row_major, rows, cols, out);
 }
 
 template <typename T>
 void FromColumnMajor(const T* column_major, int64_t rows, int64_t cols, T* out) {
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = column_major[c * rows + r];
-  }
+  Transpose(column_major, cols, rows, out);
 }
 
-// The frame's arrays, typed, one batch element at a time.
+template <typename T>
+bool Overlaps(const T* a, int64_t a_count, const T* b, int64_t b_count) {
+  const uintptr_t a0 = reinterpret_cast<uintptr_t>(a), b0 = reinterpret_cast<uintptr_t>(b);
+  return a0 < b0 + sizeof(T) * b_count && b0 < a0 + sizeof(T) * a_count;
+}
+
+// Copies n elements from `from` to `to` unless they are the same memory.
+template <typename T>
+void CopyInto(const T* from, int64_t n, T* to) {
+  if (from != to && n > 0) std::memmove(to, from, sizeof(T) * n);
+}
+
+// The frame's arrays, typed, one batch element at a time; this frame runs
+// elements [begin, end) of `batch`.
 class Frame {
  public:
-  Frame(const CustomCallFrame& frame, int64_t batch) : frame_(frame), batch_(batch) {}
-  int64_t batch() const { return batch_; }
+  Frame(const CustomCallFrame& frame, int64_t batch, int64_t begin, int64_t end)
+      : frame_(frame), batch_(batch), begin_(begin), end_(end) {}
+  int64_t begin() const { return begin_; }
+  int64_t end() const { return end_; }
   // Element `b` of operand `i`, which holds `per` elements per batch element.
   template <typename T>
   const T* In(size_t i, int64_t b) const {
@@ -79,7 +110,7 @@ class Frame {
     return batch_ == 0 ? 0 : array.element_count() / batch_;
   }
   const CustomCallFrame& frame_;
-  int64_t batch_;
+  int64_t batch_, begin_, end_;
 };
 
 template <typename T>
@@ -163,21 +194,32 @@ class Kernels {
                         const Int*, const T*, const T*, const Int*, T*, const Int*, Len, Len,
                         Len, Len);
     // Operand 0 is the triangular matrix; the result has operand 1's shape.
+    // No transposes: a row-major matrix is its transpose in column-major
+    // order, and op(A) X = B (side L) holds exactly when X^T op(A)^T = B^T,
+    // where op(A)^T is op applied to A^T with the other triangle. So LAPACK
+    // solves, in the result's own memory, with the side and the triangle
+    // swapped (trans and diag stay).
     const absl::Span<const int64_t> x = frame_.ResultDims(0);
     const int64_t rows = x[x.size() - 2], cols = x[x.size() - 1];
     const int64_t k = call_.side == 'L' ? rows : cols;
-    const Int ri = static_cast<Int>(rows), ci = static_cast<Int>(cols);
-    const Int lda = std::max<Int>(1, static_cast<Int>(k)), ldb = std::max<Int>(1, ri);
+    const char side = call_.side == 'L' ? 'R' : 'L', uplo = call_.uplo == 'L' ? 'U' : 'L';
+    const Int mi = static_cast<Int>(cols), ni = static_cast<Int>(rows);
+    const Int lda = std::max<Int>(1, static_cast<Int>(k)), ldb = std::max<Int>(1, mi);
     const T one(1);
-    std::vector<T> a = Scratch<T>(k * k), xb = Scratch<T>(rows * cols);
-    for (int64_t b = 0; b < frame_.batch(); ++b) {
-      Load(0, b, k, k, a);
-      Load(1, b, rows, cols, xb);
-      if (rows > 0 && cols > 0) {
-        reinterpret_cast<Fn>(f)(&call_.side, &call_.uplo, &call_.trans, &call_.diag, &ri, &ci,
-                                &one, a.data(), &lda, xb.data(), &ldb, 1, 1, 1, 1);
+    std::vector<T> a_copy;
+    for (int64_t b = frame_.begin(); b < frame_.end(); ++b) {
+      const T* a = frame_.In<T>(0, b);
+      T* out = frame_.Out<T>(0, b);
+      if (rows == 0 || cols == 0) continue;
+      // The result may share memory with b (JAX aliases them) and, where
+      // one value is both operands, with the triangle too: read it first.
+      if (Overlaps(a, k * k, out, rows * cols)) {
+        a_copy.assign(a, a + k * k);
+        a = a_copy.data();
       }
-      Store(xb, rows, cols, 0, b);
+      CopyInto(frame_.In<T>(1, b), rows * cols, out);
+      reinterpret_cast<Fn>(f)(&side, &uplo, &call_.trans, &call_.diag, &mi, &ni, &one, a, &lda,
+                              out, &ldb, 1, 1, 1, 1);
     }
     return absl::OkStatus();
   }
@@ -186,7 +228,7 @@ class Kernels {
     using Fn = void (*)(const Int*, const Int*, T*, const Int*, Int*, Int*);
     std::vector<T> a = Scratch<T>(m_ * n_);
     std::vector<Int> ipiv = Scratch<Int>(std::min(m_, n_));
-    for (int64_t b = 0; b < frame_.batch(); ++b) {
+    for (int64_t b = frame_.begin(); b < frame_.end(); ++b) {
       Load(0, b, m_, n_, a);
       Int info = 0;
       reinterpret_cast<Fn>(f)(&mi_, &ni_, a.data(), &lda_, ipiv.data(), &info);
@@ -205,7 +247,7 @@ class Kernels {
     reinterpret_cast<Fn>(f)(&mi_, &ni_, a.data(), &lda_, tau.data(), &query, &lwork, &info);
     lwork = WorkspaceSize(query);
     std::vector<T> work = Scratch<T>(lwork);
-    for (int64_t b = 0; b < frame_.batch(); ++b) {
+    for (int64_t b = frame_.begin(); b < frame_.end(); ++b) {
       Load(0, b, m_, n_, a);
       reinterpret_cast<Fn>(f)(&mi_, &ni_, a.data(), &lda_, tau.data(), work.data(), &lwork,
                               &info);
@@ -234,7 +276,7 @@ class Kernels {
     };
     Int lwork = 0, info = 0;
     std::vector<T> work = QueriedWorkspace<T>(call, &lwork);
-    for (int64_t b = 0; b < frame_.batch(); ++b) {
+    for (int64_t b = frame_.begin(); b < frame_.end(); ++b) {
       Load(0, b, m_, n_, a);
       if (n_ > 0) std::memcpy(jpvt.data(), frame_.In<int32_t>(1, b), sizeof(Int) * n_);
       call(work.data(), &lwork, &info);
@@ -256,7 +298,7 @@ class Kernels {
     reinterpret_cast<Fn>(f)(&mi_, &ni_, &ki, a.data(), &lda_, tau.data(), &query, &lwork, &info);
     lwork = WorkspaceSize(query);
     std::vector<T> work = Scratch<T>(lwork);
-    for (int64_t b = 0; b < frame_.batch(); ++b) {
+    for (int64_t b = frame_.begin(); b < frame_.end(); ++b) {
       Load(0, b, m_, n_, a);
       if (k > 0) std::memcpy(tau.data(), frame_.In<T>(1, b), sizeof(T) * k);
       reinterpret_cast<Fn>(f)(&mi_, &ni_, &ki, a.data(), &lda_, tau.data(), work.data(), &lwork,
@@ -267,13 +309,17 @@ class Kernels {
   }
 
   absl::Status Potrf(void* f) {
+    // No transposes: the row-major matrix is A^T in column-major order, and
+    // the factor of A's lower triangle, L L^H = A, read column-major is the
+    // factor U^H U = A^T (conj(A) for complex A) of the upper triangle of
+    // that matrix; so LAPACK factors the other triangle in place.
     using Fn = void (*)(const char*, const Int*, T*, const Int*, Int*, Len);
-    std::vector<T> a = Scratch<T>(n_ * n_);
-    for (int64_t b = 0; b < frame_.batch(); ++b) {
-      Load(0, b, n_, n_, a);
+    const char uplo = call_.uplo == 'L' ? 'U' : 'L';
+    for (int64_t b = frame_.begin(); b < frame_.end(); ++b) {
+      T* a = frame_.Out<T>(0, b);
+      CopyInto(frame_.In<T>(0, b), n_ * n_, a);
       Int info = 0;
-      reinterpret_cast<Fn>(f)(&call_.uplo, &ni_, a.data(), &lda_, &info, 1);
-      Store(a, n_, n_, 0, b);
+      reinterpret_cast<Fn>(f)(&uplo, &ni_, a, &lda_, &info, 1);
       StoreInfo(info, 1, b);
     }
     return absl::OkStatus();
@@ -324,7 +370,7 @@ class Kernels {
     };
     Int lwork = 0, info = 0;
     std::vector<T> work = QueriedWorkspace<T>(call, &lwork);
-    for (int64_t b = 0; b < frame_.batch(); ++b) {
+    for (int64_t b = frame_.begin(); b < frame_.end(); ++b) {
       Load(0, b, m_, n_, a);
       call(work.data(), &lwork, &info);
       Store(a, m_, n_, 0, b);
@@ -370,7 +416,7 @@ class Kernels {
     std::vector<T> work = Scratch<T>(lwork);
     std::vector<R> rwork = Scratch<R>(lrwork);
     std::vector<Int> iwork = Scratch<Int>(liwork);
-    for (int64_t b = 0; b < frame_.batch(); ++b) {
+    for (int64_t b = frame_.begin(); b < frame_.end(); ++b) {
       Load(0, b, n_, n_, a);
       call(work.data(), &lwork, rwork.data(), &lrwork, iwork.data(), &liwork, &info);
       Store(a, n_, n_, 0, b);
@@ -420,7 +466,7 @@ class Kernels {
     Int lwork = 0, info = 0;
     std::vector<T> work = QueriedWorkspace<T>(call, &lwork);
     const size_t left = kIsComplex<T> ? 1 : 2, right = left + 1, info_out = right + 1;
-    for (int64_t b = 0; b < frame_.batch(); ++b) {
+    for (int64_t b = frame_.begin(); b < frame_.end(); ++b) {
       Load(0, b, n_, n_, a);
       for (size_t r = 0; r <= info_out; ++r) Zero(r, b);
       // XLA:CPU's rule: a matrix with a NaN or infinity is not decomposed (info -4).
@@ -472,7 +518,7 @@ class Kernels {
     Int lwork = 0, info = 0;
     std::vector<T> work = QueriedWorkspace<T>(call, &lwork);
     const size_t eig = 2, sdim_out = kIsComplex<T> ? 3 : 4, info_out = sdim_out + 1;
-    for (int64_t b = 0; b < frame_.batch(); ++b) {
+    for (int64_t b = frame_.begin(); b < frame_.end(); ++b) {
       Load(0, b, n_, n_, a);
       call(work.data(), &lwork, &info);
       Store(a, n_, n_, 0, b);
@@ -499,7 +545,7 @@ class Kernels {
                             &lwork, &info);
     lwork = WorkspaceSize(query);
     std::vector<T> work = Scratch<T>(lwork);
-    for (int64_t b = 0; b < frame_.batch(); ++b) {
+    for (int64_t b = frame_.begin(); b < frame_.end(); ++b) {
       Load(0, b, n_, n_, a);
       reinterpret_cast<Fn>(f)(&ni_, &call_.low, &call_.high, a.data(), &lda_, tau.data(),
                               work.data(), &lwork, &info);
@@ -521,7 +567,7 @@ class Kernels {
                             &query, &lwork, &info, 1);
     lwork = WorkspaceSize(query);
     std::vector<T> work = Scratch<T>(lwork);
-    for (int64_t b = 0; b < frame_.batch(); ++b) {
+    for (int64_t b = frame_.begin(); b < frame_.end(); ++b) {
       Load(0, b, n_, n_, a);
       reinterpret_cast<Fn>(f)(&call_.uplo, &ni_, a.data(), &lda_, d.data(), e.data(), tau.data(),
                               work.data(), &lwork, &info, 1);
@@ -543,7 +589,7 @@ class Kernels {
     const Int ldb = std::max<Int>(1, ri);
     std::vector<T> dl = Scratch<T>(rows + 1), d = Scratch<T>(rows), du = Scratch<T>(rows);
     std::vector<T> x = Scratch<T>(rows * cols);
-    for (int64_t b = 0; b < frame_.batch(); ++b) {
+    for (int64_t b = frame_.begin(); b < frame_.end(); ++b) {
       if (rows > 0) {
         std::memcpy(dl.data(), frame_.In<T>(0, b), sizeof(T) * rows);
         std::memcpy(d.data(), frame_.In<T>(1, b), sizeof(T) * rows);
@@ -578,10 +624,28 @@ absl::Status RunTyped(const LapackCall& call, const CustomCallFrame& frame, void
   int64_t batch = 1;
   for (size_t i = 0; i + core < dims.size(); ++i) batch *= dims[i];
   const int64_t m = core == 2 ? dims[dims.size() - 2] : 1, n = dims.back();
-  Frame typed(frame, batch);
-  Kernels<T> kernels(call, typed, m, n);
   if (batch == 0) return absl::OkStatus();
-  return kernels.Run(f);
+  // Elements are independent: a range of them per task, each with its own
+  // scratch and workspace, so results do not depend on the thread count.
+  auto run_range = [&](int64_t begin, int64_t end) {
+    Frame typed(frame, batch, begin, end);
+    Kernels<T> kernels(call, typed, m, n);
+    return kernels.Run(f);
+  };
+  // About m*n*min(m,n) operations per element: ranges of at least 2^16 of
+  // them, so that handing a range to a worker costs little next to it.
+  const int64_t work = std::max<int64_t>(1, m * n * std::max<int64_t>(1, std::min(m, n)));
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / work);
+  if (frame.parallel == nullptr || batch <= grain) return run_range(0, batch);
+  std::mutex mu;
+  absl::Status first;
+  (*frame.parallel)(batch, grain, [&](int64_t begin, int64_t end) {
+    absl::Status status = run_range(begin, end);
+    if (status.ok()) return;
+    std::lock_guard<std::mutex> lock(mu);
+    if (first.ok()) first = std::move(status);
+  });
+  return first;
 }
 
 }  // namespace
