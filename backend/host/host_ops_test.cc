@@ -1375,8 +1375,9 @@ TEST(HostLibraryCallTest, ScatterWithOneOpCombinersRunsTypedRows) {
   // (backend/host/library_calls.cc): a large add split across threads by
   // result ranges (repeated and out-of-range ids), max with the update first
   // (NaN and signed zeros), wrapping s32 add, replace (`.at[].set`), a window
-  // that is not contiguous (rows of one element), a histogram (no window) and
-  // update rows shorter than the operand's with [N,1] ids. Matrices indexed
+  // that is not contiguous (rows of one element), histograms (no window; s32
+  // counts by [N,1] ids, f32 sums and maxima by s64 ids) and update rows
+  // shorter than the operand's with [N,1] ids. Matrices indexed
   // by one id per update row take the plain row loop.
   const char* hlo = R"(
 HloModule m
@@ -1436,8 +1437,15 @@ ENTRY e {
   ni = s32[5,1] parameter(12)
   narrow = f32[4,5] scatter(n, ni, zu), update_window_dims={1}, inserted_window_dims={0},
       scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=min
-  ROOT out = (f32[600,256], f32[4,3], f32[4,3], s32[4,3], s32[4,3], f32[3,4], s32[8], f32[4,5])
-      tuple(big, mx, mn, wrap, set, cols, hist, narrow)
+  fh = f32[8] parameter(13)
+  fhi = s64[12] parameter(14)
+  fhu = f32[12] parameter(15)
+  fmax = f32[8] scatter(fh, fhi, fhu), update_window_dims={}, inserted_window_dims={0},
+      scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=max_update_first
+  fsum = f32[8] scatter(fh, fhi, fhu), update_window_dims={}, inserted_window_dims={0},
+      scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+  ROOT out = (f32[600,256], f32[4,3], f32[4,3], s32[4,3], s32[4,3], f32[3,4], s32[8], f32[4,5],
+      f32[8], f32[8]) tuple(big, mx, mn, wrap, set, cols, hist, narrow, fmax, fsum)
 })";
   std::vector<Literal> args = RandomArgs(hlo);
   std::string ids = "s32[1024] {";
@@ -1456,6 +1464,13 @@ ENTRY e {
       " {100}, {2}, {2}, {1}}");
   // Rows of 3 into rows of 5, ids in an [N,1] array, two out of range.
   args[12] = ParseLiteralText("s32[5,1] {{3}, {-1}, {3}, {4}, {0}}");
+  // Histograms of f32 weights by s64 ids: repeats in order (a sum's
+  // rounding depends on it), NaN and signed zeros for max, two ids out of
+  // range.
+  args[13] = ParseLiteralText("f32[8] {0, -0, 1, nan, 2, 3, -1, 0.5}");
+  args[14] = ParseLiteralText("s64[12] {1, 1, 0, 3, 9, 7, 7, 7, -4, 2, 5, 0}");
+  args[15] = ParseLiteralText(
+      "f32[12] {0, -0, -0, 4, 1, 1e8, -1e8, 1, 6, nan, 0.25, 0}");
   for (int threads : {1, 2, 3}) {
     SCOPED_TRACE(absl::StrCat(threads, " threads"));
     RunOnHostOptions options = TestOptions();

@@ -346,6 +346,52 @@ std::optional<CombineRowFn> RowCombinerFor(PrimitiveType type) {
   }
 }
 
+// Histograms: out[index[g]] combined with up[g] for g in [0, count), in
+// order, skipping indices outside [0, out_count): the row walk with the
+// index and element types known, so no call per element.
+using ScatterScalarsFn = void (*)(RowCombine, bool, void*, int64_t, const void*, const uint8_t*,
+                                  int64_t, int64_t);
+template <typename T, typename I>
+void ScatterScalars(RowCombine op, bool update_first, void* out, int64_t out_count,
+                    const void* updates, const uint8_t* index, int64_t index_stride,
+                    int64_t count) {
+  T* o = static_cast<T*>(out);
+  const T* u = static_cast<const T*>(updates);
+  auto each = [&](auto&& combine) {
+    for (int64_t g = 0; g < count; ++g) {
+      const int64_t i = ReadIndex<I>(index, g * index_stride);
+      if (i >= 0 && i < out_count) combine(o + i, u + g);
+    }
+  };
+  if (op == RowCombine::kAdd) {
+    using Arith = typename WrappingArith<T>::type;
+    each([](T* d, const T* x) {
+      *d = static_cast<T>(static_cast<Arith>(*d) + static_cast<Arith>(*x));
+    });
+  } else {
+    each([&](T* d, const T* x) { CombineRow<T>(op, update_first, d, x, 1); });
+  }
+}
+template <typename T>
+std::optional<ScatterScalarsFn> ScatterScalarsIndexedBy(PrimitiveType index) {
+  switch (index) {
+    case xla::S32: return &ScatterScalars<T, int32_t>;
+    case xla::S64: return &ScatterScalars<T, int64_t>;
+    case xla::U32: return &ScatterScalars<T, uint32_t>;
+    default: return std::nullopt;
+  }
+}
+// The types histograms count in (weights' and counts'): others take the row walk.
+std::optional<ScatterScalarsFn> ScatterScalarsFor(PrimitiveType type, PrimitiveType index) {
+  switch (type) {
+    case xla::F32: return ScatterScalarsIndexedBy<float>(index);
+    case xla::F64: return ScatterScalarsIndexedBy<double>(index);
+    case xla::S32: return ScatterScalarsIndexedBy<int32_t>(index);
+    case xla::S64: return ScatterScalarsIndexedBy<int64_t>(index);
+    default: return std::nullopt;
+  }
+}
+
 // scatter: results start as copies of the operands; every update element,
 // in row-major update order, is combined into its operand element. A window
 // whose start puts any part of it out of bounds is skipped whole. Windows are
@@ -470,6 +516,10 @@ absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeScatter(
       (matrix_rows || vector_elements) && length == 1 && scatter_sizes.size() == 1 &&
       batching_pos.empty() && scatter_to_operand[0] == 0 &&
       update_scatter_dims == std::vector<int64_t>{0};
+  const std::optional<ScatterScalarsFn> scatter_scalars =
+      row_combine && one_index_per_row && vector_elements
+          ? ScatterScalarsFor(operand.element_type(), indices.element_type())
+          : std::nullopt;
   // Calls row(o, u) for every in-bounds row in update order: o and u are the
   // element offsets of its first element in the operand and the updates.
   auto for_each_row = [=](const uint8_t* index_data, auto&& row) {
@@ -520,6 +570,11 @@ absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeScatter(
       if (s == 0) return absl::OkStatus();
     }
     const uint8_t* index_data = static_cast<const uint8_t*>(buffers[n]);
+    if (scatter_scalars) {
+      (*scatter_scalars)(form.op, form.update_first, buffers[3], operand_count, buffers[2],
+                         index_data, index_strides[index_batch_dims[0]], scatter_sizes[0]);
+      return absl::OkStatus();
+    }
     if (row_combine) {
       uint8_t* out = static_cast<uint8_t*>(buffers[3]);
       const uint8_t* up = static_cast<const uint8_t*>(buffers[2]);
