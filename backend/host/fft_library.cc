@@ -764,6 +764,36 @@ void FourStep(const LinePlan<T>& plan, std::complex<T>* line, std::complex<T>* r
   }
 }
 
+// One task's work arrays for lane transforms: a and b of `buffer` lane
+// complexes, scratch of `scratch_size`, and `staging` complex elements for
+// lines copied in or out. Left uninitialized: every element is written
+// before it is read.
+template <typename T>
+struct LaneWork {
+  LaneWork(int64_t buffer, int64_t scratch_size, int64_t staging_size)
+      : a(new LaneComplex<T>[buffer]), b(new LaneComplex<T>[buffer]),
+        scratch(new LaneComplex<T>[scratch_size]),
+        staging_storage(new T[2 * std::max<int64_t>(staging_size, 1)]),
+        staging(reinterpret_cast<std::complex<T>*>(staging_storage.get())) {}
+  std::unique_ptr<LaneComplex<T>[]> a, b, scratch;
+  // As T pairs: new std::complex<T>[] would zero every element first.
+  std::unique_ptr<T[]> staging_storage;
+  std::complex<T>* staging;
+};
+
+// Calls body(group, work) for every group in [0, groups), split over the
+// pool in tasks of at least 16,384 complex elements (`per_group` each), each
+// task with its own LaneWork.
+template <typename T, typename Body>
+void ForEachLaneGroup(int64_t groups, int64_t per_group, int64_t buffer, int64_t scratch_size,
+                      int64_t staging_size, runtime::ThreadPool* pool, const Body& body) {
+  const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, per_group));
+  runtime::ParallelForOrInline(pool, groups, grain, [&](int64_t begin, int64_t end) {
+    LaneWork<T> work(buffer, scratch_size, staging_size);
+    for (int64_t group = begin; group < end; ++group) body(group, work);
+  });
+}
+
 // Transforms `lines` lines with `plan`: load(l, x) fills x[0, n) with line
 // l's input, store(l, y) takes its transform y[0, n). Where the inputs lie
 // side by side at `source` (line l at source + l n), full groups read them
@@ -778,7 +808,6 @@ void ForEachLine(int64_t lines, const LinePlan<T>& plan, runtime::ThreadPool* po
                  const std::function<void(int64_t, const std::complex<T>*)>& store,
                  const std::complex<T>* source = nullptr, std::complex<T>* target = nullptr) {
   using C = std::complex<T>;
-  using LC = LaneComplex<T>;
   constexpr int kCount = Lanes<T>::kCount;
   const int64_t n = plan.length();
   if (lines <= 0 || n <= 0) return;
@@ -803,44 +832,40 @@ void ForEachLine(int64_t lines, const LinePlan<T>& plan, runtime::ThreadPool* po
     }
     return;
   }
-  const int64_t per_task = in_lanes ? n * kCount : n;
-  const int64_t tasks = in_lanes ? (lines + kCount - 1) / kCount : lines;
-  auto task = [&](int64_t begin, int64_t end) {
-    if (!in_lanes) {
+  if (!in_lanes) {
+    runtime::ParallelForOrInline(pool, lines, std::max<int64_t>(1, 16384 / n),
+                                 [&](int64_t begin, int64_t end) {
       std::vector<C> line(n), result(n), scratch(plan.scratch());
       for (int64_t l = begin; l < end; ++l) {
         load(l, line.data());
         plan.Run(line.data(), 1, result.data(), scratch.data());
         store(l, result.data());
       }
+    });
+    return;
+  }
+  // A group's lines are staged side by side, line v at v n; the unused
+  // lines of a partial group are zeros.
+  ForEachLaneGroup<T>((lines + kCount - 1) / kCount, n * kCount, n, plan.scratch(), n * kCount,
+                      pool, [&](int64_t group, LaneWork<T>& work) {
+    const int64_t first = group * kCount;
+    const int active = static_cast<int>(std::min<int64_t>(kCount, lines - first));
+    const bool full = active == kCount;
+    C* group_lines = work.staging;
+    const C* in = group_lines;
+    if (full && source != nullptr) {
+      in = source + first * n;
+    } else {
+      for (int v = 0; v < active; ++v) load(first + v, group_lines + v * n);
+      std::fill(group_lines + active * n, group_lines + kCount * n, C(0, 0));
+    }
+    if (full && target != nullptr) {
+      plan.RunLanes(in, target + first * n, work.a.get(), work.b.get(), work.scratch.get());
       return;
     }
-    // Work space left uninitialized: every element is written before it is
-    // read (the unused lines of a partial group are zeroed). The group's
-    // lines lie side by side, line v at v n.
-    std::unique_ptr<T[]> storage(new T[2 * n * kCount]);
-    C* group_lines = reinterpret_cast<C*>(storage.get());
-    std::unique_ptr<LC[]> a(new LC[n]), b(new LC[n]), scratch(new LC[plan.scratch()]);
-    for (int64_t group = begin; group < end; ++group) {
-      const int64_t first = group * kCount;
-      const int active = static_cast<int>(std::min<int64_t>(kCount, lines - first));
-      const bool full = active == kCount;
-      const C* in = group_lines;
-      if (full && source != nullptr) {
-        in = source + first * n;
-      } else {
-        for (int v = 0; v < active; ++v) load(first + v, group_lines + v * n);
-        std::fill(group_lines + active * n, group_lines + kCount * n, C(0, 0));
-      }
-      if (full && target != nullptr) {
-        plan.RunLanes(in, target + first * n, a.get(), b.get(), scratch.get());
-        continue;
-      }
-      plan.RunLanes(in, group_lines, a.get(), b.get(), scratch.get());
-      for (int v = 0; v < active; ++v) store(first + v, group_lines + v * n);
-    }
-  };
-  runtime::ParallelForOrInline(pool, tasks, std::max<int64_t>(1, 16384 / per_task), task);
+    plan.RunLanes(in, group_lines, work.a.get(), work.b.get(), work.scratch.get());
+    for (int v = 0; v < active; ++v) store(first + v, group_lines + v * n);
+  });
 }
 
 // Runs `run` (a LinePlan lane call: in, out, a, b, scratch) over the
@@ -854,28 +879,25 @@ void ForEachGroup(int64_t rows, int64_t in_row, int64_t out_row, int64_t buffer,
                   const std::function<void(const std::complex<T>*, std::complex<T>*,
                                            LaneComplex<T>*, LaneComplex<T>*, LaneComplex<T>*)>& run) {
   using C = std::complex<T>;
-  using LC = LaneComplex<T>;
   constexpr int kCount = Lanes<T>::kCount;
   const int64_t groups = (rows + kCount - 1) / kCount;
-  auto task = [&](int64_t begin, int64_t end) {
-    std::unique_ptr<LC[]> a(new LC[buffer]), b(new LC[buffer]), scratch(new LC[scratch_size]);
-    std::vector<C> staged_in, staged_out;
-    for (int64_t group = begin; group < end; ++group) {
-      const int64_t first = group * kCount;
-      const int64_t active = std::min<int64_t>(kCount, rows - first);
-      if (active == kCount) {
-        run(in + first * in_row, out + first * out_row, a.get(), b.get(), scratch.get());
-        continue;
-      }
-      staged_in.assign(kCount * in_row, C(0, 0));
-      staged_out.resize(kCount * out_row);
-      std::copy(in + first * in_row, in + (first + active) * in_row, staged_in.begin());
-      run(staged_in.data(), staged_out.data(), a.get(), b.get(), scratch.get());
-      std::copy(staged_out.begin(), staged_out.begin() + active * out_row, out + first * out_row);
+  // A partial last group goes through zero-padded copies in the staging.
+  const int64_t staged_in = kCount * in_row, staged_out = kCount * out_row;
+  ForEachLaneGroup<T>(groups, std::max(in_row, out_row) * kCount, buffer, scratch_size,
+                      staged_in + staged_out, pool, [&](int64_t group, LaneWork<T>& work) {
+    const int64_t first = group * kCount;
+    const int64_t active = std::min<int64_t>(kCount, rows - first);
+    if (active == kCount) {
+      run(in + first * in_row, out + first * out_row, work.a.get(), work.b.get(),
+          work.scratch.get());
+      return;
     }
-  };
-  const int64_t per_task = std::max<int64_t>(1, std::max(in_row, out_row) * kCount);
-  runtime::ParallelForOrInline(pool, groups, std::max<int64_t>(1, 16384 / per_task), task);
+    C* staged = work.staging;
+    std::fill(staged, staged + staged_in, C(0, 0));
+    std::copy(in + first * in_row, in + (first + active) * in_row, staged);
+    run(staged, staged + staged_in, work.a.get(), work.b.get(), work.scratch.get());
+    std::copy(staged + staged_in, staged + staged_in + active * out_row, out + first * out_row);
+  });
 }
 
 // Transforms `data` (dims, row-major) along `axis` in place.
@@ -891,16 +913,12 @@ void TransformAxis(std::complex<T>* data, const std::vector<int64_t>& dims, size
   constexpr int kCount = Lanes<T>::kCount;
   if (inner % kCount == 0 && plan.lanes()) {
     // Columns kCount at a time, each group's elements neighbours in memory.
-    using LC = LaneComplex<T>;
-    const int64_t per_block = inner / kCount, groups = outer * per_block;
-    auto task = [&](int64_t begin, int64_t end) {
-      std::unique_ptr<LC[]> a(new LC[n]), b(new LC[n]), scratch(new LC[plan.scratch()]);
-      for (int64_t g = begin; g < end; ++g) {
-        C* first = data + (g / per_block) * n * inner + (g % per_block) * kCount;
-        plan.RunColumnLanes(first, inner, a.get(), b.get(), scratch.get());
-      }
-    };
-    runtime::ParallelForOrInline(pool, groups, std::max<int64_t>(1, 16384 / (n * kCount)), task);
+    const int64_t per_block = inner / kCount;
+    ForEachLaneGroup<T>(outer * per_block, n * kCount, n, plan.scratch(), 0, pool,
+                        [&](int64_t g, LaneWork<T>& work) {
+      C* first = data + (g / per_block) * n * inner + (g % per_block) * kCount;
+      plan.RunColumnLanes(first, inner, work.a.get(), work.b.get(), work.scratch.get());
+    });
     return;
   }
   auto base = [&](int64_t l) { return data + (l / inner) * n * inner + (l % inner); };
