@@ -63,7 +63,7 @@ bool BufferSharing::TempsOfOneSize(const Candidate& c, const std::vector<BufferS
 }
 
 bool BufferSharing::Take(const Candidate& c, const std::vector<BufferSpec>& buffers) const {
-  if (c.kind == Kind::kElementwise || c.kind == Kind::kLoopResult) return false;
+  if (c.kind == Kind::kLoopResult) return false;
   if (!TempsOfOneSize(c, buffers)) return false;
   const BufferSpec& donor = buffers[c.donor];
   // Straight line: a donor defined inside every surrounding loop, never read
@@ -123,7 +123,9 @@ BufferSharing::Decisions BufferSharing::Resolve(std::vector<BufferSpec>* buffers
     if (!Take(c, *buffers)) continue;
     (*buffers)[c.taker].shares = c.donor;
     decisions.shared_bytes += (*buffers)[c.taker].size;
-    ++(c.kind == Kind::kUpdate ? decisions.updates : decisions.loop_inits);
+    ++(c.kind == Kind::kUpdate        ? decisions.updates
+       : c.kind == Kind::kElementwise ? decisions.elementwise
+                                      : decisions.loop_inits);
   }
   // Loop results last: the rule above needs the other decisions.
   for (const Candidate& c : candidates_) {

@@ -13,7 +13,11 @@
 //
 //   straight line   the donor is defined inside every loop around `time`
 //                   (so a later iteration rewrites it before reading it),
-//                   and no step after `time` reads it;
+//                   and no step after `time` reads it. For a kernel's
+//                   output in the bytes of an operand it reads only where
+//                   it writes that output (kElementwise), this keeps a
+//                   chain of elementwise kernels in one buffer: less
+//                   memory, and the data stays in cache;
 //
 //   loop state      (update in place only) the donor is state leaf j of the
 //                   innermost loop around `time`, `time` is in its body and
@@ -61,13 +65,15 @@ class BufferSharing {
     kLoopResult,
     // A kernel reading the donor (an entry parameter or a temporary) only
     // at the indices it writes the taker, one of its outputs, and for no
-    // other (elementwise_operands.h). Never taken by Resolve itself: it
-    // lets a kLoopResult pair's writing kernel read the donor, and
-    // OutputMayReuseParameter a parameter's last reader write the output.
+    // other (elementwise_operands.h). Taken by the straight-line rule
+    // between temporaries; it also lets a kLoopResult pair's writing
+    // kernel read the donor, and OutputMayReuseParameter a parameter's
+    // last reader write the output.
     kElementwise,
   };
   struct Decisions {
     int64_t updates = 0;     // kUpdate pairs taken.
+    int64_t elementwise = 0;  // kElementwise pairs taken.
     int64_t loop_inits = 0;  // kLoopInit pairs taken.
     int64_t loop_results = 0;  // kLoopResult pairs taken.
     int64_t shared_bytes = 0;

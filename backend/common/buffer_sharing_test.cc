@@ -1,7 +1,8 @@
 // BufferSharing's loop-result rule with a writing kernel that reads the
 // donor (buffer_sharing.h, "loop result"): taken only where that kernel
 // reads the donor at the index it writes the taker (a kElementwise pair at
-// the taker's first write), refused for every other read.
+// the taker's first write), refused for every other read; and kElementwise
+// pairs in straight-line code.
 #include "backend/common/buffer_sharing.h"
 
 #include <vector>
@@ -103,14 +104,43 @@ TEST(BufferSharingTest, StateReadAfterTheResultIsWrittenStaysApart) {
             -1);
 }
 
-TEST(BufferSharingTest, ElementwisePairAloneSharesNothing) {
+TEST(BufferSharingTest, LastReaderWritesElementwiseInTheDonorsBytes) {
+  // Straight line: the kernel at kKernel is the donor's last reader.
   BufferSharing sharing;
   sharing.Read(kState, kKernel);
   sharing.AddCandidate(Kind::kElementwise, kState, kResult, kKernel);
   std::vector<BufferSpec> buffers = Buffers();
   const BufferSharing::Decisions decisions = sharing.Resolve(&buffers);
-  EXPECT_EQ(buffers[kResult].shares, -1);
-  EXPECT_EQ(decisions.shared_bytes, 0);
+  EXPECT_EQ(buffers[kResult].shares, kState);
+  EXPECT_EQ(decisions.elementwise, 1);
+  EXPECT_EQ(decisions.shared_bytes, 1024);
+}
+
+TEST(BufferSharingTest, ElementwisePairStaysApartWhereTheDonorIsReadLaterOrComesFromOutside) {
+  {
+    // Read again after the kernel (a later kernel, or the program's output).
+    BufferSharing sharing;
+    sharing.Read(kState, kKernel);
+    sharing.Read(kState, kLater);
+    sharing.AddCandidate(Kind::kElementwise, kState, kResult, kKernel);
+    std::vector<BufferSpec> buffers = Buffers();
+    EXPECT_EQ(sharing.Resolve(&buffers).elementwise, 0);
+    EXPECT_EQ(buffers[kResult].shares, -1);
+  }
+  {
+    // The kernel runs in a loop body, the donor was defined before the
+    // loop: the next iteration reads it again.
+    BufferSharing sharing;
+    const int loop = sharing.BeginLoop(kCondition);
+    sharing.EnterBody(loop);
+    sharing.Read(kState, kKernel);
+    sharing.AddCandidate(Kind::kElementwise, kState, kResult, kKernel);
+    sharing.Exit();
+    sharing.EndLoop(loop, kEnd, {}, {});
+    std::vector<BufferSpec> buffers = Buffers();
+    EXPECT_EQ(sharing.Resolve(&buffers).elementwise, 0);
+    EXPECT_EQ(buffers[kResult].shares, -1);
+  }
 }
 
 }  // namespace
