@@ -117,9 +117,14 @@ bool BufferSharing::TakeLoopResult(const Candidate& c, const std::vector<BufferS
   return true;
 }
 
-BufferSharing::Decisions BufferSharing::Resolve(std::vector<BufferSpec>* buffers) const {
+BufferSharing::Decisions BufferSharing::Resolve(std::vector<BufferSpec>* buffers,
+                                                const std::vector<BufferId>& alone) const {
   Decisions decisions;
   for (const Candidate& c : candidates_) {
+    if (c.kind == Kind::kElementwise &&
+        std::find(alone.begin(), alone.end(), c.taker) != alone.end()) {
+      continue;
+    }
     if (!Take(c, *buffers)) continue;
     (*buffers)[c.taker].shares = c.donor;
     decisions.shared_bytes += (*buffers)[c.taker].size;

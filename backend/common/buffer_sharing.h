@@ -96,7 +96,11 @@ class BufferSharing {
   void AddCandidate(Kind kind, runtime::BufferId donor, runtime::BufferId taker, int64_t step);
 
   // Decides every candidate (see above) and sets `shares` on the takers.
-  Decisions Resolve(std::vector<runtime::BufferSpec>* buffers) const;
+  // `alone`: buffers no kElementwise pair may take (program outputs the
+  // module aliases with a parameter: a donated argument's bytes are worth
+  // more to them than a temporary's, see OutputMayReuseParameter).
+  Decisions Resolve(std::vector<runtime::BufferSpec>* buffers,
+                    const std::vector<runtime::BufferId>& alone = {}) const;
 
   // After Resolve: whether program output buffer `output` may be computed in
   // the memory of entry parameter buffer `parameter` (a donated parameter,

@@ -114,6 +114,10 @@ TEST(BufferSharingTest, LastReaderWritesElementwiseInTheDonorsBytes) {
   EXPECT_EQ(buffers[kResult].shares, kState);
   EXPECT_EQ(decisions.elementwise, 1);
   EXPECT_EQ(decisions.shared_bytes, 1024);
+  // Unless the taker is kept alone (an output a donated argument may hold).
+  std::vector<BufferSpec> apart = Buffers();
+  EXPECT_EQ(sharing.Resolve(&apart, {kResult}).elementwise, 0);
+  EXPECT_EQ(apart[kResult].shares, -1);
 }
 
 TEST(BufferSharingTest, ElementwisePairStaysApartWhereTheDonorIsReadLaterOrComesFromOutside) {

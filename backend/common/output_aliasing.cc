@@ -16,6 +16,20 @@
 namespace hloc {
 namespace backend {
 
+std::vector<BufferId> ProgramBuilder::AliasedOutputs(const HloModule& module,
+                                                     const std::vector<BufferId>& outputs) const {
+  const std::vector<ArrayLeaf> leaves = ArrayLeaves(module.entry()->root()->shape());
+  std::vector<BufferId> aliased;
+  if (leaves.size() != outputs.size()) return aliased;
+  for (const auto& alias : module.config().input_output_alias.entries()) {
+    const ShapeIndex index(alias.output_shape_index().begin(), alias.output_shape_index().end());
+    auto j = std::find_if(leaves.begin(), leaves.end(),
+                          [&](const ArrayLeaf& leaf) { return leaf.index == index; });
+    if (j != leaves.end()) aliased.push_back(outputs[j - leaves.begin()]);
+  }
+  return aliased;
+}
+
 absl::Status ProgramBuilder::AliasOutputsWithParameters(const HloModule& module,
                                                         BuiltProgram* program) {
   const HloComputation& entry = *module.entry();

@@ -91,7 +91,8 @@ absl::StatusOr<BuiltProgram> ProgramBuilder::Build(const HloModule& module) {
     BufferSpec& spec = buffers_.mutable_spec(id);
     if (spec.kind == BufferSpec::Kind::kTemp) spec.is_output = true;
   }
-  const BufferSharing::Decisions shared = buffers_.sharing().Resolve(&buffers_.specs());
+  const BufferSharing::Decisions shared =
+      buffers_.sharing().Resolve(&buffers_.specs(), AliasedOutputs(module, program.outputs));
   report_.updates_in_place = shared.updates;
   report_.loop_states_reused = shared.loop_inits;
   report_.loop_results_in_place = shared.loop_results;

@@ -156,6 +156,11 @@ class ProgramBuilder {
 
   // output_aliasing.cc
   absl::Status AliasOutputsWithParameters(const HloModule& module, BuiltProgram* program);
+  // The buffers of `outputs` (the entry root's leaves) that the module's
+  // input_output_alias names; entries naming no leaf are skipped here and
+  // reported by AliasOutputsWithParameters.
+  std::vector<BufferId> AliasedOutputs(const HloModule& module,
+                                       const std::vector<BufferId>& outputs) const;
 
   TargetLowering& target_;
   const ProgramBuilderOptions options_;
