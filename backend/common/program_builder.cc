@@ -96,6 +96,7 @@ absl::StatusOr<BuiltProgram> ProgramBuilder::Build(const HloModule& module) {
   report_.updates_in_place = shared.updates;
   report_.loop_states_reused = shared.loop_inits;
   report_.loop_results_in_place = shared.loop_results;
+  report_.elementwise_in_place = shared.elementwise;
   report_.shared_bytes = shared.shared_bytes;
   HLOC_RETURN_IF_ERROR(AliasOutputsWithParameters(module, &program));
   program.result_shape = StaticBounds(entry->root()->shape());

@@ -31,6 +31,9 @@ struct ProgramReport {
   int64_t loop_states_reused = 0;  // Loop state leaves living in their initial value's buffer.
   // Loop body results computed in their state leaf's buffer (no copy back).
   int64_t loop_results_in_place = 0;
+  // Kernel outputs in the bytes of a temporary they read only at the index
+  // they write (a chain of elementwise kernels in one buffer).
+  int64_t elementwise_in_place = 0;
   int64_t shared_bytes = 0;        // Bytes of buffers living in another's.
   // The module's input_output_alias pairs: "output {0} / parameter 1 {}"
   // for those a parameter's memory holds, with the reason for the others.

@@ -359,6 +359,69 @@ void CheckDonation(absl::string_view text, int64_t expected_aliases, int32_t sta
   EXPECT_EQ(donated->raw() == donated_bytes, expected_aliases == 1);
 }
 
+// In a ThunksToString listing: the buffer whose bytes kernel `name`'s
+// output (its last buffer) lives in, "b<N>".
+std::string StorageOf(const std::string& thunks, const std::string& name) {
+  const size_t line = thunks.find("kernel " + name + "(");
+  if (line == std::string::npos) return "";
+  const size_t close = thunks.find(')', line);
+  const size_t last = thunks.rfind('b', close);
+  const std::string buffer = thunks.substr(last, close - last);
+  const size_t shares = thunks.find(buffer + " shares ");
+  if (shares == std::string::npos) return buffer;
+  const size_t root = shares + buffer.size() + 8;
+  return thunks.substr(root, thunks.find('\'', root) - root);
+}
+
+TEST(HostInPlaceTest, ElementwiseKernelWritesInTheTemporaryItReads) {
+  // Softmax as JAX lowers it, compiled as is (one kernel per op): each
+  // elementwise kernel may write in the bytes of a temporary it reads only
+  // where it writes, once nothing reads that temporary later (mb -> d -> e
+  // -> q). When the exp is an output too, the quotient must not overwrite
+  // it: CompileAndCheck compares every output bit for bit.
+  const std::string softmax = R"(
+HloModule m
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[64,256] parameter(0)
+  ninf = f32[] constant(-inf)
+  m = f32[64] reduce(x, ninf), dimensions={1}, to_apply=max
+  mb = f32[64,256] broadcast(m), dimensions={0}
+  d = f32[64,256] subtract(x, mb)
+  e = f32[64,256] exponential(d)
+  zero = f32[] constant(0)
+  s = f32[64] reduce(e, zero), dimensions={1}, to_apply=add
+  sb = f32[64,256] broadcast(s), dimensions={0}
+  q = f32[64,256] divide(e, sb)
+  ROOT r = ROOT_SHAPE
+})";
+  for (bool exp_is_output : {false, true}) {
+    SCOPED_TRACE(exp_is_output);
+    std::string text = softmax;
+    const std::string root = exp_is_output ? "(f32[64,256], f32[64,256]) tuple(q, e)"
+                                           : "f32[64,256] copy(q)";
+    text.replace(text.find("ROOT_SHAPE"), 10, root);
+    std::unique_ptr<HloModule> module = Parse(text);
+    ASSERT_NE(module, nullptr);
+    Compiled out = CompileAndCheck(*module, Arguments(*module), true);
+    ASSERT_NE(out.program, nullptr);
+    const host::HostCompileReport& report = out.program->report();
+    const std::string thunks = out.program->executable().ThunksToString();
+    EXPECT_EQ(report.elementwise_in_place, 3) << thunks;
+    // The exp's bytes hold the quotient only while the exp is no output.
+    EXPECT_EQ(StorageOf(thunks, "%q") == StorageOf(thunks, "%e"), !exp_is_output) << thunks;
+  }
+}
+
 TEST(HostInPlaceTest, DonatedParameterHoldsTheUpdatedOutput) {
   CheckDonation(modules::kDonatedUpdate,
                 1, 17);
