@@ -21,10 +21,11 @@
 // The body (and the computations it calls) must hold no side effect, no
 // collective with a channel, no control dependency, and no fusion, loop or
 // conditional (whose computations have one caller each; an inner loop that
-// unrolls first is gone by then); the while itself no control dependency. The copies stay within `max_trip_count` trips and
-// `max_instructions` copied instructions (counted through called
-// computations), so that big bodies (a transformer layer scanned over
-// layers) stay loops. A loop that runs zero times becomes its init.
+// unrolls first is gone by then); the while itself no control dependency.
+// The copies stay within `max_trip_count` trips and `max_instructions`
+// copied instructions (counted through called computations), so that big
+// bodies (a transformer layer scanned over layers) stay loops. A loop that
+// runs zero times becomes its init.
 //
 // The copies are made as a chain of calls of the body, each inlined at once
 // by CallInliner::InlineCall; they read the previous copy's tuple through

@@ -16,15 +16,25 @@
 namespace hloc {
 namespace backend {
 
+namespace {
+
+// The leaf of `leaves` at shape index `index`, or leaves.end().
+std::vector<ArrayLeaf>::const_iterator LeafAt(const std::vector<ArrayLeaf>& leaves,
+                                              const ShapeIndex& index) {
+  return std::find_if(leaves.begin(), leaves.end(),
+                      [&](const ArrayLeaf& leaf) { return leaf.index == index; });
+}
+
+}  // namespace
+
 std::vector<BufferId> ProgramBuilder::AliasedOutputs(const HloModule& module,
                                                      const std::vector<BufferId>& outputs) const {
   const std::vector<ArrayLeaf> leaves = ArrayLeaves(module.entry()->root()->shape());
   std::vector<BufferId> aliased;
   if (leaves.size() != outputs.size()) return aliased;
   for (const auto& alias : module.config().input_output_alias.entries()) {
-    const ShapeIndex index(alias.output_shape_index().begin(), alias.output_shape_index().end());
-    auto j = std::find_if(leaves.begin(), leaves.end(),
-                          [&](const ArrayLeaf& leaf) { return leaf.index == index; });
+    auto j = LeafAt(leaves, ShapeIndex(alias.output_shape_index().begin(),
+                                       alias.output_shape_index().end()));
     if (j != leaves.end()) aliased.push_back(outputs[j - leaves.begin()]);
   }
   return aliased;
@@ -45,8 +55,7 @@ absl::Status ProgramBuilder::AliasOutputsWithParameters(const HloModule& module,
     const std::string what =
         absl::StrCat("output {", absl::StrJoin(output_index, ","), "} / parameter ",
                      alias.parameter_number(), " {", absl::StrJoin(parameter_index, ","), "}");
-    auto j = std::find_if(output_leaves.begin(), output_leaves.end(),
-                          [&](const ArrayLeaf& leaf) { return leaf.index == output_index; });
+    auto j = LeafAt(output_leaves, output_index);
     if (j == output_leaves.end() || output_leaves.size() != outputs.size()) {
       return absl::InvalidArgumentError(
           absl::StrCat("input_output_alias ", what, ": no such array in the entry's result"));
@@ -57,8 +66,7 @@ absl::Status ProgramBuilder::AliasOutputsWithParameters(const HloModule& module,
           absl::StrCat("input_output_alias ", what, ": no such parameter"));
     }
     const std::vector<ArrayLeaf> parameter_leaves = ArrayLeaves(entry.parameter(number)->shape());
-    auto p = std::find_if(parameter_leaves.begin(), parameter_leaves.end(),
-                          [&](const ArrayLeaf& leaf) { return leaf.index == parameter_index; });
+    auto p = LeafAt(parameter_leaves, parameter_index);
     if (p == parameter_leaves.end()) {
       return absl::InvalidArgumentError(
           absl::StrCat("input_output_alias ", what, ": no such array in the parameter"));

@@ -20,14 +20,17 @@ namespace host {
 namespace {
 
 // JAX's comparator on f32 keys (NaN -> one NaN, -0 -> +0, total order),
-// with payload parameters p2, p3; NAN is the NaN constant's text.
-std::string JaxLess(const std::string& name, const std::string& nan = "nan") {
+// with payload parameters ia, ib where `payload`; `nan` is the NaN
+// constant's text.
+std::string JaxLess(const std::string& name, const std::string& nan = "nan",
+                    bool payload = true) {
+  const char* payload_parameters = payload ? R"(  ia = s32[] parameter(2)
+  ib = s32[] parameter(3)
+)" : "";
   return absl::StrCat(name, R"( {
   a = f32[] parameter(0)
   b = f32[] parameter(1)
-  ia = s32[] parameter(2)
-  ib = s32[] parameter(3)
-  nan = f32[] constant()", nan, R"()
+)", payload_parameters, "  nan = f32[] constant(", nan, R"()
   zero = f32[] constant(0)
   na = pred[] compare(a, a), direction=NE
   za = pred[] compare(a, zero), direction=EQ
@@ -43,21 +46,6 @@ std::string JaxLess(const std::string& name, const std::string& nan = "nan") {
 }
 
 const char kComparators[] = R"(
-jax_less_alone {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  nan = f32[] constant(nan)
-  zero = f32[] constant(0)
-  na = pred[] compare(a, a), direction=NE
-  za = pred[] compare(a, zero), direction=EQ
-  sa = f32[] select(za, zero, a)
-  ca = f32[] select(na, nan, sa)
-  nb = pred[] compare(b, b), direction=NE
-  zb = pred[] compare(b, zero), direction=EQ
-  sb = f32[] select(zb, zero, b)
-  cb = f32[] select(nb, nan, sb)
-  ROOT lt = pred[] compare(ca, cb), direction=LT, type=TOTALORDER
-}
 greater_total {
   a = f64[] parameter(0)
   b = f64[] parameter(1)
@@ -120,7 +108,8 @@ const HloComputation* Find(const HloModule& module, const std::string& name) {
 
 TEST(KeySortTest, ClassifiesComparatorsThatOrderByOneOperand) {
   const std::string text = absl::StrCat("HloModule m\n", JaxLess("jax_less"),
-                                        JaxLess("negative_nan", "-nan"), kComparators, R"(
+                                        JaxLess("negative_nan", "-nan"),
+                                        JaxLess("jax_less_alone", "nan", false), kComparators, R"(
 ENTRY e {
   ROOT p = f32[] parameter(0)
 })");
@@ -191,7 +180,8 @@ void AddSpecials(Literal& literal) {
 }
 
 TEST(KeySortTest, SortsMatchTheInterpreterBitForBit) {
-  const std::string text = absl::StrCat("HloModule m\n", JaxLess("jax_less"), kComparators, R"(
+  const std::string text = absl::StrCat("HloModule m\n", JaxLess("jax_less"),
+                                        JaxLess("jax_less_alone", "nan", false), kComparators, R"(
 ENTRY e {
   k = f32[4,300] parameter(0)
   v = s32[4,300] parameter(1)
@@ -207,7 +197,9 @@ ENTRY e {
   l = s64[257] parameter(5)
   longs = s64[257] sort(l), dimensions={0}, to_apply=less_s64
   alone = f32[4,300] sort(k), dimensions={1}, to_apply=jax_less_alone
-  ROOT out = ((f32[4,300], s32[4,300]), (f32[4,300], s32[4,300]), (f32[4,300], s32[4,300]), f64[300,3], u8[2,500], bf16[700], s64[257], f32[4,300]) tuple(rows, cols, swapped, down, bytes, halves, longs, alone)
+  ROOT out = ((f32[4,300], s32[4,300]), (f32[4,300], s32[4,300]), (f32[4,300], s32[4,300]),
+      f64[300,3], u8[2,500], bf16[700], s64[257], f32[4,300])
+      tuple(rows, cols, swapped, down, bytes, halves, longs, alone)
 })");
   absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text);
   ASSERT_TRUE(module.ok()) << module.status();

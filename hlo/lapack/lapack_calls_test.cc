@@ -192,7 +192,9 @@ TEST(LapackCallsTest, TrsmConjugateTransposedAndInOneBufferWithItsOperands) {
   for (int64_t i = 0; i < n; ++i) {
     for (int64_t j = 0; j < r; ++j) {
       C s = 0;  // (A^H X)[i, j] = sum_t conj(A[t, i]) X[t, j], A upper: t <= i.
-      for (int64_t t = 0; t <= i; ++t) s += std::conj(a.GetAsComplex(t * n + i)) * x.GetAsComplex(t * r + j);
+      for (int64_t t = 0; t <= i; ++t) {
+        s += std::conj(a.GetAsComplex(t * n + i)) * x.GetAsComplex(t * r + j);
+      }
       EXPECT_NEAR(std::abs(s - b.GetAsComplex(i * r + j)), 0.0, 1e-12);
     }
   }
@@ -213,8 +215,10 @@ TEST(LapackCallsTest, TrsmConjugateTransposedAndInOneBufferWithItsOperands) {
   std::vector<double> tri = Values(s * s, 9);
   for (int64_t i = 0; i < s; ++i) tri[i * s + i] += 3;
   std::vector<double> apart_a = tri, apart_b = tri, apart_x(s * s), shared = tri;
-  ASSERT_TRUE(CallCustomCallHandler(**handler, call, {apart_a.data(), apart_b.data(), apart_x.data()}).ok());
-  ASSERT_TRUE(CallCustomCallHandler(**handler, call, {shared.data(), shared.data(), shared.data()}).ok());
+  const std::vector<void*> apart = {apart_a.data(), apart_b.data(), apart_x.data()};
+  const std::vector<void*> one_buffer = {shared.data(), shared.data(), shared.data()};
+  ASSERT_TRUE(CallCustomCallHandler(**handler, call, apart).ok());
+  ASSERT_TRUE(CallCustomCallHandler(**handler, call, one_buffer).ok());
   EXPECT_EQ(shared, apart_x);
   // L^-1 A for A's lower triangle L: its first column is e_0.
   for (int64_t i = 0; i < s; ++i) EXPECT_NEAR(apart_x[i * s], i == 0 ? 1.0 : 0.0, 1e-12);

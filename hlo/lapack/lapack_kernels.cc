@@ -3,10 +3,10 @@
 // Each batch element goes the same way: its input matrices are copied from
 // hloc's row-major buffers into column-major scratch (LAPACK's order), the
 // routine runs there (its workspace sized by LAPACK's own query, lwork = -1),
-// and every output is copied back. trsm and potrf need no transposes: they
-// run in the result's memory on the transposed problem (see each). All inputs of an element are read before
-// any of its outputs is written, so results may share buffers with operands
-// (JAX's output_to_operand_aliasing).
+// and every output is copied back (trsm and potrf need no transposes: they
+// run in the result's memory on the transposed problem, see each). All
+// inputs of an element are read before any of its outputs is written, so
+// results may share buffers with operands (JAX's output_to_operand_aliasing).
 #include <algorithm>
 #include <cmath>
 #include <complex>
@@ -206,11 +206,11 @@ class Kernels {
     const Int mi = static_cast<Int>(cols), ni = static_cast<Int>(rows);
     const Int lda = std::max<Int>(1, static_cast<Int>(k)), ldb = std::max<Int>(1, mi);
     const T one(1);
+    if (rows == 0 || cols == 0) return absl::OkStatus();
     std::vector<T> a_copy;
     for (int64_t b = frame_.begin(); b < frame_.end(); ++b) {
       const T* a = frame_.In<T>(0, b);
       T* out = frame_.Out<T>(0, b);
-      if (rows == 0 || cols == 0) continue;
       // The result may share memory with b (JAX aliases them) and, where
       // one value is both operands, with the triangle too: read it first.
       if (Overlaps(a, k * k, out, rows * cols)) {
