@@ -254,6 +254,12 @@ void HloInstruction::SetFrontendAttribute(std::string key, std::string value) {
   (*frontend_attributes_.mutable_map())[std::move(key)] = std::move(value);
 }
 
+bool HloInstruction::IsElementwise() const {
+  if (!IsElementwiseOpcode(opcode_)) return false;
+  return opcode_ != HloOpcode::kBitcastConvert || operands_.empty() ||
+         operands_[0]->shape().SameDimensions(shape_);
+}
+
 bool HloInstruction::HasSideEffect() const {
   switch (opcode_) {
     case HloOpcode::kSend: case HloOpcode::kSendDone: case HloOpcode::kRecv:

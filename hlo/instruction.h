@@ -275,6 +275,11 @@ class HloInstruction {
 
   // True for ops with side effects that dead-code elimination must keep.
   bool HasSideEffect() const;
+  // Element i of the result reads element i of each array operand (scalar
+  // operands of select and clamp aside): IsElementwiseOpcode, except a
+  // bitcast-convert that changes the element width, which adds or drops a
+  // minor dimension.
+  bool IsElementwise() const;
   // A copy with new operands (same shape, attributes and called
   // computations), detached from any computation. Name gets `suffix`.
   std::unique_ptr<HloInstruction> CloneWithNewOperands(

@@ -8,10 +8,6 @@
 namespace hloc {
 namespace {
 
-bool IsElementwise(const HloInstruction& hlo) {
-  return IsElementwiseOpcode(hlo.opcode());
-}
-
 // `slice` reads the window `dus` writes: same array, same start operands,
 // the update's sizes.
 bool ReadsTheWindow(const HloInstruction& slice, const HloInstruction& dus) {
@@ -45,7 +41,7 @@ bool ReachesOnlyTheUpdate(const HloInstruction& slice, const HloInstruction& dus
       }
       if (std::find(seen.begin(), seen.end(), user) != seen.end()) continue;
       seen.push_back(user);
-      if (!IsElementwise(*user) || !user->shape().IsArray() ||
+      if (!user->IsElementwise() || !user->shape().IsArray() ||
           user->shape().dimensions() != update->shape().dimensions()) {
         return false;
       }

@@ -38,7 +38,7 @@ bool IsScalarBroadcast(const HloInstruction& hlo) {
 }
 
 bool IsElementwise(const HloInstruction& hlo) {
-  return IsElementwiseOpcode(hlo.opcode()) && hlo.shape().IsArray() && !hlo.HasSideEffect();
+  return hlo.IsElementwise() && hlo.shape().IsArray() && !hlo.HasSideEffect();
 }
 
 // The common shape S of `hlo`'s reshaped operands when the rewrite applies.

@@ -10,10 +10,6 @@ namespace hloc {
 namespace backend {
 namespace {
 
-bool IsElementwise(const HloInstruction& hlo) {
-  return IsElementwiseOpcode(hlo.opcode());
-}
-
 Layout LayoutOf(const Shape& shape) {
   return shape.has_layout() ? shape.layout() : Layout::RowMajor(shape.rank());
 }
@@ -75,7 +71,7 @@ bool ReadOnlyAtOutputIndex(const HloComputation& computation, int64_t number, in
       seen.push_back(user);
       // Values between the parameter and the output live in registers:
       // only their dimensions matter.
-      if (!IsElementwise(*user) || !user->shape().IsArray() ||
+      if (!user->IsElementwise() || !user->shape().IsArray() ||
           user->shape().dimensions() != value->shape().dimensions()) {
         return false;
       }

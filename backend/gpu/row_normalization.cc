@@ -25,10 +25,6 @@ std::vector<int64_t> WithoutOnes(const std::vector<int64_t>& dims) {
   return kept;
 }
 
-bool IsElementwise(const HloInstruction& hlo) {
-  return IsElementwiseOpcode(hlo.opcode());
-}
-
 bool IsNormalizableType(PrimitiveType type) {
   return type == xla::F32 || type == xla::BF16 || type == xla::F16;
 }
@@ -188,7 +184,7 @@ class Analysis {
         return Refuse(&hlo, "broadcasts a per-row value other than along the row");
       default: break;
     }
-    if (IsElementwise(hlo)) {
+    if (hlo.IsElementwise()) {
       if (IsRow(hlo)) {
         plan_.broadcasts_back = true;
         return absl::OkStatus();

@@ -34,11 +34,9 @@ struct NodeInfo {
   RowKey key;  // kReduction only.
 };
 
-bool IsLightOpcode(HloOpcode op) {
-  if (IsElementwiseUnary(op) || IsElementwiseBinary(op)) return true;
-  switch (op) {
-    case HloOpcode::kSelect:
-    case HloOpcode::kClamp:
+bool IsLight(const HloInstruction& hlo) {
+  if (hlo.IsElementwise()) return true;
+  switch (hlo.opcode()) {
     case HloOpcode::kBroadcast:
     case HloOpcode::kReshape:
     case HloOpcode::kBitcast:
@@ -83,14 +81,14 @@ NodeInfo Classify(const HloInstruction& hlo, const RowNormalizationLimits& limit
     hlo.fused_computation()->ForEachInstruction([&](const HloInstruction* inner) {
       if (inner->opcode() == HloOpcode::kReduce) {
         reductions.push_back(inner);
-      } else if (!IsLightOpcode(inner->opcode())) {
+      } else if (!IsLight(*inner)) {
         light = false;
       }
     });
     if (!light) return info;
   } else if (hlo.opcode() == HloOpcode::kReduce) {
     reductions.push_back(&hlo);
-  } else if (!IsLightOpcode(hlo.opcode()) || hlo.opcode() == HloOpcode::kParameter ||
+  } else if (!IsLight(hlo) || hlo.opcode() == HloOpcode::kParameter ||
              hlo.opcode() == HloOpcode::kConstant || hlo.opcode() == HloOpcode::kTuple ||
              hlo.opcode() == HloOpcode::kGetTupleElement || !hlo.shape().IsArray()) {
     return info;

@@ -34,11 +34,6 @@ constexpr int64_t kTile = 32;
 constexpr int64_t kBlockRows = 8;
 constexpr int64_t kMinTiledDim = 16;
 
-bool IsElementwiseOp(HloOpcode op) {
-  return IsElementwiseUnary(op) || IsElementwiseBinary(op) || op == HloOpcode::kSelect ||
-         op == HloOpcode::kClamp;
-}
-
 class Uses {
  public:
   explicit Uses(const HloInstruction* hero) : hero_(hero) {}
@@ -59,7 +54,7 @@ class Uses {
   // `hlo` reads the hero only at its own index through elementwise ops.
   bool ElementwiseOver(const HloInstruction* hlo, const std::vector<int64_t>& dims) {
     if (hlo == hero_ || !Depends(hlo)) return true;
-    if (!IsElementwiseOp(hlo->opcode()) || !hlo->shape().IsArray() ||
+    if (!hlo->IsElementwise() || !hlo->shape().IsArray() ||
         hlo->shape().dimensions() != dims) {
       return false;
     }

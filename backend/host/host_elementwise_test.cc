@@ -302,6 +302,58 @@ TEST(HostElementwiseTest, BitcastConvertAndReducePrecision) {
   }
 }
 
+// bitcast-convert between widths adds or drops a minor dimension (the narrow
+// parts of a wide element, in memory order). Alone, and inside one loop
+// fusion behind and ahead of index remaps (reshape, transpose, reverse), as
+// the rng-bit-generator expansion emits it. Without the emitter's remap these
+// fell back to the interpreter (refused here) or read an index of the wrong
+// rank.
+TEST(HostElementwiseTest, BitcastConvertBetweenWidths) {
+  ExpectExact(R"(HloModule m
+ENTRY e {
+  p = u8[2,3,4] parameter(0)
+  w = s32[2,3] bitcast-convert(p)
+  q = f64[3] parameter(1)
+  n = u16[3,4] bitcast-convert(q)
+  ROOT t = (s32[2,3], u16[3,4]) tuple(w, n)
+})",
+              {ParseLiteralText("u8[2,3,4] {{{1,2,3,4},{255,0,0,128},{9,8,7,6}},"
+                                "{{0,0,0,0},{255,255,255,255},{17,0,1,0}}}"),
+               ParseLiteralText("f64[3] {1.5, -0, nan}")});
+  ExpectExact(R"(HloModule m
+%fused (p: u8[24], f: f32[6], h: bf16[4,2]) -> (u8[3,2,4], f32[3,2], bf16[4,2]) {
+  %p = u8[24] parameter(0)
+  %r = u8[2,3,4] reshape(%p)
+  %w = s32[2,3] bitcast-convert(%r)
+  %t = s32[3,2] transpose(%w), dimensions={1,0}
+  %s = s32[3,2] add(%t, %t)
+  %b = u8[3,2,4] bitcast-convert(%s)
+  %rev = u8[3,2,4] reverse(%b), dimensions={2}
+  %f = f32[6] parameter(1)
+  %fr = f32[3,2] reshape(%f)
+  %d = f64[3] bitcast-convert(%fr)
+  %neg = f64[3] negate(%d)
+  %back = f32[3,2] bitcast-convert(%neg)
+  %h = bf16[4,2] parameter(2)
+  %hw = f32[4] bitcast-convert(%h)
+  %two = f32[] constant(2)
+  %twos = f32[4] broadcast(%two), dimensions={}
+  %m = f32[4] multiply(%hw, %twos)
+  %hn = bf16[4,2] bitcast-convert(%m)
+  ROOT %out = (u8[3,2,4], f32[3,2], bf16[4,2]) tuple(%rev, %back, %hn)
+}
+ENTRY e {
+  p = u8[24] parameter(0)
+  f = f32[6] parameter(1)
+  h = bf16[4,2] parameter(2)
+  ROOT r = (u8[3,2,4], f32[3,2], bf16[4,2]) fusion(p, f, h), kind=kLoop, calls=%fused
+})",
+              {ParseLiteralText("u8[24] {1,2,3,4,255,0,0,128,9,8,7,6,0,0,0,0,255,255,255,255,"
+                                "17,0,1,0}"),
+               ParseLiteralText("f32[6] {1, -2, 0.5, 3e38, -0, inf}"),
+               ParseLiteralText("bf16[4,2] {{1, 2}, {-0, 0}, {0.5, -3}, {inf, 1e-3}}")});
+}
+
 // stochastic-convert: values with fractions, at and past the result's
 // limits, NaN and infinities, with random words below and above each
 // fraction.

@@ -69,11 +69,6 @@ constexpr int64_t kMaxLoopRow = 256;
 // fast as 32 x 32.
 int64_t TileEdge(PrimitiveType type) { return ByteWidth(type) >= 8 ? 32 : 64; }
 
-bool IsElementwiseOp(HloOpcode op) {
-  return IsElementwiseUnary(op) || IsElementwiseBinary(op) || op == HloOpcode::kSelect ||
-         op == HloOpcode::kClamp;
-}
-
 // Whether outputs read a candidate transpose only at their own index.
 class HeroUses {
  public:
@@ -100,7 +95,7 @@ class HeroUses {
     if (hlo == hero_ || !ReadsHero(hlo)) return true;
     auto it = elementwise_.find(hlo);
     if (it != elementwise_.end()) return it->second;
-    bool elementwise = IsElementwiseOp(hlo->opcode()) && hlo->shape().IsArray() &&
+    bool elementwise = hlo->IsElementwise() && hlo->shape().IsArray() &&
                        hlo->shape().dimensions() == dims;
     for (const HloInstruction* operand : hlo->operands()) {
       if (!elementwise) break;

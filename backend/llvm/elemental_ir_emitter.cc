@@ -32,8 +32,13 @@ std::vector<int64_t> RowMajorStrides(absl::Span<const int64_t> dims) {
 
 llvm::Value* ElementalIrEmitter::Int64(int64_t value) { return b_->getInt64(value); }
 
-llvm::Value* ElementalIrEmitter::LinearIndex(absl::Span<const int64_t> dims, const IrIndex& index) {
+absl::StatusOr<llvm::Value*> ElementalIrEmitter::LinearIndex(absl::Span<const int64_t> dims,
+                                                             const IrIndex& index) {
   if (index.linear != nullptr) return index.linear;
+  if (index.dims.size() != dims.size()) {
+    return absl::InternalError(absl::StrCat("an index of ", index.dims.size(),
+                                            " dimensions for an array of rank ", dims.size()));
+  }
   const std::vector<int64_t> strides = RowMajorStrides(dims);
   llvm::Value* linear = Int64(0);
   for (size_t i = 0; i < dims.size(); ++i) {
@@ -65,16 +70,18 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitArrayLoad(llvm::Value* base
                                                                const IrIndex& index) {
   absl::StatusOr<llvm::Type*> type = ValueType(shape.element_type());
   if (!type.ok()) return type.status();
-  llvm::Value* address = b_->CreateInBoundsGEP(*type, base, LinearIndex(shape.dimensions(), index));
-  return b_->CreateLoad(*type, address);
+  absl::StatusOr<llvm::Value*> linear = LinearIndex(shape.dimensions(), index);
+  if (!linear.ok()) return linear.status();
+  return b_->CreateLoad(*type, b_->CreateInBoundsGEP(*type, base, *linear));
 }
 
 absl::Status ElementalIrEmitter::EmitArrayStore(llvm::Value* base, const Shape& shape,
                                                 const IrIndex& index, llvm::Value* value) {
   absl::StatusOr<llvm::Type*> type = ValueType(shape.element_type());
   if (!type.ok()) return type.status();
-  llvm::Value* address = b_->CreateInBoundsGEP(*type, base, LinearIndex(shape.dimensions(), index));
-  b_->CreateStore(value, address);
+  absl::StatusOr<llvm::Value*> linear = LinearIndex(shape.dimensions(), index);
+  if (!linear.ok()) return linear.status();
+  b_->CreateStore(value, b_->CreateInBoundsGEP(*type, base, *linear));
   return absl::OkStatus();
 }
 
@@ -251,6 +258,10 @@ absl::StatusOr<ElementGenerator> ElementalIrEmitter::MakeElementGenerator(
                                             operands.size(), " operand generators"));
   }
   const HloOpcode op = hlo.opcode();
+  if (op == HloOpcode::kBitcastConvert &&
+      !hlo.operand(0)->shape().SameDimensions(hlo.shape())) {
+    return MakeWidthChangingBitcastGenerator(hlo, std::move(operands));
+  }
   if (IsElementwiseUnary(op)) {
     return ElementGenerator([this, &hlo, operands](const IrIndex& index) -> absl::StatusOr<llvm::Value*> {
       absl::StatusOr<llvm::Value*> v = operands[0](index);
@@ -291,6 +302,79 @@ absl::StatusOr<ElementGenerator> ElementalIrEmitter::MakeElementGenerator(
   }
 }
 
+// XLA's bitcast-convert between element types of different widths: the
+// narrow elements of one wide element lie along an extra minor dimension of
+// the narrow side, in memory order (little-endian, as the interpreter copies
+// bytes). Narrow to wide ORs the k narrow parts into place; wide to narrow
+// shifts the part the minor index names down and truncates.
+absl::StatusOr<ElementGenerator> ElementalIrEmitter::MakeWidthChangingBitcastGenerator(
+    const HloInstruction& hlo, std::vector<ElementGenerator> operands) {
+  const Shape& in = hlo.operand(0)->shape();
+  const Shape& out = hlo.shape();
+  const PrimitiveType from = in.element_type(), to = out.element_type();
+  for (PrimitiveType t : {from, to}) {
+    if (t == xla::PRED || IsComplex(t) || BitWidth(t) % 8 != 0) {
+      return absl::UnimplementedError(absl::StrCat(
+          "bitcast-convert %", hlo.name(), " from ", PrimitiveTypeName(from), " to ",
+          PrimitiveTypeName(to), ": the elemental emitter changes widths of whole-byte "
+          "integer and float elements only"));
+    }
+  }
+  const bool widen = BitWidth(from) < BitWidth(to);
+  const Shape& narrow = widen ? in : out;
+  const Shape& wide = widen ? out : in;
+  const int64_t parts = widen ? BitWidth(to) / BitWidth(from) : BitWidth(from) / BitWidth(to);
+  if (narrow.rank() != wide.rank() + 1 || narrow.dimensions(narrow.rank() - 1) != parts ||
+      BitWidth(widen ? to : from) != parts * BitWidth(widen ? from : to)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "bitcast-convert %", hlo.name(), ": ", in.ToString(), " to ", out.ToString(),
+        " does not add or drop a minor dimension of the width ratio"));
+  }
+  llvm::Type* narrow_bits = b_->getIntNTy(static_cast<unsigned>(BitWidth(narrow.element_type())));
+  llvm::Type* wide_bits = b_->getIntNTy(static_cast<unsigned>(BitWidth(wide.element_type())));
+  // Values in and out of their bits (same width: a no-op for integers).
+  auto to_bits = [this](llvm::Value* v, llvm::Type* bits) {
+    return v->getType() == bits ? v : b_->CreateBitCast(v, bits);
+  };
+  absl::StatusOr<llvm::Type*> out_type = ValueType(to);
+  if (!out_type.ok()) return out_type.status();
+  llvm::Type* result_type = *out_type;
+  if (widen) {
+    return ElementGenerator([this, operands, parts, narrow_bits, wide_bits, result_type,
+                             to_bits](const IrIndex& index) -> absl::StatusOr<llvm::Value*> {
+      IrIndex part_index{index.dims, nullptr};
+      part_index.dims.push_back(nullptr);
+      llvm::Value* bits = llvm::ConstantInt::get(wide_bits, 0);
+      for (int64_t j = 0; j < parts; ++j) {
+        part_index.dims.back() = Int64(j);
+        absl::StatusOr<llvm::Value*> part = operands[0](part_index);
+        if (!part.ok()) return part.status();
+        llvm::Value* wide_part = b_->CreateZExt(to_bits(*part, narrow_bits), wide_bits);
+        const uint64_t shift = static_cast<uint64_t>(j) * narrow_bits->getIntegerBitWidth();
+        if (shift != 0) wide_part = b_->CreateShl(wide_part, shift);
+        bits = b_->CreateOr(bits, wide_part);
+      }
+      return to_bits(bits, result_type);
+    });
+  }
+  return ElementGenerator([this, operands, narrow_bits, wide_bits, result_type,
+                           to_bits](const IrIndex& index) -> absl::StatusOr<llvm::Value*> {
+    if (index.dims.empty()) {
+      return absl::InternalError("width-narrowing bitcast-convert indexed without dimensions");
+    }
+    IrIndex whole_index{std::vector<llvm::Value*>(index.dims.begin(), index.dims.end() - 1),
+                        nullptr};
+    absl::StatusOr<llvm::Value*> whole = operands[0](whole_index);
+    if (!whole.ok()) return whole.status();
+    llvm::Value* shift = b_->CreateMul(
+        b_->CreateZExtOrTrunc(index.dims.back(), wide_bits),
+        llvm::ConstantInt::get(wide_bits, narrow_bits->getIntegerBitWidth()));
+    llvm::Value* part = b_->CreateTrunc(b_->CreateLShr(to_bits(*whole, wide_bits), shift),
+                                        narrow_bits);
+    return to_bits(part, result_type);
+  });
+}
+
 absl::StatusOr<ElementGenerator> ElementalIrEmitter::MakeIndexingGenerator(
     const HloInstruction& hlo, std::vector<ElementGenerator> operands) {
   switch (hlo.opcode()) {
@@ -326,11 +410,14 @@ absl::StatusOr<ElementGenerator> ElementalIrEmitter::MakeIndexingGenerator(
       // the row-major element at the same position.
       return ElementGenerator([this, &hlo, operands](const IrIndex& index) -> absl::StatusOr<llvm::Value*> {
         const Shape& in = hlo.operand(0)->shape();
-        absl::StatusOr<llvm::Value*> value =
-            in.dimensions() == hlo.shape().dimensions()
-                ? operands[0](index)
-                : operands[0](Delinearize(LinearIndex(hlo.shape().dimensions(), index),
-                                          in.dimensions()));
+        absl::StatusOr<llvm::Value*> value;
+        if (in.dimensions() == hlo.shape().dimensions()) {
+          value = operands[0](index);
+        } else {
+          absl::StatusOr<llvm::Value*> linear = LinearIndex(hlo.shape().dimensions(), index);
+          if (!linear.ok()) return linear.status();
+          value = operands[0](Delinearize(*linear, in.dimensions()));
+        }
         if (!value.ok() || in.element_type() == hlo.shape().element_type()) return value;
         return EmitBitcastConvert(in.element_type(), hlo.shape().element_type(), *value);
       });

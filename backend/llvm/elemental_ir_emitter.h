@@ -160,7 +160,7 @@ class ElementalIrEmitter {
   llvm::Value* Int64(int64_t value);
   // Row-major linear index of `index` in an array of `dims` (uses index.linear
   // when set).
-  llvm::Value* LinearIndex(absl::Span<const int64_t> dims, const IrIndex& index);
+  absl::StatusOr<llvm::Value*> LinearIndex(absl::Span<const int64_t> dims, const IrIndex& index);
   // The index of row-major element `linear` in an array of `dims`.
   IrIndex Delinearize(llvm::Value* linear, absl::Span<const int64_t> dims);
   // Loads/stores element `index` of a dense row-major array at `base`.
@@ -179,6 +179,8 @@ class ElementalIrEmitter {
 
  private:
   // Data movement and index-only ops (elemental_ir_emitter.cc).
+  absl::StatusOr<ElementGenerator> MakeWidthChangingBitcastGenerator(
+      const HloInstruction& hlo, std::vector<ElementGenerator> operands);
   absl::StatusOr<ElementGenerator> MakeIndexingGenerator(const HloInstruction& hlo,
                                                          std::vector<ElementGenerator> operands);
   // Ops with inner loops (elemental_contractions.cc).

@@ -5,14 +5,6 @@
 
 namespace hloc {
 namespace codegen {
-namespace {
-
-bool IsElementwiseEpilogueOp(HloOpcode op) {
-  return IsElementwiseUnary(op) || IsElementwiseBinary(op) || op == HloOpcode::kSelect ||
-         op == HloOpcode::kClamp;
-}
-
-}  // namespace
 
 const std::vector<int64_t>& ReduceResultDims(const HloInstruction& reduce) {
   return reduce.shape().IsTuple() ? reduce.shape().tuple_shapes(0).dimensions()
@@ -42,7 +34,7 @@ bool ReductionHeroFinder::Collect(const HloInstruction* hlo, const std::vector<i
       hlo->operand(0)->opcode() == HloOpcode::kReduce) {
     return Collect(hlo->operand(0), dims);
   }
-  if (!IsElementwiseEpilogueOp(hlo->opcode()) || !hlo->shape().IsArray() ||
+  if (!hlo->IsElementwise() || !hlo->shape().IsArray() ||
       hlo->shape().dimensions() != dims) {
     return false;
   }

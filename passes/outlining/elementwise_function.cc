@@ -157,7 +157,7 @@ absl::StatusOr<std::vector<double>> EvaluateElementwiseCone(const HloInstruction
         return absl::UnimplementedError(absl::StrCat(i->name(), " is not a splat constant"));
       }
       constants[i] = *value;
-    } else if (!pattern::IsElementwiseOp(*i) && i->opcode() != HloOpcode::kConvert) {
+    } else if (!i->IsElementwise() && i->opcode() != HloOpcode::kConvert) {
       return absl::UnimplementedError(absl::StrCat(i->name(), " is not elementwise"));
     }
   }

@@ -356,7 +356,7 @@ class AbsorptionFinder {
     while (!queue.empty() && seen.size() < 512) {
       HloInstruction* i = queue.front();
       queue.pop_front();
-      if (!pattern::IsElementwiseOp(*i)) continue;
+      if (!i->IsElementwise()) continue;
       for (HloInstruction* user : i->users()) {
         if (seen.insert(user).second) queue.push_back(user);
       }

@@ -138,7 +138,7 @@ bool MatchBroadcastChain(const PatternNode& node, HloInstruction* top, State& st
 
 bool MatchElementwiseOf(const PatternNode& node, HloInstruction* root, State& state,
                         Continuation k) {
-  if (!IsElementwiseOp(*root) || !root->shape().IsArray()) return false;
+  if (!root->IsElementwise() || !root->shape().IsArray()) return false;
   size_t bindings_size = state.bindings.size(), members_size = state.members.size();
   HloInstruction* input = nullptr;
   std::vector<HloInstruction*> cone;
@@ -168,7 +168,7 @@ bool MatchElementwiseOf(const PatternNode& node, HloInstruction* root, State& st
       input = n;
       continue;
     }
-    if (!IsElementwiseOp(*n) || !SameDimensions(n->shape(), root->shape())) {
+    if (!n->IsElementwise() || !SameDimensions(n->shape(), root->shape())) {
       ok = false;
       break;
     }
@@ -576,10 +576,5 @@ bool IsReduceWith(const HloInstruction& i, HloOpcode binary) {
   return a->opcode() == HloOpcode::kParameter && b->opcode() == HloOpcode::kParameter && a != b;
 }
 
-bool IsElementwiseOp(const HloInstruction& i) {
-  HloOpcode op = i.opcode();
-  return IsElementwiseUnary(op) || IsElementwiseBinary(op) || op == HloOpcode::kSelect ||
-         op == HloOpcode::kClamp;
-}
 
 }  // namespace hloc::pattern

@@ -138,8 +138,6 @@ std::optional<std::vector<int64_t>> EquivalentBroadcastDimensions(const HloInstr
                                                                   const HloInstruction* base);
 // A reduce of one array whose reducer is `binary(param0, param1)` (either order).
 bool IsReduceWith(const HloInstruction& instruction, HloOpcode binary);
-// Instructions the elementwise walk of ElementwiseOf may pass through.
-bool IsElementwiseOp(const HloInstruction& instruction);
 
 }  // namespace hloc::pattern
 

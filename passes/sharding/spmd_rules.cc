@@ -12,7 +12,7 @@ namespace hloc {
 namespace {
 
 bool IsElementwise(const HloInstruction& hlo) {
-  if (!IsElementwiseOpcode(hlo.opcode())) return false;
+  if (!hlo.IsElementwise()) return false;
   if (!hlo.shape().IsArray()) return false;
   for (const HloInstruction* operand : hlo.operands()) {
     if (!operand->shape().IsArray() || !operand->shape().SameDimensions(hlo.shape())) return false;

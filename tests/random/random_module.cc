@@ -292,6 +292,7 @@ class Generator {
 
   void Convert() {
     Value x = ArrayValue(0);
+    if (Chance(25) && BitcastConvert(x)) return;
     PrimitiveType to = RandomType();
     // Float -> integer only from exact values (small, and the same on every
     // backend); otherwise to a float type.
@@ -300,6 +301,38 @@ class Generator {
     Keep(Add(HloInstruction::Create(HloOpcode::kConvert, ArrayShape(to, x.dims()),
                                     {x.instruction})),
          x.exact);
+  }
+
+  // bitcast-convert of exact integers to an integer type: the same bits,
+  // the narrow parts of each element along a new minor dimension, or (when
+  // the minor dimension is the width ratio) those parts joined into wide
+  // elements. Floats stay out: NaN signs and payloads differ between
+  // backends, and bit patterns expose them.
+  bool BitcastConvert(const Value& x) {
+    const PrimitiveType from = x.type();
+    if (!x.exact || from == xla::PRED || IsFloat(from) || IsComplexType(from) ||
+        BitWidth(from) % 8 != 0) {
+      return false;
+    }
+    static const std::vector<PrimitiveType> kIntegers = {xla::S8,  xla::U8,  xla::S16, xla::U16,
+                                                         xla::S32, xla::U32, xla::S64, xla::U64};
+    Dims dims = x.dims();
+    std::vector<PrimitiveType> wider;
+    for (PrimitiveType t : kIntegers) {
+      if (!dims.empty() && BitWidth(t) == BitWidth(from) * dims.back()) wider.push_back(t);
+    }
+    PrimitiveType to = !wider.empty() && Chance(60) ? Pick(wider) : Pick(kIntegers);
+    if (BitWidth(to) > BitWidth(from)) {
+      if (dims.empty() || BitWidth(to) != BitWidth(from) * dims.back()) return false;
+      dims.pop_back();
+    } else if (BitWidth(to) < BitWidth(from)) {
+      if (static_cast<int>(dims.size()) >= options_.max_rank + 1) return false;
+      dims.push_back(BitWidth(from) / BitWidth(to));
+    }
+    Keep(Add(HloInstruction::Create(HloOpcode::kBitcastConvert, ArrayShape(to, dims),
+                                    {x.instruction})),
+         true);
+    return true;
   }
 
   void Broadcast() {
