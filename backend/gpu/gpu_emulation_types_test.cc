@@ -4,6 +4,8 @@
 // scatter emitters; s4 and f8/f4 kernels; stochastic-convert. Each kernel
 // runs in the host emulator against the interpreter on random arguments
 // where the interpreter computes the op, and ptxas must assemble it for sm_90.
+#include <cstdint>
+#include <initializer_list>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -87,17 +89,17 @@ transpose_c64 {
   });
 }
 
-TEST(GpuEmulationTypes, ComplexKernelsMatchTheInterpreterAndAssemble) {
-  Emulator emulator;
-  ASSERT_TRUE(emulator.error().empty()) << emulator.error();
-  std::unique_ptr<HloModule> module = ParseForTest(ComplexKernels());
-  ASSERT_NE(module, nullptr);
+// Each named computation as one kernel: in the emulator against the
+// interpreter for every seed, then through ptxas for sm_90 when the runfiles
+// have it.
+void ExpectKernelsMatchAndAssemble(Emulator& emulator, const HloModule& module,
+                                   std::initializer_list<const char*> names,
+                                   std::initializer_list<uint64_t> seeds) {
   const std::string ptxas = RunfilesPtxas();
-  for (const char* name : {"elementwise_c64", "elementwise_c128", "transpose_c64", "rows_c64",
-                           "columns_c64", "rows_c128", "scatter_c64", "scatter_set_c64"}) {
-    const HloComputation* computation = module->FindComputation(name);
+  for (const char* name : names) {
+    const HloComputation* computation = module.FindComputation(name);
     ASSERT_NE(computation, nullptr) << name;
-    for (uint64_t seed : {3, 17}) {
+    for (uint64_t seed : seeds) {
       bool ran = false;
       EXPECT_EQ(CheckKernel(emulator, *computation, seed, &ran), "") << name << " seed " << seed;
       EXPECT_TRUE(ran) << name;
@@ -111,6 +113,18 @@ TEST(GpuEmulationTypes, ComplexKernelsMatchTheInterpreterAndAssemble) {
     EXPECT_GE(kernel->cubin.size(), 4u) << name << ": " << kernel->note;
     std::cout << name << ": " << kernel->strategy << "\n";
   }
+}
+
+TEST(GpuEmulationTypes, ComplexKernelsMatchTheInterpreterAndAssemble) {
+  Emulator emulator;
+  ASSERT_TRUE(emulator.error().empty()) << emulator.error();
+  std::unique_ptr<HloModule> module = ParseForTest(ComplexKernels());
+  ASSERT_NE(module, nullptr);
+  ExpectKernelsMatchAndAssemble(emulator, *module,
+                                {"elementwise_c64", "elementwise_c128", "transpose_c64",
+                                 "rows_c64", "columns_c64", "rows_c128", "scatter_c64",
+                                 "scatter_set_c64"},
+                                {3, 17});
 }
 
 // f8/f4 converts (a decode table and a search loop over it, see
@@ -188,24 +202,10 @@ TEST(GpuEmulationTypes, NarrowTypeKernelsMatchTheInterpreterAndAssemble) {
   absl::StatusOr<bool> upcasted = upcast.Run(*module);
   ASSERT_TRUE(upcasted.ok()) << upcasted.status();
   EXPECT_TRUE(*upcasted);
-  const std::string ptxas = RunfilesPtxas();
-  for (const char* name :
-       {"f8_chain", "s4_dot", "s4_broadcast", "f8_arithmetic", "s4_arithmetic", "rows_f8e5m2"}) {
-    const HloComputation* computation = module->FindComputation(name);
-    ASSERT_NE(computation, nullptr) << name;
-    for (uint64_t seed : {3, 17}) {
-      bool ran = false;
-      EXPECT_EQ(CheckKernel(emulator, *computation, seed, &ran), "") << name << " seed " << seed;
-      EXPECT_TRUE(ran) << name;
-    }
-    if (ptxas.empty()) continue;
-    GpuCompileOptions options;
-    options.target = GpuTarget::ForComputeCapability(90);
-    options.ptxas_path = ptxas;
-    absl::StatusOr<GpuKernel> kernel = CompileGpuKernel(*computation, options);
-    ASSERT_TRUE(kernel.ok()) << name << ": " << kernel.status();
-    EXPECT_GE(kernel->cubin.size(), 4u) << name << ": " << kernel->note;
-  }
+  ExpectKernelsMatchAndAssemble(
+      emulator, *module,
+      {"f8_chain", "s4_dot", "s4_broadcast", "f8_arithmetic", "s4_arithmetic", "rows_f8e5m2"},
+      {3, 17});
 }
 
 // stochastic-convert (f32 with u32 random words -> s16, f16 -> s8): in the
@@ -229,21 +229,40 @@ stochastic_f16 {
 }
 )"}));
   ASSERT_NE(module, nullptr);
-  const std::string ptxas = RunfilesPtxas();
-  for (const char* name : {"stochastic_f32", "stochastic_f16"}) {
-    const HloComputation* computation = module->FindComputation(name);
-    ASSERT_NE(computation, nullptr) << name;
-    bool ran = false;
-    EXPECT_EQ(CheckKernel(emulator, *computation, 5, &ran), "") << name;
-    EXPECT_TRUE(ran) << name;
-    if (ptxas.empty()) continue;
-    GpuCompileOptions options;
-    options.target = GpuTarget::ForComputeCapability(90);
-    options.ptxas_path = ptxas;
-    absl::StatusOr<GpuKernel> kernel = CompileGpuKernel(*computation, options);
-    ASSERT_TRUE(kernel.ok()) << name << ": " << kernel.status();
-    EXPECT_GE(kernel->cubin.size(), 4u) << name << ": " << kernel->note;
-  }
+  ExpectKernelsMatchAndAssemble(emulator, *module, {"stochastic_f32", "stochastic_f16"}, {5});
+}
+
+// bitcast-convert between element widths (the narrow parts of a wide element
+// along a new minor dimension) behind and ahead of index remaps, in integer
+// and float types, as JAX's rng_bit_generator expansion emits it: in the
+// emulator against the interpreter, and through ptxas.
+TEST(GpuEmulationTypes, WidthChangingBitcastKernelsMatchTheInterpreterAndAssemble) {
+  Emulator emulator;
+  ASSERT_TRUE(emulator.error().empty()) << emulator.error();
+  std::unique_ptr<HloModule> module = ParseForTest(mods::Library({R"(widen_u8 {
+  p = u8[96] parameter(0)
+  r = u8[4,6,4] reshape(p)
+  w = s32[4,6] bitcast-convert(r)
+  t = s32[6,4] transpose(w), dimensions={1,0}
+  s = s32[6,4] add(t, t)
+  b = u8[6,4,4] bitcast-convert(s)
+  ROOT rev = u8[6,4,4] reverse(b), dimensions={2}
+}
+floats {
+  f = f32[64] parameter(0)
+  fr = f32[32,2] reshape(f)
+  d = f64[32] bitcast-convert(fr)
+  n = f64[32] negate(d)
+  back = f32[32,2] bitcast-convert(n)
+  h = bf16[16,2] parameter(1)
+  hw = f32[16] bitcast-convert(h)
+  m = f32[16] multiply(hw, hw)
+  hn = bf16[16,2] bitcast-convert(m)
+  ROOT out = (f32[32,2], bf16[16,2]) tuple(back, hn)
+}
+)"}));
+  ASSERT_NE(module, nullptr);
+  ExpectKernelsMatchAndAssemble(emulator, *module, {"widen_u8", "floats"}, {3, 17});
 }
 
 }  // namespace

@@ -217,6 +217,11 @@ TEST(HostNarrowTypesTest, NarrowFloatArithmeticMatchesTheInterpreter) {
       ExpectExactAfterPipeline(ElementwiseModule(name, name, op), args,
                                 host_testing::WithExactMath(TestOptions()));
     }
+    // real and imag of a real number: itself and +0.
+    for (const char* op : {"real(a)", "imag(a)"}) {
+      SCOPED_TRACE(absl::StrCat(name, " ", op));
+      ExpectExactAfterPipeline(ElementwiseModule(name, name, op), args);
+    }
     SCOPED_TRACE(name);
     ExpectExactAfterPipeline(ElementwiseModule(name, "pred", "compare(a, b), direction=LT"),
                               args);
@@ -245,17 +250,15 @@ TEST(HostNarrowTypesTest, SubByteIntegerArithmeticMatchesTheInterpreter) {
     ExpectExactAfterPipeline(ElementwiseModule(name, "pred", "compare(a, b), direction=LT"),
                               args);
   }
-  // popcnt and shift-right-logical read s4's own 4 bits (zero-extended by
-  // the upcast); clz, which the upcast declines, still gives the
-  // interpreter's answer, through the interpreter.
+  // popcnt, shift-right-logical and clz read s4's own 4 bits (zero-extended
+  // by the upcast; clz then drops the 4 zeros the extension added), with no
+  // interpreter fallback.
   const std::vector<Literal> args = EveryCode(Shape(xla::S4, {256}), 2);
   ExpectExactAfterPipeline(ElementwiseModule("s4", "s4", "popcnt(a)"), args);
   ExpectExactAfterPipeline(ElementwiseModule("s4", "s4", "shift-right-logical(a, b)"), args);
-  for (const char* op : {"count-leading-zeros(a)"}) {
-    SCOPED_TRACE(op);
-    ExpectExactAfterPipeline(ElementwiseModule("s4", "s4", op), args,
-                              TestOptions(/*allow_fallback=*/true));
-  }
+  ExpectExactAfterPipeline(ElementwiseModule("s4", "s4", "count-leading-zeros(a)"), args);
+  ExpectExactAfterPipeline(ElementwiseModule("u4", "u4", "count-leading-zeros(a)"),
+                            EveryCode(Shape(xla::U4, {256}), 2));
 }
 
 TEST(HostNarrowTypesTest, ReductionsAndDotsOnNarrowTypesMatchTheInterpreter) {

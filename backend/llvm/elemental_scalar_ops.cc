@@ -253,6 +253,11 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitUnaryOp(const HloInstructio
     return EmitReducePrecision(type, v, hlo.attrs().exponent_bits, hlo.attrs().mantissa_bits);
   }
   if (IsComplex(type)) return EmitComplexUnaryOp(hlo, v);
+  if (IsNarrowFloat(type) && (op == HloOpcode::kReal || op == HloOpcode::kImag)) {
+    // real(x) is x; imag(x) is 0 converted to the format (e8m0 has no zero).
+    if (op == HloOpcode::kReal) return v;
+    return EmitConvert(xla::F32, out_type, llvm::ConstantFP::get(b_->getFloatTy(), 0.0));
+  }
   if (IsSubByteInteger(type) || IsNarrowFloat(type)) return Unsupported(hlo, type);
   if (type == xla::PRED) {
     if (op == HloOpcode::kNot) return b_->CreateXor(v, b_->getInt8(1));

@@ -30,9 +30,12 @@ bool IsArithmetic(HloOpcode opcode) {
   }
 }
 
-// clz counts the leading zeros of 4 bits, not 8.
-bool DependsOnBitWidth(HloOpcode opcode, PrimitiveType type) {
-  return (type == xla::S4 || type == xla::U4) && opcode == HloOpcode::kClz;
+// clz of s4/u4 counts the leading zeros of 4 bits: the 4 bits zero-extended
+// to u8 have 4 more.
+bool IsClzOf4Bits(const HloInstruction& instruction) {
+  const PrimitiveType type = instruction.shape().element_type();
+  return instruction.opcode() == HloOpcode::kClz && (type == xla::S4 || type == xla::U4) &&
+         instruction.operand_count() == 1 && instruction.operand(0)->shape().element_type() == type;
 }
 
 // popcnt and shift-right-logical on s4 must not see the sign extension an s8
@@ -62,6 +65,8 @@ struct Upcast {
   std::optional<HloOpcode> wide_reducer;
   // s4 operands go through u4 first (zero extension; see ReadsBitsOfS4).
   bool zero_extend = false;
+  // Subtracted from the wide result before it narrows (clz of 4 bits in u8).
+  int64_t extra_leading_zeros = 0;
 };
 
 // The opcode of a reducer that is one binary op of its two parameters, the
@@ -120,16 +125,14 @@ std::optional<Upcast> PlanUpcast(const HloInstruction& instruction) {
   if (!IsArithmetic(instruction.opcode()) || !instruction.shape().IsArray()) return std::nullopt;
   if (instruction.operand_count() == 0) return std::nullopt;
   if (ReadsBitsOfS4(instruction)) return Upcast{xla::U8, xla::U8, std::nullopt, true};
+  if (IsClzOf4Bits(instruction)) return Upcast{xla::U8, xla::U8, std::nullopt, true, 4};
   bool any_narrow = false;
   std::optional<PrimitiveType> common;
   for (const HloInstruction* operand : instruction.operands()) {
     if (!operand->shape().IsArray()) return std::nullopt;
     const PrimitiveType type = operand->shape().element_type();
     const std::optional<PrimitiveType> wide = UpcastTypeFor(type);
-    if (wide.has_value()) {
-      any_narrow = true;
-      if (DependsOnBitWidth(instruction.opcode(), type)) return std::nullopt;
-    }
+    if (wide.has_value()) any_narrow = true;
     const PrimitiveType computed = wide.value_or(type);
     if (common.has_value() && *common != computed) return std::nullopt;
     common = computed;
@@ -179,6 +182,16 @@ absl::Status Rewrite(HloModule& module, HloComputation& computation,
         0, BinaryReducer(module, *instruction->to_apply(), *plan.wide_reducer, plan.operand_type));
   }
   HloInstruction* wide = computation.AddInstruction(std::move(clone));
+  if (plan.extra_leading_zeros != 0) {
+    Literal extra(Shape::Scalar(wide_shape.element_type()));
+    extra.SetFromInt64(0, plan.extra_leading_zeros);
+    HloInstruction* scalar =
+        computation.AddInstruction(HloInstruction::CreateConstant(std::move(extra)));
+    HloInstruction* all =
+        computation.AddInstruction(HloInstruction::CreateBroadcast(wide_shape, scalar, {}));
+    wide = computation.AddInstruction(
+        HloInstruction::Create(HloOpcode::kSubtract, wide_shape, {wide, all}));
+  }
   HloInstruction* result = wide;
   if (plan.result_type.has_value()) {
     result = computation.AddInstruction(

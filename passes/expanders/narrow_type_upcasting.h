@@ -28,11 +28,11 @@
 //
 // popcnt and shift-right-logical on s4 read the 4 bits, not an s8's sign
 // extension: their operands go s4 -> u4 -> u8 (integer converts wrap, so -1
-// becomes 15) and the u8 result wraps back to s4.
+// becomes 15) and the u8 result wraps back to s4. clz on s4/u4 counts the
+// zero-extended u8 and subtracts the 4 leading zeros the extension added.
 //
-// Declined (left for the interpreter, never an error): clz on s4/u4, whose
-// count depends on the bit width itself; operands of mixed element types;
-// s1/s2/u1/u2.
+// Declined (left for the interpreter, never an error): operands of mixed
+// element types; s1/s2/u1/u2.
 #ifndef HLOC_PASSES_EXPANDERS_NARROW_TYPE_UPCASTING_H_
 #define HLOC_PASSES_EXPANDERS_NARROW_TYPE_UPCASTING_H_
 

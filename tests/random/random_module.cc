@@ -292,7 +292,7 @@ class Generator {
 
   void Convert() {
     Value x = ArrayValue(0);
-    if (Chance(25) && BitcastConvert(x)) return;
+    if (Chance(50) && BitcastConvert()) return;
     PrimitiveType to = RandomType();
     // Float -> integer only from exact values (small, and the same on every
     // backend); otherwise to a float type.
@@ -308,12 +308,18 @@ class Generator {
   // the minor dimension is the width ratio) those parts joined into wide
   // elements. Floats stay out: NaN signs and payloads differ between
   // backends, and bit patterns expose them.
-  bool BitcastConvert(const Value& x) {
-    const PrimitiveType from = x.type();
-    if (!x.exact || from == xla::PRED || IsFloat(from) || IsComplexType(from) ||
-        BitWidth(from) % 8 != 0) {
-      return false;
+  bool BitcastConvert() {
+    std::vector<Value> integers;
+    for (const Value& v : values_) {
+      const PrimitiveType t = v.type();
+      if (v.exact && v.shape().IsArray() && t != xla::PRED && !IsFloat(t) &&
+          !IsComplexType(t) && BitWidth(t) % 8 == 0) {
+        integers.push_back(v);
+      }
     }
+    if (integers.empty()) return false;
+    const Value x = Pick(integers);
+    const PrimitiveType from = x.type();
     static const std::vector<PrimitiveType> kIntegers = {xla::S8,  xla::U8,  xla::S16, xla::U16,
                                                          xla::S32, xla::U32, xla::S64, xla::U64};
     Dims dims = x.dims();
