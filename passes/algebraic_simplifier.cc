@@ -25,6 +25,17 @@ bool IsConstantSplat(const HloInstruction* i, double value) {
 
 namespace {
 
+// Whether `i`'s value is read only by elementwise ops (not returned by its
+// computation): its layout is then free to change, as they index each operand
+// through its own layout.
+bool ReadOnlyByElementwiseOps(const HloInstruction& i) {
+  if (i.parent() != nullptr && i.parent()->root() == &i) return false;
+  for (const HloInstruction* user : i.users()) {
+    if (!user->IsElementwise()) return false;
+  }
+  return true;
+}
+
 bool IsIdentityPermutation(const std::vector<int64_t>& permutation) {
   for (size_t k = 0; k < permutation.size(); ++k) {
     if (permutation[k] != static_cast<int64_t>(k)) return false;
@@ -180,8 +191,15 @@ class Simplifier {
                                                       : k - rhs_free;
       if (transpose->dimensions(k) != expected) return nullptr;
     }
-    auto swapped = dot->CloneWithNewOperands(transpose->shape(),
-                                             {dot->operand(1), dot->operand(0)}, ".swapped");
+    // JAX gives its transposes the layout that makes them bitcasts ({0,1} for
+    // a matrix): kept, the swapped dot would write the same column-major
+    // bytes and every reader would walk them strided. When only elementwise
+    // ops read the result (gradient accumulation), it is written row-major.
+    Shape shape = transpose->shape();
+    if (ReadOnlyByElementwiseOps(*transpose) && shape.IsArray()) {
+      shape.set_layout(Layout::RowMajor(shape.rank()));
+    }
+    auto swapped = dot->CloneWithNewOperands(shape, {dot->operand(1), dot->operand(0)}, ".swapped");
     xla::DotDimensionNumbers numbers;
     *numbers.mutable_lhs_batch_dimensions() = dn.rhs_batch_dimensions();
     *numbers.mutable_rhs_batch_dimensions() = dn.lhs_batch_dimensions();
@@ -261,9 +279,10 @@ absl::StatusOr<bool> AlgebraicSimplifier::Run(HloModule& module) {
       if (!i->control_predecessors().empty() || !i->control_successors().empty()) continue;
       HLOC_ASSIGN_OR_RETURN(HloInstruction* replacement, simplifier.Simplify(i));
       if (replacement == nullptr || replacement == i) continue;
-      // Keep the layout the users were promised.
+      // Keep the layout the users were promised, unless they are elementwise
+      // ops, which read every operand in its own layout.
       if (replacement->shape() != i->shape() && i->shape().has_layout() &&
-          replacement->shape().has_layout()) {
+          replacement->shape().has_layout() && !ReadOnlyByElementwiseOps(*i)) {
         if (replacement->parent() == computation && replacement->users().empty() &&
             replacement != computation->root()) {
           HLOC_RETURN_IF_ERROR(computation->RemoveInstruction(replacement));

@@ -374,6 +374,38 @@ ENTRY e {
   EXPECT_EQ(root->operand(3)->opcode(), HloOpcode::kTranspose);  // the dot is read elsewhere
 }
 
+// JAX lays a transpose out as the bitcast of its operand ({0,1} for a
+// matrix). The swapped dot keeps that layout where a tuple reads it, and is
+// written row-major where only elementwise ops do (a weight gradient added
+// to its accumulator), so they read it contiguously.
+TEST(AlgebraicSimplifier, SwappedDotReadByElementwiseOpsIsRowMajor) {
+  auto m = Parse(R"(
+HloModule m
+ENTRY e {
+  x = f32[16,64]{1,0} parameter(0)
+  g = f32[16,128]{1,0} parameter(1)
+  acc = f32[64,128]{1,0} parameter(2)
+  d = f32[128,64]{1,0} dot(g, x), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  t = f32[64,128]{0,1} transpose(d), dimensions={1,0}
+  s = f32[64,128]{1,0} add(acc, t)
+  d2 = f32[128,64]{1,0} dot(g, x), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  t2 = f32[64,128]{0,1} transpose(d2), dimensions={1,0}
+  ROOT out = (f32[64,128]{1,0}, f32[64,128]{0,1}) tuple(s, t2)
+})");
+  ASSERT_NE(m, nullptr);
+  AlgebraicSimplifier simplifier;
+  auto changed = RunAndCheckSemantics(simplifier, *m);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_TRUE(*changed);
+  const HloInstruction* root = m->entry()->root();
+  const HloInstruction* summed = root->operand(0)->operand(1);
+  ASSERT_EQ(summed->opcode(), HloOpcode::kDot) << summed->ToString();
+  EXPECT_EQ(summed->shape().ToString(true), "f32[64,128]{1,0}");
+  const HloInstruction* returned = root->operand(1);
+  ASSERT_EQ(returned->opcode(), HloOpcode::kDot) << returned->ToString();
+  EXPECT_EQ(returned->shape().ToString(true), "f32[64,128]{0,1}");
+}
+
 TEST(AlgebraicSimplifier, LossyConvertChainsStay) {
   auto m = Parse(R"(
 HloModule m

@@ -120,9 +120,19 @@ bool BufferSharing::TakeLoopResult(const Candidate& c, const std::vector<BufferS
 BufferSharing::Decisions BufferSharing::Resolve(std::vector<BufferSpec>* buffers,
                                                 const std::vector<BufferId>& alone) const {
   Decisions decisions;
+  // A loop body's result that may be computed in its state's bytes saves a
+  // copy every iteration; an elementwise pair on the same taker would refuse
+  // that (the taker would already live in another buffer), so it yields.
+  std::vector<BufferId> loop_result_takers;
+  for (const Candidate& c : candidates_) {
+    if (c.kind == Kind::kLoopResult) loop_result_takers.push_back(c.taker);
+  }
+  auto listed = [](const std::vector<BufferId>& ids, BufferId id) {
+    return std::find(ids.begin(), ids.end(), id) != ids.end();
+  };
   for (const Candidate& c : candidates_) {
     if (c.kind == Kind::kElementwise &&
-        std::find(alone.begin(), alone.end(), c.taker) != alone.end()) {
+        (listed(alone, c.taker) || listed(loop_result_takers, c.taker))) {
       continue;
     }
     if (!Take(c, *buffers)) continue;

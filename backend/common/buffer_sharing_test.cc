@@ -147,6 +147,38 @@ TEST(BufferSharingTest, ElementwisePairStaysApartWhereTheDonorIsReadLaterOrComes
   }
 }
 
+// In a loop body a kernel reads the state and a temporary the body wrote
+// before it (a gemm's result), both only where it writes the body's result:
+// the result goes in the state's bytes, which saves the copy back every
+// iteration, not in the temporary's (which would refuse the loop result).
+TEST(BufferSharingTest, LoopResultOutranksAnElementwisePairOnTheSameTaker) {
+  constexpr int64_t kGemm = 3, kAdd = 4, kBack = 5, kDone = 6;
+  BufferSharing sharing;
+  const int loop = sharing.BeginLoop(kCondition);
+  sharing.EnterCondition(loop);
+  sharing.Read(kState, kCondition);
+  sharing.Exit();
+  sharing.EnterBody(loop);
+  sharing.Read(kState, kAdd);
+  sharing.Read(kOther, kAdd);
+  sharing.AddCandidate(Kind::kElementwise, kOther, kResult, kAdd);
+  sharing.AddCandidate(Kind::kElementwise, kState, kResult, kAdd);
+  sharing.AddCandidate(Kind::kLoopResult, kState, kResult, kAdd);
+  sharing.Exit();
+  sharing.Read(kResult, kBack);
+  sharing.EndLoop(loop, kDone, {kState}, {kResult});
+  std::vector<BufferSpec> buffers = Buffers();
+  const int64_t live[4][2] = {{kInit, kDone}, {kAdd, kBack}, {kGemm, kAdd}, {kInit, kAdd}};
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    buffers[i].live.first_use = live[i][0];
+    buffers[i].live.last_use = live[i][1];
+  }
+  const BufferSharing::Decisions decisions = sharing.Resolve(&buffers);
+  EXPECT_EQ(buffers[kResult].shares, kState);
+  EXPECT_EQ(decisions.loop_results, 1);
+  EXPECT_EQ(decisions.elementwise, 0);
+}
+
 }  // namespace
 }  // namespace backend
 }  // namespace hloc
