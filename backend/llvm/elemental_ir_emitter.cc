@@ -339,14 +339,24 @@ absl::StatusOr<ElementGenerator> ElementalIrEmitter::MakeWidthChangingBitcastGen
   absl::StatusOr<llvm::Type*> out_type = ValueType(to);
   if (!out_type.ok()) return out_type.status();
   llvm::Type* result_type = *out_type;
+  // The result index with its dimensions (a caller may pass only the linear
+  // index); the operand's row-major linear index follows from it.
+  auto with_dims = [this, dims = out.dimensions()](const IrIndex& index) {
+    if (index.dims.size() == dims.size() || index.linear == nullptr) return index;
+    return Delinearize(index.linear, dims);
+  };
   if (widen) {
-    return ElementGenerator([this, operands, parts, narrow_bits, wide_bits, result_type,
-                             to_bits](const IrIndex& index) -> absl::StatusOr<llvm::Value*> {
+    return ElementGenerator([this, operands, parts, narrow_bits, wide_bits, result_type, to_bits,
+                             with_dims](const IrIndex& result) -> absl::StatusOr<llvm::Value*> {
+      const IrIndex index = with_dims(result);
       IrIndex part_index{index.dims, nullptr};
       part_index.dims.push_back(nullptr);
+      llvm::Value* first =
+          index.linear == nullptr ? nullptr : b_->CreateMul(index.linear, Int64(parts));
       llvm::Value* bits = llvm::ConstantInt::get(wide_bits, 0);
       for (int64_t j = 0; j < parts; ++j) {
         part_index.dims.back() = Int64(j);
+        if (first != nullptr) part_index.linear = j == 0 ? first : b_->CreateAdd(first, Int64(j));
         absl::StatusOr<llvm::Value*> part = operands[0](part_index);
         if (!part.ok()) return part.status();
         llvm::Value* wide_part = b_->CreateZExt(to_bits(*part, narrow_bits), wide_bits);
@@ -357,13 +367,15 @@ absl::StatusOr<ElementGenerator> ElementalIrEmitter::MakeWidthChangingBitcastGen
       return to_bits(bits, result_type);
     });
   }
-  return ElementGenerator([this, operands, narrow_bits, wide_bits, result_type,
-                           to_bits](const IrIndex& index) -> absl::StatusOr<llvm::Value*> {
+  return ElementGenerator([this, operands, parts, narrow_bits, wide_bits, result_type, to_bits,
+                           with_dims](const IrIndex& result) -> absl::StatusOr<llvm::Value*> {
+    const IrIndex index = with_dims(result);
     if (index.dims.empty()) {
       return absl::InternalError("width-narrowing bitcast-convert indexed without dimensions");
     }
     IrIndex whole_index{std::vector<llvm::Value*>(index.dims.begin(), index.dims.end() - 1),
                         nullptr};
+    if (index.linear != nullptr) whole_index.linear = b_->CreateUDiv(index.linear, Int64(parts));
     absl::StatusOr<llvm::Value*> whole = operands[0](whole_index);
     if (!whole.ok()) return whole.status();
     llvm::Value* shift = b_->CreateMul(
