@@ -17,7 +17,9 @@
 //                   output in the bytes of an operand it reads only where
 //                   it writes that output (kElementwise), this keeps a
 //                   chain of elementwise kernels in one buffer: less
-//                   memory, and the data stays in cache;
+//                   memory, and the data stays in cache. A taker that is
+//                   also a loop result's taker (below) takes no such pair:
+//                   the state's bytes save a copy every iteration;
 //
 //   loop state      (update in place only) the donor is state leaf j of the
 //                   innermost loop around `time`, `time` is in its body and
