@@ -10,6 +10,7 @@
 #include "hlo/computation.h"
 #include "hlo/module.h"
 #include "hlo/status_macros.h"
+#include "passes/expanders/expansion_builder.h"
 
 namespace hloc {
 namespace {
@@ -183,14 +184,12 @@ absl::Status Rewrite(HloModule& module, HloComputation& computation,
   }
   HloInstruction* wide = computation.AddInstruction(std::move(clone));
   if (plan.extra_leading_zeros != 0) {
-    Literal extra(Shape::Scalar(wide_shape.element_type()));
-    extra.SetFromInt64(0, plan.extra_leading_zeros);
-    HloInstruction* scalar =
-        computation.AddInstruction(HloInstruction::CreateConstant(std::move(extra)));
-    HloInstruction* all =
-        computation.AddInstruction(HloInstruction::CreateBroadcast(wide_shape, scalar, {}));
-    wide = computation.AddInstruction(
-        HloInstruction::Create(HloOpcode::kSubtract, wide_shape, {wide, all}));
+    expanders::ExpansionBuilder b(&computation, instruction);
+    HloInstruction* extra = b.Splat(
+        b.Scalar(wide_shape.element_type(), static_cast<double>(plan.extra_leading_zeros)),
+        wide_shape.dimensions());
+    wide = b.Binary(HloOpcode::kSubtract, wide, extra);
+    HLOC_RETURN_IF_ERROR(b.status());
   }
   HloInstruction* result = wide;
   if (plan.result_type.has_value()) {
