@@ -455,6 +455,12 @@ absl::StatusOr<Shape> InferFromInstruction(const HloInstruction& instruction) {
     case HloOpcode::kCompare:
       HLOC_RETURN_IF_ERROR(ExpectArray(*ops[0], "lhs"));
       HLOC_RETURN_IF_ERROR(CheckComparisonType(attrs.comparison_type, ops[0]->element_type()));
+      if (IsComplex(ops[0]->element_type()) &&
+          attrs.comparison_direction != ComparisonDirection::kEq &&
+          attrs.comparison_direction != ComparisonDirection::kNe) {
+        return Invalid("complex operands (", Str(*ops[0]), ") compare only for EQ and NE, not ",
+                       ComparisonDirectionName(attrs.comparison_direction));
+      }
       return InferBinaryShape(opcode, *ops[0], *ops[1]);
     case HloOpcode::kSelect:
     case HloOpcode::kClamp:

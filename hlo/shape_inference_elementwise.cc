@@ -113,11 +113,15 @@ absl::StatusOr<Shape> InferUnaryShape(HloOpcode opcode, const Shape& operand) {
     case HloOpcode::kLogistic:
     case HloOpcode::kRsqrt:
     case HloOpcode::kSqrt:
-    case HloOpcode::kCbrt:
     case HloOpcode::kTanh:
       if (!IsFloat(t) && !IsComplex(t)) {
         return TypeError(opcode, "floating-point or complex", operand);
       }
+      return WithElementType(operand, t);
+    case HloOpcode::kCbrt:
+      // The principal complex cube root is not defined by XLA's backends or
+      // its evaluator, and nothing here could run it.
+      if (!IsFloat(t)) return TypeError(opcode, "floating-point", operand);
       return WithElementType(operand, t);
     case HloOpcode::kReal:
     case HloOpcode::kImag:
@@ -159,10 +163,15 @@ absl::StatusOr<Shape> InferBinaryShape(HloOpcode opcode, const Shape& lhs, const
     case HloOpcode::kSubtract:
     case HloOpcode::kMultiply:
     case HloOpcode::kDivide:
-    case HloOpcode::kRemainder:
     case HloOpcode::kPower:
+      return result(t);
+    // Complex numbers have no order and no remainder: no backend of XLA's
+    // defines these three on them, so a module that asks for them is
+    // rejected here rather than failing at run time.
+    case HloOpcode::kRemainder:
     case HloOpcode::kMaximum:
     case HloOpcode::kMinimum:
+      if (IsComplex(t)) return TypeError(opcode, "pred, integer or floating-point", lhs);
       return result(t);
     case HloOpcode::kAtan2:
       if (!IsFloat(t) && !IsComplex(t)) {

@@ -99,6 +99,16 @@ TEST(ShapeInferenceTest, BinaryOps) {
   EXPECT_THAT(Text(InferBinaryShape(HloOpcode::kAdd, F32({2}), S32({2}))),
               HasSubstr("lhs element type f32 differs from rhs element type s32"));
   EXPECT_EQ(Text(InferBinaryShape(HloOpcode::kAdd, Pred({2}), Pred({2}))), "pred[2]");
+  EXPECT_EQ(Text(InferBinaryShape(HloOpcode::kRemainder, Pred({2}), Pred({2}))), "pred[2]");
+  EXPECT_EQ(Text(InferBinaryShape(HloOpcode::kDivide, Shape(xla::C64, {2}), Shape(xla::C64, {2}))),
+            "c64[2]");
+  // No order and no remainder on complex numbers.
+  for (HloOpcode op : {HloOpcode::kMaximum, HloOpcode::kMinimum, HloOpcode::kRemainder}) {
+    EXPECT_THAT(Text(InferBinaryShape(op, Shape(xla::C128, {2}), Shape(xla::C128, {2}))),
+                HasSubstr("needs pred, integer or floating-point operands, got c128[2]"));
+  }
+  EXPECT_THAT(Text(InferUnaryShape(HloOpcode::kCbrt, Shape(xla::C64, {2}))),
+              HasSubstr("cbrt needs floating-point operands, got c64[2]"));
   EXPECT_THAT(Text(InferBinaryShape(HloOpcode::kAtan2, S32({2}), S32({2}))),
               HasSubstr("atan2 needs floating-point or complex operands"));
   EXPECT_THAT(Text(InferBinaryShape(HloOpcode::kShiftLeft, F32({2}), F32({2}))),

@@ -201,7 +201,7 @@ TEST(HostElementwiseTest, PredOps) {
   const char* b = "{0, 1, 0, 1}";
   ExpectExact(UnaryModule("pred", "pred", "not", 4), {Values("pred", 4, a)});
   for (const char* op : {"and", "or", "xor", "add", "multiply", "maximum", "minimum", "power",
-                         "subtract"}) {
+                         "subtract", "divide", "remainder"}) {
     SCOPED_TRACE(op);
     ExpectExact(BinaryModule("pred", "pred", op, 4), {Values("pred", 4, a), Values("pred", 4, b)});
   }

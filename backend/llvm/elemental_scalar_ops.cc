@@ -372,7 +372,10 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitBinaryOp(const HloInstructi
       case HloOpcode::kAdd: return b_->CreateOr(lhs, rhs);
       case HloOpcode::kXor:
       case HloOpcode::kSubtract: return b_->CreateXor(lhs, rhs);
+      // One-bit unsigned integer rules (hlo/evaluator/elementwise.cc).
+      case HloOpcode::kDivide:
       case HloOpcode::kPower: return b_->CreateOr(lhs, b_->CreateXor(rhs, b_->getInt8(1)));
+      case HloOpcode::kRemainder: return b_->CreateAnd(lhs, b_->CreateXor(rhs, b_->getInt8(1)));
       default: return Unsupported(hlo, type);
     }
   }

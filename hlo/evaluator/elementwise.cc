@@ -322,7 +322,11 @@ absl::StatusOr<Literal> BinaryTyped(const HloInstruction& hlo, const Literal& a,
       case HloOpcode::kMaximum: return same([](bool x, bool y) { return x || y; });
       case HloOpcode::kXor:
       case HloOpcode::kSubtract: return same([](bool x, bool y) { return x != y; });
+      // As one-bit unsigned integers under the integer rules above: x / 0 is
+      // all ones, x / 1 = x; x % 0 = x, x % 1 = 0. power(x, y) = x || !y.
+      case HloOpcode::kDivide:
       case HloOpcode::kPower: return same([](bool x, bool y) { return x || !y; });
+      case HloOpcode::kRemainder: return same([](bool x, bool y) { return x && !y; });
       default: return bad();
     }
   } else if constexpr (kIsInt<Tag>) {

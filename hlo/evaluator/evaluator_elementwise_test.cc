@@ -106,6 +106,12 @@ TEST(ElementwiseTest, BitwiseAndPred) {
   EXPECT_EQ(Binary("xor", "pred[4]", "{0, 0, 1, 1}", "{0, 1, 0, 1}"),
             "pred[4] {false, true, true, false}");
   EXPECT_EQ(Unary("not", "pred[2]", "{0, 1}"), "pred[2] {true, false}");
+  // Division of preds follows the unsigned integer rules on one bit: x / 0
+  // is all ones (true), x % 0 = x, x / 1 = x, x % 1 = 0.
+  EXPECT_EQ(Binary("divide", "pred[4]", "{0, 0, 1, 1}", "{0, 1, 0, 1}"),
+            "pred[4] {true, false, true, true}");
+  EXPECT_EQ(Binary("remainder", "pred[4]", "{0, 0, 1, 1}", "{0, 1, 0, 1}"),
+            "pred[4] {false, false, true, false}");
   EXPECT_EQ(Unary("not", "s8[2]", "{0, 5}"), "s8[2] {-1, -6}");
 }
 

@@ -240,7 +240,13 @@ class Generator {
     Value y = Operand(x.shape());
     std::vector<std::pair<HloOpcode, bool>> ops;
     if (type == xla::PRED) {
-      ops = {{HloOpcode::kAnd, true}, {HloOpcode::kOr, true}, {HloOpcode::kXor, true}};
+      // Arithmetic on pred is one-bit unsigned arithmetic (XLA accepts it).
+      ops = {{HloOpcode::kAnd, true},      {HloOpcode::kOr, true},
+             {HloOpcode::kXor, true},      {HloOpcode::kAdd, true},
+             {HloOpcode::kSubtract, true}, {HloOpcode::kMultiply, true},
+             {HloOpcode::kDivide, true},   {HloOpcode::kRemainder, true},
+             {HloOpcode::kMaximum, true},  {HloOpcode::kMinimum, true},
+             {HloOpcode::kPower, true}};
     } else if (IsNarrowFloat(type)) {
       ops = {{HloOpcode::kAdd, true},      {HloOpcode::kSubtract, true},
              {HloOpcode::kMultiply, true}, {HloOpcode::kDivide, true},
