@@ -128,9 +128,16 @@ absl::Status ComputationPadder::Visit(HloInstruction* i, const Shape& declared, 
   out->assign(rank, nullptr);
   if (IsElementwise(op)) {
     for (HloInstruction* operand : i->operands()) {
-      if (operand->shape().rank() != rank) continue;
       const Sizes& s = SizesOf(operand);
-      for (int64_t d = 0; d < rank; ++d) Unify(b, *i, d, s[d], &(*out)[d]);
+      // Operands of the result's rank correspond dimension by dimension;
+      // scalars (select, clamp) have none. A bitcast-convert between widths
+      // adds or drops a minor dimension of the width ratio, which is never
+      // runtime-sized: the dimensions before it correspond.
+      int64_t shared = operand->shape().rank() == rank ? rank : 0;
+      if (op == HloOpcode::kBitcastConvert) {
+        shared = std::min<int64_t>(rank, operand->shape().rank());
+      }
+      for (int64_t d = 0; d < shared; ++d) Unify(b, *i, d, s[d], &(*out)[d]);
     }
     return b.status();
   }

@@ -56,6 +56,26 @@ TEST(EvaluatorDynamicTest, SizeOutsideTheBoundIsAnError) {
   }
 }
 
+TEST(EvaluatorDynamicTest, BitcastConvertBetweenWidthsKeepsTheRuntimeSize) {
+  // The width ratio's minor dimension is never runtime-sized; the leading
+  // one follows the operand, widening and narrowing back.
+  constexpr char kWidths[] = R"(
+HloModule m
+ENTRY e {
+  p = u32[4,2] parameter(0)
+  n = s32[] parameter(1)
+  d = u32[<=4,2] set-dimension-size(p, n), dimensions={0}
+  w = u64[<=4] bitcast-convert(d)
+  back = u32[<=4,2] bitcast-convert(w)
+  ROOT t = (u64[<=4], u32[<=4,2]) tuple(w, back)
+}
+)";
+  Literal p = L("u32[4,2]", "{{1, 2}, {3, 4}, {5, 6}, {7, 8}}");
+  EXPECT_EQ(Str(Eval(kWidths, {p, L("s32[]", "2")})),
+            "(u64[2] {8589934593, 17179869187}, u32[2,2] {{1, 2}, {3, 4}})");
+  EXPECT_EQ(Str(Eval(kWidths, {p, L("s32[]", "0")})), "(u64[0] {}, u32[0,2] {})");
+}
+
 TEST(EvaluatorDynamicTest, DotContractsOnlyTheRuntimeSize) {
   constexpr char kDot[] = R"(
 HloModule m

@@ -225,6 +225,18 @@ absl::StatusOr<Shape> RuntimeResultShape(const HloInstruction& hlo, Operands ops
     for (const Shape& e : result.tuple_shapes()) elements.push_back(RuntimeArrayShape(e, sizes));
     return Shape::Tuple(std::move(elements));
   };
+  if (op == HloOpcode::kBitcastConvert && result.IsArray() && ops[0]->shape().IsArray() &&
+      ops[0]->shape().rank() != result.rank()) {
+    // Between widths: the narrow side's extra minor dimension is the width
+    // ratio, never runtime-sized; the other dimensions are the operand's.
+    Dims sizes = ops[0]->shape().dimensions();
+    if (result.rank() > ops[0]->shape().rank()) {
+      sizes.push_back(result.dimensions().back());
+    } else if (!sizes.empty()) {
+      sizes.pop_back();
+    }
+    return RuntimeArrayShape(result, sizes);
+  }
   if (IsElementwiseOp(op)) {
     if (!result.IsArray()) return InstructionError(hlo, "result is not an array");
     for (const Literal* o : ops) {
