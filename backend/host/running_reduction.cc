@@ -121,8 +121,9 @@ void Fold(const Running& r, const std::vector<int64_t>& dims, const void* input,
           const int64_t j = at(s);
           for (int64_t v = 0; v < count; ++v) {
             const int64_t k = (first + v) * n + j;
-            acc[v] = f(acc[v], Tag::Load(in[k]));
-            out[k] = Tag::Store(acc[v]);
+            const S step = Tag::Store(f(acc[v], Tag::Load(in[k])));
+            out[k] = step;
+            acc[v] = Tag::Load(step);
           }
         }
       }
@@ -135,8 +136,9 @@ void Fold(const Running& r, const std::vector<int64_t>& dims, const void* input,
       for (int64_t s = 0; s < n; ++s) {
         const int64_t row = (o * n + at(s)) * inner + i0;
         for (int64_t i = 0; i < width; ++i) {
-          acc[i] = f(acc[i], Tag::Load(in[row + i]));
-          out[row + i] = Tag::Store(acc[i]);
+          const S step = Tag::Store(f(acc[i], Tag::Load(in[row + i])));
+          out[row + i] = step;
+          acc[i] = Tag::Load(step);
         }
       }
     }

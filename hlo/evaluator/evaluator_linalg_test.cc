@@ -260,6 +260,8 @@ argmax {
   i = s32[] select(gt, i0, i1)
   ROOT t = (f32[], s32[]) tuple(v, i)
 }
+add_bf16 { a = bf16[] parameter(0)  b = bf16[] parameter(1)  ROOT r = bf16[] add(a, b) }
+mul_bf16 { a = bf16[] parameter(0)  b = bf16[] parameter(1)  ROOT r = bf16[] multiply(a, b) }
 sub_then_neg { a = f32[] parameter(0)  b = f32[] parameter(1)  s = f32[] subtract(a, b)  ROOT n = f32[] negate(s) }
 lt { a = f32[] parameter(0)  b = f32[] parameter(1)  c = s32[] parameter(2)  d = s32[] parameter(3)  ROOT r = pred[] compare(a, b), direction=LT }
 gt_s32 { a = s32[] parameter(0)  b = s32[] parameter(1)  ROOT r = pred[] compare(a, b), direction=GT }
@@ -295,6 +297,32 @@ TEST(ReduceTest, DimensionsAndReducers) {
                        {{"f32[0,2]", Literal(Shape(xla::F32, {0, 2}))}, {"f32[]", L("f32[]", "7")}},
                        kReducers)),
             "f32[2] {7, 7}");
+}
+
+TEST(ReduceTest, NarrowFloatSumsRoundOnceProductsEachStep) {
+  // bf16 has 8 significant bits: 256 + 1 rounds back to 256 (ties to even),
+  // while the exact 258 is representable. A reduce sums in double and rounds
+  // once; products round at each multiply, as the reducer does:
+  // 1.03125^4 = 1.1309.. rounds to 1.1328125 once, but to 1.125 step by step.
+  EXPECT_EQ(Str(EvalOp("bf16[]", "reduce(p0, p1), dimensions={0}, to_apply=add_bf16",
+                       {{"bf16[3]", L("bf16[3]", "{256, 1, 1}")}, {"bf16[]", L("bf16[]", "0")}},
+                       kReducers)),
+            "bf16[] 258");
+  EXPECT_EQ(Str(EvalOp("bf16[]", "reduce(p0, p1), dimensions={0}, to_apply=mul_bf16",
+                       {{"bf16[4]", L("bf16[4]", "{1.03125, 1.03125, 1.03125, 1.03125}")},
+                        {"bf16[]", L("bf16[]", "1")}},
+                       kReducers)),
+            "bf16[] 1.125");
+  // A window applies the reducer step by step, sums included.
+  EXPECT_EQ(Str(EvalOp("bf16[1]", "reduce-window(p0, p1), window={size=3}, to_apply=add_bf16",
+                       {{"bf16[3]", L("bf16[3]", "{256, 1, 1}")}, {"bf16[]", L("bf16[]", "0")}},
+                       kReducers)),
+            "bf16[1] {256}");
+  EXPECT_EQ(Str(EvalOp("bf16[1]", "reduce-window(p0, p1), window={size=4}, to_apply=mul_bf16",
+                       {{"bf16[4]", L("bf16[4]", "{1.03125, 1.03125, 1.03125, 1.03125}")},
+                        {"bf16[]", L("bf16[]", "1")}},
+                       kReducers)),
+            "bf16[1] {1.125}");
 }
 
 TEST(ReduceTest, MultiOperandArgmax) {

@@ -117,7 +117,11 @@ void SimpleReduceWindow(HloOpcode op, const Literal& in, const Literal& init,
     int64_t o = 0;
     do {
       C acc = init_v;
-      ForEachWindowElement(p, y, w, [&](int64_t i) { acc = f(acc, Tag::Load(src[i])); });
+      // Each step rounds to the element type, as the reducer does (f16,
+      // bf16 and the f8 kinds compute in float).
+      ForEachWindowElement(p, y, w, [&](int64_t i) {
+        acc = Tag::Load(Tag::Store(f(acc, Tag::Load(src[i]))));
+      });
       dst[o++] = Tag::Store(acc);
     } while (NextIndex(y, p.out_dims));
   };
