@@ -94,9 +94,20 @@ std::optional<HloOpcode> SingleOpReducer(const HloComputation& reducer) {
 }
 
 // reduce and reduce-window of one narrow array whose reducer is one binary
-// op become the same reduction on the wide type: the interpreter accumulates
-// these in the compute type (f32, or wider for sums) and rounds once at the
-// end, which rewriting only the reducer (rounding every step) would not.
+// op become the same reduction on the wide type where the interpreter's
+// typed loop gives what the wide one does: integer ops (wrapping at the end
+// is wrapping at every step), float maximum and minimum (exact), and a
+// reduce's float sum (accumulated in double, rounded once). Float products,
+// and a reduce-window's float sums, round every step to the narrow type as
+// the reducer does: they keep their narrow accumulator and only the
+// reducer's op is upcast, like any other reducer.
+bool WideReductionIsExact(const HloInstruction& instruction, PrimitiveType type, HloOpcode op) {
+  if (!IsFloatingPoint(type) || op == HloOpcode::kMaximum || op == HloOpcode::kMinimum) {
+    return true;
+  }
+  return op == HloOpcode::kAdd && instruction.opcode() == HloOpcode::kReduce;
+}
+
 std::optional<Upcast> PlanReductionUpcast(const HloInstruction& instruction) {
   if (instruction.operand_count() != 2 || !instruction.shape().IsArray() ||
       instruction.to_apply() == nullptr) {
@@ -109,7 +120,8 @@ std::optional<Upcast> PlanReductionUpcast(const HloInstruction& instruction) {
     return std::nullopt;
   }
   const std::optional<HloOpcode> op = SingleOpReducer(*instruction.to_apply());
-  if (!op.has_value() || instruction.to_apply()->root()->shape().element_type() != type) {
+  if (!op.has_value() || instruction.to_apply()->root()->shape().element_type() != type ||
+      !WideReductionIsExact(instruction, type, *op)) {
     return std::nullopt;
   }
   return Upcast{*wide, wide, op, false};
