@@ -250,6 +250,10 @@ add { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }
 addi { a = s32[] parameter(0)  b = s32[] parameter(1)  ROOT s = s32[] add(a, b) }
 max { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT m = f32[] maximum(a, b) }
 ge { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT c = pred[] compare(a, b), direction=GE }
+ge_u64 { a = u64[] parameter(0)  b = u64[] parameter(1)  ROOT c = pred[] compare(a, b), direction=GE }
+ge_s64 { a = s64[] parameter(0)  b = s64[] parameter(1)  ROOT c = pred[] compare(a, b), direction=GE }
+add_u64 { a = u64[] parameter(0)  b = u64[] parameter(1)  ROOT s = u64[] add(a, b) }
+add_s64 { a = s64[] parameter(0)  b = s64[] parameter(1)  ROOT s = s64[] add(a, b) }
 argmax {
   v0 = f32[] parameter(0)
   i0 = s32[] parameter(1)
@@ -370,6 +374,26 @@ TEST(SelectAndScatterTest, MaxPoolGradient) {
                         {"f32[]", L("f32[]", "0")}},
                        kReducers)),
             "f32[3] {0, 30, 0}");
+  // 64-bit integers past 2^53 are told apart (as doubles these are all
+  // 2^64, or 2^62): each window selects its largest.
+  EXPECT_EQ(Str(EvalOp("u64[3]",
+                       "select-and-scatter(p0, p1, p2), window={size=2 stride=1 pad=1_1}, "
+                       "select=ge_u64, scatter=add_u64",
+                       {{"u64[3]", L("u64[3]", "{18446744073709551614, 18446744073709551613, "
+                                               "18446744073709551615}")},
+                        {"u64[4]", L("u64[4]", "{1, 10, 100, 1000}")},
+                        {"u64[]", L("u64[]", "0")}},
+                       kReducers)),
+            "u64[3] {11, 0, 1100}");
+  EXPECT_EQ(Str(EvalOp("s64[3]",
+                       "select-and-scatter(p0, p1, p2), window={size=2 stride=1 pad=1_1}, "
+                       "select=ge_s64, scatter=add_s64",
+                       {{"s64[3]", L("s64[3]", "{4611686018427387905, 4611686018427387904, "
+                                               "4611686018427387907}")},
+                        {"s64[4]", L("s64[4]", "{1, 10, 100, 1000}")},
+                        {"s64[]", L("s64[]", "0")}},
+                       kReducers)),
+            "s64[3] {11, 0, 1100}");
 }
 
 TEST(SortTest, KeysValuesStableAndComparator) {
