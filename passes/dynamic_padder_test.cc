@@ -129,6 +129,14 @@ TEST(DynamicPadderTest, DotWithARuntimeSizedContraction) {
   }
 }
 
+TEST(DynamicPadderTest, BitcastConvertBetweenWidths) {
+  Literal p = testdata::ParseLiteralText(dynamic_test_modules::kBitcastConvertWidthsP);
+  for (const char* n : {"0", "2", "4"}) {
+    SCOPED_TRACE(n);
+    ExpectSameAnswer(dynamic_test_modules::kBitcastConvertWidths, {p, Lit("s32[]", n)});
+  }
+}
+
 TEST(DynamicPadderTest, BroadcastReshapeSliceConcatenatePad) {
   constexpr char kMoves[] = R"(
 HloModule m

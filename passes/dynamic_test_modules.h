@@ -58,6 +58,24 @@ ENTRY e {
 inline constexpr char kElementwiseChainP[] = "f32[6] {0.5, -1, 2, 0.25, -3, 1}";
 inline constexpr char kElementwiseChainQ[] = "f32[6] {1, 2, 3, 4, 5, 6}";
 
+// p: u32[4,2], n: s32[] -> the first n rows of p widened to u64 and
+// doubled, and the same narrowed back to u32[<=4,2]: a bitcast-convert
+// between widths keeps the runtime size of the dimensions it shares.
+inline constexpr char kBitcastConvertWidths[] = R"(
+HloModule m
+ENTRY e {
+  p = u32[4,2] parameter(0)
+  n = s32[] parameter(1)
+  d = u32[<=4,2] set-dimension-size(p, n), dimensions={0}
+  w = u64[<=4] bitcast-convert(d)
+  x = u64[<=4] add(w, w)
+  back = u32[<=4,2] bitcast-convert(x)
+  ROOT t = (u64[<=4], u32[<=4,2]) tuple(x, back)
+}
+)";
+inline constexpr char kBitcastConvertWidthsP[] =
+    "u32[4,2] {{1, 2}, {3, 4}, {5, 4294967295}, {7, 8}}";
+
 // a: f32[3,5], b: f32[5,4], n: s32[] -> dot contracting the first n columns
 // of a with the first n rows of b (the padding may hold inf and nan).
 inline constexpr char kDynamicContractionDot[] = R"(

@@ -110,22 +110,11 @@ TEST(HostDynamicTest, ElementwiseChainAndBroadcastOfADynamicDimension) {
 }
 
 TEST(HostDynamicTest, BitcastConvertBetweenWidthsOfARuntimeSizedArray) {
-  constexpr char kWidths[] = R"(
-HloModule m
-ENTRY e {
-  p = u32[4,2] parameter(0)
-  n = s32[] parameter(1)
-  d = u32[<=4,2] set-dimension-size(p, n), dimensions={0}
-  w = u64[<=4] bitcast-convert(d)
-  x = u64[<=4] add(w, w)
-  back = u32[<=4,2] bitcast-convert(x)
-  ROOT t = (u64[<=4], u32[<=4,2]) tuple(x, back)
-}
-)";
-  Literal p = ParseLiteralText("u32[4,2] {{1, 2}, {3, 4}, {5, 4294967295}, {7, 8}}");
+  Literal p = ParseLiteralText(dynamic_test_modules::kBitcastConvertWidthsP);
   for (const char* n : {"0", "3", "4"}) {
     SCOPED_TRACE(n);
-    ExpectSameAsInterpreter(kWidths, {p, ParseLiteralText(absl::StrCat("s32[] ", n))});
+    ExpectSameAsInterpreter(dynamic_test_modules::kBitcastConvertWidths,
+                            {p, ParseLiteralText(absl::StrCat("s32[] ", n))});
   }
 }
 
