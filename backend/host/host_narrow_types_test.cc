@@ -17,6 +17,7 @@
 #include "backend/host/run_on_host.h"
 #include "gtest/gtest.h"
 #include "hlo/evaluator/evaluator.h"
+#include "hlo/evaluator/random_arguments.h"
 #include "hlo/float_formats.h"
 #include "hlo/text_parser.h"
 
@@ -198,6 +199,43 @@ std::string ElementwiseModule(const std::string& type, const std::string& result
                               const std::string& op) {
   return absl::StrCat("HloModule m\nENTRY e {\n  a = ", type, "[256] parameter(0)\n  b = ", type,
                       "[256] parameter(1)\n  ROOT r = ", result, "[256] ", op, "\n}\n");
+}
+
+// bf16 sums and products in reductions and windows, bit for bit with the
+// interpreter: a reduce's sum accumulates in double, products and windows
+// (cumsum as a running reduction) in f32, and each output rounds once
+// (UpcastNarrowTypeArithmetic widens them). Long windows and rows make
+// rounding at every step differ in most elements.
+TEST(HostNarrowTypesTest, HalfReductionsRoundOnceLikeTheInterpreter) {
+  const std::string hlo = R"(
+HloModule m
+add {
+  a = bf16[] parameter(0)
+  b = bf16[] parameter(1)
+  ROOT s = bf16[] add(a, b)
+}
+mul {
+  a = bf16[] parameter(0)
+  b = bf16[] parameter(1)
+  ROOT m = bf16[] multiply(a, b)
+}
+ENTRY e {
+  x = bf16[64,33] parameter(0)
+  zero = bf16[] constant(0)
+  one = bf16[] constant(1)
+  wsum = bf16[64,9] reduce-window(x, zero), window={size=1x25}, to_apply=add
+  wprod = bf16[64,9] reduce-window(x, one), window={size=1x25}, to_apply=mul
+  cumsum = bf16[64,33] reduce-window(x, zero), window={size=64x1 pad=63_0x0_0}, to_apply=add
+  rsum = bf16[33] reduce(x, zero), dimensions={0}, to_apply=add
+  rprod = bf16[64] reduce(x, one), dimensions={1}, to_apply=mul
+  cprod = bf16[33] reduce(x, one), dimensions={0}, to_apply=mul
+  ROOT out = (bf16[64,9], bf16[64,9], bf16[64,33], bf16[33], bf16[64], bf16[33]) tuple(wsum, wprod, cumsum, rsum, rprod, cprod)
+})";
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(hlo);
+  ASSERT_TRUE(module.ok()) << module.status();
+  absl::StatusOr<std::vector<Literal>> args = MakeRandomArguments(**module, 1);
+  ASSERT_TRUE(args.ok()) << args.status();
+  ExpectExactAfterPipeline(hlo, *args);
 }
 
 TEST(HostNarrowTypesTest, NarrowFloatArithmeticMatchesTheInterpreter) {

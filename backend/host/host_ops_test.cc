@@ -999,37 +999,6 @@ ENTRY e {
 })");
 }
 
-// bf16 sums and products in reductions and windows, bit for bit: a
-// reduce's sum rounds once (both sides sum in double), its product and
-// every window step round as the reducer does. Long windows and rows make
-// the two orders differ in most elements.
-TEST(HostReductionTest, NarrowFloatReductionsRoundLikeTheInterpreter) {
-  Exact(R"(
-HloModule m
-add {
-  a = bf16[] parameter(0)
-  b = bf16[] parameter(1)
-  ROOT s = bf16[] add(a, b)
-}
-mul {
-  a = bf16[] parameter(0)
-  b = bf16[] parameter(1)
-  ROOT m = bf16[] multiply(a, b)
-}
-ENTRY e {
-  x = bf16[64,33] parameter(0)
-  zero = bf16[] constant(0)
-  one = bf16[] constant(1)
-  wsum = bf16[64,9] reduce-window(x, zero), window={size=1x25}, to_apply=add
-  wprod = bf16[64,9] reduce-window(x, one), window={size=1x25}, to_apply=mul
-  cumsum = bf16[64,33] reduce-window(x, zero), window={size=64x1 pad=63_0x0_0}, to_apply=add
-  rsum = bf16[33] reduce(x, zero), dimensions={0}, to_apply=add
-  rprod = bf16[64] reduce(x, one), dimensions={1}, to_apply=mul
-  cprod = bf16[33] reduce(x, one), dimensions={0}, to_apply=mul
-  ROOT out = (bf16[64,9], bf16[64,9], bf16[64,33], bf16[33], bf16[64], bf16[33]) tuple(wsum, wprod, cumsum, rsum, rprod, cprod)
-})");
-}
-
 TEST(HostContractionTest, Dots) {
   Close(R"(
 HloModule m

@@ -121,9 +121,8 @@ void Fold(const Running& r, const std::vector<int64_t>& dims, const void* input,
           const int64_t j = at(s);
           for (int64_t v = 0; v < count; ++v) {
             const int64_t k = (first + v) * n + j;
-            const S step = Tag::Store(f(acc[v], Tag::Load(in[k])));
-            out[k] = step;
-            acc[v] = Tag::Load(step);
+            acc[v] = f(acc[v], Tag::Load(in[k]));
+            out[k] = Tag::Store(acc[v]);
           }
         }
       }
@@ -136,9 +135,8 @@ void Fold(const Running& r, const std::vector<int64_t>& dims, const void* input,
       for (int64_t s = 0; s < n; ++s) {
         const int64_t row = (o * n + at(s)) * inner + i0;
         for (int64_t i = 0; i < width; ++i) {
-          const S step = Tag::Store(f(acc[i], Tag::Load(in[row + i])));
-          out[row + i] = step;
-          acc[i] = Tag::Load(step);
+          acc[i] = f(acc[i], Tag::Load(in[row + i]));
+          out[row + i] = Tag::Store(acc[i]);
         }
       }
     }

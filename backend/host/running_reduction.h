@@ -15,10 +15,9 @@
 // where the op is idempotent (maximum, minimum, and, or); for add and xor the
 // init must be a constant 0 and for multiply a constant 1.
 //
-// The fold is the interpreter's: acc = init, then acc = op(acc, x) computed
-// in the element type's compute type (f32 for f16/bf16) and rounded to the
-// element type at each step, as the reducer rounds it; each output is that
-// step's value. Prefix outputs are bit for bit the interpreter's; suffix outputs fold
+// The fold is the interpreter's: acc = init, then acc = op(acc, x) in the
+// element type's compute type (f32 for f16/bf16), each output stored from
+// acc. Prefix outputs are bit for bit the interpreter's; suffix outputs fold
 // from the far end, which reorders rounding for float add and multiply.
 #ifndef HLOC_BACKEND_HOST_RUNNING_REDUCTION_H_
 #define HLOC_BACKEND_HOST_RUNNING_REDUCTION_H_

@@ -303,11 +303,12 @@ TEST(ReduceTest, DimensionsAndReducers) {
             "f32[2] {7, 7}");
 }
 
-TEST(ReduceTest, NarrowFloatSumsRoundOnceProductsEachStep) {
-  // bf16 has 8 significant bits: 256 + 1 rounds back to 256 (ties to even),
-  // while the exact 258 is representable. A reduce sums in double and rounds
-  // once; products round at each multiply, as the reducer does:
-  // 1.03125^4 = 1.1309.. rounds to 1.1328125 once, but to 1.125 step by step.
+TEST(ReduceTest, NarrowFloatSumsAndProductsRoundOnce) {
+  // bf16 has 8 significant bits: 256 + 1 rounded at each step stays 256
+  // (ties to even), while the exact 258 is representable; 1.03125^4 =
+  // 1.1309.. rounds to 1.1328125 once, to 1.125 step by step. A reduce's
+  // sum accumulates in double, products and every window in f32; each
+  // output rounds once.
   EXPECT_EQ(Str(EvalOp("bf16[]", "reduce(p0, p1), dimensions={0}, to_apply=add_bf16",
                        {{"bf16[3]", L("bf16[3]", "{256, 1, 1}")}, {"bf16[]", L("bf16[]", "0")}},
                        kReducers)),
@@ -316,17 +317,16 @@ TEST(ReduceTest, NarrowFloatSumsRoundOnceProductsEachStep) {
                        {{"bf16[4]", L("bf16[4]", "{1.03125, 1.03125, 1.03125, 1.03125}")},
                         {"bf16[]", L("bf16[]", "1")}},
                        kReducers)),
-            "bf16[] 1.125");
-  // A window applies the reducer step by step, sums included.
+            "bf16[] 1.1328125");
   EXPECT_EQ(Str(EvalOp("bf16[1]", "reduce-window(p0, p1), window={size=3}, to_apply=add_bf16",
                        {{"bf16[3]", L("bf16[3]", "{256, 1, 1}")}, {"bf16[]", L("bf16[]", "0")}},
                        kReducers)),
-            "bf16[1] {256}");
+            "bf16[1] {258}");
   EXPECT_EQ(Str(EvalOp("bf16[1]", "reduce-window(p0, p1), window={size=4}, to_apply=mul_bf16",
                        {{"bf16[4]", L("bf16[4]", "{1.03125, 1.03125, 1.03125, 1.03125}")},
                         {"bf16[]", L("bf16[]", "1")}},
                        kReducers)),
-            "bf16[1] {1.125}");
+            "bf16[1] {1.1328125}");
 }
 
 TEST(ReduceTest, MultiOperandArgmax) {

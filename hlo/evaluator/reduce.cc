@@ -4,8 +4,7 @@
 // A single-operand reduce whose reducer is add/multiply/max/min/and/or/xor
 // runs as a typed loop; float sums (f16, bf16, f32) accumulate in double and
 // round once, which is at least as accurate as any summation order XLA's
-// backends use; float products round each step to the element type, as the
-// reducer's multiply does. Other reducers call the computation per element, in
+// backends use. Other reducers call the computation per element, in
 // row-major order of the reduced indices, starting from the init value.
 #include <algorithm>
 #include <cmath>
@@ -174,11 +173,7 @@ absl::Status SimpleReduceTyped(HloOpcode op, const Literal& in, const Literal& i
   } else if constexpr (kIsFloat<Tag>) {
     switch (op) {
       case HloOpcode::kAdd: run(double{}, [](double a, double b) { return a + b; }); break;
-      // Each product is rounded to the element type, as the reducer's
-      // multiply rounds it (f16/bf16/f8 compute in float).
-      case HloOpcode::kMultiply:
-        run(C{}, [](C a, C b) { return Tag::Load(Tag::Store(a * b)); });
-        break;
+      case HloOpcode::kMultiply: run(C{}, [](C a, C b) { return a * b; }); break;
       case HloOpcode::kMaximum:
         run(C{}, [](C a, C b) { return std::isnan(a) ? a : (std::isnan(b) ? b : (a < b ? b : a)); });
         break;

@@ -117,11 +117,7 @@ void SimpleReduceWindow(HloOpcode op, const Literal& in, const Literal& init,
     int64_t o = 0;
     do {
       C acc = init_v;
-      // Each step rounds to the element type, as the reducer does (f16,
-      // bf16 and the f8 kinds compute in float).
-      ForEachWindowElement(p, y, w, [&](int64_t i) {
-        acc = Tag::Load(Tag::Store(f(acc, Tag::Load(src[i]))));
-      });
+      ForEachWindowElement(p, y, w, [&](int64_t i) { acc = f(acc, Tag::Load(src[i])); });
       dst[o++] = Tag::Store(acc);
     } while (NextIndex(y, p.out_dims));
   };

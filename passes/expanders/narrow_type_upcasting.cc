@@ -94,36 +94,34 @@ std::optional<HloOpcode> SingleOpReducer(const HloComputation& reducer) {
 }
 
 // reduce and reduce-window of one narrow array whose reducer is one binary
-// op become the same reduction on the wide type where the interpreter's
-// typed loop gives what the wide one does: integer ops (wrapping at the end
-// is wrapping at every step), float maximum and minimum (exact), and a
-// reduce's float sum (accumulated in double, rounded once). Float products,
-// and a reduce-window's float sums, round every step to the narrow type as
-// the reducer does: they keep their narrow accumulator and only the
-// reducer's op is upcast, like any other reducer.
-bool WideReductionIsExact(const HloInstruction& instruction, PrimitiveType type, HloOpcode op) {
-  if (!IsFloatingPoint(type) || op == HloOpcode::kMaximum || op == HloOpcode::kMinimum) {
-    return true;
-  }
-  return op == HloOpcode::kAdd && instruction.opcode() == HloOpcode::kReduce;
-}
-
+// op become the same reduction on the wide type: the interpreter accumulates
+// these in the compute type (f32, or wider for sums) and rounds once at the
+// end, which rewriting only the reducer (rounding every step) would not.
+// f16 and bf16 have native arithmetic, but their products and window sums
+// accumulate in f32 too (a bf16 cumsum of 300 values rounded at every step
+// is off by percents); their reduce sums need nothing, the backends already
+// sum them in double (ElementalIrEmitter::SumsInDouble).
 std::optional<Upcast> PlanReductionUpcast(const HloInstruction& instruction) {
   if (instruction.operand_count() != 2 || !instruction.shape().IsArray() ||
       instruction.to_apply() == nullptr) {
     return std::nullopt;
   }
   const PrimitiveType type = instruction.shape().element_type();
-  const std::optional<PrimitiveType> wide = UpcastTypeFor(type);
-  if (!wide.has_value() || instruction.operand(0)->shape().element_type() != type ||
+  if (instruction.operand(0)->shape().element_type() != type ||
       instruction.operand(1)->shape().element_type() != type) {
     return std::nullopt;
   }
   const std::optional<HloOpcode> op = SingleOpReducer(*instruction.to_apply());
-  if (!op.has_value() || instruction.to_apply()->root()->shape().element_type() != type ||
-      !WideReductionIsExact(instruction, type, *op)) {
+  if (!op.has_value() || instruction.to_apply()->root()->shape().element_type() != type) {
     return std::nullopt;
   }
+  std::optional<PrimitiveType> wide = UpcastTypeFor(type);
+  if ((type == xla::F16 || type == xla::BF16) &&
+      (*op == HloOpcode::kMultiply ||
+       (*op == HloOpcode::kAdd && instruction.opcode() == HloOpcode::kReduceWindow))) {
+    wide = xla::F32;
+  }
+  if (!wide.has_value()) return std::nullopt;
   return Upcast{*wide, wide, op, false};
 }
 

@@ -18,16 +18,15 @@
 // x / 0 is all ones in both widths.
 //
 // Dots and convolutions accumulate in the wide type and round once at the end,
-// as the interpreter does. So do the reduce and reduce-window of one array
-// whose reducer is a single binary op where accumulating wide gives the
-// interpreter's result: integer ops, float maximum and minimum, and a
-// reduce's float sum (the interpreter sums in double and rounds once); they
-// become the same reduction on the wide type with a wide reducer. Float
-// products and a reduce-window's float sums round at every step, as the
-// reducer does and XLA's backends do; like other reducers, sort comparators
-// and scatter combiners, they keep their narrow accumulators and their
-// computations are rewritten like any other, so every step still rounds to
-// the narrow type.
+// as the interpreter does. So do reduce and reduce-window of one array whose
+// reducer is a single binary op (add, multiply, max, ...): the interpreter
+// runs those as a typed loop accumulating in the compute type, so they become
+// the same reduction on the wide type with a wide reducer; so do f16/bf16
+// products and reduce-window sums (in f32, as the interpreter computes
+// them). Other reducers, sort comparators and scatter combiners keep their
+// narrow accumulators:
+// their computations are rewritten like any other, so every step still
+// rounds to the narrow type, as in the interpreter's per-element calls.
 //
 // popcnt and shift-right-logical on s4 read the 4 bits, not an s8's sign
 // extension: their operands go s4 -> u4 -> u8 (integer converts wrap, so -1

@@ -152,7 +152,7 @@ TEST(UpcastNarrowTypeArithmeticTest, SubByteIntegersWrapLikeTheInterpreter) {
 }
 
 TEST(UpcastNarrowTypeArithmeticTest, SingleOpReductionsAccumulateWide) {
-  for (const char* types : {"f8e5m2,minimum", "f4e2m1fn,maximum", "s4,add", "s4,multiply",
+  for (const char* types : {"f8e5m2,add", "f8e4m3fn,multiply", "f4e2m1fn,maximum", "s4,add",
                             "u4,minimum"}) {
     SCOPED_TRACE(types);
     const std::vector<std::string> t = absl::StrSplit(types, ',');
@@ -188,12 +188,11 @@ ENTRY e {
   }
 }
 
-TEST(UpcastNarrowTypeArithmeticTest, FloatProductsAndWindowSumsRoundEveryStep) {
-  // A float product, and a reduce-window's sum, round to the narrow type at
-  // every step (the reducer's rounding, as XLA's backends do): the
-  // reductions keep their narrow accumulators and only the reducer's op is
-  // computed wide. A reduce's sum and a window's maximum still widen.
-  for (const char* type : {"f8e4m3fn", "f8e5m2"}) {
+TEST(UpcastNarrowTypeArithmeticTest, HalfProductsAndWindowSumsAccumulateInF32) {
+  // f16/bf16 products and window sums become f32 reductions (rounded once,
+  // as the interpreter computes them); a reduce's sum (summed in double by
+  // every backend) and a maximum (exact) are left alone.
+  for (const char* type : {"bf16", "f16"}) {
     SCOPED_TRACE(type);
     const std::string text = absl::StrReplaceAll(R"(
 HloModule m
@@ -217,10 +216,10 @@ ENTRY e {
   one = $T[] constant(1)
   zero = $T[] constant(0)
   p = $T[8] reduce(a, one), dimensions={1}, to_apply=mul
-  w = $T[8,15] reduce-window(a, zero), window={size=1x4 stride=1x2}, to_apply=add
+  w = $T[8,32] reduce-window(a, zero), window={size=1x32 pad=0_0x31_0}, to_apply=add
   s = $T[8] reduce(a, zero), dimensions={1}, to_apply=add
   m = $T[8,15] reduce-window(a, zero), window={size=1x4 stride=1x2}, to_apply=max
-  ROOT t = ($T[8], $T[8,15], $T[8], $T[8,15]) tuple(p, w, s, m)
+  ROOT t = ($T[8], $T[8,32], $T[8], $T[8,15]) tuple(p, w, s, m)
 })",
                                                  {{"$T", type}});
     ExpectUpcastKeepsBits(text);
@@ -232,19 +231,13 @@ ENTRY e {
     for (int64_t i : {0, 1}) {
       const HloInstruction* r = root->operand(i);
       SCOPED_TRACE(r->ToString());
-      ASSERT_TRUE(r->opcode() == HloOpcode::kReduce || r->opcode() == HloOpcode::kReduceWindow);
-      EXPECT_EQ(r->shape().element_type(), module->entry()->parameter(0)->shape().element_type());
-      // The reducer computes in f32 and rounds back: multiply or add of
-      // converts, converted to the narrow type.
-      const HloInstruction* reducer_root = r->to_apply()->root();
-      ASSERT_EQ(reducer_root->opcode(), HloOpcode::kConvert);
-      EXPECT_EQ(reducer_root->operand(0)->shape().element_type(), xla::F32);
+      ASSERT_EQ(r->opcode(), HloOpcode::kConvert);
+      EXPECT_EQ(r->operand(0)->shape().element_type(), xla::F32);
+      EXPECT_EQ(r->operand(0)->to_apply()->root()->shape().element_type(), xla::F32);
     }
     for (int64_t i : {2, 3}) {
       const HloInstruction* r = root->operand(i);
-      SCOPED_TRACE(r->ToString());
-      ASSERT_EQ(r->opcode(), HloOpcode::kConvert);
-      EXPECT_EQ(r->operand(0)->shape().element_type(), xla::F32);
+      EXPECT_NE(r->opcode(), HloOpcode::kConvert) << r->ToString();
     }
   }
 }
