@@ -410,19 +410,6 @@ int64_t TotalOrderKey(T v) {
   }
 }
 
-template <typename T>
-bool CompareValues(ComparisonDirection d, T x, T y) {
-  switch (d) {
-    case ComparisonDirection::kEq: return x == y;
-    case ComparisonDirection::kNe: return x != y;
-    case ComparisonDirection::kLt: return x < y;
-    case ComparisonDirection::kLe: return x <= y;
-    case ComparisonDirection::kGt: return x > y;
-    case ComparisonDirection::kGe: return x >= y;
-  }
-  return false;
-}
-
 template <typename Tag, typename Key>
 void CompareLoop(const Literal& a, const Literal& b, Literal* out, int t, ComparisonDirection d,
                  Key key) {

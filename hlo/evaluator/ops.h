@@ -138,6 +138,20 @@ struct SimpleReducer {
 };
 std::optional<SimpleReducer> MatchSimpleReducer(const HloComputation& computation);
 
+// x <d> y for values of one compute type (compare, select-and-scatter).
+template <typename T>
+bool CompareValues(ComparisonDirection d, T x, T y) {
+  switch (d) {
+    case ComparisonDirection::kEq: return x == y;
+    case ComparisonDirection::kNe: return x != y;
+    case ComparisonDirection::kLt: return x < y;
+    case ComparisonDirection::kLe: return x <= y;
+    case ComparisonDirection::kGt: return x > y;
+    case ComparisonDirection::kGe: return x >= y;
+  }
+  return false;
+}
+
 }  // namespace eval
 }  // namespace hloc
 

@@ -302,23 +302,14 @@ absl::StatusOr<Literal> EvalSelectAndScatter(const HloInstruction& hlo, Operands
       if (fast_select) {
         // Integers compare as integers: 64-bit values past 2^53 are not
         // distinct as doubles. Every float type is exact as a double.
-        auto holds = [&](auto a, auto b) {
-          switch (sroot->attrs().comparison_direction) {
-            case ComparisonDirection::kGe: return a >= b;
-            case ComparisonDirection::kGt: return a > b;
-            case ComparisonDirection::kLe: return a <= b;
-            case ComparisonDirection::kLt: return a < b;
-            case ComparisonDirection::kEq: return a == b;
-            default: return a != b;
-          }
-        };
+        const ComparisonDirection d = sroot->attrs().comparison_direction;
         const PrimitiveType type = operand.shape().element_type();
         if (type == xla::U64) {
-          keep = holds(operand.GetAsUint64(selected), operand.GetAsUint64(e));
+          keep = CompareValues(d, operand.GetAsUint64(selected), operand.GetAsUint64(e));
         } else if (IsInteger(type) || type == xla::PRED) {
-          keep = holds(operand.GetAsInt64(selected), operand.GetAsInt64(e));
+          keep = CompareValues(d, operand.GetAsInt64(selected), operand.GetAsInt64(e));
         } else {
-          keep = holds(operand.GetAsDouble(selected), operand.GetAsDouble(e));
+          keep = CompareValues(d, operand.GetAsDouble(selected), operand.GetAsDouble(e));
         }
       } else {
         Literal a = ElementAsScalar(operand, selected), b = ElementAsScalar(operand, e);

@@ -232,8 +232,8 @@ absl::StatusOr<Shape> RuntimeResultShape(const HloInstruction& hlo, Operands ops
     Dims sizes = ops[0]->shape().dimensions();
     if (result.rank() > ops[0]->shape().rank()) {
       sizes.push_back(result.dimensions().back());
-    } else if (!sizes.empty()) {
-      sizes.pop_back();
+    } else {
+      sizes.pop_back();  // The operand has the extra dimension.
     }
     return RuntimeArrayShape(result, sizes);
   }
