@@ -1,5 +1,7 @@
 #include "hlo/shape.h"
 
+#include <algorithm>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -10,6 +12,43 @@ Layout Layout::RowMajor(int64_t rank) {
   Layout layout;
   for (int64_t i = rank - 1; i >= 0; --i) layout.minor_to_major.push_back(i);
   return layout;
+}
+
+std::vector<int64_t> MajorToMinorOrder(const Shape& shape) {
+  const int64_t rank = shape.rank();
+  std::vector<int64_t> order(rank);
+  if (shape.has_layout() &&
+      static_cast<int64_t>(shape.layout().minor_to_major.size()) == rank) {
+    const std::vector<int64_t>& minor_to_major = shape.layout().minor_to_major;
+    for (int64_t i = 0; i < rank; ++i) order[i] = minor_to_major[rank - 1 - i];
+  } else {
+    for (int64_t i = 0; i < rank; ++i) order[i] = i;
+  }
+  return order;
+}
+
+bool BitcastIsRowMajorReshape(const Shape& from, const Shape& to) {
+  // The order in memory of the dimensions that have more than one index.
+  auto memory_order = [](const Shape& shape) {
+    std::vector<int64_t> order;
+    for (int64_t d : MajorToMinorOrder(shape)) {
+      if (shape.dimensions(d) != 1) order.push_back(d);
+    }
+    return order;
+  };
+  // No elements: nothing moves.
+  for (int64_t d : from.dimensions()) {
+    if (d == 0) return true;
+  }
+  const std::vector<int64_t> from_order = memory_order(from);
+  const std::vector<int64_t> to_order = memory_order(to);
+  // Both stored as row-major would store them: the reshape.
+  if (std::is_sorted(from_order.begin(), from_order.end()) &&
+      std::is_sorted(to_order.begin(), to_order.end())) {
+    return true;
+  }
+  // The same dimensions in the same order: the identity.
+  return from.dimensions() == to.dimensions() && from_order == to_order;
 }
 
 std::string Layout::ToString() const {

@@ -118,6 +118,19 @@ class Shape {
 // The subshape at a tuple index path; error naming the path when out of range.
 absl::StatusOr<const Shape*> GetSubshape(const Shape& shape, absl::Span<const int64_t> index);
 
+// The dimensions of an array shape from the most major to the most minor in
+// memory under its layout; 0..rank-1 (row-major) when it has no layout or
+// one of another rank.
+std::vector<int64_t> MajorToMinorOrder(const Shape& shape);
+
+// Whether a bitcast from array shape `from` to `to` leaves every element
+// where a row-major reshape would. hloc keeps every array row-major in
+// memory, so layouts are metadata except on a bitcast, which reinterprets
+// memory as its layouts say: one that fails this test is a transpose (with a
+// reshape) in disguise. Conservative: dimensions of size 1 are ignored, and
+// an equivalent pair this does not recognize is reported as false.
+bool BitcastIsRowMajorReshape(const Shape& from, const Shape& to);
+
 // Validates a shape coming from user input: known element type, non-negative
 // dimensions, element count and byte size within int64, a layout that is a
 // permutation of the dimensions. The message names what is wrong.

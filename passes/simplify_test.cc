@@ -7,6 +7,7 @@
 #include "passes/common_subexpression_elimination.h"
 #include "passes/constant_folding.h"
 #include "passes/dead_code_elimination.h"
+#include "passes/layout_bitcast_expander.h"
 #include "passes/pipeline.h"
 #include "passes/reshape_sinking.h"
 #include "passes/test_util.h"
@@ -168,6 +169,71 @@ ENTRY e {
   EXPECT_EQ(big->operand(0)->shape().element_type(), xla::PRED);
   // keep is f32[8] underneath, other is f32[1,8]: different dims, no rewrite.
   EXPECT_EQ(root->operand(2)->opcode(), HloOpcode::kAdd);
+}
+
+// XLA's optimized modules reinterpret memory through layouts: each of
+// these bitcasts is a transpose (with a reshape, or a change of element type
+// at the same width), which the expander writes out; a bitcast that is a
+// row-major reshape stays.
+TEST(LayoutBitcastExpander, BitcastsThatMoveElementsBecomeTransposes) {
+  auto m = Parse(R"(
+HloModule m
+%copy_body (p: f32[3,3,2,4]) -> f32[3,3,2,4] {
+  %p = f32[3,3,2,4]{3,1,0,2} parameter(0)
+  %b = f32[2,3,3,4]{3,2,1,0} bitcast(%p)
+  %n = f32[2,3,3,4]{3,2,1,0} negate(%b)
+  ROOT %c = f32[3,3,2,4]{3,1,0,2} bitcast(%n)
+}
+ENTRY e {
+  x = f32[2,3,3,4]{3,2,1,0} parameter(0)
+  disguised = f32[3,3,2,4]{3,1,0,2} bitcast(x)
+  to_row_major = f32[3,3,2,4]{3,2,1,0} copy(disguised)
+  fused = f32[3,3,2,4]{3,1,0,2} fusion(disguised), kind=kLoop, calls=%copy_body
+  y = f32[6,5]{1,0} parameter(1)
+  flipped = s32[5,6]{0,1} bitcast(y)
+  z = f32[6,6]{1,0} parameter(2)
+  square = f32[6,6]{0,1} bitcast(z)
+  w = f32[4,1,6]{2,1,0} parameter(3)
+  units = f32[4,6,1]{1,2,0} bitcast(w)
+  same = f32[24]{0} bitcast(w)
+  ROOT t = (f32[3,3,2,4], f32[3,3,2,4], s32[5,6], f32[6,6], f32[4,6,1], f32[24]) tuple(to_row_major, fused, flipped, square, units, same)
+})");
+  ASSERT_NE(m, nullptr);
+  // The shape test the pass and the backends share.
+  const HloComputation* entry = m->entry();
+  auto is_reshape = [&](const char* name) {
+    for (const HloInstruction* i : entry->instructions()) {
+      if (i->name() == name) return BitcastIsRowMajorReshape(i->operand(0)->shape(), i->shape());
+    }
+    ADD_FAILURE() << "no instruction " << name;
+    return false;
+  };
+  EXPECT_FALSE(is_reshape("disguised"));
+  EXPECT_FALSE(is_reshape("flipped"));
+  EXPECT_FALSE(is_reshape("square"));
+  EXPECT_TRUE(is_reshape("units"));  // Only a dimension of size 1 moves.
+  EXPECT_TRUE(is_reshape("same"));
+
+  LayoutBitcastExpander expander;
+  auto changed = RunAndCheckSemantics(expander, *m);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_TRUE(*changed);
+  int64_t bitcasts = 0;
+  for (const HloComputation* computation : m->computations()) {
+    for (const HloInstruction* i : computation->instructions()) {
+      if (i->opcode() != HloOpcode::kBitcast) continue;
+      ++bitcasts;
+      EXPECT_TRUE(BitcastIsRowMajorReshape(i->operand(0)->shape(), i->shape()))
+          << i->name() << "\n" << PrintModule(*m);
+    }
+  }
+  EXPECT_EQ(bitcasts, 7);  // Each of the 5 rewritten keeps a row-major one.
+  EXPECT_EQ(m->entry()->root()->operand(4)->opcode(), HloOpcode::kBitcast);
+  EXPECT_EQ(m->entry()->root()->operand(5)->opcode(), HloOpcode::kBitcast);
+  // Once is enough.
+  auto again = RunAndCheckSemantics(expander, *m);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_FALSE(*again);
 }
 
 TEST(CallInliner, InlinesPlainCallsButNotCompositeOnes) {

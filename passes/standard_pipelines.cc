@@ -8,6 +8,7 @@
 #include "passes/constant_folding.h"
 #include "passes/dead_code_elimination.h"
 #include "passes/fusion/fusion_pipeline.h"
+#include "passes/layout_bitcast_expander.h"
 #include "passes/outlining/library_epilogue_fusion.h"
 #include "passes/outlining/outline_library_calls.h"
 #include "passes/reshape_sinking.h"
@@ -50,6 +51,9 @@ absl::StatusOr<std::unique_ptr<HloPassPipeline>> MakeStandardPipeline(
   // On one device JAX's sharding custom calls are identities (a no-op for
   // modules naming several devices, which keep them for the partitioner).
   pipeline->AddPass<RemoveShardingAnnotations>();
+  // Bitcasts that move elements (XLA's optimized modules) as the transposes
+  // they are, before any pass reads a bitcast as a reshape.
+  pipeline->AddPass<LayoutBitcastExpander>();
   if (name == "simplify") {
     AddSimplification(*pipeline, options);
   } else if (name == "fusion") {

@@ -176,9 +176,12 @@ absl::StatusOr<bool> ProgramBuilder::EmitStructural(const HloInstruction& hlo, T
     }
     case HloOpcode::kBitcast:
     case HloOpcode::kReshape:
-      // Row-major data reinterpreted in place.
+      // Row-major data reinterpreted in place; a bitcast whose layouts move
+      // elements is a kernel (the elemental emitter reads through them).
       if (hlo.shape().IsArray() && hlo.operand(0)->shape().IsArray() &&
-          LeafBytes(hlo.shape()) == LeafBytes(hlo.operand(0)->shape())) {
+          LeafBytes(hlo.shape()) == LeafBytes(hlo.operand(0)->shape()) &&
+          (hlo.opcode() == HloOpcode::kReshape ||
+           BitcastIsRowMajorReshape(hlo.operand(0)->shape(), hlo.shape()))) {
         buffers_.Bind(&hlo, buffers_.LeavesOf(hlo.operand(0)));
         return true;
       }

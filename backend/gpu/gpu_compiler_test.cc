@@ -390,6 +390,24 @@ ENTRY e {
       << program->PlanToString();
 }
 
+TEST(GpuCompilerTest, BitcastsWhoseLayoutsMoveElementsAreKernels) {
+  // A bitcast is a buffer alias where it is a row-major reshape; where its
+  // layouts make it a transpose (XLA's optimized modules), it needs a kernel
+  // that reads through them, without a pipeline having written it out.
+  auto module = ParseForTest(R"(HloModule m
+ENTRY e {
+  p = f32[2,3,3,4]{3,2,1,0} parameter(0)
+  reshaped = f32[6,12]{1,0} bitcast(p)
+  disguised = f32[3,3,2,4]{3,1,0,2} bitcast(p)
+  ROOT t = (f32[6,12], f32[3,3,2,4]) tuple(reshaped, disguised)
+})");
+  ASSERT_NE(module, nullptr);
+  auto program = Plan(*module);
+  ASSERT_NE(program, nullptr);
+  EXPECT_EQ(program->report().interpreter_calls, 0) << program->PlanToString();
+  EXPECT_EQ(program->report().kernels, 1) << program->PlanToString();
+}
+
 TEST(GpuCompilerTest, OpsWithoutAKernelAreInterpreterOpsVisibly) {
   auto module = Prepare(R"(
 HloModule m

@@ -61,6 +61,12 @@ transpose3 {
   x = f16[3,20,50] parameter(0)
   ROOT t = f16[3,50,20] transpose(x), dimensions={0,2,1}
 }
+layout_bitcast {
+  x = f32[2,30,30,4]{3,2,1,0} parameter(0)
+  b = f32[30,30,2,4]{3,1,0,2} bitcast(x)
+  n = f32[30,30,2,4]{3,1,0,2} negate(b)
+  ROOT c = f32[30,30,2,4]{3,2,1,0} copy(n)
+}
 )",
       mods::Reduce("long_rows", "f32[4,3000]", "f32[4]", "1", "1", "add"),
       mods::Reduce("short_rows", "f32[37,100]", "f32[37]", "1", "-inf", "max"),
@@ -80,7 +86,7 @@ TEST(GpuEmulation, EmitterKernelsMatchTheInterpreter) {
   ASSERT_NE(module, nullptr);
   for (const char* name :
        {"elementwise", "odd", "half", "long_rows", "short_rows", "tiny_rows", "columns", "middle",
-        "multi_output", "argmax", "transpose", "transpose3", "two_shapes"}) {
+        "multi_output", "argmax", "transpose", "transpose3", "layout_bitcast", "two_shapes"}) {
     const HloComputation* computation = module->FindComputation(name);
     ASSERT_NE(computation, nullptr) << name;
     bool ran = false;

@@ -2,6 +2,7 @@
 #include "backend/gpu/kernel_sites.h"
 
 #include "hlo/outline.h"
+#include "hlo/shape.h"
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -10,13 +11,17 @@ namespace hloc {
 namespace gpu {
 namespace {
 
-bool IsBufferOnly(HloOpcode op) {
-  switch (op) {
+bool IsBufferOnly(const HloInstruction& hlo) {
+  switch (hlo.opcode()) {
+    case HloOpcode::kBitcast:
+      // Unless its layouts move elements: then a kernel reads through them.
+      return hlo.operand_count() != 1 || !hlo.shape().IsArray() ||
+             !hlo.operand(0)->shape().IsArray() ||
+             BitcastIsRowMajorReshape(hlo.operand(0)->shape(), hlo.shape());
     case HloOpcode::kParameter:
     case HloOpcode::kConstant:
     case HloOpcode::kTuple:
     case HloOpcode::kGetTupleElement:
-    case HloOpcode::kBitcast:
     case HloOpcode::kReshape:
     case HloOpcode::kOptimizationBarrier:
     case HloOpcode::kDomain:
@@ -46,7 +51,7 @@ class SiteCollector {
           continue;
         default: break;
       }
-      if (IsBufferOnly(hlo->opcode())) continue;
+      if (IsBufferOnly(*hlo)) continue;
       if (!NeedsKernel(*hlo)) {
         sites_.library_ops.push_back(hlo);
         continue;
@@ -67,7 +72,7 @@ class SiteCollector {
 
 bool NeedsKernel(const HloInstruction& hlo) {
   const HloOpcode op = hlo.opcode();
-  if (IsBufferOnly(op) || IsAsyncOrCommunication(op)) return false;
+  if (IsBufferOnly(hlo) || IsAsyncOrCommunication(op)) return false;
   switch (op) {
     case HloOpcode::kCustomCall:
       // XLA's TopK call has a sort kernel; other targets run on the host.

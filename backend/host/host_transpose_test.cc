@@ -2,7 +2,9 @@
 // the interpreter, bit for bit: 2-D, batched 3-D and 4-D NHWC <-> NCHW
 // transposes in f32, bf16 and s8 (and f64) at sizes that are not multiples
 // of the tile, with elementwise producers and consumers fused around them, split
-// across threads; and the transposes that must stay loop kernels.
+// across threads; and the transposes that must stay loop kernels. Also
+// bitcasts whose layouts make them transposes (as in XLA's optimized
+// modules), with and without the host pipeline.
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -10,8 +12,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "backend/host/host_compiler.h"
+#include "backend/host/host_pipeline.h"
 #include "backend/host/host_test_util.h"
 #include "gtest/gtest.h"
+#include "hlo/evaluator/evaluator.h"
 #include "hlo/evaluator/random_arguments.h"
 #include "hlo/text_parser.h"
 
@@ -229,6 +233,68 @@ TEST(HostTransposeTest, SameResultsWithoutTiling) {
     results[tiled] = *std::move(result);
   }
   EXPECT_TRUE(host_testing::SameBits(results[0], results[1]));
+}
+
+// A bitcast reinterprets memory as its layouts arrange it; hloc stores
+// arrays row-major, so these are transposes (the weight gradient of a
+// convolution as XLA:CPU optimizes it gave permuted values when they were
+// read as reshapes). Bit for bit with the interpreter, compiled as given
+// (the elemental emitter and the program builder) and after the host
+// pipeline (LayoutBitcastExpander).
+TEST(HostTransposeTest, BitcastsWhoseLayoutsMoveElements) {
+  const std::string top_level = R"(
+HloModule m
+ENTRY e {
+  x = f32[2,3,3,4]{3,2,1,0} parameter(0)
+  disguised = f32[3,3,2,4]{3,1,0,2} bitcast(x)
+  copied = f32[3,3,2,4]{3,2,1,0} copy(disguised)
+  y = f32[60,70]{1,0} parameter(1)
+  flipped = s32[70,60]{0,1} bitcast(y)
+  z = bf16[9,9]{1,0} parameter(2)
+  square = bf16[9,9]{0,1} bitcast(z)
+  ROOT t = (f32[3,3,2,4], f32[3,3,2,4], s32[70,60], bf16[9,9]) tuple(disguised, copied, flipped, square)
+})";
+  // XLA:CPU's weight gradient of a 3x3 convolution, cut down.
+  const std::string fused = R"(
+HloModule m
+%wrapped_copy_computation (param_0.11: f32[3,3,2,4]) -> f32[3,3,2,4] {
+  %param_0.11 = f32[3,3,2,4]{3,1,0,2} parameter(0)
+  ROOT %copy.7 = f32[3,3,2,4]{3,2,1,0} copy(%param_0.11)
+}
+%fused_computation (param_0.1: f32[1,6,6,4]) -> f32[6,6,1,4] {
+  %param_0.1 = f32[1,6,6,4]{3,2,1,0} parameter(0)
+  %bitcast.1 = f32[6,6,1,4]{3,1,0,2} bitcast(%param_0.1)
+  ROOT %copy.4 = f32[6,6,1,4]{3,2,1,0} copy(%bitcast.1)
+}
+%inner (p: f32[2,3,3,4]) -> f32[3,3,2,4] {
+  %p = f32[2,3,3,4]{3,2,1,0} parameter(0)
+  %b = f32[3,3,2,4]{3,1,0,2} bitcast(%p)
+  %e = f32[3,3,2,4]{3,1,0,2} negate(%b)
+  ROOT %c = f32[3,3,2,4]{3,2,1,0} copy(%e)
+}
+ENTRY %main (g: f32[2,3,3,4], a: f32[1,6,6,4]) -> (f32[3,3,2,4], f32[6,6,1,4], f32[3,3,2,4]) {
+  %g = f32[2,3,3,4]{3,2,1,0} parameter(0)
+  %bitcast.2 = f32[3,3,2,4]{3,1,0,2} bitcast(%g)
+  %wrapped_copy = f32[3,3,2,4]{3,2,1,0} fusion(%bitcast.2), kind=kLoop, calls=%wrapped_copy_computation
+  %a = f32[1,6,6,4]{3,2,1,0} parameter(1)
+  %bitcast_copy_fusion = f32[6,6,1,4]{3,2,1,0} fusion(%a), kind=kLoop, calls=%fused_computation
+  %inside = f32[3,3,2,4]{3,2,1,0} fusion(%g), kind=kLoop, calls=%inner
+  ROOT %tuple = (f32[3,3,2,4], f32[6,6,1,4], f32[3,3,2,4]) tuple(%wrapped_copy, %bitcast_copy_fusion, %inside)
+})";
+  for (const std::string* hlo : {&top_level, &fused}) {
+    SCOPED_TRACE(*hlo);
+    const std::vector<Literal> args = RandomArgs(*hlo);
+    ExpectExact(*hlo, args);
+    absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(*hlo);
+    ASSERT_TRUE(module.ok()) << module.status();
+    absl::StatusOr<Literal> expected = Evaluate(**module, args);
+    ASSERT_TRUE(expected.ok()) << expected.status();
+    absl::StatusOr<bool> optimized = host::OptimizeForHost(**module);
+    ASSERT_TRUE(optimized.ok()) << optimized.status();
+    absl::StatusOr<Literal> actual = RunOnHost(**module, args, TestOptions());
+    ASSERT_TRUE(actual.ok()) << actual.status();
+    EXPECT_TRUE(host_testing::SameBits(*expected, *actual));
+  }
 }
 
 }  // namespace

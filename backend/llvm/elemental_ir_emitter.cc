@@ -8,6 +8,8 @@
 
 #include "absl/strings/str_cat.h"
 
+#include "hlo/shape.h"
+
 namespace hloc {
 namespace codegen {
 namespace {
@@ -302,6 +304,48 @@ absl::StatusOr<ElementGenerator> ElementalIrEmitter::MakeElementGenerator(
   }
 }
 
+// A bitcast reinterprets memory as its layouts arrange it, while hloc
+// stores every array row-major: the result's element at a logical index
+// sits at the place in memory its layout gives it, and that place holds the
+// operand's element whose index the operand's layout maps there. So: the
+// result index in the result's memory order, its offset, that offset as an
+// index in the operand's memory order, and back to the operand's logical
+// order. The element type may change (same width), as for a reshape.
+ElementGenerator ElementalIrEmitter::MakeLayoutBitcastGenerator(const HloInstruction& hlo,
+                                                                ElementGenerator operand) {
+  const Shape& in = hlo.operand(0)->shape();
+  const Shape& out = hlo.shape();
+  const std::vector<int64_t> in_order = MajorToMinorOrder(in);
+  const std::vector<int64_t> out_order = MajorToMinorOrder(out);
+  std::vector<int64_t> in_memory_dims, out_memory_dims;
+  for (int64_t d : in_order) in_memory_dims.push_back(in.dimensions(d));
+  for (int64_t d : out_order) out_memory_dims.push_back(out.dimensions(d));
+  return ElementGenerator([this, &in, &out, operand, in_order, out_order, in_memory_dims,
+                           out_memory_dims](const IrIndex& result) -> absl::StatusOr<llvm::Value*> {
+    // A caller may pass only the row-major linear index.
+    const IrIndex index = result.dims.size() == out_order.size() || result.linear == nullptr
+                              ? result
+                              : Delinearize(result.linear, out.dimensions());
+    if (index.dims.size() != out_order.size()) {
+      return absl::InternalError(absl::StrCat("an index of ", index.dims.size(),
+                                              " dimensions for a bitcast of rank ",
+                                              out_order.size()));
+    }
+    IrIndex result_memory{{}, nullptr};
+    for (int64_t d : out_order) result_memory.dims.push_back(index.dims[d]);
+    absl::StatusOr<llvm::Value*> offset = LinearIndex(out_memory_dims, result_memory);
+    if (!offset.ok()) return offset.status();
+    const IrIndex operand_memory = Delinearize(*offset, in_memory_dims);
+    IrIndex operand_index{std::vector<llvm::Value*>(in_order.size()), nullptr};
+    for (size_t k = 0; k < in_order.size(); ++k) {
+      operand_index.dims[in_order[k]] = operand_memory.dims[k];
+    }
+    absl::StatusOr<llvm::Value*> value = operand(operand_index);
+    if (!value.ok() || in.element_type() == out.element_type()) return value;
+    return EmitBitcastConvert(in.element_type(), out.element_type(), *value);
+  });
+}
+
 // XLA's bitcast-convert between element types of different widths: the
 // narrow elements of one wide element lie along an extra minor dimension of
 // the narrow side, in memory order (little-endian, as the interpreter copies
@@ -419,7 +463,13 @@ absl::StatusOr<ElementGenerator> ElementalIrEmitter::MakeIndexingGenerator(
     case HloOpcode::kReshape:
     case HloOpcode::kBitcast:
       // A bitcast may also change the element type (same width): the bits of
-      // the row-major element at the same position.
+      // the element at the same place in memory. Arrays are row-major in
+      // memory; a bitcast whose layouts put elements elsewhere than a
+      // reshape would reads through them (MakeLayoutBitcastGenerator).
+      if (hlo.opcode() == HloOpcode::kBitcast &&
+          !BitcastIsRowMajorReshape(hlo.operand(0)->shape(), hlo.shape())) {
+        return MakeLayoutBitcastGenerator(hlo, operands[0]);
+      }
       return ElementGenerator([this, &hlo, operands](const IrIndex& index) -> absl::StatusOr<llvm::Value*> {
         const Shape& in = hlo.operand(0)->shape();
         absl::StatusOr<llvm::Value*> value;

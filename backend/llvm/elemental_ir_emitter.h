@@ -183,6 +183,9 @@ class ElementalIrEmitter {
       const HloInstruction& hlo, std::vector<ElementGenerator> operands);
   absl::StatusOr<ElementGenerator> MakeIndexingGenerator(const HloInstruction& hlo,
                                                          std::vector<ElementGenerator> operands);
+  // A bitcast whose layouts move elements (a transpose in disguise).
+  ElementGenerator MakeLayoutBitcastGenerator(const HloInstruction& hlo,
+                                              ElementGenerator operand);
   // Ops with inner loops (elemental_contractions.cc).
   absl::StatusOr<ElementGenerator> MakeReduceGenerator(const HloInstruction& hlo,
                                                        std::vector<ElementGenerator> operands);

@@ -145,23 +145,6 @@ absl::StatusOr<Literal> EvalReshape(const HloInstruction& hlo, Operands ops) {
   return std::move(out);
 }
 
-namespace {
-
-// Dimensions from major to minor under `shape`'s layout (row-major when it
-// has none).
-std::vector<int64_t> MajorToMinor(const Shape& shape) {
-  std::vector<int64_t> order(shape.rank());
-  if (shape.has_layout() &&
-      static_cast<int64_t>(shape.layout().minor_to_major.size()) == shape.rank()) {
-    const std::vector<int64_t>& m2m = shape.layout().minor_to_major;
-    for (int64_t i = 0; i < shape.rank(); ++i) order[i] = m2m[shape.rank() - 1 - i];
-  } else {
-    for (int64_t i = 0; i < shape.rank(); ++i) order[i] = i;
-  }
-  return order;
-}
-
-}  // namespace
 
 absl::StatusOr<Literal> EvalBitcast(const HloInstruction& hlo, Operands ops) {
   const Literal& in = *ops[0];
@@ -177,11 +160,11 @@ absl::StatusOr<Literal> EvalBitcast(const HloInstruction& hlo, Operands ops) {
   // (layout) order, read that buffer as the result's physical order, and
   // bring it back to the result's logical order.
   // The layout is the operand instruction's (argument literals carry none).
-  const std::vector<int64_t> in_order = MajorToMinor(hlo.operand(0)->shape());
+  const std::vector<int64_t> in_order = MajorToMinorOrder(hlo.operand(0)->shape());
   if (!hlo.operand(0)->shape().SameDimensions(in.shape())) {
     return InstructionError(hlo, "operand value does not match its shape");
   }
-  const std::vector<int64_t> out_order = MajorToMinor(out_shape);
+  const std::vector<int64_t> out_order = MajorToMinorOrder(out_shape);
   Literal physical = TransposeLiteral(in, in_order);
   std::vector<int64_t> physical_out_dims;
   for (int64_t d : out_order) physical_out_dims.push_back(out_shape.dimensions(d));
