@@ -1,5 +1,7 @@
 #include "passes/call_inliner.h"
 
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -17,9 +19,12 @@ bool CallInliner::ShouldInline(const HloInstruction* call) const {
   return name != nullptr && inline_composites_.contains(*name);
 }
 
-absl::StatusOr<HloInstruction*> CallInliner::InlineCall(HloInstruction* call) {
+namespace {
+
+// Replaces `call` (a call or a fusion) by a copy of `callee`'s instructions;
+// see CallInliner::InlineCall.
+absl::StatusOr<HloInstruction*> InlineComputation(HloInstruction* call, HloComputation* callee) {
   HloComputation* caller = call->parent();
-  HloComputation* callee = call->to_apply();
   absl::flat_hash_map<const HloInstruction*, HloInstruction*> mapping;
   for (HloInstruction* i : callee->MakeInstructionPostOrder()) {
     if (i->opcode() == HloOpcode::kParameter) {
@@ -63,6 +68,12 @@ absl::StatusOr<HloInstruction*> CallInliner::InlineCall(HloInstruction* call) {
   return result;
 }
 
+}  // namespace
+
+absl::StatusOr<HloInstruction*> CallInliner::InlineCall(HloInstruction* call) {
+  return InlineComputation(call, call->to_apply());
+}
+
 absl::StatusOr<bool> CallInliner::Run(HloModule& module) {
   bool changed = false;
   // Callers after callees: a callee is fully inlined before it is copied.
@@ -77,6 +88,40 @@ absl::StatusOr<bool> CallInliner::Run(HloModule& module) {
     for (HloInstruction* call : calls) {
       HLOC_RETURN_IF_ERROR(InlineCall(call).status());
       changed = true;
+    }
+  }
+  return changed;
+}
+
+absl::StatusOr<bool> FusionInliner::Run(HloModule& module) {
+  bool changed = false;
+  // Fused computations after the fusions inside them (nested fusions).
+  for (HloComputation* computation : module.MakeComputationPostOrder()) {
+    std::vector<HloInstruction*> fusions;
+    for (HloInstruction* i : computation->MakeInstructionPostOrder()) {
+      if (i->opcode() == HloOpcode::kFusion && i->fused_computation() != nullptr &&
+          i->control_predecessors().empty() && i->control_successors().empty()) {
+        fusions.push_back(i);
+      }
+    }
+    for (HloInstruction* fusion : fusions) {
+      const std::string fusion_name = fusion->name();
+      const std::string kind(FusionKindName(fusion->fusion_kind()));
+      HloComputation* fused = fusion->fused_computation();
+      HLOC_RETURN_IF_ERROR(InlineComputation(fusion, fused).status());
+      if (module.CallersOf(fused).empty()) HLOC_RETURN_IF_ERROR(module.RemoveComputation(fused));
+      changed = true;
+      if (ledger_ != nullptr) {
+        LedgerEntry entry;
+        entry.pass = std::string(name());
+        entry.computation = computation->name();
+        entry.event = "inlined";
+        entry.subjects = {fusion_name};
+        entry.accepted = true;
+        entry.rule = kind;
+        entry.reason = "the module arrived fused: hloc's outlining and fusion decide again";
+        ledger_->Add(std::move(entry));
+      }
     }
   }
   return changed;

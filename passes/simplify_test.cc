@@ -270,6 +270,56 @@ ENTRY e {
 // get-tuple-element reads its element, the root one included, so fusion sees
 // the elements' producers, not one value holding them all. A tuple also read
 // whole stays.
+TEST(FusionInliner, ModulesArrivingFusedBecomePlainHlo) {
+  // As XLA:CPU leaves a module: a dot in a custom (YNNPACK) fusion, a loop
+  // fusion with two outputs read through get-tuple-elements, and a fusion
+  // nested in another.
+  auto m = Parse(R"(
+HloModule m
+%ynn (a: f32[8,16], b: f32[16,4]) -> f32[8,4] {
+  %a = f32[8,16]{1,0} parameter(0)
+  %b = f32[16,4]{1,0} parameter(1)
+  ROOT %d = f32[8,4]{1,0} dot(%a, %b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+%inner (x: f32[8,4]) -> f32[8,4] {
+  %x = f32[8,4]{1,0} parameter(0)
+  ROOT %t = f32[8,4]{1,0} tanh(%x)
+}
+%two (p: f32[8,4]) -> (f32[8,4], f32[8,4]) {
+  %p = f32[8,4]{1,0} parameter(0)
+  %n = f32[8,4]{1,0} negate(%p)
+  %f = f32[8,4]{1,0} fusion(%n), kind=kLoop, calls=%inner
+  ROOT %r = (f32[8,4]{1,0}, f32[8,4]{1,0}) tuple(%n, %f)
+}
+ENTRY %e (a: f32[8,16], b: f32[16,4]) -> f32[8,4] {
+  %a = f32[8,16]{1,0} parameter(0)
+  %b = f32[16,4]{1,0} parameter(1)
+  %g = f32[8,4]{1,0} fusion(%a, %b), kind=kCustom, calls=%ynn, backend_config={"fusion_config":{"kind":"__ynn_fusion"}}
+  %both = (f32[8,4]{1,0}, f32[8,4]{1,0}) fusion(%g), kind=kLoop, calls=%two
+  %first = f32[8,4]{1,0} get-tuple-element(%both), index=0
+  %second = f32[8,4]{1,0} get-tuple-element(%both), index=1
+  ROOT %s = f32[8,4]{1,0} add(%first, %second)
+})");
+  ASSERT_NE(m, nullptr);
+  FusionLedger ledger;
+  FusionInliner inliner(&ledger);
+  auto changed = RunAndCheckSemantics(inliner, *m);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_TRUE(*changed);
+  EXPECT_EQ(CountOpcode(*m, HloOpcode::kFusion), 0) << PrintModule(*m);
+  EXPECT_EQ(CountOpcode(*m, HloOpcode::kDot), 1);
+  EXPECT_EQ(CountOpcode(*m, HloOpcode::kTanh), 1);
+  EXPECT_EQ(CountOpcode(*m, HloOpcode::kGetTupleElement), 0) << PrintModule(*m);
+  // The fused computations are gone with their fusions.
+  EXPECT_EQ(m->computations().size(), 1u) << PrintModule(*m);
+  // Each inlined fusion is in the ledger, nested ones first.
+  ASSERT_EQ(ledger.entries().size(), 3u) << ledger.ToText();
+  EXPECT_EQ(ledger.entries()[0].subjects, std::vector<std::string>{"f"});
+  EXPECT_EQ(ledger.entries()[0].computation, "two");
+  EXPECT_EQ(ledger.entries()[1].rule, "kCustom");
+  EXPECT_EQ(ledger.entries()[2].subjects, std::vector<std::string>{"both"});
+}
+
 TEST(CallInliner, TupleResultsAreReadElementByElement) {
   auto m = Parse(R"(
 HloModule m

@@ -12,6 +12,7 @@
 #include "passes/dynamic_padder.h"
 #include "passes/expanders/expanders.h"
 #include "passes/outlining/composite_attributes.h"
+#include "passes/pipeline.h"
 #include "passes/standard_pipelines.h"
 
 namespace hloc {
@@ -71,9 +72,15 @@ absl::StatusOr<bool> InlineCallsWithoutGpuLibrary::Run(HloModule& module) {
 
 absl::StatusOr<bool> OptimizeForGpu(HloModule& module, const GpuPipelineOptions& options,
                                     FusionLedger* ledger) {
+  // A module that arrives fused (XLA's optimized modules) as plain HLO:
+  // hloc's outlining and fusion decide again (FusionInliner).
+  HloPassPipeline unfuse("unfuse", options.pipeline);
+  unfuse.AddPass<FusionInliner>(ledger);
+  HLOC_ASSIGN_OR_RETURN(bool changed, unfuse.Run(module));
   // XLA:GPU's own gemm custom calls as dots, for the outliner below.
   LowerCublasGemmCustomCalls gemm_calls;
-  HLOC_ASSIGN_OR_RETURN(bool changed, gemm_calls.Run(module));
+  HLOC_ASSIGN_OR_RETURN(bool lowered, gemm_calls.Run(module));
+  changed = changed || lowered;
   // Bounded dynamic shapes as static buffers at the bound plus s32 sizes,
   // computed by the program's kernels; GpuProgram::Execute cuts the result
   // to them (backend/common/declared_result.h), as the host does.

@@ -13,6 +13,7 @@
 #include "backend/host/running_reduction.h"
 #include "hlo/evaluator/gemm_kernel.h"
 #include "hlo/status_macros.h"
+#include "passes/call_inliner.h"
 #include "passes/dead_code_elimination.h"
 #include "passes/dynamic_padder.h"
 #include "passes/expanders/expanders.h"
@@ -78,10 +79,16 @@ absl::StatusOr<bool> OptimizeForHost(HloModule& module, const HostPipelineOption
     changed = changed || c;
     return absl::OkStatus();
   };
+  // A module that arrives fused (XLA's optimized modules) as plain HLO:
+  // hloc's outlining and fusion decide again (FusionInliner).
+  HloPassPipeline unfuse("unfuse", options.pipeline);
+  unfuse.AddPass<FusionInliner>(ledger);
+  HLOC_ASSIGN_OR_RETURN(changed, unfuse.Run(module));
   // Bounded dynamic shapes as static buffers plus sizes (the program then
   // cuts its result to the sizes: HostProgram reads the padder's contract).
   DynamicPadder padder;
-  HLOC_ASSIGN_OR_RETURN(changed, padder.Run(module));
+  HLOC_ASSIGN_OR_RETURN(bool padded, padder.Run(module));
+  changed = changed || padded;
   // Ops with no host kernel (batch norm, select-and-scatter, ...) as plain
   // HLO; fft stays for the host's FFT routine (fft_library.h).
   ExpanderOptions expanders;
