@@ -96,6 +96,7 @@ DifferentialSummary RunDifferential(const DifferentialRun& run) {
   summary.options.max_instructions =
       static_cast<int>(EnvInt("HLOC_RANDOM_MAX_INSTRUCTIONS", 14));
   summary.options.narrow_types = EnvInt("HLOC_RANDOM_NARROW_TYPES", 1) != 0;
+  summary.options.layouts = EnvInt("HLOC_RANDOM_LAYOUTS", 1) != 0;
   const auto start = std::chrono::steady_clock::now();
   for (int64_t seed = summary.first_seed; summary.count < summary.max_count; ++seed) {
     if (std::chrono::steady_clock::now() - start > std::chrono::seconds(seconds)) break;
@@ -117,6 +118,7 @@ DifferentialSummary RunDifferential(const DifferentialRun& run) {
                   << " --test_env=HLOC_RANDOM_COUNT=1 --test_env=HLOC_RANDOM_MAX_INSTRUCTIONS="
                   << summary.options.max_instructions
                   << " --test_env=HLOC_RANDOM_NARROW_TYPES=" << summary.options.narrow_types
+                  << " --test_env=HLOC_RANDOM_LAYOUTS=" << summary.options.layouts
                   << "\nshrunk module ("
                   << run.check(*shrunk, static_cast<uint64_t>(seed)) << "):\n"
                   << PrintModule(*shrunk) << "\nwhole module:\n"

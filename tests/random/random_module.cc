@@ -174,6 +174,11 @@ class Generator {
   }
 
   void Step() {
+    // Drawn only with the option on: a seed's module is otherwise unchanged.
+    if (options_.layouts && Chance(5)) {
+      LayoutBitcast();
+      return;
+    }
     switch (Below(control_flow() ? 32 : 30)) {
       case 0: case 1: case 2: Unary(); break;
       case 3: case 4: case 5: Binary(); break;
@@ -407,6 +412,54 @@ class Generator {
                                             {x.instruction});
     transpose->mutable_attrs()->dimensions = permutation;
     Keep(Add(std::move(transpose)), x.exact);
+  }
+
+  // A random permutation of 0..n-1.
+  std::vector<int64_t> Permutation(size_t n) {
+    std::vector<int64_t> permutation(n);
+    std::iota(permutation.begin(), permutation.end(), 0);
+    for (size_t i = permutation.size(); i > 1; --i) {
+      std::swap(permutation[i - 1], permutation[Below(static_cast<int>(i))]);
+    }
+    return permutation;
+  }
+  // `shape` laid out with its dimensions in memory from major to minor in
+  // `major_to_minor` order.
+  static Shape WithLayout(Shape shape, const std::vector<int64_t>& major_to_minor) {
+    Layout layout;
+    layout.minor_to_major.assign(major_to_minor.rbegin(), major_to_minor.rend());
+    shape.set_layout(std::move(layout));
+    return shape;
+  }
+
+  // x copied into a random layout (or left row-major), bitcast to a random
+  // permutation of its memory dimensions with the layout that keeps every
+  // element in place (a transpose in disguise), then copied back to
+  // row-major for the ops after it.
+  void LayoutBitcast() {
+    Value x = ArrayValue(2);
+    const Dims& in = x.dims();
+    HloInstruction* source = x.instruction;
+    std::vector<int64_t> in_order(in.size());
+    std::iota(in_order.begin(), in_order.end(), 0);
+    if (Chance(50)) {
+      in_order = Permutation(in.size());
+      source = Add(HloInstruction::Create(
+          HloOpcode::kCopy, WithLayout(ArrayShape(x.type(), in), in_order), {source}));
+    }
+    // Memory dimension k has in[in_order[k]] elements; result dimension i
+    // is memory dimension q[i].
+    const std::vector<int64_t> q = Permutation(in.size());
+    Dims out(in.size());
+    std::vector<int64_t> out_order(in.size());
+    for (size_t i = 0; i < in.size(); ++i) {
+      out[i] = in[in_order[q[i]]];
+      out_order[q[i]] = static_cast<int64_t>(i);
+    }
+    HloInstruction* bitcast = Add(HloInstruction::Create(
+        HloOpcode::kBitcast, WithLayout(ArrayShape(x.type(), out), out_order), {source}));
+    Keep(Add(HloInstruction::Create(HloOpcode::kCopy, ArrayShape(x.type(), out), {bitcast})),
+         x.exact);
   }
 
   void Slice() {

@@ -50,6 +50,11 @@ struct RandomModuleOptions {
   // Draw s4, u4 and the f8/f4 kinds as element types too. Off by default so
   // that a seed's module stays what it was for users of the plain types.
   bool narrow_types = false;
+  // Also bitcasts that reinterpret memory through non-row-major layouts
+  // (transposes in disguise, as in XLA's optimized modules), with copies
+  // into and out of random layouts around them. Off by default for the same
+  // reason.
+  bool layouts = false;
 };
 
 std::unique_ptr<HloModule> GenerateRandomModule(uint64_t seed,
