@@ -401,11 +401,7 @@ class Generator {
   void Transpose() {
     Value x = ArrayValue(2);
     const Dims& in = x.dims();
-    std::vector<int64_t> permutation(in.size());
-    std::iota(permutation.begin(), permutation.end(), 0);
-    for (size_t i = permutation.size(); i > 1; --i) {
-      std::swap(permutation[i - 1], permutation[Below(static_cast<int>(i))]);
-    }
+    const std::vector<int64_t> permutation = Permutation(in.size());
     Dims out(in.size());
     for (size_t i = 0; i < in.size(); ++i) out[i] = in[permutation[i]];
     auto transpose = HloInstruction::Create(HloOpcode::kTranspose, ArrayShape(x.type(), out),
@@ -781,11 +777,7 @@ class Generator {
   }
   // `k` distinct dimensions of a rank-`rank` array, in random order.
   std::vector<int64_t> DistinctDims(int64_t rank, int k) {
-    std::vector<int64_t> dims(rank);
-    std::iota(dims.begin(), dims.end(), 0);
-    for (size_t i = dims.size(); i > 1; --i) {
-      std::swap(dims[i - 1], dims[Below(static_cast<int>(i))]);
-    }
+    std::vector<int64_t> dims = Permutation(static_cast<size_t>(rank));
     dims.resize(k);
     return dims;
   }
