@@ -12,18 +12,18 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "backend/host/host_pipeline.h"
 #include "backend/host/host_test_util.h"
 #include "backend/host/run_on_host.h"
 #include "gtest/gtest.h"
 #include "hlo/evaluator/evaluator.h"
-#include "hlo/evaluator/random_arguments.h"
 #include "hlo/float_formats.h"
 #include "hlo/text_parser.h"
 
 namespace hloc {
 namespace {
 
+using host_testing::ExpectExactAfterPipeline;
+using host_testing::RandomArgs;
 using host_testing::TestOptions;
 
 absl::StatusOr<Literal> RunHost(const std::string& hlo, const std::vector<Literal>& args) {
@@ -178,23 +178,6 @@ std::vector<Literal> EveryCode(const Shape& shape, int count) {
   return arguments;
 }
 
-// The module through the host pipeline (which upcasts the arithmetic), then
-// on the host with no interpreter fallback unless `options` allow it, bit for
-// bit against the interpreter on the unoptimized module.
-void ExpectExactAfterPipeline(const std::string& hlo, const std::vector<Literal>& args,
-                              const RunOnHostOptions& options = TestOptions()) {
-  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(hlo);
-  ASSERT_TRUE(module.ok()) << module.status() << "\n" << hlo;
-  absl::StatusOr<Literal> expected = Evaluate(**module, args);
-  ASSERT_TRUE(expected.ok()) << "interpreter: " << expected.status() << "\n" << hlo;
-  absl::StatusOr<bool> optimized = host::OptimizeForHost(**module);
-  ASSERT_TRUE(optimized.ok()) << optimized.status();
-  absl::StatusOr<Literal> actual = RunOnHost(**module, args, options);
-  ASSERT_TRUE(actual.ok()) << "host: " << actual.status() << "\n" << hlo;
-  EXPECT_TRUE(host_testing::SameBits(*expected, *actual))
-      << hlo << "\nexpected " << expected->ToString() << "\nactual   " << actual->ToString();
-}
-
 std::string ElementwiseModule(const std::string& type, const std::string& result,
                               const std::string& op) {
   return absl::StrCat("HloModule m\nENTRY e {\n  a = ", type, "[256] parameter(0)\n  b = ", type,
@@ -231,11 +214,7 @@ ENTRY e {
   cprod = bf16[33] reduce(x, one), dimensions={0}, to_apply=mul
   ROOT out = (bf16[64,9], bf16[64,9], bf16[64,33], bf16[33], bf16[64], bf16[33]) tuple(wsum, wprod, cumsum, rsum, rprod, cprod)
 })";
-  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(hlo);
-  ASSERT_TRUE(module.ok()) << module.status();
-  absl::StatusOr<std::vector<Literal>> args = MakeRandomArguments(**module, 1);
-  ASSERT_TRUE(args.ok()) << args.status();
-  ExpectExactAfterPipeline(hlo, *args);
+  ExpectExactAfterPipeline(hlo, RandomArgs(hlo));
 }
 
 TEST(HostNarrowTypesTest, NarrowFloatArithmeticMatchesTheInterpreter) {

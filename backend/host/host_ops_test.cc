@@ -14,7 +14,6 @@
 #include "absl/strings/str_replace.h"
 #include "backend/host/host_test_util.h"
 #include "gtest/gtest.h"
-#include "hlo/evaluator/random_arguments.h"
 #include "backend/host/host_compiler.h"
 #include "hlo/text_parser.h"
 
@@ -24,18 +23,9 @@ namespace {
 using host_testing::ExpectClose;
 using host_testing::ExpectExact;
 using host_testing::ParseLiteralText;
+using host_testing::RandomArgs;
 using host_testing::RunBoth;
 using host_testing::TestOptions;
-
-// Random arguments for every entry parameter of `hlo`.
-std::vector<Literal> RandomArgs(absl::string_view hlo, uint64_t seed = 1) {
-  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(hlo);
-  EXPECT_TRUE(module.ok()) << module.status();
-  if (!module.ok()) return {};
-  absl::StatusOr<std::vector<Literal>> args = MakeRandomArguments(**module, seed);
-  EXPECT_TRUE(args.ok()) << args.status();
-  return args.ok() ? *std::move(args) : std::vector<Literal>();
-}
 
 void Exact(absl::string_view hlo) { ExpectExact(hlo, RandomArgs(hlo)); }
 void Close(absl::string_view hlo) { ExpectClose(hlo, RandomArgs(hlo)); }

@@ -7,7 +7,9 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "backend/host/host_pipeline.h"
 #include "hlo/evaluator/evaluator.h"
+#include "hlo/evaluator/random_arguments.h"
 #include "hlo/testing/literal_text.h"
 #include "hlo/text_parser.h"
 
@@ -110,6 +112,29 @@ Outcome RunBoth(absl::string_view hlo, const std::vector<Literal>& args,
   }
   outcome.actual = *std::move(actual);
   return outcome;
+}
+
+std::vector<Literal> RandomArgs(absl::string_view hlo, uint64_t seed) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(hlo);
+  EXPECT_TRUE(module.ok()) << module.status();
+  if (!module.ok()) return {};
+  absl::StatusOr<std::vector<Literal>> args = MakeRandomArguments(**module, seed);
+  EXPECT_TRUE(args.ok()) << args.status();
+  return args.ok() ? *std::move(args) : std::vector<Literal>();
+}
+
+void ExpectExactAfterPipeline(absl::string_view hlo, const std::vector<Literal>& args,
+                              const RunOnHostOptions& options) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(hlo);
+  ASSERT_TRUE(module.ok()) << module.status() << "\n" << hlo;
+  absl::StatusOr<Literal> expected = Evaluate(**module, args);
+  ASSERT_TRUE(expected.ok()) << "interpreter: " << expected.status() << "\n" << hlo;
+  absl::StatusOr<bool> optimized = host::OptimizeForHost(**module);
+  ASSERT_TRUE(optimized.ok()) << optimized.status();
+  absl::StatusOr<Literal> actual = RunOnHost(**module, args, options);
+  ASSERT_TRUE(actual.ok()) << "host: " << actual.status() << "\n" << hlo;
+  EXPECT_TRUE(SameBits(*expected, *actual))
+      << hlo << "\nexpected " << expected->ToString() << "\nactual   " << actual->ToString();
 }
 
 void ExpectExact(absl::string_view hlo, const std::vector<Literal>& args,

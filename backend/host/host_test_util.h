@@ -56,6 +56,15 @@ void ExpectExact(absl::string_view hlo, const std::vector<Literal>& args,
                                       int64_t max_ulps);
 void ExpectWithinUlps(absl::string_view hlo, const std::vector<Literal>& args, int64_t max_ulps,
                       const RunOnHostOptions& options = TestOptions());
+// Random arguments (seeded) for every entry parameter of `hlo`; a parse
+// or argument failure fails the test and gives none.
+std::vector<Literal> RandomArgs(absl::string_view hlo, uint64_t seed = 1);
+
+// `hlo` through the host pipeline (OptimizeForHost), then on the host,
+// bit for bit against the interpreter on the module as written.
+void ExpectExactAfterPipeline(absl::string_view hlo, const std::vector<Literal>& args,
+                              const RunOnHostOptions& options = TestOptions());
+
 // Host result within `tolerance` of the interpreter's.
 void ExpectClose(absl::string_view hlo, const std::vector<Literal>& args,
                  const Tolerance& tolerance = {}, const RunOnHostOptions& options = TestOptions());

@@ -12,11 +12,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "backend/host/host_compiler.h"
-#include "backend/host/host_pipeline.h"
 #include "backend/host/host_test_util.h"
 #include "gtest/gtest.h"
-#include "hlo/evaluator/evaluator.h"
-#include "hlo/evaluator/random_arguments.h"
 #include "hlo/text_parser.h"
 
 namespace hloc {
@@ -24,16 +21,9 @@ namespace {
 
 using host_testing::ExpectClose;
 using host_testing::ExpectExact;
+using host_testing::ExpectExactAfterPipeline;
+using host_testing::RandomArgs;
 using host_testing::TestOptions;
-
-std::vector<Literal> RandomArgs(absl::string_view hlo, uint64_t seed = 1) {
-  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(hlo);
-  EXPECT_TRUE(module.ok()) << module.status();
-  if (!module.ok()) return {};
-  absl::StatusOr<std::vector<Literal>> args = MakeRandomArguments(**module, seed);
-  EXPECT_TRUE(args.ok()) << args.status();
-  return args.ok() ? *std::move(args) : std::vector<Literal>();
-}
 
 // The strategy the host compiler picks for instruction `name` of `hlo`.
 std::string StrategyOf(absl::string_view hlo, absl::string_view name) {
@@ -285,15 +275,7 @@ ENTRY %main (g: f32[2,3,3,4], a: f32[1,6,6,4]) -> (f32[3,3,2,4], f32[6,6,1,4], f
     SCOPED_TRACE(*hlo);
     const std::vector<Literal> args = RandomArgs(*hlo);
     ExpectExact(*hlo, args);
-    absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(*hlo);
-    ASSERT_TRUE(module.ok()) << module.status();
-    absl::StatusOr<Literal> expected = Evaluate(**module, args);
-    ASSERT_TRUE(expected.ok()) << expected.status();
-    absl::StatusOr<bool> optimized = host::OptimizeForHost(**module);
-    ASSERT_TRUE(optimized.ok()) << optimized.status();
-    absl::StatusOr<Literal> actual = RunOnHost(**module, args, TestOptions());
-    ASSERT_TRUE(actual.ok()) << actual.status();
-    EXPECT_TRUE(host_testing::SameBits(*expected, *actual));
+    ExpectExactAfterPipeline(*hlo, args);
   }
 }
 
