@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "hlo/shape.h"
 #include "hlo/status_macros.h"
 
 namespace hloc {
@@ -104,6 +105,8 @@ class Simplifier {
         return SimplifyConvert(i);
       case HloOpcode::kReshape:
         return SimplifyReshape(i);
+      case HloOpcode::kBitcast:
+        return BitcastAsReshape(i);
       case HloOpcode::kTranspose:
         return SimplifyTranspose(i);
       case HloOpcode::kBroadcast:
@@ -168,6 +171,20 @@ class Simplifier {
       return Add(HloInstruction::Create(HloOpcode::kReshape, i->shape(), {operand->operand(0)}), i);
     }
     return nullptr;
+  }
+
+  // A bitcast that keeps the element type and reads its operand as a
+  // row-major reshape would (XLA's optimized modules write their reshapes
+  // so) is that reshape, which the rules for reshapes (chains, sinking,
+  // fusion) then see.
+  HloInstruction* BitcastAsReshape(HloInstruction* i) {
+    const Shape& from = i->operand(0)->shape();
+    const Shape& to = i->shape();
+    if (!from.IsArray() || !to.IsArray() || !from.is_static() || !to.is_static() ||
+        from.element_type() != to.element_type() || !BitcastIsRowMajorReshape(from, to)) {
+      return nullptr;
+    }
+    return Add(HloInstruction::Create(HloOpcode::kReshape, to, {i->operand(0)}), i);
   }
 
   // transpose(dot(a, b)) that swaps the two free blocks of the dot's result

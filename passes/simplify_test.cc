@@ -9,6 +9,7 @@
 #include "passes/dead_code_elimination.h"
 #include "passes/layout_bitcast_expander.h"
 #include "passes/pipeline.h"
+#include "passes/reduce_window_rewriter.h"
 #include "passes/reshape_sinking.h"
 #include "passes/test_util.h"
 #include "passes/tuple_simplifier.h"
@@ -171,6 +172,51 @@ ENTRY e {
   EXPECT_EQ(root->operand(2)->opcode(), HloOpcode::kAdd);
 }
 
+// A gemm's rows regrouped ([B*S,N] -> [B,S,N], as XLA's optimized modules
+// do) with a bias along N and an activation after it: the bias, the
+// activation and their scalar constants run on [B*S,N] and one reshape
+// follows. A broadcast along a regrouped dimension keeps the op where it is.
+TEST(ReshapeSinking, ElementwiseOpsWithABiasMoveAboveRegroupingReshapes) {
+  auto m = Parse(R"(
+HloModule m
+ENTRY e {
+  x = f32[6,4] parameter(0)
+  w = f32[4,5] parameter(1)
+  d = f32[6,5] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  r = f32[2,3,5] reshape(d)
+  bias = f32[5] parameter(2)
+  bb = f32[2,3,5] broadcast(bias), dimensions={2}
+  biased = f32[2,3,5] add(r, bb)
+  half = f32[] constant(0.5)
+  hb = f32[2,3,5] broadcast(half), dimensions={}
+  t = f32[2,3,5] tanh(biased)
+  act = f32[2,3,5] multiply(t, hb)
+  rows = f32[2] parameter(3)
+  rb = f32[2,3,5] broadcast(rows), dimensions={0}
+  scaled = f32[2,3,5] multiply(r, rb)
+  ROOT out = (f32[2,3,5], f32[2,3,5]) tuple(act, scaled)
+})");
+  ASSERT_NE(m, nullptr);
+  FixedPointPass fix("fix");
+  fix.AddPass<ReshapeSinking>();
+  fix.AddPass<DeadCodeElimination>();
+  auto changed = RunAndCheckSemantics(fix, *m);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_TRUE(*changed);
+  const HloInstruction* act = m->entry()->root()->operand(0);
+  ASSERT_EQ(act->opcode(), HloOpcode::kReshape) << PrintModule(*m);
+  const HloInstruction* multiply = act->operand(0);
+  ASSERT_EQ(multiply->opcode(), HloOpcode::kMultiply);
+  EXPECT_EQ(multiply->shape().dimensions(), (std::vector<int64_t>{6, 5}));
+  const HloInstruction* tanh = multiply->operand(0);
+  ASSERT_EQ(tanh->opcode(), HloOpcode::kTanh);
+  const HloInstruction* add = tanh->operand(0);
+  ASSERT_EQ(add->opcode(), HloOpcode::kAdd);
+  EXPECT_EQ(add->operand(0)->opcode(), HloOpcode::kDot);
+  EXPECT_EQ(add->operand(1)->dimensions(), (std::vector<int64_t>{1}));
+  EXPECT_EQ(m->entry()->root()->operand(1)->opcode(), HloOpcode::kMultiply);
+}
+
 // XLA's optimized modules reinterpret memory through layouts: each of
 // these bitcasts is a transpose (with a reshape, or a change of element type
 // at the same width), which the expander writes out; a bitcast that is a
@@ -232,6 +278,71 @@ ENTRY e {
   EXPECT_EQ(m->entry()->root()->operand(5)->opcode(), HloOpcode::kBitcast);
   // Once is enough.
   auto again = RunAndCheckSemantics(expander, *m);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_FALSE(*again);
+}
+
+// Windows side by side (stride = size) or picks (size 1) read each element
+// at most once: a reshape and a reduce compute them. The module has XLA:CPU's
+// partial column sums (f16, 32x1 stride 32, with a tail no window covers),
+// padded 2x2 max pooling, a variadic (value, index) window, a strided pick
+// beside a tile, and a layout on a result; overlapping and dilated windows
+// stay reduce-windows.
+TEST(ReduceWindowRewriter, NonOverlappingWindowsBecomeReduces) {
+  auto m = Parse(R"(
+HloModule m
+add16 {
+  a = f16[] parameter(0)
+  b = f16[] parameter(1)
+  ROOT s = f16[] add(a, b)
+}
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] maximum(a, b)
+}
+argmax {
+  av = f32[] parameter(0)
+  ai = s32[] parameter(1)
+  bv = f32[] parameter(2)
+  bi = s32[] parameter(3)
+  gt = pred[] compare(av, bv), direction=GE
+  v = f32[] select(gt, av, bv)
+  i = s32[] select(gt, ai, bi)
+  ROOT t = (f32[], s32[]) tuple(v, i)
+}
+ENTRY e {
+  x = f16[70,8] parameter(0)
+  zero16 = f16[] constant(0)
+  partial = f16[2,8] reduce-window(x, zero16), window={size=32x1 stride=32x1}, to_apply=add16
+  img = f32[1,5,5,3] parameter(1)
+  lowest = f32[] constant(-inf)
+  pooled = f32[1,3,3,3] reduce-window(img, lowest), window={size=1x2x2x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0}, to_apply=max
+  v = f32[6,4] parameter(2)
+  idx = s32[6,4] iota(), iota_dimension=0
+  minus = s32[] constant(-1)
+  arg = (f32[3,4], s32[3,4]) reduce-window(v, idx, lowest, minus), window={size=2x1 stride=2x1}, to_apply=argmax
+  picks = f32[2,2] reduce-window(v, lowest), window={size=1x2 stride=3x2}, to_apply=max
+  col = f32[4,4]{0,1} reduce-window(v, lowest), window={size=2x1 stride=2x1 pad=1_1x0_0}, to_apply=max
+  overlap = f32[2,4] reduce-window(v, lowest), window={size=3x1 stride=2x1}, to_apply=max
+  dilated = f32[4,4] reduce-window(v, lowest), window={size=2x1 stride=1x1 rhs_dilate=2x1}, to_apply=max
+  ROOT t = (f16[2,8], f32[1,3,3,3], (f32[3,4], s32[3,4]), f32[2,2], f32[4,4]{0,1}, f32[2,4], f32[4,4]) tuple(partial, pooled, arg, picks, col, overlap, dilated)
+})");
+  ASSERT_NE(m, nullptr);
+  ReduceWindowRewriter rewriter;
+  auto changed = RunAndCheckSemantics(rewriter, *m);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_TRUE(*changed);
+  EXPECT_EQ(CountOpcode(*m, HloOpcode::kReduceWindow), 2) << PrintModule(*m);
+  EXPECT_EQ(CountOpcode(*m, HloOpcode::kReduce), 5);
+  const HloInstruction* root = m->entry()->root();
+  EXPECT_EQ(root->operand(4)->shape().ToString(true), "f32[4,4]{0,1}");
+  // The partial sums: 64 of the 70 rows, as [2,32,8] summed over the 32.
+  const HloInstruction* partial = root->operand(0);
+  ASSERT_EQ(partial->opcode(), HloOpcode::kReduce);
+  EXPECT_EQ(partial->dimensions(), std::vector<int64_t>({1}));
+  EXPECT_EQ(partial->operand(0)->shape().dimensions(), std::vector<int64_t>({2, 32, 8}));
+  auto again = RunAndCheckSemantics(rewriter, *m);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_FALSE(*again);
 }
@@ -449,6 +560,34 @@ ENTRY e {
   EXPECT_EQ(root->operand(2)->operand(0)->opcode(), HloOpcode::kParameter);  // one broadcast
   EXPECT_EQ(root->operand(3)->operand(0)->opcode(), HloOpcode::kParameter);  // one slice
   EXPECT_EQ(root->operand(4)->opcode(), HloOpcode::kReshape);  // f32->f64->f32 dropped
+}
+
+// A bitcast that reads as a row-major reshape (XLA's optimized modules write
+// reshapes so) is a reshape, and folds with its neighbours; one that changes
+// the element type or moves elements through its layouts is not.
+TEST(AlgebraicSimplifier, RowMajorBitcastsAreReshapes) {
+  auto m = Parse(R"(
+HloModule m
+ENTRY e {
+  p = f32[260,768]{1,0} parameter(0)
+  split = f32[4,65,768]{2,1,0} bitcast(p)
+  n = f32[4,65,768]{2,1,0} negate(split)
+  merged = f32[260,768]{1,0} bitcast(split)
+  as_int = s32[260,768]{1,0} bitcast(p)
+  moved = f32[768,260]{0,1} bitcast(p)
+  ROOT out = (f32[4,65,768], f32[260,768], s32[260,768], f32[768,260]{0,1}) tuple(n, merged, as_int, moved)
+})");
+  ASSERT_NE(m, nullptr);
+  FixedPointPass fix("fix");
+  fix.AddPass<AlgebraicSimplifier>();
+  fix.AddPass<DeadCodeElimination>();
+  auto changed = RunAndCheckSemantics(fix, *m);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  const HloInstruction* root = m->entry()->root();
+  EXPECT_EQ(root->operand(0)->operand(0)->opcode(), HloOpcode::kReshape) << PrintModule(*m);
+  EXPECT_EQ(root->operand(1)->opcode(), HloOpcode::kParameter);  // There and back.
+  EXPECT_EQ(root->operand(2)->opcode(), HloOpcode::kBitcast);
+  EXPECT_EQ(root->operand(3)->opcode(), HloOpcode::kBitcast);
 }
 
 // transpose(dot(a, b)) swapping the result's free blocks is dot(b, a); a

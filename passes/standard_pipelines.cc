@@ -11,6 +11,7 @@
 #include "passes/layout_bitcast_expander.h"
 #include "passes/outlining/library_epilogue_fusion.h"
 #include "passes/outlining/outline_library_calls.h"
+#include "passes/reduce_window_rewriter.h"
 #include "passes/reshape_sinking.h"
 #include "passes/sharding/remove_sharding_annotations.h"
 #include "passes/tuple_simplifier.h"
@@ -23,6 +24,9 @@ void AddSimplification(HloPassPipeline& pipeline, const PipelineOptions& options
   // Before inlining: the copies of a loop body's calls are inlined with the rest.
   if (options.optimization_level >= 1) pipeline.AddPass<WhileLoopUnroller>();
   pipeline.AddPass<CallInliner>();
+  // Tiled reduce-windows (pooling, partial sums) as reduces, once: no pass
+  // below makes new ones.
+  pipeline.AddPass<ReduceWindowRewriter>();
   FixedPointPass& fix = pipeline.AddPass<FixedPointPass>("simplify-fixed-point");
   fix.AddPass<AlgebraicSimplifier>();
   fix.AddPass<TupleSimplifier>();
