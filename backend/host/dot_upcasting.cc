@@ -69,6 +69,45 @@ absl::Status Upcast(HloComputation& computation, HloInstruction* dot) {
   return computation.RemoveInstruction(dot);
 }
 
+// The bf16 value behind a dot operand that is convert<f32>(a:bf16), or a
+// reshape of one (XLA's modules regroup [B,S,K] as [B*S,K] after the
+// convert); nullptr otherwise.
+HloInstruction* NarrowSource(const HloInstruction& operand) {
+  const HloInstruction* convert = &operand;
+  if (operand.opcode() == HloOpcode::kReshape && operand.operand_count() == 1) {
+    convert = operand.operand(0);
+  }
+  if (convert->opcode() != HloOpcode::kConvert || convert->operand_count() != 1) return nullptr;
+  HloInstruction* source = convert->operand(0);
+  if (!source->shape().IsArray() || source->shape().element_type() != xla::BF16) return nullptr;
+  return source;
+}
+
+bool ShouldNarrow(const HloInstruction& dot, const UpcastOptions& options) {
+  if (options.upcast_bf16 || dot.opcode() != HloOpcode::kDot || dot.operand_count() != 2 ||
+      !dot.shape().IsArray() || dot.shape().element_type() != xla::F32) {
+    return false;
+  }
+  return NarrowSource(*dot.operand(0)) != nullptr && NarrowSource(*dot.operand(1)) != nullptr;
+}
+
+absl::Status Narrow(HloComputation& computation, HloInstruction* dot) {
+  std::vector<HloInstruction*> operands;
+  for (HloInstruction* operand : dot->operands()) {
+    HloInstruction* source = NarrowSource(*operand);
+    if (operand->opcode() == HloOpcode::kReshape) {
+      source = computation.AddInstruction(HloInstruction::Create(
+          HloOpcode::kReshape, WithType(operand->shape(), xla::BF16), {source}));
+    }
+    operands.push_back(source);
+  }
+  HloInstruction* narrow =
+      computation.AddInstruction(dot->CloneWithNewOperands(dot->shape(), operands, ".bf16"));
+  HLOC_RETURN_IF_ERROR(dot->ReplaceAllUsesWith(narrow));
+  // With the f32 converts and reshapes nothing else reads.
+  return computation.RemoveInstructionAndUnusedOperands(dot);
+}
+
 // True when oneDNN builds a matmul primitive of `type` on this CPU.
 bool OneDnnMultipliesNatively(dnnl::memory::data_type type) {
   try {
@@ -109,9 +148,13 @@ absl::StatusOr<bool> UpcastDotsForHostGemm::Run(HloModule& module) {
   bool changed = false;
   for (HloComputation* computation : module.computations()) {
     for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
-      if (!ShouldUpcast(*instruction, options_)) continue;
-      HLOC_RETURN_IF_ERROR(Upcast(*computation, instruction));
-      changed = true;
+      if (ShouldUpcast(*instruction, options_)) {
+        HLOC_RETURN_IF_ERROR(Upcast(*computation, instruction));
+        changed = true;
+      } else if (ShouldNarrow(*instruction, options_)) {
+        HLOC_RETURN_IF_ERROR(Narrow(*computation, instruction));
+        changed = true;
+      }
     }
   }
   return changed;

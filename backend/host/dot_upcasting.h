@@ -20,6 +20,18 @@
 // f16 on AVX-512 FP16) stay as they are, and so do s8 dots on CPUs where the
 // exact integer GEMM (eval::GemmS8, AVX2) is faster; `UpcastOptions` says
 // which.
+//
+// Where bf16 is native, the pass also undoes what a module arrives with when
+// another compiler upcast it (XLA:CPU's optimized modules, on CPUs without
+// bf16 matmuls, convert every bf16 dot's operands to f32):
+//
+//   dot<f32>(convert<f32>(a:bf16), convert<f32>(b:bf16))  ->  dot<f32>(a, b)
+//
+// (an operand may also be a reshape of such a convert, which becomes the
+// same reshape of a).
+// The same value: a product of two bf16 values is exact in f32, and oneDNN's
+// bf16 matmul accumulates in f32 as the f32 one does. (f16 is left alone:
+// not every native f16 matmul accumulates in f32.)
 #ifndef HLOC_BACKEND_HOST_DOT_UPCASTING_H_
 #define HLOC_BACKEND_HOST_DOT_UPCASTING_H_
 
@@ -48,6 +60,7 @@ class UpcastDotsForHostGemm : public HloPass {
  public:
   explicit UpcastDotsForHostGemm(UpcastOptions options = {}) : options_(options) {}
   absl::string_view name() const override { return "upcast-dots-for-host-gemm"; }
+  // Upcasts (and, where bf16 is native, narrows) every dot that needs it.
   absl::StatusOr<bool> Run(HloModule& module) override;
 
  private:

@@ -94,6 +94,98 @@ ENTRY e {
   EXPECT_FALSE(*changed);
 }
 
+// As XLA:CPU leaves a bf16 model on a CPU without bf16 matmuls: f32 dots of
+// bf16 values converted (also with the rows regrouped after the convert).
+// Where bf16 is native they become bf16 dots with an f32 result (the same
+// value); a dot with one f32 operand, or f16 ones, stays. With bf16 upcast
+// nothing narrows.
+constexpr char kUpcastByAnotherCompiler[] = R"(
+HloModule m
+ENTRY e {
+  a = bf16[2,16,64] parameter(0)
+  b = bf16[64,24] parameter(1)
+  ca = f32[2,16,64] convert(a)
+  cb = f32[64,24] convert(b)
+  d0 = f32[2,16,24] dot(ca, cb), lhs_contracting_dims={2}, rhs_contracting_dims={0}
+  f = f32[64,24] parameter(2)
+  d1 = f32[2,16,24] dot(ca, f), lhs_contracting_dims={2}, rhs_contracting_dims={0}
+  h = f16[16,64] parameter(3)
+  ch = f32[16,64] convert(h)
+  d2 = f32[16,16] dot(ch, ch), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  rows = f32[32,64] reshape(ca)
+  d3 = f32[32,24] dot(rows, cb), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT out = (f32[2,16,24], f32[2,16,24], f32[16,16], f32[32,24]) tuple(d0, d1, d2, d3)
+})";
+
+TEST(UpcastDotsTest, Bf16DotsUpcastByAnotherCompilerNarrowWhereNative) {
+  std::unique_ptr<HloModule> module = Parse(kUpcastByAnotherCompiler);
+  ASSERT_NE(module, nullptr);
+  absl::StatusOr<std::vector<Literal>> args = MakeRandomArguments(*module, 3);
+  ASSERT_TRUE(args.ok()) << args.status();
+  absl::StatusOr<Literal> expected = Evaluate(*module, *args);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  host::UpcastOptions native;
+  native.upcast_bf16 = false;
+  native.upcast_f16 = false;
+  host::UpcastDotsForHostGemm pass(native);
+  absl::StatusOr<bool> changed = pass.Run(*module);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_TRUE(*changed);
+  const HloInstruction* d0 = module->entry()->root()->operand(0);
+  ASSERT_EQ(d0->opcode(), HloOpcode::kDot) << PrintModule(*module);
+  EXPECT_EQ(d0->operand(0)->shape().element_type(), xla::BF16);
+  EXPECT_EQ(d0->operand(1)->shape().element_type(), xla::BF16);
+  EXPECT_EQ(d0->shape().element_type(), xla::F32);
+  EXPECT_EQ(module->entry()->root()->operand(1)->operand(1)->shape().element_type(), xla::F32);
+  EXPECT_EQ(module->entry()->root()->operand(2)->operand(0)->opcode(), HloOpcode::kConvert);
+  const HloInstruction* d3 = module->entry()->root()->operand(3);
+  EXPECT_EQ(d3->operand(0)->opcode(), HloOpcode::kReshape);
+  EXPECT_EQ(d3->operand(0)->shape().element_type(), xla::BF16);
+  // The interpreter gives the narrowed module the same result, bit for bit.
+  absl::StatusOr<Literal> narrowed = Evaluate(*module, *args);
+  ASSERT_TRUE(narrowed.ok()) << narrowed.status();
+  ComparisonReport same = CompareLiterals(*expected, *narrowed, Tolerance{0, 0});
+  EXPECT_TRUE(same.ok) << same.ToString();
+  absl::StatusOr<bool> again = pass.Run(*module);
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(*again);
+
+  std::unique_ptr<HloModule> upcasting = Parse(kUpcastByAnotherCompiler);
+  host::UpcastDotsForHostGemm upcast;
+  absl::StatusOr<bool> untouched = upcast.Run(*upcasting);
+  ASSERT_TRUE(untouched.ok());
+  EXPECT_FALSE(*untouched);
+}
+
+// Through the host pipeline on this CPU: a native bf16 matmul runs the
+// narrowed dot (else the f32 one runs as it came); either way the result is
+// the interpreter's.
+TEST(UpcastDotsTest, Bf16DotsUpcastByAnotherCompilerOnThisCpu) {
+  std::unique_ptr<HloModule> module = Parse(kUpcastByAnotherCompiler);
+  ASSERT_NE(module, nullptr);
+  absl::StatusOr<std::vector<Literal>> args = MakeRandomArguments(*module, 4);
+  ASSERT_TRUE(args.ok()) << args.status();
+  absl::StatusOr<Literal> expected = Evaluate(*module, *args);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  ASSERT_TRUE(host::OptimizeForHost(*module, host::HostPipelineOptions{}).ok());
+  host::HostCompileOptions options;
+  options.compiler = host_testing::SharedCompiler();
+  absl::StatusOr<std::unique_ptr<host::HostProgram>> program = host::CompileForHost(*module, options);
+  ASSERT_TRUE(program.ok()) << program.status();
+  const host::HostCompileReport& report = (*program)->report();
+  EXPECT_TRUE(report.interpreter_ops.empty()) << report.ToString();
+  int bf16_calls = 0;
+  for (const std::string& call : report.onednn_calls) {
+    bf16_calls += absl::StrContains(call, "bf16->f32");
+  }
+  EXPECT_EQ(bf16_calls, host::HostUpcastOptions().upcast_bf16 ? 0 : 2) << report.ToString();
+  runtime::ThreadPool pool(2);
+  absl::StatusOr<Literal> actual = (*program)->Execute(*args, &pool);
+  ASSERT_TRUE(actual.ok()) << actual.status();
+  ComparisonReport comparison = CompareLiterals(*expected, *actual, Tolerance{1e-5, 1e-5});
+  EXPECT_TRUE(comparison.ok) << comparison.ToString();
+}
+
 // Runs `hlo` in the interpreter, then upcasts, compiles for the host and
 // runs it there; expects `onednn_f32` oneDNN f32 matmuls and results within
 // `tolerance` of the interpreter's.

@@ -1360,6 +1360,50 @@ ENTRY e {
   ExpectExact(hlo, args, host_testing::WithExactMath(TestOptions()));
 }
 
+// Scatters of single elements addressed by whole index vectors: XLA's own
+// expansion of select-and-scatter (s32[N,4] indices, f32[N,1,1,1,1]
+// updates) and JAX's `x.at[i, j].add(u)` (updates without window dims),
+// with the index vector first or last, repeated targets combined in update
+// order, and indices out of bounds in one coordinate (skipped).
+TEST(HostLibraryCallTest, PointScattersByIndexVectors) {
+  const char* hlo = R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+max {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT m = s32[] maximum(a, b)
+}
+ENTRY e {
+  x = f32[2,3,4,2] parameter(0)
+  i = s32[9,4] parameter(1)
+  u = f32[9,1,1,1,1] parameter(2)
+  pool = f32[2,3,4,2] scatter(x, i, u), update_window_dims={1,2,3,4}, inserted_window_dims={},
+      scatter_dims_to_operand_dims={0,1,2,3}, index_vector_dim=1, to_apply=add
+  y = s32[5,6] parameter(3)
+  j = s32[2,3,3] parameter(4)
+  v = s32[3,3] parameter(5)
+  at = s32[5,6] scatter(y, j, v), update_window_dims={}, inserted_window_dims={0,1},
+      scatter_dims_to_operand_dims={1,0}, index_vector_dim=0, to_apply=max
+  ROOT out = (f32[2,3,4,2], s32[5,6]) tuple(pool, at)
+})";
+  std::vector<Literal> args = RandomArgs(hlo);
+  args[1] = ParseLiteralText(
+      "s32[9,4] {{0,0,0,0}, {1,2,3,1}, {0,0,0,0}, {1,3,0,0}, {0,-1,2,1}, {1,2,3,1}, {0,1,2,1},"
+      " {1,0,4,0}, {0,2,1,0}}");
+  args[4] = ParseLiteralText(
+      "s32[2,3,3] {{{0, 5, 5}, {2, 6, 1}, {5, 0, 3}}, {{4, 3, 3}, {1, 0, -2}, {0, 4, 4}}}");
+  ExpectExact(hlo, args, TestOptions());
+  std::unique_ptr<host::HostProgram> program = CompileAsIs(hlo);
+  ASSERT_NE(program, nullptr);
+  EXPECT_EQ(program->report().library_calls, 2) << program->report().ToString();
+  EXPECT_EQ(program->report().interpreter_calls, 0);
+}
+
 TEST(HostLibraryCallTest, ScatterWithOneOpCombinersRunsTypedRows) {
   // Combiners that are one op of their parameters run as typed row loops
   // (backend/host/library_calls.cc): a large add split across threads by

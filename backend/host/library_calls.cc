@@ -522,6 +522,34 @@ absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeScatter(
       row_combine && one_index_per_row && vector_elements
           ? ScatterScalarsFor(operand.element_type(), indices.element_type())
           : std::nullopt;
+  // Point scatters (every window one element, no batching dims: XLA's own
+  // expansion of select-and-scatter, JAX's `x.at[i, j].add(u)`): the operand
+  // offset of each update, in update order (-1 when out of bounds), is listed
+  // first, then the typed scalar loop combines. The generic walk below spent
+  // ~30 ns per update on them.
+  const bool point_updates =
+      row_combine && !scatter_scalars && batching_pos.empty() &&
+      std::all_of(window_size.begin(), window_size.end(), [](int64_t w) { return w == 1; });
+  const std::optional<ScatterScalarsFn> scatter_points =
+      point_updates ? ScatterScalarsFor(operand.element_type(), xla::S64) : std::nullopt;
+  auto point_offsets = [=](const uint8_t* index_data) {
+    std::vector<int64_t> offsets(update_count);
+    std::vector<int64_t> g(scatter_sizes.size(), 0);
+    for (int64_t u = 0; u < update_count; ++u) {
+      int64_t base = 0;
+      for (size_t k = 0; k < g.size(); ++k) base += g[k] * index_strides[index_batch_dims[k]];
+      int64_t o = 0;
+      for (int64_t k = 0; k < length && o >= 0; ++k) {
+        const int64_t pos = vector_dim < index_rank ? base + k * index_strides[vector_dim] : base;
+        const int64_t d = scatter_to_operand[k];
+        const int64_t start = read(index_data, pos);
+        o = start < 0 || start >= operand_dims[d] ? -1 : o + start * op_strides[d];
+      }
+      offsets[u] = o;
+      Bump(g, scatter_sizes);
+    }
+    return offsets;
+  };
   // Calls row(o, u) for every in-bounds row in update order: o and u are the
   // element offsets of its first element in the operand and the updates.
   auto for_each_row = [=](const uint8_t* index_data, auto&& row) {
@@ -575,6 +603,12 @@ absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeScatter(
     if (scatter_scalars) {
       (*scatter_scalars)(form.op, form.update_first, buffers[3], operand_count, buffers[2],
                          index_data, index_strides[index_batch_dims[0]], scatter_sizes[0]);
+      return absl::OkStatus();
+    }
+    if (scatter_points) {
+      const std::vector<int64_t> offsets = point_offsets(index_data);
+      (*scatter_points)(form.op, form.update_first, buffers[3], operand_count, buffers[2],
+                        reinterpret_cast<const uint8_t*>(offsets.data()), 1, update_count);
       return absl::OkStatus();
     }
     if (row_combine) {

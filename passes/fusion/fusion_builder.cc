@@ -411,6 +411,12 @@ FusionDecision CheckGroupBuildable(const HloComputation& computation, const Fusi
     ++outputs;
     if (member->shape().IsTuple()) tuple_valued = member;
   }
+  if (outputs == 0 && !group.members.empty()) {
+    // Dead code a pass left behind (DCE runs after fusion): no kernel.
+    return FusionDecision::Refuse(
+        fusion_rule::kUnused,
+        absl::StrCat("nothing reads the group of ", group.members.back()->name()));
+  }
   if (outputs > 1 && tuple_valued != nullptr) {
     return FusionDecision::Refuse(
         fusion_rule::kTupleValue,

@@ -145,6 +145,7 @@ ENTRY main {
   r = (f32[4], s32[4]) reduce(x, iota, lo, zero), dimensions={1}, to_apply=step
   index = s32[4] get-tuple-element(r), index=1
   doubled = f32[4,8] add(x, x)
+  unread = f32[4,8] multiply(x, x)
   ROOT out = (s32[4], f32[4,8]) tuple(index, doubled)
 })");
   FusionDecision both = CheckGroupBuildable(*module->entry(), Group(*module, {"r", "doubled"}));
@@ -153,6 +154,10 @@ ENTRY main {
   EXPECT_NE(both.reason().find("tuple-valued r"), std::string::npos) << both.reason();
   EXPECT_TRUE(CheckGroupBuildable(*module->entry(), Group(*module, {"r"})).ok());
   EXPECT_TRUE(CheckGroupBuildable(*module->entry(), Group(*module, {"r", "index"})).ok());
+  // Dead code a pass left before fusion: declined, not a failed build.
+  FusionDecision dead = CheckGroupBuildable(*module->entry(), Group(*module, {"unread"}));
+  EXPECT_FALSE(dead.ok());
+  EXPECT_EQ(dead.rule(), fusion_rule::kUnused);
 }
 
 }  // namespace

@@ -83,6 +83,7 @@ inline constexpr absl::string_view kOverrideAttribute = "override-attribute";
 inline constexpr absl::string_view kSideEffect = "side-effect";
 inline constexpr absl::string_view kControlDependency = "control-dependency";
 inline constexpr absl::string_view kTupleValue = "tuple-value";
+inline constexpr absl::string_view kUnused = "unused";
 inline constexpr absl::string_view kMultiOutputProducer = "multi-output-producer";
 inline constexpr absl::string_view kCustomFusion = "custom-fusion";
 inline constexpr absl::string_view kBudgetInstructions = "budget-instructions";
