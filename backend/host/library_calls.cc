@@ -394,6 +394,64 @@ std::optional<ScatterScalarsFn> ScatterScalarsFor(PrimitiveType type, PrimitiveT
   }
 }
 
+// Where each update of a point scatter lands (MakeScatter): update u (the
+// scatter dims walked row-major) reads its index vector at
+// sum_k g_k * strides[k], components `component_stride` apart; component c
+// indexes an operand dimension of `operand_sizes[c]` elements
+// `operand_strides[c]` apart.
+struct PointIndexing {
+  int64_t length = 0;
+  int64_t component_stride = 0;
+  std::vector<int64_t> sizes, strides;
+  std::vector<int64_t> operand_sizes, operand_strides;
+};
+template <typename I>
+void PointOffsets(const PointIndexing& p, const uint8_t* data, int64_t count, int64_t* out) {
+  auto offset = [&](int64_t base) {
+    int64_t o = 0;
+    for (int64_t c = 0; c < p.length; ++c) {
+      const int64_t v = ReadIndex<I>(data, base + c * p.component_stride);
+      if (v < 0 || v >= p.operand_sizes[c]) return int64_t{-1};
+      o += v * p.operand_strides[c];
+    }
+    return o;
+  };
+  // The usual layout: one contiguous index vector per update, in order.
+  const bool packed = (p.length == 1 || p.component_stride == 1) && !p.strides.empty() &&
+                      p.strides.back() == p.length;
+  bool row_major = packed;
+  for (size_t k = 1; row_major && k < p.strides.size(); ++k) {
+    row_major = p.strides[k - 1] == p.strides[k] * p.sizes[k];
+  }
+  if (row_major) {
+    for (int64_t u = 0; u < count; ++u) out[u] = offset(u * p.length);
+    return;
+  }
+  std::vector<int64_t> g(p.sizes.size(), 0);
+  for (int64_t u = 0; u < count; ++u) {
+    int64_t base = 0;
+    for (size_t k = 0; k < g.size(); ++k) base += g[k] * p.strides[k];
+    out[u] = offset(base);
+    Bump(g, p.sizes);
+  }
+}
+std::vector<int64_t> ListPointOffsets(const PointIndexing& p, PrimitiveType type,
+                                      const uint8_t* data, int64_t count) {
+  std::vector<int64_t> out(count);
+  switch (type) {
+    case xla::S8: PointOffsets<int8_t>(p, data, count, out.data()); break;
+    case xla::S16: PointOffsets<int16_t>(p, data, count, out.data()); break;
+    case xla::S32: PointOffsets<int32_t>(p, data, count, out.data()); break;
+    case xla::S64: PointOffsets<int64_t>(p, data, count, out.data()); break;
+    case xla::U8: PointOffsets<uint8_t>(p, data, count, out.data()); break;
+    case xla::U16: PointOffsets<uint16_t>(p, data, count, out.data()); break;
+    case xla::U32: PointOffsets<uint32_t>(p, data, count, out.data()); break;
+    case xla::U64: PointOffsets<uint64_t>(p, data, count, out.data()); break;
+    default: break;
+  }
+  return out;
+}
+
 // scatter: results start as copies of the operands; every update element,
 // in row-major update order, is combined into its operand element. A window
 // whose start puts any part of it out of bounds is skipped whole. Windows are
@@ -532,24 +590,19 @@ absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeScatter(
       std::all_of(window_size.begin(), window_size.end(), [](int64_t w) { return w == 1; });
   const std::optional<ScatterScalarsFn> scatter_points =
       point_updates ? ScatterScalarsFor(operand.element_type(), xla::S64) : std::nullopt;
-  auto point_offsets = [=](const uint8_t* index_data) {
-    std::vector<int64_t> offsets(update_count);
-    std::vector<int64_t> g(scatter_sizes.size(), 0);
-    for (int64_t u = 0; u < update_count; ++u) {
-      int64_t base = 0;
-      for (size_t k = 0; k < g.size(); ++k) base += g[k] * index_strides[index_batch_dims[k]];
-      int64_t o = 0;
-      for (int64_t k = 0; k < length && o >= 0; ++k) {
-        const int64_t pos = vector_dim < index_rank ? base + k * index_strides[vector_dim] : base;
-        const int64_t d = scatter_to_operand[k];
-        const int64_t start = read(index_data, pos);
-        o = start < 0 || start >= operand_dims[d] ? -1 : o + start * op_strides[d];
-      }
-      offsets[u] = o;
-      Bump(g, scatter_sizes);
+  PointIndexing points;
+  if (scatter_points) {
+    points.length = length;
+    points.component_stride = vector_dim < index_rank ? index_strides[vector_dim] : 0;
+    for (size_t k = 0; k < scatter_sizes.size(); ++k) {
+      points.sizes.push_back(scatter_sizes[k]);
+      points.strides.push_back(index_strides[index_batch_dims[k]]);
     }
-    return offsets;
-  };
+    for (int64_t k = 0; k < length; ++k) {
+      points.operand_sizes.push_back(operand_dims[scatter_to_operand[k]]);
+      points.operand_strides.push_back(op_strides[scatter_to_operand[k]]);
+    }
+  }
   // Calls row(o, u) for every in-bounds row in update order: o and u are the
   // element offsets of its first element in the operand and the updates.
   auto for_each_row = [=](const uint8_t* index_data, auto&& row) {
@@ -606,7 +659,8 @@ absl::StatusOr<std::optional<runtime::LibraryCallThunk::Function>> MakeScatter(
       return absl::OkStatus();
     }
     if (scatter_points) {
-      const std::vector<int64_t> offsets = point_offsets(index_data);
+      const std::vector<int64_t> offsets =
+          ListPointOffsets(points, indices.element_type(), index_data, update_count);
       (*scatter_points)(form.op, form.update_first, buffers[3], operand_count, buffers[2],
                         reinterpret_cast<const uint8_t*>(offsets.data()), 1, update_count);
       return absl::OkStatus();
