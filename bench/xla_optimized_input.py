@@ -15,9 +15,13 @@ arguments from one seed, warm median of runs over --min-time), the two
 alternating for --rounds rounds, best median kept; XLA:CPU's own time for the
 compiled function (warm, block_until_ready, median) for scale.
 
+--baseline PATH/host_bench (another build, e.g. the commit before a change)
+adds a column: that build on XLA's optimized module, timed in the same
+alternation.
+
 Usage:
   python3 bench/xla_optimized_input.py --bin PATH/host_bench [--models a,b]
-        [--threads N] [--min-time S] [--rounds R]
+        [--threads N] [--min-time S] [--rounds R] [--baseline PATH/host_bench]
 """
 
 import argparse
@@ -70,6 +74,7 @@ def main():
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--min-time", type=float, default=1.0)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--baseline", help="host_bench of another build, run on XLA's module")
     options = parser.parse_args()
 
     import make_large_zoo
@@ -92,25 +97,31 @@ def main():
             with open(paths["xla"], "wb") as f:
                 f.write(module.as_serialized_hlo_module_proto())
             fusions = compiled.as_text().count(" fusion(")
-            best = {"jax": float("inf"), "xla": float("inf")}
+            runs = [("jax", options.bin), ("xla", options.bin)]
+            if options.baseline:
+                runs.append(("baseline", options.baseline))
+            best = {side: float("inf") for side, _ in runs}
             for _ in range(options.rounds):
-                for side in ("jax", "xla"):
-                    result = host_bench(options.bin, paths[side], options.threads,
-                                        options.min_time)
+                for side, binary in runs:
+                    path = paths["jax" if side == "jax" else "xla"]
+                    result = host_bench(binary, path, options.threads, options.min_time)
                     best[side] = min(best[side], result["median_s"])
             xla = xla_time(compiled, args, options.min_time)
-            rows.append((name, best["jax"], best["xla"], xla, fusions))
+            rows.append((name, best, xla, fusions))
             print(f"{name}: hloc on JAX's module {fmt(best['jax'])}, on XLA's optimized "
                   f"module {fmt(best['xla'])} ({best['xla'] / best['jax']:.2f}x), "
                   f"XLA:CPU {fmt(xla)}", file=sys.stderr, flush=True)
-    print("| model | XLA fusions | hloc, JAX's module | hloc, XLA's optimized module | "
+    baseline = " | baseline, XLA's optimized module" if options.baseline else ""
+    print(f"| model | XLA fusions | hloc, JAX's module | hloc, XLA's optimized module{baseline} | "
           "optimized / JAX's | XLA:CPU |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |" + (" ---: |" if options.baseline else ""))
     ratios = []
-    for name, mine, theirs, xla, fusions in rows:
+    for name, best, xla, fusions in rows:
+        mine, theirs = best["jax"], best["xla"]
         ratios.append(theirs / mine)
-        print(f"| {name} | {fusions} | {fmt(mine)} | {fmt(theirs)} | {theirs / mine:.2f} | "
-              f"{fmt(xla)} |")
+        before = f" | {fmt(best['baseline'])}" if options.baseline else ""
+        print(f"| {name} | {fusions} | {fmt(mine)} | {fmt(theirs)}{before} | "
+              f"{theirs / mine:.2f} | {fmt(xla)} |")
     geo = statistics.geometric_mean(ratios)
     print(f"\ngeometric mean (optimized / JAX's): {geo:.2f} over {len(rows)} models, "
           f"{options.threads} threads")
