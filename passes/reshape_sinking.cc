@@ -93,8 +93,9 @@ absl::StatusOr<bool> ReshapeSinking::Run(HloModule& module) {
         }
         // A broadcast into the shared trailing dimensions lands on the
         // same ones of S.
+        const int64_t shift = source->rank() - i->shape().rank();
         std::vector<int64_t> dims;
-        for (int64_t d : operand->dimensions()) dims.push_back(d - i->shape().rank() + source->rank());
+        for (int64_t d : operand->dimensions()) dims.push_back(d + shift);
         Shape shape = *source;
         shape.set_element_type(operand->shape().element_type());
         auto broadcast = HloInstruction::CreateBroadcast(shape, operand->operand(0), dims);
