@@ -94,6 +94,33 @@ ENTRY e {
   EXPECT_FALSE(*changed);
 }
 
+// `hlo` on the interpreter with random arguments (from `seed`), then through
+// the whole host pipeline and compiled; no interpreter op may remain.
+struct PipelineRun {
+  std::unique_ptr<HloModule> module;
+  std::vector<Literal> args;
+  Literal expected;
+  std::unique_ptr<host::HostProgram> program;
+};
+void CompileThroughHostPipeline(absl::string_view hlo, uint64_t seed, PipelineRun* run) {
+  run->module = Parse(hlo);
+  ASSERT_NE(run->module, nullptr);
+  absl::StatusOr<std::vector<Literal>> args = MakeRandomArguments(*run->module, seed);
+  ASSERT_TRUE(args.ok()) << args.status();
+  run->args = *std::move(args);
+  absl::StatusOr<Literal> expected = Evaluate(*run->module, run->args);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  run->expected = *std::move(expected);
+  ASSERT_TRUE(host::OptimizeForHost(*run->module, host::HostPipelineOptions{}).ok());
+  host::HostCompileOptions options;
+  options.compiler = host_testing::SharedCompiler();
+  absl::StatusOr<std::unique_ptr<host::HostProgram>> program =
+      host::CompileForHost(*run->module, options);
+  ASSERT_TRUE(program.ok()) << program.status();
+  run->program = *std::move(program);
+  EXPECT_TRUE(run->program->report().interpreter_ops.empty()) << run->program->report().ToString();
+}
+
 // As XLA:CPU leaves a bf16 model on a CPU without bf16 matmuls: f32 dots of
 // bf16 values converted (also with the rows regrouped after the convert).
 // Where bf16 is native they become bf16 dots with an f32 result (the same
@@ -161,28 +188,18 @@ TEST(UpcastDotsTest, Bf16DotsUpcastByAnotherCompilerNarrowWhereNative) {
 // narrowed dot (else the f32 one runs as it came); either way the result is
 // the interpreter's.
 TEST(UpcastDotsTest, Bf16DotsUpcastByAnotherCompilerOnThisCpu) {
-  std::unique_ptr<HloModule> module = Parse(kUpcastByAnotherCompiler);
-  ASSERT_NE(module, nullptr);
-  absl::StatusOr<std::vector<Literal>> args = MakeRandomArguments(*module, 4);
-  ASSERT_TRUE(args.ok()) << args.status();
-  absl::StatusOr<Literal> expected = Evaluate(*module, *args);
-  ASSERT_TRUE(expected.ok()) << expected.status();
-  ASSERT_TRUE(host::OptimizeForHost(*module, host::HostPipelineOptions{}).ok());
-  host::HostCompileOptions options;
-  options.compiler = host_testing::SharedCompiler();
-  absl::StatusOr<std::unique_ptr<host::HostProgram>> program = host::CompileForHost(*module, options);
-  ASSERT_TRUE(program.ok()) << program.status();
-  const host::HostCompileReport& report = (*program)->report();
-  EXPECT_TRUE(report.interpreter_ops.empty()) << report.ToString();
+  PipelineRun run;
+  ASSERT_NO_FATAL_FAILURE(CompileThroughHostPipeline(kUpcastByAnotherCompiler, 4, &run));
+  const host::HostCompileReport& report = run.program->report();
   int bf16_calls = 0;
   for (const std::string& call : report.onednn_calls) {
     bf16_calls += absl::StrContains(call, "bf16->f32");
   }
   EXPECT_EQ(bf16_calls, host::HostUpcastOptions().upcast_bf16 ? 0 : 2) << report.ToString();
   runtime::ThreadPool pool(2);
-  absl::StatusOr<Literal> actual = (*program)->Execute(*args, &pool);
+  absl::StatusOr<Literal> actual = run.program->Execute(run.args, &pool);
   ASSERT_TRUE(actual.ok()) << actual.status();
-  ComparisonReport comparison = CompareLiterals(*expected, *actual, Tolerance{1e-5, 1e-5});
+  ComparisonReport comparison = CompareLiterals(run.expected, *actual, Tolerance{1e-5, 1e-5});
   EXPECT_TRUE(comparison.ok) << comparison.ToString();
 }
 
@@ -272,19 +289,10 @@ ENTRY e {
   wide_rows = s32[70,530] dot(w, zt), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   ROOT out = (s32[37,45], s32[9,5], s32[3,20,33], s32[70,530], s32[70,530]) tuple(scaled, long, batched, wide, wide_rows)
 })";
-  std::unique_ptr<HloModule> module = Parse(kModule);
-  ASSERT_NE(module, nullptr);
-  absl::StatusOr<std::vector<Literal>> args = MakeRandomArguments(*module, 5);
-  ASSERT_TRUE(args.ok()) << args.status();
-  absl::StatusOr<Literal> expected = Evaluate(*module, *args);
-  ASSERT_TRUE(expected.ok()) << expected.status();
-  ASSERT_TRUE(host::OptimizeForHost(*module, host::HostPipelineOptions{}).ok());
-  host::HostCompileOptions options;
-  options.compiler = host_testing::SharedCompiler();
-  absl::StatusOr<std::unique_ptr<host::HostProgram>> program = host::CompileForHost(*module, options);
-  ASSERT_TRUE(program.ok()) << program.status();
-  const host::HostCompileReport& report = (*program)->report();
-  EXPECT_TRUE(report.interpreter_ops.empty()) << report.ToString();
+  PipelineRun run;
+  ASSERT_NO_FATAL_FAILURE(CompileThroughHostPipeline(kModule, 5, &run));
+  const HloModule* module = run.module.get();
+  const host::HostCompileReport& report = run.program->report();
   if (eval::GemmS8IsVectorized()) {
     EXPECT_EQ(CountOpcode(*module, HloOpcode::kConvert, xla::F32), 0) << PrintModule(*module);
     int entry_dots = 0;
@@ -298,9 +306,9 @@ ENTRY e {
   // one shorter), over a transposed and a row-major B.
   for (int threads : {1, 2, 3}) {
     runtime::ThreadPool pool(threads);
-    absl::StatusOr<Literal> actual = (*program)->Execute(*args, &pool);
+    absl::StatusOr<Literal> actual = run.program->Execute(run.args, &pool);
     ASSERT_TRUE(actual.ok()) << actual.status();
-    EXPECT_TRUE(host_testing::SameBits(*expected, *actual));
+    EXPECT_TRUE(host_testing::SameBits(run.expected, *actual));
   }
 }
 
