@@ -1,6 +1,8 @@
 #include "passes/algebraic_simplifier.h"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "hlo/shape.h"
 #include "hlo/status_macros.h"
@@ -107,6 +109,8 @@ class Simplifier {
         return SimplifyReshape(i);
       case HloOpcode::kBitcast:
         return BitcastAsReshape(i);
+      case HloOpcode::kDot:
+        return FoldOperandTransposes(i);
       case HloOpcode::kTranspose:
         return SimplifyTranspose(i);
       case HloOpcode::kBroadcast:
@@ -170,7 +174,104 @@ class Simplifier {
     if (operand->opcode() == HloOpcode::kReshape) {
       return Add(HloInstruction::Create(HloOpcode::kReshape, i->shape(), {operand->operand(0)}), i);
     }
+    if (HloInstruction* transpose = TransposeBehind(operand, /*sole_reader=*/true)) {
+      return ReshapeBeforeTranspose(i, transpose);
+    }
     return nullptr;
+  }
+
+  // The transpose that `value` is, looking through copies that only change
+  // the layout (hloc stores every array row-major whatever its layout, so
+  // such a copy is the identity); with `sole_reader`, only when each step
+  // has no other reader. nullptr when there is none.
+  static HloInstruction* TransposeBehind(HloInstruction* value, bool sole_reader) {
+    while (value->opcode() == HloOpcode::kCopy && value->operand_count() == 1 &&
+           value->operand(0)->shape().Compatible(value->shape())) {
+      if (sole_reader && value->operand(0)->users().size() != 1) return nullptr;
+      value = value->operand(0);
+    }
+    return value->opcode() == HloOpcode::kTranspose ? value : nullptr;
+  }
+
+  // reshape(transpose(x, p)) whose reshape only merges runs of the
+  // transpose's dimensions that are runs of x's dimensions, in order, is
+  // transpose(reshape(x)):
+  //   f32[512,256] reshape(f32[512,4,64] transpose(f32[4,64,512] x), {2,0,1})
+  //   = f32[512,256] transpose(f32[256,512] reshape(x)), {1,0}
+  // (XLA's weight gradients), which moves the transpose next to the dot
+  // reading it, where FoldOperandTransposes removes it.
+  HloInstruction* ReshapeBeforeTranspose(HloInstruction* reshape, HloInstruction* transpose) {
+    const Shape& mid = transpose->shape();
+    const Shape& out = reshape->shape();
+    HloInstruction* x = transpose->operand(0);
+    if (!mid.IsArray() || !out.IsArray() || !mid.is_static() || !out.is_static() ||
+        mid.element_type() != out.element_type() || out.rank() >= mid.rank()) {
+      return nullptr;
+    }
+    const std::vector<int64_t>& p = transpose->dimensions();
+    // Result dimension d is transpose dimensions [first[d], first[d + 1]).
+    std::vector<int64_t> first;
+    int64_t k = 0;
+    for (int64_t d = 0; d < out.rank(); ++d) {
+      first.push_back(k);
+      int64_t size = 1;
+      while (k < mid.rank() && size < out.dimensions(d)) {
+        if (mid.dimensions(k) < 2) return nullptr;  // Size-1 dimensions group ambiguously.
+        if (k > first.back() && p[k] != p[k - 1] + 1) return nullptr;
+        size *= mid.dimensions(k++);
+      }
+      if (size != out.dimensions(d) || k == first.back()) return nullptr;
+    }
+    if (k != mid.rank()) return nullptr;
+    // The groups in x's order: x merged accordingly, then transposed back.
+    std::vector<int64_t> order(out.rank());
+    for (int64_t d = 0; d < out.rank(); ++d) order[d] = d;
+    std::sort(order.begin(), order.end(),
+              [&](int64_t a, int64_t b) { return p[first[a]] < p[first[b]]; });
+    std::vector<int64_t> merged_dims, permutation(out.rank());
+    for (int64_t j = 0; j < out.rank(); ++j) {
+      merged_dims.push_back(out.dimensions(order[j]));
+      permutation[order[j]] = j;
+    }
+    Shape merged = x->shape();
+    merged.set_dimensions(merged_dims);
+    if (merged.has_layout()) merged.set_layout(Layout::RowMajor(out.rank()));
+    HloInstruction* merge = Add(HloInstruction::Create(HloOpcode::kReshape, merged, {x}), reshape);
+    auto result = HloInstruction::Create(HloOpcode::kTranspose, out, {merge});
+    result->mutable_attrs()->dimensions = permutation;
+    return Add(std::move(result), reshape);
+  }
+
+  // dot(transpose(a), b) whose transpose swaps the last two dimensions of a
+  // matrix (or of every matrix of a batch whose dimensions lead) is dot(a, b)
+  // with that side's contracting and free dimension swapped: gemm libraries
+  // read a transposed matrix through its strides, and the transpose kernel
+  // goes (`x.T @ y`, weight gradients). Likewise for b.
+  HloInstruction* FoldOperandTransposes(HloInstruction* dot) {
+    if (dot->operand_count() != 2) return nullptr;
+    xla::DotDimensionNumbers dn = dot->attrs().dot_dimension_numbers;
+    std::vector<HloInstruction*> operands = {dot->operand(0), dot->operand(1)};
+    bool folded = false;
+    for (int side = 0; side < 2; ++side) {
+      HloInstruction* transpose = TransposeBehind(operands[side], /*sole_reader=*/false);
+      if (transpose == nullptr) continue;
+      const std::vector<int64_t>& p = transpose->dimensions();
+      const int64_t rank = static_cast<int64_t>(p.size());
+      auto* batch = side == 0 ? dn.mutable_lhs_batch_dimensions() : dn.mutable_rhs_batch_dimensions();
+      auto* contracting =
+          side == 0 ? dn.mutable_lhs_contracting_dimensions() : dn.mutable_rhs_contracting_dimensions();
+      if (rank < 2 || batch->size() != rank - 2 || contracting->size() != 1) continue;
+      bool swap_of_last_two = p[rank - 2] == rank - 1 && p[rank - 1] == rank - 2;
+      for (int64_t d = 0; d < rank - 2; ++d) swap_of_last_two &= p[d] == d && (*batch)[d] == d;
+      if (!swap_of_last_two) continue;
+      contracting->Set(0, p[contracting->Get(0)]);
+      operands[side] = transpose->operand(0);
+      folded = true;
+    }
+    if (!folded) return nullptr;
+    auto result = dot->CloneWithNewOperands(dot->shape(), operands, ".folded");
+    result->mutable_attrs()->dot_dimension_numbers = std::move(dn);
+    return Add(std::move(result), dot);
   }
 
   // A bitcast that keeps the element type and reads its operand as a

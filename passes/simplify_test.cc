@@ -590,6 +590,53 @@ ENTRY e {
   EXPECT_EQ(root->operand(3)->opcode(), HloOpcode::kBitcast);
 }
 
+// Transposes that swap a matrix's two dimensions fold into the dot reading
+// them (a.T @ b, q @ k^T per batch), also after a reshape that merges runs of
+// the transposed dimensions moves them past it (XLA's weight gradients:
+// transpose, layout copy, reshape, dot). A transpose that moves a batch
+// dimension stays.
+TEST(AlgebraicSimplifier, MatrixTransposesFoldIntoDots) {
+  auto m = Parse(R"(
+HloModule m
+ENTRY e {
+  g = f32[4,6,5] parameter(0)
+  t = f32[5,4,6]{0,2,1} transpose(g), dimensions={2,0,1}
+  c = f32[5,4,6] copy(t)
+  r = f32[5,24] reshape(c)
+  h = f32[24,3] parameter(1)
+  dw = f32[5,3] dot(r, h), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  a = f32[8,5] parameter(2)
+  at = f32[5,8] transpose(a), dimensions={1,0}
+  b = f32[8,3] parameter(3)
+  d1 = f32[5,3] dot(at, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  q = f32[2,6,4] parameter(4)
+  k = f32[2,6,4] parameter(5)
+  kt = f32[2,4,6] transpose(k), dimensions={0,2,1}
+  s = f32[2,6,6] dot(q, kt), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+  n = f32[6,2,4] parameter(6)
+  nt = f32[2,6,4] transpose(n), dimensions={1,0,2}
+  s2 = f32[2,6,6] dot(nt, q), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={2}
+  ROOT out = (f32[5,3], f32[5,3], f32[2,6,6], f32[2,6,6]) tuple(dw, d1, s, s2)
+})");
+  ASSERT_NE(m, nullptr);
+  FixedPointPass fix("fix");
+  fix.AddPass<AlgebraicSimplifier>();
+  fix.AddPass<DeadCodeElimination>();
+  auto changed = RunAndCheckSemantics(fix, *m);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_EQ(CountOpcode(*m, HloOpcode::kTranspose), 1) << PrintModule(*m);
+  const HloInstruction* root = m->entry()->root();
+  const HloInstruction* dw = root->operand(0);
+  ASSERT_EQ(dw->opcode(), HloOpcode::kDot);
+  EXPECT_EQ(dw->operand(0)->opcode(), HloOpcode::kReshape) << PrintModule(*m);
+  EXPECT_EQ(dw->operand(0)->shape().dimensions(), (std::vector<int64_t>{24, 5}));
+  EXPECT_EQ(dw->attrs().dot_dimension_numbers->lhs_contracting_dimensions(0), 0);
+  EXPECT_EQ(root->operand(1)->operand(0)->opcode(), HloOpcode::kParameter);
+  EXPECT_EQ(root->operand(2)->operand(1)->opcode(), HloOpcode::kParameter);
+  EXPECT_EQ(root->operand(2)->attrs().dot_dimension_numbers->rhs_contracting_dimensions(0), 2);
+  EXPECT_EQ(root->operand(3)->operand(0)->opcode(), HloOpcode::kTranspose);
+}
+
 // transpose(dot(a, b)) swapping the result's free blocks is dot(b, a); a
 // transpose that moves a batch dimension, or a dot read elsewhere, stays.
 TEST(AlgebraicSimplifier, TransposedDotSwapsItsOperands) {
