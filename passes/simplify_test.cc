@@ -27,6 +27,16 @@ std::unique_ptr<HloModule> Parse(const std::string& text) {
   return module.ok() ? std::move(*module) : nullptr;
 }
 
+// `Pass` and dead-code elimination run to a fixed point on `module`, which
+// must compute the same as before (RunAndCheckSemantics).
+template <typename Pass>
+absl::StatusOr<bool> RunToFixedPointWithDce(HloModule& module) {
+  FixedPointPass fix("fix");
+  fix.AddPass<Pass>();
+  fix.AddPass<DeadCodeElimination>();
+  return RunAndCheckSemantics(fix, module);
+}
+
 TEST(DeadCodeElimination, RemovesUnusedChainsAndComputations) {
   auto m = Parse(R"(
 HloModule m
@@ -197,10 +207,7 @@ ENTRY e {
   ROOT out = (f32[2,3,5], f32[2,3,5]) tuple(act, scaled)
 })");
   ASSERT_NE(m, nullptr);
-  FixedPointPass fix("fix");
-  fix.AddPass<ReshapeSinking>();
-  fix.AddPass<DeadCodeElimination>();
-  auto changed = RunAndCheckSemantics(fix, *m);
+  auto changed = RunToFixedPointWithDce<ReshapeSinking>(*m);
   ASSERT_TRUE(changed.ok()) << changed.status();
   EXPECT_TRUE(*changed);
   const HloInstruction* act = m->entry()->root()->operand(0);
@@ -578,10 +585,7 @@ ENTRY e {
   ROOT out = (f32[4,65,768], f32[260,768], s32[260,768], f32[768,260]{0,1}) tuple(n, merged, as_int, moved)
 })");
   ASSERT_NE(m, nullptr);
-  FixedPointPass fix("fix");
-  fix.AddPass<AlgebraicSimplifier>();
-  fix.AddPass<DeadCodeElimination>();
-  auto changed = RunAndCheckSemantics(fix, *m);
+  auto changed = RunToFixedPointWithDce<AlgebraicSimplifier>(*m);
   ASSERT_TRUE(changed.ok()) << changed.status();
   const HloInstruction* root = m->entry()->root();
   EXPECT_EQ(root->operand(0)->operand(0)->opcode(), HloOpcode::kReshape) << PrintModule(*m);
@@ -619,10 +623,7 @@ ENTRY e {
   ROOT out = (f32[5,3], f32[5,3], f32[2,6,6], f32[2,6,6]) tuple(dw, d1, s, s2)
 })");
   ASSERT_NE(m, nullptr);
-  FixedPointPass fix("fix");
-  fix.AddPass<AlgebraicSimplifier>();
-  fix.AddPass<DeadCodeElimination>();
-  auto changed = RunAndCheckSemantics(fix, *m);
+  auto changed = RunToFixedPointWithDce<AlgebraicSimplifier>(*m);
   ASSERT_TRUE(changed.ok()) << changed.status();
   EXPECT_EQ(CountOpcode(*m, HloOpcode::kTranspose), 1) << PrintModule(*m);
   const HloInstruction* root = m->entry()->root();
