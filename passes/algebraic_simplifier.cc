@@ -185,9 +185,12 @@ class Simplifier {
   // such a copy is the identity); with `sole_reader`, only when each step
   // has no other reader. nullptr when there is none.
   static HloInstruction* TransposeBehind(HloInstruction* value, bool sole_reader) {
-    while (value->opcode() == HloOpcode::kCopy && value->operand_count() == 1 &&
-           value->operand(0)->shape().Compatible(value->shape())) {
-      if (sole_reader && value->operand(0)->users().size() != 1) return nullptr;
+    while (true) {
+      if (sole_reader && value->users().size() != 1) return nullptr;
+      if (value->opcode() != HloOpcode::kCopy || value->operand_count() != 1 ||
+          !value->operand(0)->shape().Compatible(value->shape())) {
+        break;
+      }
       value = value->operand(0);
     }
     return value->opcode() == HloOpcode::kTranspose ? value : nullptr;

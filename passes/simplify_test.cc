@@ -620,12 +620,17 @@ ENTRY e {
   n = f32[6,2,4] parameter(6)
   nt = f32[2,6,4] transpose(n), dimensions={1,0,2}
   s2 = f32[2,6,6] dot(nt, q), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={2}
-  ROOT out = (f32[5,3], f32[5,3], f32[2,6,6], f32[2,6,6]) tuple(dw, d1, s, s2)
+  shared = f32[5,4,6] transpose(g), dimensions={2,0,1}
+  flat = f32[5,24] reshape(shared)
+  ROOT out = (f32[5,3], f32[5,3], f32[2,6,6], f32[2,6,6], f32[5,24], f32[5,4,6]) tuple(dw, d1, s, s2, flat, shared)
 })");
   ASSERT_NE(m, nullptr);
   auto changed = RunToFixedPointWithDce<AlgebraicSimplifier>(*m);
   ASSERT_TRUE(changed.ok()) << changed.status();
-  EXPECT_EQ(CountOpcode(*m, HloOpcode::kTranspose), 1) << PrintModule(*m);
+  // nt, and `shared`, which the root also reads: moving it past `flat`
+  // would compute the transpose twice.
+  EXPECT_EQ(CountOpcode(*m, HloOpcode::kTranspose), 2) << PrintModule(*m);
+  EXPECT_EQ(m->entry()->root()->operand(4)->operand(0)->opcode(), HloOpcode::kTranspose);
   const HloInstruction* root = m->entry()->root();
   const HloInstruction* dw = root->operand(0);
   ASSERT_EQ(dw->opcode(), HloOpcode::kDot);
