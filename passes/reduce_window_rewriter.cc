@@ -18,6 +18,8 @@ struct Tiling {
   int64_t windows = 0;  // the result's size along it
   int64_t size = 1;     // elements per window (1: a strided pick)
   int64_t stride = 1;
+  // One past the last padded element a window reads: the slice's limit.
+  int64_t limit() const { return (windows - 1) * stride + size; }
 };
 
 // The tiling of every dimension of `rw`, or nothing when some windows
@@ -67,9 +69,7 @@ absl::Status Rewrite(HloInstruction* rw, const std::vector<Tiling>& tiling) {
   for (int64_t d = 0; d < rank; ++d) {
     const Tiling& t = tiling[d];
     padded |= window.dimensions(d).padding_low() > 0 || window.dimensions(d).padding_high() > 0;
-    // The last element some window reads, plus one.
-    const int64_t used = (t.windows - 1) * t.stride + t.size;
-    sliced |= used != t.padded || (t.size == 1 && t.stride > 1);
+    sliced |= t.limit() != t.padded || (t.size == 1 && t.stride > 1);
     split_dims.push_back(t.windows);
     if (t.size > 1) {
       reduced.push_back(static_cast<int64_t>(split_dims.size()));
@@ -98,8 +98,7 @@ absl::Status Rewrite(HloInstruction* rw, const std::vector<Tiling>& tiling) {
         for (const Tiling& t : tiling) {
           a->slice_starts.push_back(0);
           a->slice_strides.push_back(t.size == 1 ? t.stride : 1);
-          a->slice_limits.push_back(t.size == 1 ? (t.windows - 1) * t.stride + 1
-                                                : t.windows * t.size);
+          a->slice_limits.push_back(t.limit());
         }
       });
     }

@@ -215,18 +215,26 @@ int64_t ReadIndex(const uint8_t* data, int64_t i) {
     return static_cast<int64_t>(v);
   }
 }
-std::optional<IndexReadFn> IndexReaderFor(PrimitiveType type) {
+// Calls fn(T{}) with the C++ type T of integer index type `type`; false
+// (fn not called) for any other type.
+template <typename Fn>
+bool WithIndexType(PrimitiveType type, Fn&& fn) {
   switch (type) {
-    case xla::S8: return &ReadIndex<int8_t>;
-    case xla::S16: return &ReadIndex<int16_t>;
-    case xla::S32: return &ReadIndex<int32_t>;
-    case xla::S64: return &ReadIndex<int64_t>;
-    case xla::U8: return &ReadIndex<uint8_t>;
-    case xla::U16: return &ReadIndex<uint16_t>;
-    case xla::U32: return &ReadIndex<uint32_t>;
-    case xla::U64: return &ReadIndex<uint64_t>;
-    default: return std::nullopt;
+    case xla::S8: fn(int8_t{}); return true;
+    case xla::S16: fn(int16_t{}); return true;
+    case xla::S32: fn(int32_t{}); return true;
+    case xla::S64: fn(int64_t{}); return true;
+    case xla::U8: fn(uint8_t{}); return true;
+    case xla::U16: fn(uint16_t{}); return true;
+    case xla::U32: fn(uint32_t{}); return true;
+    case xla::U64: fn(uint64_t{}); return true;
+    default: return false;
   }
+}
+std::optional<IndexReadFn> IndexReaderFor(PrimitiveType type) {
+  std::optional<IndexReadFn> reader;
+  WithIndexType(type, [&](auto t) { reader = &ReadIndex<decltype(t)>; });
+  return reader;
 }
 
 bool Contains(const google::protobuf::RepeatedField<int64_t>& list, int64_t value) {
@@ -435,20 +443,12 @@ void PointOffsets(const PointIndexing& p, const uint8_t* data, int64_t count, in
     Bump(g, p.sizes);
   }
 }
+// The offsets for indices of `type` (one MakeScatter has read with
+// IndexReaderFor, so the type is one WithIndexType knows).
 std::vector<int64_t> ListPointOffsets(const PointIndexing& p, PrimitiveType type,
                                       const uint8_t* data, int64_t count) {
   std::vector<int64_t> out(count);
-  switch (type) {
-    case xla::S8: PointOffsets<int8_t>(p, data, count, out.data()); break;
-    case xla::S16: PointOffsets<int16_t>(p, data, count, out.data()); break;
-    case xla::S32: PointOffsets<int32_t>(p, data, count, out.data()); break;
-    case xla::S64: PointOffsets<int64_t>(p, data, count, out.data()); break;
-    case xla::U8: PointOffsets<uint8_t>(p, data, count, out.data()); break;
-    case xla::U16: PointOffsets<uint16_t>(p, data, count, out.data()); break;
-    case xla::U32: PointOffsets<uint32_t>(p, data, count, out.data()); break;
-    case xla::U64: PointOffsets<uint64_t>(p, data, count, out.data()); break;
-    default: break;
-  }
+  WithIndexType(type, [&](auto t) { PointOffsets<decltype(t)>(p, data, count, out.data()); });
   return out;
 }
 
